@@ -1,0 +1,90 @@
+"""The adapter protocol: one file per dataset format.
+
+An adapter turns one file into :class:`~auditor.records.Record` objects (or :class:`~auditor.records.Skip`
+for an item it cannot use, with the reason). Subclasses register themselves by ``name``; format
+detection asks each registered adapter's :meth:`Adapter.sniff` in ``priority`` order.
+
+A new format is one new module in :mod:`auditor.adapters` defining a subclass::
+
+    class MyFormat(Adapter):
+        name = "my-format"
+        suffixes = (".json",)
+        priority = 50
+
+        @classmethod
+        def sniff(cls, path, sample):
+            return isinstance(sample, list) and sample and "my_key" in sample[0]
+
+        def read(self, path):
+            for i, obj in enumerate(load_json(path)):
+                yield self.record(str(obj["id"]), f"{path}#{i}", {"query": obj["q"]}, raw=obj)
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+from ..errors import ConfigError
+from ..records import Record, Skip
+
+_REGISTRY: dict[str, type["Adapter"]] = {}
+
+
+@dataclass(frozen=True)
+class AdapterOptions:
+    """Per-dataset options an adapter may use. Fields are dotted paths into a record."""
+
+    text_field: str | None = None
+    id_field: str | None = None
+
+
+class Adapter(ABC):
+    #: format name used in manifests and ``--*-format`` flags
+    name: ClassVar[str] = ""
+    #: file suffixes (without compression) this adapter can read
+    suffixes: ClassVar[tuple[str, ...]] = (".json", ".jsonl")
+    #: detection order: lower sniffs first; generic fallbacks use 1000
+    priority: ClassVar[int] = 100
+    #: can records be written back in this format (for cleaned output)
+    writable: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.name:
+            _REGISTRY[cls.name] = cls
+
+    def __init__(self, dataset: str, options: AdapterOptions | None = None):
+        self.dataset = dataset
+        self.options = options or AdapterOptions()
+
+    @classmethod
+    def sniff(cls, path: Path, sample: Any) -> bool:
+        """True when ``sample`` (see :func:`auditor._io.peek_json`) looks like this format."""
+        return False
+
+    @abstractmethod
+    def read(self, path: Path) -> Iterator[Record | Skip]:
+        """Yield one Record (or Skip) per item of ``path``, in file order."""
+
+    def record(self, id: Any, source: str, views: dict[str, str], *, raw: Any = None,
+               split: str | None = None, **meta: Any) -> Record:
+        """Build a Record of this adapter's dataset (``ordinal`` is set by the dataset loader)."""
+        clean = {k: v for k, v in views.items() if isinstance(v, str) and v}
+        return Record(dataset=self.dataset, id=str(id), source=source, views=clean, meta=meta,
+                      raw=raw, split=split)
+
+
+def registry() -> dict[str, type[Adapter]]:
+    """All registered adapters by name (importing :mod:`auditor.adapters` registers the built-ins)."""
+    return dict(_REGISTRY)
+
+
+def get_adapter(name: str) -> type[Adapter]:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ConfigError(f"unknown format '{name}' (known formats: {known})") from None

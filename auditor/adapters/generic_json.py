@@ -1,0 +1,78 @@
+"""Generic JSON / JSON Lines adapters: one record per array element, object value or line.
+
+Options: ``text_field`` and ``id_field`` (dotted paths). Without ``text_field`` the first string
+field among ``text, query, question, prompt, instruction, input, content, goal`` is used; without
+``id_field`` the first of ``id, query_id, task_id, uid, idx``, else the 0-based position.
+
+>>> import json, tempfile, os
+>>> p = os.path.join(tempfile.mkdtemp(), "d.jsonl")
+>>> _ = open(p, "w").write(json.dumps({"id": 9, "question": "What is 2+2?"}) + "\\n")
+>>> [(r.id, r.view("query"), r.source.endswith(":1")) for r in JsonLinesAdapter("d").read(p)]
+[('9', 'What is 2+2?', True)]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from .._io import iter_jsonl, load_json
+from ..records import Record, Skip
+from ._fields import extract
+from .base import Adapter
+
+
+class JsonAdapter(Adapter):
+    name = "json"
+    suffixes = (".json",)
+    priority = 1000
+    writable = True
+
+    @classmethod
+    def sniff(cls, path: Path, sample: object) -> bool:
+        return True
+
+    def read(self, path: Path) -> Iterator[Record | Skip]:
+        doc = load_json(path)
+        if isinstance(doc, list):
+            items = enumerate(doc)
+        elif isinstance(doc, dict):
+            items = enumerate(doc.items())
+        else:
+            yield Skip(str(path), f"top-level JSON is {type(doc).__name__}, not an array or object")
+            return
+        for i, item in items:
+            source = f"{path}#{i}"
+            if isinstance(doc, dict):
+                key, value = item
+                if isinstance(value, dict) and not self.options.id_field:
+                    rec = extract(self, value, i, source)
+                    if isinstance(rec, Record) and not any(k in value for k in ("id", "query_id", "task_id")):
+                        rec.id = str(key)
+                    yield rec
+                    continue
+                item = value
+            yield extract(self, item, i, source)
+
+
+class JsonLinesAdapter(Adapter):
+    name = "jsonl"
+    suffixes = (".jsonl", ".json")
+    priority = 999
+    writable = True
+
+    @classmethod
+    def sniff(cls, path: Path, sample: object) -> bool:
+        from .._io import base_suffix
+
+        return base_suffix(path) == ".jsonl"
+
+    def read(self, path: Path) -> Iterator[Record | Skip]:
+        position = 0
+        for lineno, obj, err in iter_jsonl(path):
+            source = f"{path}:{lineno}"
+            if err:
+                yield Skip(source, err)
+            else:
+                yield extract(self, obj, position, source)
+            position += 1

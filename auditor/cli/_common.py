@@ -1,0 +1,29 @@
+"""Helpers shared by CLI commands."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import click
+
+from ..errors import AuditorError
+
+EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+
+
+class AuditorClickError(click.ClickException):
+    exit_code = EXIT_ERROR
+
+
+@contextlib.contextmanager
+def library_errors() -> Iterator[None]:
+    """Turn library errors into one clean line on stderr and exit code 2."""
+    try:
+        yield
+    except AuditorError as e:
+        raise AuditorClickError(str(e)) from None
+
+
+def exit_for(verdict: str) -> int:
+    return EXIT_PASS if verdict == "pass" else EXIT_FAIL

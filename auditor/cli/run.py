@@ -1,0 +1,90 @@
+"""``auditor audit`` (one check from flags) and ``auditor verify`` (a manifest)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..audit import AuditConfig, CheckSpec, default_report_dir, run_audit
+from ..datasets import DatasetSpec
+from ..manifest import load_manifest
+from ..registry import is_registry_ref, split_name
+from . import main
+from ._common import exit_for, library_errors
+
+
+def _dataset_name(ref: str, taken: set[str]) -> str:
+    if is_registry_ref(ref) and not os.path.exists(ref):
+        base = ref
+    else:
+        base = Path(ref).name.split(".")[0] or "data"
+    name, i = base, 2
+    while name in taken:
+        name, i = f"{base}-{i}", i + 1
+    taken.add(name)
+    return name
+
+
+def _finish(report, report_dir: str) -> None:
+    paths = report.write(report_dir)
+    click.echo(report.summary_line())
+    click.echo(f"report: {paths['json']} and {paths['md']}")
+    sys.exit(exit_for(report.verdict))
+
+
+@main.command()
+@click.option("--train", "train", multiple=True, required=True, metavar="PATH|NAME[:split]",
+              help="Training data: file, glob, or bundled name (repeatable).")
+@click.option("--eval", "eval_", multiple=True, required=True, metavar="PATH|NAME[:split]",
+              help="Evaluation data: file, glob, or bundled name such as stabletoolbench, tau2-airline:test, webshop:0:500 (repeatable).")
+@click.option("--train-format", default=None, help="Format of the training files (default: detected).")
+@click.option("--eval-format", default=None, help="Format of the eval files (default: detected).")
+@click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
+@click.option("--id-field", default=None, help="Dotted path of the id field, for generic formats.")
+@click.option("--method", "methods", multiple=True, help="Detection method (repeatable; default: all available).")
+@click.option("--max-contaminated", type=float, default=0, show_default=True,
+              help="Allowed contaminated eval items (a count, or a share when below 1).")
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
+              help="For training data: stop at the first bad record, or skip and count it.")
+@click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
+def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
+          on_error, report_dir):
+    """Audit training data against eval data in one check and write a report.
+
+    Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
+    """
+    with library_errors():
+        taken: set[str] = set()
+        datasets: dict[str, DatasetSpec] = {}
+        sides: dict[str, list[str]] = {"train": [], "eval": []}
+        for role, refs, fmt in (("eval", eval_, eval_format), ("train", train, train_format)):
+            for ref in refs:
+                name = _dataset_name(ref, taken)
+                bundled = is_registry_ref(ref) and not os.path.exists(ref)
+                datasets[name] = DatasetSpec(name=name, paths=[ref], role=role, format=fmt,
+                                             text_field=None if bundled else text_field,
+                                             id_field=None if bundled else id_field,
+                                             on_error=on_error if role == "train" else None)
+                sides[role].append(name)
+        config = AuditConfig(datasets=datasets, checks=[CheckSpec(
+            name="audit", train=sides["train"], eval=sides["eval"], methods=list(methods) or None,
+            max_contaminated=max_contaminated)])
+        report = run_audit(config)
+        _finish(report, report_dir or default_report_dir("audit"))
+
+
+@main.command()
+@click.argument("manifest", type=click.Path(dir_okay=False))
+@click.option("--report-dir", default=None, help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).")
+def verify(manifest, report_dir):
+    """Verify every check of a split manifest (TOML) and write a report.
+
+    Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
+    """
+    with library_errors():
+        config = load_manifest(manifest)
+        report = run_audit(config)
+        _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

@@ -1,0 +1,208 @@
+"""Datasets: a named set of files (or a bundled registry name) read through adapters into Records.
+
+:class:`DatasetSpec` is the configuration (one ``[datasets.NAME]`` table of a manifest, or one
+``--train`` / ``--eval`` flag); :class:`Dataset` reads it, assigns each record its ``ordinal``,
+applies the split selection and keeps the accounting: every record read is either yielded or
+skipped (with a reason) or left out by the split selection — ``read == yielded + skipped + filtered``.
+
+Split selection: ``"START:END"`` selects by position (0-based, END exclusive, either may be empty);
+any other value selects records whose adapter-given ``split`` equals it (comma-separated values allowed).
+
+>>> ds = Dataset(DatasetSpec(name="goals", paths=["webshop:0:3"], role="eval"))
+>>> [r.id for r in ds.records()], ds.stats.read, ds.stats.yielded, ds.stats.filtered
+(['0', '1', '2'], 12087, 3, 12084)
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from . import registry
+from ._io import sha256_file
+from .adapters import AdapterOptions, detect, get_adapter
+from .errors import ConfigError, InputError
+from .records import Record, Skip, split_source
+
+ROLES = ("train", "eval")
+ON_ERROR = ("fail", "skip")
+_RANGE = re.compile(r"^(-?\d*):(-?\d*)$")
+
+
+@dataclass
+class DatasetSpec:
+    """What a dataset is. ``paths`` entries are files, globs, or one registry reference."""
+
+    name: str
+    paths: list[str]
+    role: str = "train"
+    format: str | None = None
+    split: str | None = None
+    text_field: str | None = None
+    id_field: str | None = None
+    on_error: str | None = None  # default: fail
+    base_dir: str = "."
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ConfigError(f"dataset '{self.name}': role must be one of {ROLES}, not '{self.role}'")
+        if self.on_error is not None and self.on_error not in ON_ERROR:
+            raise ConfigError(f"dataset '{self.name}': on_error must be one of {ON_ERROR}, not '{self.on_error}'")
+        if self.on_error == "skip" and self.role == "eval":
+            raise ConfigError(f"dataset '{self.name}': on_error = 'skip' is not allowed for an eval set "
+                              "(an unchecked eval item would be reported as clean)")
+        if not self.paths:
+            raise ConfigError(f"dataset '{self.name}': no path given")
+
+
+@dataclass
+class DatasetStats:
+    read: int = 0
+    yielded: int = 0
+    skipped: int = 0
+    filtered: int = 0
+    skip_reasons: Counter = field(default_factory=Counter)
+    skip_examples: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"read": self.read, "records": self.yielded, "skipped": self.skipped,
+                "filtered_by_split": self.filtered, "skip_reasons": dict(sorted(self.skip_reasons.items())),
+                "skip_examples": self.skip_examples[:10]}
+
+
+class Dataset:
+    """A readable dataset. :meth:`records` may be called more than once (stats reset each time)."""
+
+    def __init__(self, spec: DatasetSpec):
+        self.spec = spec
+        self.registry_entry: registry.RegistryEntry | None = None
+        self.split = spec.split
+        self.files = self._resolve_files()
+        self.stats = DatasetStats()
+        self._sha256: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def role(self) -> str:
+        return self.spec.role
+
+    def _resolve_files(self) -> list[Path]:
+        spec = self.spec
+        if len(spec.paths) == 1 and registry.is_registry_ref(spec.paths[0]) and not _looks_like_path(spec.paths[0], spec.base_dir):
+            entry = registry.resolve(spec.paths[0])
+            self.registry_entry = entry
+            if entry.split and spec.split and entry.split != spec.split:
+                raise ConfigError(f"dataset '{spec.name}': split given twice ('{entry.split}' and '{spec.split}')")
+            self.split = entry.split or spec.split
+            return [Path(p) for p in entry.paths]
+        files: list[Path] = []
+        for pattern in spec.paths:
+            full = pattern if os.path.isabs(pattern) else os.path.join(spec.base_dir, pattern)
+            if glob.has_magic(full):
+                matches = sorted(p for p in glob.glob(full, recursive=True) if os.path.isfile(p))
+                if not matches:
+                    raise InputError(pattern, None, "glob matches no file")
+                files.extend(Path(m) for m in matches)
+            elif os.path.isdir(full):
+                raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
+            elif not os.path.exists(full):
+                hint = (f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
+                        f"bundled: {', '.join(registry.names())})")
+                raise InputError(full, None, "no such file" + hint)
+            else:
+                files.append(Path(full))
+        return files
+
+    @property
+    def format(self) -> str | None:
+        if self.spec.format:
+            return self.spec.format
+        return self.registry_entry.format if self.registry_entry else None
+
+    def sha256(self) -> str:
+        """Fingerprint of the input files (sha256 of each file's name and sha256)."""
+        if self._sha256 is None:
+            if self.registry_entry:
+                self._sha256 = self.registry_entry.sha256
+            else:
+                h = hashlib.sha256()
+                for f in self.files:
+                    h.update(f"{f.name}:{sha256_file(f)}\n".encode())
+                self._sha256 = h.hexdigest()
+        return self._sha256
+
+    def formats(self) -> dict[str, str]:
+        """File → adapter name actually used."""
+        return {str(f): self._adapter_for(f).name for f in self.files}
+
+    def _adapter_for(self, path: Path):
+        return get_adapter(self.format) if self.format else detect(path)
+
+    def records(self) -> Iterator[Record]:
+        """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
+        self.stats = stats = DatasetStats()
+        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field)
+        selector = _selector(self.split)
+        seen_splits: Counter = Counter()
+        ordinal = 0
+        for path in self.files:
+            adapter = self._adapter_for(path)(self.spec.name, options)
+            for item in adapter.read(path):
+                stats.read += 1
+                if isinstance(item, Skip):
+                    self._skip(item)
+                    continue
+                item.ordinal = ordinal
+                ordinal += 1
+                seen_splits[item.split] += 1
+                if selector(item):
+                    stats.yielded += 1
+                    yield item
+                else:
+                    stats.filtered += 1
+        if self.split and stats.yielded == 0 and not _RANGE.match(self.split):
+            known = ", ".join(sorted(str(s) for s in seen_splits if s)) or "none"
+            raise ConfigError(f"dataset '{self.spec.name}': split '{self.split}' matches no record "
+                              f"(splits in the data: {known})")
+
+    def _skip(self, item: Skip) -> None:
+        if self.spec.on_error != "skip":
+            raise InputError(*split_source(item.source), item.reason)
+        self.stats.skipped += 1
+        self.stats.skip_reasons[item.reason] += 1
+        if len(self.stats.skip_examples) < 10:
+            self.stats.skip_examples.append(f"{item.source}: {item.reason}")
+
+    def describe(self) -> dict:
+        return {"role": self.role, "files": [str(f) for f in self.files], "format": self.format or "auto",
+                "split": self.split, "sha256": self.sha256(),
+                "bundled": self.registry_entry.name if self.registry_entry else None,
+                "licence": self.registry_entry.licence if self.registry_entry else None,
+                **self.stats.as_dict()}
+
+
+def _looks_like_path(ref: str, base_dir: str) -> bool:
+    return os.path.exists(os.path.join(base_dir, ref)) or "/" in ref or os.sep in ref
+
+
+def _selector(split: str | None):
+    if not split:
+        return lambda r: True
+    m = _RANGE.match(split)
+    if m:
+        start = int(m.group(1)) if m.group(1) else 0
+        end = int(m.group(2)) if m.group(2) else None
+        if start < 0 or (end is not None and end < 0):
+            raise ConfigError(f"split range '{split}': negative positions are not supported")
+        return lambda r: r.ordinal >= start and (end is None or r.ordinal < end)
+    wanted = {s.strip() for s in split.split(",")}
+    return lambda r: r.split in wanted

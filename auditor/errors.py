@@ -1,0 +1,53 @@
+"""One exception hierarchy for the whole toolkit.
+
+Every error a user can provoke derives from :class:`AuditorError`; the CLI turns any of them into a
+one-line message and exit code 2. Nothing here prints a traceback.
+
+>>> try:
+...     raise InputError("data.jsonl", "line 3", "invalid JSON: Expecting value")
+... except AuditorError as e:
+...     print(e)
+data.jsonl:line 3: invalid JSON: Expecting value
+"""
+
+from __future__ import annotations
+
+
+class AuditorError(Exception):
+    """Base class of every error raised on purpose by auditor."""
+
+
+class InputError(AuditorError):
+    """Unreadable or malformed input data: names the file, the place in it and the problem."""
+
+    def __init__(self, path: str, where: str | None, problem: str):
+        self.path = str(path)
+        self.where = where
+        self.problem = problem
+        loc = f"{self.path}:{where}" if where else self.path
+        super().__init__(f"{loc}: {problem}")
+
+
+class ManifestError(AuditorError):
+    """A manifest (split.toml) that is malformed, has unknown keys, or names what does not exist."""
+
+
+class RegistryError(AuditorError):
+    """A bundled evaluation set is unknown, or its files fail their fingerprint check."""
+
+
+class ConfigError(AuditorError):
+    """Bad parameters for a method, an adapter or a run."""
+
+
+class MissingDependencyError(AuditorError):
+    """An optional dependency (an extra) is needed but not installed."""
+
+    def __init__(self, package: str, extra: str, purpose: str):
+        super().__init__(
+            f"{purpose} needs the package '{package}'; install it with: pip install 'auditor[{extra}]'"
+        )
+
+
+class IndexFileError(AuditorError):
+    """A persisted index that is missing, truncated, tampered with or of another format version."""

@@ -1,0 +1,41 @@
+"""Detection methods. Importing this package registers every built-in method module.
+
+:func:`create` makes an index by name with parameters; :func:`available` lists the methods whose
+optional dependencies are installed (the default set of a check).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Finding, Index, MethodConfig, registry
+
+for _m in pkgutil.iter_modules(__path__):
+    if not _m.name.startswith("_") and _m.name != "base":
+        importlib.import_module(f"{__name__}.{_m.name}")
+
+
+def names() -> list[str]:
+    return sorted(registry())
+
+
+def available() -> list[str]:
+    """Registered methods whose requirements are installed, in a stable order."""
+    return [n for n, cls in sorted(registry().items()) if not cls.missing_requirements()]
+
+
+def get(name: str) -> type[Index]:
+    try:
+        return registry()[name]
+    except KeyError:
+        raise ConfigError(f"unknown method '{name}' (methods: {', '.join(names())})") from None
+
+
+def create(name: str, params: dict[str, Any] | None = None) -> Index:
+    return get(name)(**(params or {}))
+
+
+__all__ = ["Finding", "Index", "MethodConfig", "available", "create", "get", "names", "registry"]

@@ -1,0 +1,157 @@
+"""The index protocol every detection method implements.
+
+A method is one module in :mod:`auditor.methods` defining one :class:`Index` subclass with a
+``name``, a ``Config`` dataclass, :meth:`Index._build` over the eval records and
+:meth:`Index.search` over a batch of training records. The engine owns the loop, batching and
+I/O; the index only answers "which eval items does this batch contain, and how strongly".
+
+    class ShoutIndex(Index):
+        name = "shout"
+
+        def _build(self):
+            self.by_text = {r.view("query").upper(): r for r in self.eval_records}
+
+        def search(self, batch):
+            return [self.finding(self.by_text[t.view("text").upper()], t, 1.0)
+                    for t in batch if t.view("text").upper() in self.by_text]
+
+Optional dependencies are declared in ``requires`` (module → extra) and checked at construction,
+raising :class:`~auditor.errors.MissingDependencyError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+from ..errors import ConfigError, MissingDependencyError
+from ..records import QUERY, TEXT, Record
+
+_REGISTRY: dict[str, type["Index"]] = {}
+
+
+@dataclass(slots=True)
+class Finding:
+    """One piece of evidence that an eval item occurs in a training record."""
+
+    eval_dataset: str
+    eval_id: str
+    eval_source: str
+    train_dataset: str
+    train_id: str
+    train_source: str
+    method: str
+    score: float
+    conclusive: bool = True
+    evidence: dict[str, Any] = field(default_factory=dict)
+    eval_ordinal: int = -1
+    train_ordinal: int = -1
+    check: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.check, self.eval_dataset, self.eval_ordinal, self.method, -self.score,
+                self.train_dataset, self.train_ordinal)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "eval_dataset": self.eval_dataset, "eval_id": self.eval_id,
+                "eval_source": self.eval_source, "train_dataset": self.train_dataset,
+                "train_id": self.train_id, "train_source": self.train_source, "method": self.method,
+                "score": round(float(self.score), 6), "conclusive": self.conclusive,
+                "evidence": self.evidence, "eval_ordinal": self.eval_ordinal,
+                "train_ordinal": self.train_ordinal}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class MethodConfig:
+    """Options every method has: which view of an eval item is compared with which train views."""
+
+    eval_view: str = QUERY
+    train_views: tuple[str, ...] = (QUERY, TEXT)
+
+
+class Index(ABC):
+    name: ClassVar[str] = ""
+    Config: ClassVar[type[MethodConfig]] = MethodConfig
+    #: False for methods whose findings are evidence but never proof (e.g. id equality)
+    conclusive: ClassVar[bool] = True
+    #: module → extra, checked at construction
+    requires: ClassVar[dict[str, str]] = {}
+    #: one line for ``auditor methods`` and the README
+    summary: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.name:
+            _REGISTRY[cls.name] = cls
+
+    def __init__(self, config: MethodConfig | None = None, **params: Any):
+        missing = self.missing_requirements()
+        if missing:
+            module, extra = missing[0]
+            raise MissingDependencyError(module, extra, f"method '{self.name}'")
+        if config is None:
+            try:
+                config = self.Config(**params)
+            except TypeError as e:
+                known = ", ".join(f.name for f in dataclasses.fields(self.Config))
+                raise ConfigError(f"method '{self.name}': {e.args[0].split(')')[-1].strip() or e} "
+                                  f"(parameters: {known})") from None
+            if isinstance(config.train_views, (list, str)):
+                config.train_views = (config.train_views,) if isinstance(config.train_views, str) else tuple(config.train_views)
+        self.config = config
+        self.eval_records: list[Record] = []
+        self.not_indexed: Counter = Counter()
+
+    @classmethod
+    def missing_requirements(cls) -> list[tuple[str, str]]:
+        return [(m, e) for m, e in cls.requires.items() if importlib.util.find_spec(m) is None]
+
+    def build(self, eval_records: Sequence[Record]) -> "Index":
+        """Index the eval side. Records keep their order; ``eval_records[i].ordinal`` need not be i."""
+        self.eval_records = list(eval_records)
+        self.not_indexed = Counter()
+        self._build()
+        return self
+
+    @abstractmethod
+    def _build(self) -> None:
+        """Build the index over ``self.eval_records``; count unindexable items in ``self.not_indexed``."""
+
+    @abstractmethod
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        """Findings for a batch of training records."""
+
+    def stats(self) -> dict[str, Any]:
+        """Parameters and coverage for the report."""
+        return {"method": self.name, "conclusive": self.conclusive,
+                "params": _jsonable(dataclasses.asdict(self.config)),
+                "eval_items": len(self.eval_records),
+                "eval_not_indexed": sum(self.not_indexed.values()),
+                "not_indexed_reasons": dict(sorted(self.not_indexed.items()))}
+
+    def finding(self, ev: Record, tr: Record, score: float, **evidence: Any) -> Finding:
+        return Finding(eval_dataset=ev.dataset, eval_id=ev.id, eval_source=ev.source,
+                       train_dataset=tr.dataset, train_id=tr.id, train_source=tr.source,
+                       method=self.name, score=float(score), conclusive=self.conclusive,
+                       evidence=evidence, eval_ordinal=ev.ordinal, train_ordinal=tr.ordinal)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+def registry() -> dict[str, type[Index]]:
+    return dict(_REGISTRY)

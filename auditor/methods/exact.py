@@ -1,0 +1,64 @@
+"""``exact``: normalized-text hash equality.
+
+An eval item's view (default ``query``) is normalized (:func:`auditor.normalize.normalize`) and
+hashed. A training record matches when one of its views (default ``query`` and ``text``), or one
+line of them, normalizes to the same text — so a verbatim copy pasted as one turn of a long
+trajectory is found too. Score is 1.0.
+
+>>> from auditor.records import Record
+>>> ev = Record("bench", "q1", "b.json#0", {"query": "Find flights to Paris!"})
+>>> tr = Record("train", "t9", "t.jsonl:3", {"text": "system: be nice\\nfind FLIGHTS to paris"})
+>>> [(f.eval_id, f.train_id, f.score, f.evidence["unit"]) for f in ExactIndex().build([ev]).search([tr])]
+[('q1', 't9', 1.0, 'line 2')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..normalize import normalize, text_hash
+from ..records import Record
+from .base import Finding, Index, MethodConfig
+
+
+@dataclass
+class ExactConfig(MethodConfig):
+    #: also compare each line of a train view (catches a copy embedded as one turn)
+    lines: bool = True
+    #: items whose normalized text has fewer characters are not indexed (too generic to prove anything)
+    min_chars: int = 10
+
+
+class ExactIndex(Index):
+    name = "exact"
+    Config = ExactConfig
+    summary = "normalized-text hash equality (NFKC, case, punctuation, whitespace), whole views and lines"
+
+    def _build(self) -> None:
+        self.table: dict[int, list[int]] = {}
+        for pos, ev in enumerate(self.eval_records):
+            norm = normalize(ev.view(self.config.eval_view))
+            if len(norm) < self.config.min_chars:
+                self.not_indexed[f"normalized {self.config.eval_view} shorter than {self.config.min_chars} chars"] += 1
+                continue
+            self.table.setdefault(text_hash(norm), []).append(pos)
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        out: list[Finding] = []
+        table = self.table
+        for tr in batch:
+            hits: dict[int, tuple[str, str]] = {}
+            for view in self.config.train_views:
+                text = tr.views.get(view)
+                if not text:
+                    continue
+                units = [("whole", text)]
+                if self.config.lines and "\n" in text:
+                    units += [(f"line {i}", line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
+                for unit, chunk in units:
+                    for pos in table.get(text_hash(normalize(chunk)), ()):
+                        hits.setdefault(pos, (view, unit))
+            for pos, (view, unit) in sorted(hits.items()):
+                out.append(self.finding(self.eval_records[pos], tr, 1.0, train_view=view, unit=unit))
+        return out

@@ -1,0 +1,133 @@
+"""``ngram``: word n-gram containment of each eval item inside training records.
+
+Each eval item's normalized tokens are cut into n-grams of ``n`` words (default 13, the GPT-3 /
+lm-eval decontamination size). Items shorter than ``n`` use their full length as ``n`` (as NeMo
+Curator does), down to ``min_n``; shorter items are not indexed by this method (the exact tier still
+checks them, and the report counts them). A training record's score for an eval item is the
+fraction of the item's distinct n-grams that occur in the record; a finding needs
+``score >= threshold``.
+
+N-grams are hashed as 64-bit polynomial hashes of xxh64 token hashes, vectorized with numpy; the
+index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the eval set only.
+
+>>> from auditor.records import Record
+>>> ev = Record("bench", "q1", "b#0", {"query": "i want a noise cancelling usb microphone for my podcast"})
+>>> tr = Record("train", "t1", "t:1", {"text": "User: I want a noise-cancelling USB microphone for my podcast, thanks"})
+>>> f = NgramIndex(n=13, min_n=5).build([ev]).search([tr])[0]
+>>> f.score, f.evidence["n"]
+(1.0, 10)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import xxhash
+
+from ..normalize import tokens
+from ..records import TEXT, Record
+from .base import Finding, Index, MethodConfig
+
+_P = np.uint64(0x100000001B3)  # FNV prime as polynomial base (odd → invertible mod 2**64)
+_TOKEN_CACHE: dict[str, int] = {}
+_TOKEN_CACHE_MAX = 2_000_000
+
+
+def token_hashes(toks: list[str]) -> np.ndarray:
+    """xxh64 of each token (cached), as uint64."""
+    cache = _TOKEN_CACHE
+    out = np.empty(len(toks), dtype=np.uint64)
+    for i, t in enumerate(toks):
+        h = cache.get(t)
+        if h is None:
+            h = xxhash.xxh64_intdigest(t.encode("utf-8"))
+            if len(cache) < _TOKEN_CACHE_MAX:
+                cache[t] = h
+        out[i] = h
+    return out
+
+
+def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
+    """Polynomial hashes of every window of ``n`` token hashes (empty when fewer tokens)."""
+    count = len(th) - n + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.uint64)
+    h = np.zeros(count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(n):
+            h = h * _P + th[j:j + count]
+    return h
+
+
+@dataclass
+class NgramConfig(MethodConfig):
+    n: int = 13
+    min_n: int = 8
+    threshold: float = 0.5
+    train_views: tuple[str, ...] = (TEXT,)
+
+
+class NgramIndex(Index):
+    name = "ngram"
+    Config = NgramConfig
+    summary = "word n-gram containment (13 by default, shorter for short items); score = share of the item's n-grams found"
+
+    def _build(self) -> None:
+        cfg = self.config
+        per_n: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        self.totals = np.zeros(len(self.eval_records), dtype=np.int64)
+        self.item_n = np.zeros(len(self.eval_records), dtype=np.int64)
+        for pos, ev in enumerate(self.eval_records):
+            toks = tokens(ev.view(cfg.eval_view))
+            n = min(cfg.n, len(toks))
+            if n < cfg.min_n:
+                self.not_indexed[f"fewer than min_n={cfg.min_n} tokens"] += 1
+                continue
+            grams = np.unique(ngram_hashes(token_hashes(toks), n))
+            self.totals[pos] = len(grams)
+            self.item_n[pos] = n
+            hs, ps = per_n.setdefault(n, ([], []))
+            hs.append(grams)
+            ps.append(np.full(len(grams), pos, dtype=np.int64))
+        self.tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for n, (hs, ps) in sorted(per_n.items()):
+            h = np.concatenate(hs)
+            p = np.concatenate(ps)
+            order = np.lexsort((p, h))
+            self.tables[n] = (h[order], p[order])
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        out: list[Finding] = []
+        if not self.tables:
+            return out
+        for tr in batch:
+            text = "\n".join(tr.views[v] for v in self.config.train_views if tr.views.get(v))
+            if not text:
+                text = tr.view(TEXT)
+            th = token_hashes(tokens(text))
+            counts: dict[int, int] = {}
+            for n, (H, P) in self.tables.items():
+                grams = np.unique(ngram_hashes(th, n))
+                if not len(grams):
+                    continue
+                left = np.searchsorted(H, grams, "left")
+                right = np.searchsorted(H, grams, "right")
+                hit = right > left
+                if not hit.any():
+                    continue
+                left, right = left[hit], right[hit]
+                lengths = right - left
+                idx = np.repeat(left - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths) + np.arange(lengths.sum())
+                pos, c = np.unique(P[idx], return_counts=True)
+                for p_, c_ in zip(pos.tolist(), c.tolist()):
+                    counts[p_] = counts.get(p_, 0) + c_
+            for pos in sorted(counts):
+                score = counts[pos] / self.totals[pos]
+                if score >= self.config.threshold:
+                    out.append(self.finding(self.eval_records[pos], tr, round(min(score, 1.0), 6),
+                                            n=int(self.item_n[pos]), matched_ngrams=counts[pos],
+                                            eval_ngrams=int(self.totals[pos]),
+                                            train_views=list(self.config.train_views)))
+        return out

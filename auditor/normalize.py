@@ -1,0 +1,61 @@
+"""Text normalization shared by every tier.
+
+``normalize`` applies Unicode NFKC, case folding, turns punctuation and symbols into spaces and
+collapses whitespace. ASCII text takes a fast path (``str.translate``), which gives the same result.
+
+>>> normalize("  Hello,  WORLD!\\n It's   me. ")
+'hello world it s me'
+>>> normalize("ﬁnd the Ｔｏｋｙｏ hotel")
+'find the tokyo hotel'
+>>> tokens("Book a flight to N.Y.C.")
+['book', 'a', 'flight', 'to', 'n', 'y', 'c']
+"""
+
+from __future__ import annotations
+
+import string
+import sys
+import unicodedata
+
+import xxhash
+
+_ASCII_TABLE = str.maketrans({c: " " for c in string.punctuation})
+
+
+def _build_unicode_table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    for cp in range(sys.maxunicode + 1):
+        cat = unicodedata.category(chr(cp))
+        if cat[0] in "PSC" and cp not in (9, 10, 13):
+            table[cp] = " "
+    return table
+
+
+_UNICODE_TABLE: dict[int, str] | None = None
+
+
+def _unicode_table() -> dict[int, str]:
+    global _UNICODE_TABLE
+    if _UNICODE_TABLE is None:
+        _UNICODE_TABLE = _build_unicode_table()
+    return _UNICODE_TABLE
+
+
+def normalize(text: str) -> str:
+    """Normalize ``text`` for comparison (see module doc). Idempotent."""
+    if not text:
+        return ""
+    if text.isascii():
+        return " ".join(text.lower().translate(_ASCII_TABLE).split())
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(text.translate(_unicode_table()).split())
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens of the normalized text."""
+    return normalize(text).split()
+
+
+def text_hash(normalized: str) -> int:
+    """Stable 64-bit hash of an already normalized text (xxh64, seed 0)."""
+    return xxhash.xxh64_intdigest(normalized.encode("utf-8"))

@@ -1,0 +1,79 @@
+"""The record model: one evaluation item or one training record, whatever its source format.
+
+A :class:`Record` carries named text *views*. Adapters fill the views they can extract:
+
+``query``        the task as the user stated it (an eval question, the user turn of a trajectory)
+``text``         the whole record as text (every turn of a trajectory); defaults to ``query``
+``system``       system prompt, ``calls`` canonical tool calls, ``observations`` tool results,
+``critique`` / ``reflection``, ``answer`` — later views; any name is allowed.
+
+>>> r = Record(dataset="demo", id="7", source="demo.jsonl:8", views={"query": "Book a flight"})
+>>> r.view("text")
+'Book a flight'
+>>> r.key
+('demo', 0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Views every adapter may rely on.
+QUERY = "query"
+TEXT = "text"
+
+
+@dataclass(slots=True)
+class Record:
+    """One item of a dataset.
+
+    ``id`` is the source's own id as a string (or the 0-based position in its file when it has none);
+    ``ordinal`` is the 0-based position within the whole dataset (unique, used as internal key);
+    ``source`` is ``path#index`` for items of a JSON document or ``path:line`` for line-based files;
+    ``raw`` keeps the parsed source object so a cleaned dataset can be written back.
+    """
+
+    dataset: str
+    id: str
+    source: str
+    views: dict[str, str]
+    meta: dict[str, Any] = field(default_factory=dict)
+    raw: Any = None
+    split: str | None = None
+    ordinal: int = 0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.dataset, self.ordinal)
+
+    def view(self, name: str) -> str:
+        """Text of a view; ``text`` falls back to all views joined, other names to ``''``."""
+        value = self.views.get(name)
+        if value is not None:
+            return value
+        if name == TEXT:
+            return "\n".join(v for v in self.views.values() if v)
+        return ""
+
+    def has_view(self, name: str) -> bool:
+        return bool(self.views.get(name)) or (name == TEXT and any(self.views.values()))
+
+
+def split_source(source: str) -> tuple[str, str | None]:
+    """``'a.jsonl:12'`` → ``('a.jsonl', 'line 12')``; ``'a.json#3'`` → ``('a.json', 'item 3')``."""
+    path, sep, idx = source.rpartition("#")
+    if sep and idx.isdigit():
+        return path, f"item {idx}"
+    path, sep, line = source.rpartition(":")
+    if sep and line.isdigit():
+        return path, f"line {line}"
+    return source, None
+
+
+@dataclass(slots=True, frozen=True)
+class Skip:
+    """A record an adapter could not turn into a :class:`Record`: where it was and why."""
+
+    source: str
+    reason: str
