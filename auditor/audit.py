@@ -54,7 +54,7 @@ class AuditConfig:
     batch_size: int = 512
     keep_per_item: int = 5
     report_dir: str | None = None
-    index_dir: str | None = None
+    index_dir: str | None = field(default_factory=lambda: default_index_dir())
 
     def validate(self) -> None:
         if not self.checks:
@@ -126,7 +126,7 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
     method_names = check.methods or methods.available()
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
-    indexes = [methods.create(m, config.method_params.get(m)).build(eval_records) for m in method_names]
+    indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
     for name in check.train:
         for f in engine.scan(indexes, datasets[name], scan_stats):
             f.check = check.name
@@ -160,6 +160,25 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "method_stats": [ix.stats() for ix in indexes],
         "notes": notes,
     }
+
+
+def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):
+    """Create and build a method's index, reusing a persisted one when eval data and params match."""
+    index = methods.create(method, params)
+    if index_dir is None or type(index).state is methods.Index.state:
+        return index.build(eval_records)
+    from .indexstore import fingerprint_records, load_index, save_index
+
+    fp = fingerprint_records(eval_records, index.config.eval_view)
+    try:
+        arrays, meta = load_index(index_dir, method, index.params(), fp)
+        return index.restore(eval_records, arrays, meta)
+    except FileNotFoundError:
+        pass
+    index.build(eval_records)
+    arrays, meta = index.state()
+    save_index(index_dir, method, index.params(), fp, arrays, meta)
+    return index
 
 
 def _texts(findings: list[Finding], datasets: dict[str, Dataset], limit: int = 200) -> dict[str, str]:

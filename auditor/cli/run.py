@@ -50,8 +50,9 @@ def _finish(report, report_dir: str) -> None:
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
               help="For training data: stop at the first bad record, or skip and count it.")
 @click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
+@click.option("--index-dir", default=None, help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).")
 def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
-          on_error, report_dir):
+          on_error, report_dir, index_dir):
     """Audit training data against eval data in one check and write a report.
 
     Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
@@ -72,6 +73,8 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
         config = AuditConfig(datasets=datasets, checks=[CheckSpec(
             name="audit", train=sides["train"], eval=sides["eval"], methods=list(methods) or None,
             max_contaminated=max_contaminated)])
+        if index_dir:
+            config.index_dir = index_dir
         report = run_audit(config)
         _finish(report, report_dir or default_report_dir("audit"))
 
@@ -79,12 +82,15 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False))
 @click.option("--report-dir", default=None, help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).")
-def verify(manifest, report_dir):
+@click.option("--index-dir", default=None, help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).")
+def verify(manifest, report_dir, index_dir):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
     """
     with library_errors():
         config = load_manifest(manifest)
+        if index_dir:
+            config.index_dir = index_dir
         report = run_audit(config)
         _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

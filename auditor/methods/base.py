@@ -130,6 +130,18 @@ class Index(ABC):
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         """Findings for a batch of training records."""
 
+    # -- persistence (optional): methods whose index is worth keeping return arrays here --------
+    def state(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """``(arrays, meta)`` describing the built index for :mod:`auditor.indexstore`, or None."""
+        return None
+
+    def restore(self, eval_records: Sequence[Record], arrays: dict[str, Any], meta: dict[str, Any]) -> "Index":
+        """Rebuild from :meth:`state` output instead of :meth:`_build`."""
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        return _jsonable(dataclasses.asdict(self.config))
+
     def stats(self) -> dict[str, Any]:
         """Parameters and coverage for the report."""
         return {"method": self.name, "conclusive": self.conclusive,

@@ -20,6 +20,7 @@ index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the ev
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -97,6 +98,19 @@ class NgramIndex(Index):
             p = np.concatenate(ps)
             order = np.lexsort((p, h))
             self.tables[n] = (h[order], p[order])
+
+    def state(self):
+        arrays = {"totals": self.totals, "item_n": self.item_n}
+        for n, (h, p) in self.tables.items():
+            arrays[f"h{n}"], arrays[f"p{n}"] = h, p
+        return arrays, {"not_indexed": dict(self.not_indexed), "ns": sorted(self.tables)}
+
+    def restore(self, eval_records, arrays, meta):
+        self.eval_records = list(eval_records)
+        self.not_indexed = Counter(meta.get("not_indexed", {}))
+        self.totals, self.item_n = arrays["totals"], arrays["item_n"]
+        self.tables = {int(n): (arrays[f"h{n}"], arrays[f"p{n}"]) for n in meta.get("ns", [])}
+        return self
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
