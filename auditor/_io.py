@@ -7,23 +7,48 @@ import hashlib
 import io
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
 
 from .errors import InputError
 
+#: JSON nested deeper than this is refused (Python's json recursion would fail around 1000)
+MAX_JSON_DEPTH = 900
+#: default bound on one record's text, in characters (``max_record_chars``)
+DEFAULT_MAX_RECORD_CHARS = 10_000_000
+
+
+def check_regular_file(path: str | Path) -> None:
+    """Raise :class:`InputError` unless ``path`` is a readable regular file (not a FIFO, folder,
+    device, dangling symlink or symlink loop), so no reader blocks or fails with a traceback."""
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        if os.path.islink(p):
+            raise InputError(p, None, f"symlink loop or dangling symlink ({e.strerror or e})") from None
+        raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(p, None, "is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        raise InputError(p, None, f"is {kind}, not a regular file")
+
 
 def open_binary(path: str | Path) -> IO[bytes]:
-    """Open a file for reading, transparently decompressing ``.gz`` and ``.zst``."""
+    """Open a regular file for reading, transparently decompressing ``.gz`` and ``.zst``."""
     p = str(path)
+    check_regular_file(p)
     try:
         if p.endswith(".gz"):
             return gzip.open(p, "rb")
         if p.endswith(".zst"):
             import zstandard
 
-            return zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
+            raw = zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
+            return io.BufferedReader(raw)  # readline/iteration need a buffered reader
         return open(p, "rb")
     except OSError as e:
         raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
@@ -44,23 +69,89 @@ def base_suffix(path: str | Path) -> str:
 
 
 def load_json(path: str | Path) -> Any:
-    """Parse a whole JSON document, turning decode errors into :class:`InputError` with a line."""
+    """Parse a whole JSON document, turning every decode problem into :class:`InputError` naming
+    the line: invalid JSON, invalid UTF-8, an empty file, nesting deeper than :data:`MAX_JSON_DEPTH`."""
     try:
         with open_text(path) as f:
-            return json.load(f)
+            text = f.read()
+        if not text.strip():
+            raise InputError(str(path), None, "empty file (no JSON document)")
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise InputError(str(path), f"line {line}", "NUL byte in a JSON document")
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(str(path), f"line {e.lineno}", f"invalid JSON: {e.msg} (column {e.colno})") from None
-    except UnicodeDecodeError as e:
-        raise InputError(str(path), f"byte {e.start}", "not valid UTF-8") from None
+    except RecursionError:
+        line = locate_depth(path, MAX_JSON_DEPTH)
+        raise InputError(str(path), f"line {line}" if line else None,
+                         f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except UnicodeDecodeError:
+        line = locate_bad_utf8(path)
+        raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
-    """Yield ``(line_number, object, error)`` for each non-blank line; ``object`` is None on error."""
+def locate_bad_utf8(path: str | Path) -> int | None:
+    """1-based number of the first line that is not valid UTF-8 (error path only)."""
+    with open_binary(path) as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return lineno
+    return None
+
+
+def locate_depth(path: str | Path, limit: int) -> int | None:
+    """1-based line where JSON nesting first exceeds ``limit`` (strings skipped; error path only)."""
+    depth, line, in_str, esc = 0, 1, False, False
+    with open_binary(path) as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            for b in chunk:
+                if in_str:
+                    if esc:
+                        esc = False
+                    elif b == 0x5C:
+                        esc = True
+                    elif b == 0x22:
+                        in_str = False
+                elif b == 0x22:
+                    in_str = True
+                elif b in (0x5B, 0x7B):
+                    depth += 1
+                    if depth > limit:
+                        return line
+                elif b in (0x5D, 0x7D):
+                    depth -= 1
+                if b == 0x0A:
+                    line += 1
+    return None
+
+
+def too_long(limit: int) -> str:
+    """The skip reason for a record over ``max_record_chars``."""
+    return f"record longer than max_record_chars={limit}"
+
+
+def iter_jsonl(path: str | Path, max_chars: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield ``(line_number, object, error)`` for each non-blank line; ``object`` is None on error.
+
+    With ``max_chars``, a line longer than that many characters is not kept in memory: it is
+    drained in 1 MiB pieces and reported as an error (:func:`too_long`).
+    """
+    limit = 4 * max_chars + 2 if max_chars else -1  # a UTF-8 character is at most 4 bytes
     try:
         with open_binary(path) as f:
-            for lineno, raw in enumerate(f, start=1):
+            lineno = 0
+            while raw := f.readline(limit):
+                lineno += 1
+                if max_chars and len(raw) >= limit and not raw.endswith(b"\n"):
+                    while (chunk := f.readline(1 << 20)) and not chunk.endswith(b"\n"):
+                        pass
+                    yield lineno, None, too_long(max_chars)
+                    continue
                 if not raw.strip():
                     continue
                 try:
@@ -68,10 +159,15 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
                 except UnicodeDecodeError:
                     yield lineno, None, "not valid UTF-8"
                     continue
+                if max_chars and len(line.rstrip("\r\n")) > max_chars:
+                    yield lineno, None, too_long(max_chars)
+                    continue
                 try:
                     yield lineno, json.loads(line), None
                 except json.JSONDecodeError as e:
                     yield lineno, None, f"invalid JSON: {e.msg} (column {e.colno})"
+                except RecursionError:
+                    yield lineno, None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
@@ -96,22 +192,47 @@ def peek_json(path: str | Path) -> Any:
                 if head == b"\xef":
                     f.read(2)
                 head = f.read(1)
-        with open_binary(path) as f:
-            if head == b"[":
-                for item in ijson.items(f, "item", use_float=True):
-                    return [item]
-                return []
-            if head == b"{":
-                for key, value in ijson.kvitems(f, "", use_float=True):
-                    return {key: value}
-                return {}
-    except (ijson.JSONError, UnicodeDecodeError, ValueError):
+        if head in (b"[", b"{"):
+            with open_binary(path) as f:
+                return _first_item(ijson.basic_parse(f, use_float=True), head == b"[")
+    except (ijson.JSONError, UnicodeDecodeError, ValueError, _TooDeep):
         return None
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
     # not a JSON document: maybe JSON lines under a .json name
     for _, obj, err in iter_jsonl(path):
         return None if err else [obj]
+    return None
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _first_item(events: Iterator[tuple[str, Any]], array: bool) -> Any:
+    """The first element (``[x]``) or key/value (``{k: v}``) of a JSON document from ijson
+    ``basic_parse`` events, refusing nesting deeper than :data:`MAX_JSON_DEPTH` (ijson would
+    otherwise build it at great cost)."""
+    from ijson.common import ObjectBuilder
+
+    next(events, None)  # start_array / start_map
+    depth, key, builder = 0, None, ObjectBuilder()
+    for event, value in events:
+        if depth == 0:
+            if event in ("end_array", "end_map"):
+                return [] if array else {}
+            if event == "map_key":
+                key = value
+                continue
+        if event in ("start_map", "start_array"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise _TooDeep
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+        builder.event(event, value)
+        if depth == 0:
+            return [builder.value] if array else {key: builder.value}
     return None
 
 

@@ -132,6 +132,8 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
             f.check = check.name
             store.add(f)
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
+    files_skipped = {side: sum(len(datasets[n].stats.skipped_files) for n in names)
+                     for side, names in (("eval", check.eval), ("train", check.train))}
     contaminated = store.contaminated(check.name)
     allowance = check.allowance(len(eval_records))
     per_method: dict[str, int] = {}
@@ -139,11 +141,15 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         if f.check == check.name:
             per_method.setdefault(f.method, set()).add((f.eval_dataset, f.eval_ordinal))  # type: ignore[union-attr]
     notes = []
+    unchecked = eval_skipped or train_skipped or any(files_skipped.values())
+    if unchecked:
+        notes.append(f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked"
+                     + (f"; {files_skipped['eval']} eval and {files_skipped['train']} training files were "
+                        "not read" if any(files_skipped.values()) else ""))
     if len(contaminated) > allowance:
         verdict = "fail"
-    elif eval_skipped or train_skipped:
-        verdict = "incomplete"
-        notes.append(f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked")
+    elif unchecked:
+        verdict = "incomplete"  # never a plain pass when something was not checked
     else:
         verdict = "pass"
     if not eval_records:
@@ -157,6 +163,7 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "items_by_method": {m: len(v) for m, v in sorted(per_method.items())},  # type: ignore[arg-type]
         "train_records": sum(datasets[n].stats.yielded for n in check.train),
         "skipped": {"eval": eval_skipped, "train": train_skipped},
+        "skipped_files": files_skipped,
         "method_stats": [ix.stats() for ix in indexes],
         "notes": notes,
     }

@@ -5,6 +5,13 @@
 applies the split selection and keeps the accounting: every record read is either yielded or
 skipped (with a reason) or left out by the split selection — ``read == yielded + skipped + filtered``.
 
+Bad input follows ``on_error``: ``fail`` (default) raises :class:`InputError` naming file, line and
+problem; ``skip`` (training sets only) counts the record — or a whole file that cannot be read — with
+its reason. A record whose text exceeds ``max_record_chars`` is such a bad record (line-based readers
+never hold it in memory). Relative paths must stay inside ``confine_to`` when it is set (manifests
+set it to their own folder); absolute paths are the explicit way out. Eval datasets also count
+duplicate ids (within a file): reported, not skipped.
+
 Split selection: ``"START:END"`` selects by position (0-based, END exclusive, either may be empty);
 any other value selects records whose adapter-given ``split`` equals it (comma-separated values allowed).
 
@@ -25,7 +32,7 @@ from pathlib import Path
 from typing import Iterator
 
 from . import registry
-from ._io import sha256_file
+from ._io import DEFAULT_MAX_RECORD_CHARS, check_regular_file, sha256_file, too_long
 from .adapters import AdapterOptions, detect, get_adapter
 from .errors import ConfigError, InputError
 from .records import Record, Skip, split_source
@@ -48,6 +55,10 @@ class DatasetSpec:
     id_field: str | None = None
     on_error: str | None = None  # default: fail
     base_dir: str = "."
+    #: a record longer than this (characters of text) is a bad record (see ``on_error``)
+    max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
+    #: when set, relative paths must resolve inside this folder (manifests: their own folder)
+    confine_to: str | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -59,6 +70,9 @@ class DatasetSpec:
                               "(an unchecked eval item would be reported as clean)")
         if not self.paths:
             raise ConfigError(f"dataset '{self.name}': no path given")
+        if isinstance(self.max_record_chars, bool) or not isinstance(self.max_record_chars, int) \
+                or self.max_record_chars < 1:
+            raise ConfigError(f"dataset '{self.name}': max_record_chars must be a positive integer")
 
 
 @dataclass
@@ -69,11 +83,21 @@ class DatasetStats:
     filtered: int = 0
     skip_reasons: Counter = field(default_factory=Counter)
     skip_examples: list[str] = field(default_factory=list)
+    #: files not read at all (on_error = skip): {"file", "reason"}
+    skipped_files: list[dict] = field(default_factory=list)
+    duplicate_ids: int = 0
+    duplicate_id_examples: list[str] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> bool:
+        """True when something of this dataset was not checked (skipped records or files)."""
+        return bool(self.skipped or self.skipped_files)
 
     def as_dict(self) -> dict:
         return {"read": self.read, "records": self.yielded, "skipped": self.skipped,
                 "filtered_by_split": self.filtered, "skip_reasons": dict(sorted(self.skip_reasons.items())),
-                "skip_examples": self.skip_examples[:10]}
+                "skip_examples": self.skip_examples[:10], "skipped_files": self.skipped_files,
+                "duplicate_ids": self.duplicate_ids, "duplicate_id_examples": self.duplicate_id_examples[:10]}
 
 
 class Dataset:
@@ -108,18 +132,23 @@ class Dataset:
         for pattern in spec.paths:
             full = pattern if os.path.isabs(pattern) else os.path.join(spec.base_dir, pattern)
             if glob.has_magic(full):
-                matches = sorted(p for p in glob.glob(full, recursive=True) if os.path.isfile(p))
+                # folders are not data; anything else a glob matches (FIFO, broken link) is checked
+                matches = sorted(p for p in glob.glob(full, recursive=True) if not os.path.isdir(p))
                 if not matches:
                     raise InputError(pattern, None, "glob matches no file")
-                files.extend(Path(m) for m in matches)
+                found = [Path(m) for m in matches]
             elif os.path.isdir(full):
                 raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
-            elif not os.path.exists(full):
+            elif not os.path.lexists(full):
                 hint = (f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
                         f"bundled: {', '.join(registry.names())})")
                 raise InputError(full, None, "no such file" + hint)
             else:
-                files.append(Path(full))
+                found = [Path(full)]
+            if spec.confine_to is not None and not os.path.isabs(pattern):
+                for f in found:
+                    _check_confined(f, spec.confine_to, pattern)
+            files.extend(found)
         return files
 
     @property
@@ -136,7 +165,12 @@ class Dataset:
             else:
                 h = hashlib.sha256()
                 for f in self.files:
-                    h.update(f"{f.name}:{sha256_file(f)}\n".encode())
+                    try:  # a file that cannot be read (skipped) still counts, as unreadable
+                        check_regular_file(f)
+                        digest = sha256_file(f)
+                    except (InputError, OSError):
+                        digest = "unreadable"
+                    h.update(f"{f.name}:{digest}\n".encode())
                 self._sha256 = h.hexdigest()
         return self._sha256
 
@@ -150,29 +184,55 @@ class Dataset:
     def records(self) -> Iterator[Record]:
         """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
         self.stats = stats = DatasetStats()
-        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field)
+        limit = self.spec.max_record_chars
+        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field,
+                                 max_record_chars=limit)
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
+        ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None
         ordinal = 0
         for path in self.files:
-            adapter = self._adapter_for(path)(self.spec.name, options)
-            for item in adapter.read(path):
-                stats.read += 1
-                if isinstance(item, Skip):
-                    self._skip(item)
-                    continue
-                item.ordinal = ordinal
-                ordinal += 1
-                seen_splits[item.split] += 1
-                if selector(item):
-                    stats.yielded += 1
-                    yield item
-                else:
-                    stats.filtered += 1
+            before = stats.read
+            try:
+                check_regular_file(path)
+                adapter = self._adapter_for(path)(self.spec.name, options)
+                for item in adapter.read(path):
+                    stats.read += 1
+                    if isinstance(item, Record) and sum(len(v) for v in item.views.values()) > limit:
+                        item = Skip(item.source, too_long(limit))
+                    if isinstance(item, Skip):
+                        self._skip(item)
+                        continue
+                    item.ordinal = ordinal
+                    ordinal += 1
+                    seen_splits[item.split] += 1
+                    if selector(item):
+                        stats.yielded += 1
+                        if ids is not None:
+                            self._count_duplicate(ids, str(path), item)
+                        yield item
+                    else:
+                        stats.filtered += 1
+                if stats.read == before:
+                    raise InputError(str(path), None, "no records in the file (empty)")
+            except InputError as e:
+                if self.spec.on_error != "skip":
+                    raise
+                stats.skipped_files.append({"file": str(path), "reason": e.problem if e.path == str(path)
+                                            else str(e), "records_read_before": stats.read - before})
         if self.split and stats.yielded == 0 and not _RANGE.match(self.split):
             known = ", ".join(sorted(str(s) for s in seen_splits if s)) or "none"
             raise ConfigError(f"dataset '{self.spec.name}': split '{self.split}' matches no record "
                               f"(splits in the data: {known})")
+
+    def _count_duplicate(self, ids: set, path: str, item: Record) -> None:
+        key = (path, item.meta.get("group") or "", item.id)
+        if key in ids:
+            self.stats.duplicate_ids += 1
+            if len(self.stats.duplicate_id_examples) < 10:
+                self.stats.duplicate_id_examples.append(f"{item.source}: id {item.id!r}")
+        else:
+            ids.add(key)
 
     def _skip(self, item: Skip) -> None:
         if self.spec.on_error != "skip":
@@ -188,6 +248,15 @@ class Dataset:
                 "bundled": self.registry_entry.name if self.registry_entry else None,
                 "licence": self.registry_entry.licence if self.registry_entry else None,
                 **self.stats.as_dict()}
+
+
+def _check_confined(path: Path, root: str, pattern: str) -> None:
+    """Refuse a relative path that resolves (symlinks followed) outside ``root``."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real_root, real]) != real_root:
+        raise InputError(str(path), None, f"path '{pattern}' leads outside the manifest's folder "
+                         f"{real_root}; give an absolute path to read data elsewhere")
 
 
 def _looks_like_path(ref: str, base_dir: str) -> bool:

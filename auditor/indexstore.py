@@ -5,7 +5,8 @@ An index folder (under ``indexes/`` by default) holds:
 ``index.json``
     ``{"format": "auditor-index", "version": 1, "method": ..., "params": {...},
     "eval_fingerprint": ..., "arrays": {NAME: {"file": "NAME.npy", "sha256": ..., "dtype": ...,
-    "shape": [...]}}, "meta": {...}}``
+    "shape": [...]}}, "meta": {...}, "checksum": ...}`` — ``checksum`` is the SHA-256 of the
+    document itself (sorted-key JSON without ``checksum``), so an edited description is refused too.
 ``NAME.npy``
     one NumPy array per entry, saved and loaded with ``allow_pickle=False``.
 
@@ -79,6 +80,8 @@ def save_index(root: str | Path, method: str, params: dict[str, Any], fingerprin
                              "dtype": str(arr.dtype), "shape": list(arr.shape)}
         doc = {"format": FORMAT, "version": VERSION, "method": method, "params": params,
                "eval_fingerprint": fingerprint, "arrays": entries, "meta": meta or {}}
+        doc = json.loads(json.dumps(doc, default=str))  # the checksum covers what is read back
+        doc["checksum"] = _doc_checksum(doc)
         (tmp / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
         if final.exists():
             shutil.rmtree(final)
@@ -87,6 +90,11 @@ def save_index(root: str | Path, method: str, params: dict[str, Any], fingerprin
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def _doc_checksum(doc: dict[str, Any]) -> str:
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def load_index(root: str | Path, method: str, params: dict[str, Any],
@@ -110,6 +118,8 @@ def read_index_folder(folder: str | Path, method: str | None = None, params: dic
         raise IndexFileError(f"{where}: not an auditor index")
     if doc.get("version") != VERSION:
         raise IndexFileError(f"{where}: index format version {doc.get('version')}, this auditor reads {VERSION}; rebuild it")
+    if doc.get("checksum") != _doc_checksum(doc):
+        raise IndexFileError(f"{where}: checksum mismatch (index description modified); delete the folder to rebuild")
     for key, want in (("method", method), ("eval_fingerprint", fingerprint)):
         if want is not None and doc.get(key) != want:
             raise IndexFileError(f"{where}: {key} is {doc.get(key)!r}, expected {want!r}")

@@ -10,7 +10,8 @@
 
     [datasets.toolbench_v]
     path = "../shared/data/tool-mvr/data/training_data/selected_Toolbench_V.json"
-    role = "train"                        # format, split, text_field, id_field, on_error optional
+    role = "train"                        # format, split, text_field, id_field, on_error,
+                                          # max_record_chars optional
 
     [methods.ngram]                       # optional per-method parameters
     threshold = 0.5
@@ -22,12 +23,15 @@
     methods = ["exact", "ngram"]          # default: every available method
     max_contaminated = 0                  # default 0
 
-Unknown keys anywhere are an error (:class:`~auditor.errors.ManifestError`), not ignored.
+Unknown keys anywhere are an error (:class:`~auditor.errors.ManifestError`), not ignored. Relative
+paths (data, ``report_dir``, ``index_dir``) must stay inside the manifest's folder, symlinks
+followed; an absolute path is the explicit way to point elsewhere. Bundled names are not paths.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,7 +45,7 @@ from .audit import AuditConfig, CheckSpec
 from .datasets import DatasetSpec
 from .errors import AuditorError, ManifestError
 
-DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error"}
+DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error", "max_record_chars"}
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
 TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size"}
 
@@ -59,6 +63,18 @@ def _unknown(keys, allowed: set[str], where: str) -> None:
     if extra:
         raise ManifestError(f"{where}: unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} "
                             f"(allowed: {', '.join(sorted(allowed))})")
+
+
+def _confined_dir(value: str, base: str, where: str) -> str:
+    """An output folder: absolute as given, or relative to ``base`` and not leading out of it."""
+    if os.path.isabs(value):
+        return value
+    full = os.path.join(base, value)
+    root = os.path.realpath(base)
+    if os.path.commonpath([root, os.path.realpath(full)]) != root:
+        raise ManifestError(f"{where}: '{value}' leads outside the manifest's folder {root}; "
+                            "give an absolute path to write elsewhere")
+    return full
 
 
 def load_manifest(path: str | Path) -> AuditConfig:
@@ -100,9 +116,14 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         for k, v in opts.items():
             if not isinstance(v, str):
                 raise ManifestError(f"{where}: '{k}' must be a string")
+        if "max_record_chars" in entry:
+            mrc = entry["max_record_chars"]
+            if isinstance(mrc, bool) or not isinstance(mrc, int) or mrc < 1:
+                raise ManifestError(f"{where}: 'max_record_chars' must be a positive integer")
+            opts["max_record_chars"] = mrc
         try:
             datasets[ds_name] = DatasetSpec(name=ds_name, paths=_strs(entry["path"], f"{where} path"),
-                                            role=entry["role"], base_dir=base, **opts)
+                                            role=entry["role"], base_dir=base, confine_to=base, **opts)
         except AuditorError as e:
             raise ManifestError(f"{where}: {e}") from None
     checks = []
@@ -131,7 +152,9 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             setattr(config, key, doc[key])
     for key in ("report_dir", "index_dir"):
         if key in doc:
-            setattr(config, key, str(Path(base) / doc[key]))
+            if not isinstance(doc[key], str):
+                raise ManifestError(f"{name}: '{key}' must be a string")
+            setattr(config, key, _confined_dir(doc[key], base, f"{name}: '{key}'"))
     try:
         config.validate()
         from . import methods

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
+from .._io import DEFAULT_MAX_RECORD_CHARS
 from ..errors import ConfigError
 from ..records import Record, Skip
 
@@ -35,10 +36,12 @@ _REGISTRY: dict[str, type["Adapter"]] = {}
 
 @dataclass(frozen=True)
 class AdapterOptions:
-    """Per-dataset options an adapter may use. Fields are dotted paths into a record."""
+    """Per-dataset options an adapter may use. Fields are dotted paths into a record;
+    ``max_record_chars`` bounds one record (line-based readers never hold a longer line)."""
 
     text_field: str | None = None
     id_field: str | None = None
+    max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
 
 
 class Adapter(ABC):

@@ -89,7 +89,7 @@ class ChatAdapter(Adapter):
     def read(self, path: Path) -> Iterator[Record | Skip]:
         if base_suffix(path) == ".jsonl":
             position = 0
-            for lineno, obj, err in iter_jsonl(path):
+            for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars):
                 source = f"{path}:{lineno}"
                 yield Skip(source, err) if err else self._one(obj, position, source)
                 position += 1

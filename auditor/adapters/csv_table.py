@@ -1,9 +1,14 @@
-"""CSV / TSV adapter (delimiter sniffed: StepTool ships TSV under ``.csv``); ``text_field``/``id_field`` name columns."""
+"""CSV / TSV adapter (delimiter sniffed: StepTool ships TSV under ``.csv``); ``text_field``/``id_field`` name columns.
+
+Quoted fields may hold newlines (a record's source is the line it starts on). Parsing is strict: an
+unterminated quote or stray text after a closing quote is an error naming the line, never a silent
+merge of the rest of the file into one field; a field over ``max_record_chars`` is an error too; a
+row holding NUL bytes is skipped with that reason.
+"""
 
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -25,13 +30,14 @@ class CsvAdapter(Adapter):
         return True
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
-        csv.field_size_limit(sys.maxsize)
+        csv.field_size_limit(self.options.max_record_chars)
+        reader = None
         try:
             with open_text(path) as f:
                 head = f.read(65536)
                 f.seek(0)
                 delimiter = "\t" if head.count("\t") > head.count(",") else ","
-                reader = csv.DictReader(f, delimiter=delimiter)
+                reader = csv.DictReader(f, delimiter=delimiter, strict=True)
                 position = 0
                 start = 2
                 for row in reader:
@@ -39,10 +45,19 @@ class CsvAdapter(Adapter):
                     start = reader.line_num + 1
                     if None in row:
                         yield Skip(source, "row has more cells than the header")
+                    elif any("\x00" in v for v in row.values() if isinstance(v, str)):
+                        yield Skip(source, "NUL byte in row")
                     else:
                         yield extract(self, row, position, source)
                     position += 1
-        except UnicodeDecodeError as e:
-            raise InputError(str(path), None, f"not valid UTF-8 (byte {e.start})") from None
+        except UnicodeDecodeError:
+            from .._io import locate_bad_utf8
+
+            line = locate_bad_utf8(path)
+            raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
         except csv.Error as e:
-            raise InputError(str(path), None, f"malformed CSV: {e}") from None
+            where = f"line {reader.reader.line_num}" if reader is not None and reader.reader.line_num else None
+            problem = str(e)
+            if "field larger than field limit" in problem:
+                problem = f"a field is longer than max_record_chars={self.options.max_record_chars}"
+            raise InputError(str(path), where, f"malformed CSV: {problem}") from None

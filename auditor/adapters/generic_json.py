@@ -69,7 +69,7 @@ class JsonLinesAdapter(Adapter):
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         position = 0
-        for lineno, obj, err in iter_jsonl(path):
+        for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars):
             source = f"{path}:{lineno}"
             if err:
                 yield Skip(source, err)

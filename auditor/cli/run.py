@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from .._io import DEFAULT_MAX_RECORD_CHARS
 from ..audit import AuditConfig, CheckSpec, default_report_dir, run_audit
 from ..datasets import DatasetSpec
 from ..manifest import load_manifest
@@ -49,10 +50,12 @@ def _finish(report, report_dir: str) -> None:
               help="Allowed contaminated eval items (a count, or a share when below 1).")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
               help="For training data: stop at the first bad record, or skip and count it.")
+@click.option("--max-record-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORD_CHARS, show_default=True,
+              help="A record with more text than this is a bad record (an error, or skipped and counted with --on-error skip).")
 @click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
 @click.option("--index-dir", default=None, help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).")
 def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
-          on_error, report_dir, index_dir):
+          on_error, max_record_chars, report_dir, index_dir):
     """Audit training data against eval data in one check and write a report.
 
     Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
@@ -68,7 +71,8 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
                 datasets[name] = DatasetSpec(name=name, paths=[ref], role=role, format=fmt,
                                              text_field=None if bundled else text_field,
                                              id_field=None if bundled else id_field,
-                                             on_error=on_error if role == "train" else None)
+                                             on_error=on_error if role == "train" else None,
+                                             max_record_chars=max_record_chars)
                 sides[role].append(name)
         config = AuditConfig(datasets=datasets, checks=[CheckSpec(
             name="audit", train=sides["train"], eval=sides["eval"], methods=list(methods) or None,

@@ -49,6 +49,10 @@ def render_markdown(report) -> str:
                      f"{_cell(d.get('split') or '')} | `{str(d.get('sha256', ''))[:16]}` |")
         for reason, n in (d.get("skip_reasons") or {}).items():
             lines.append(f"|  | skipped: {_cell(reason)} | | {n} | | |")
+        for sf in d.get("skipped_files") or []:
+            lines.append(f"|  | file not read: `{_cell(sf['file'])}`: {_cell(sf['reason'])} | | | | |")
+        if d.get("duplicate_ids"):
+            lines.append(f"|  | duplicate ids (reported, all checked) | {d['duplicate_ids']} | | | |")
     lines.append("")
     findings = report.findings
     lines += [f"## Top findings ({min(len(findings), TOP_FINDINGS)} of {len(findings)})", ""]
