@@ -83,9 +83,13 @@ def save_index(root: str | Path, method: str, params: dict[str, Any], fingerprin
         doc = json.loads(json.dumps(doc, default=str))  # the checksum covers what is read back
         doc["checksum"] = _doc_checksum(doc)
         (tmp / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
-        if final.exists():
-            shutil.rmtree(final)
+        old = None
+        if final.exists():  # move the old folder aside atomically: a kill never leaves half of it
+            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
+            os.replace(final, old / "index")
         os.replace(tmp, final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
