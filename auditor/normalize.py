@@ -19,7 +19,9 @@ import unicodedata
 
 import xxhash
 
-_ASCII_TABLE = str.maketrans({c: " " for c in string.punctuation})
+# punctuation and control characters (Unicode categories P, S, C within ASCII) become spaces,
+# exactly as in the Unicode path
+_ASCII_TABLE = str.maketrans({c: " " for c in string.punctuation + "".join(map(chr, [*range(32), 127]))})
 
 
 def _build_unicode_table() -> dict[int, str]:

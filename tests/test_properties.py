@@ -1,0 +1,155 @@
+"""Property-based tests (hypothesis): text normalization and the adapters' parsing.
+
+Adapters get arbitrary JSON values, chat-shaped objects and CSV cells; whatever they get, reading
+yields Records or counted Skips (or one InputError), never another exception, and the accounting
+``read = records + skipped`` holds.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import string
+import tempfile
+import unicodedata
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.adapters.chat import extract_task, parse_ref_id, turns
+from auditor.datasets import Dataset, DatasetSpec
+from auditor.errors import InputError
+from auditor.normalize import _unicode_table, normalize, text_hash, tokens
+from auditor.records import Record
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _unicode_path(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_unicode_table()).split())
+
+
+# -- normalization ------------------------------------------------------------------------------
+
+@SETTINGS
+@given(st.text())
+def test_normalize_is_idempotent_and_canonical(text):
+    norm = normalize(text)
+    assert normalize(norm) == norm
+    assert norm == norm.strip() and "  " not in norm
+    assert not any(unicodedata.category(c)[0] in "PSC" and c != " " for c in norm)
+    assert tokens(text) == norm.split()
+    assert text_hash(norm) == text_hash(normalize(norm))
+
+
+@SETTINGS
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_fast_path_equals_unicode_path(text):
+    assert normalize(text) == _unicode_path(text)
+
+
+@SETTINGS
+@given(st.text(alphabet=string.ascii_letters + string.digits + string.punctuation + " \t\n"))
+def test_normalize_ignores_case_punctuation_and_spacing(text):
+    assert normalize(text.upper()) == normalize(text.lower())
+    assert normalize(text.replace(" ", "  ,  ")) == normalize(text)
+
+
+# -- adapters -----------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**63, 2**63) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20)
+
+keys = st.sampled_from(["id", "text", "query", "query_id", "question", "messages", "conversations",
+                        "user_scenario", "role", "content", "from", "value", "instruction_text"])
+messages = st.lists(st.fixed_dictionaries({}, optional={
+    "role": st.sampled_from(["user", "system", "assistant", "tool", 3, None]),
+    "from": st.sampled_from(["human", "gpt", "function"]),
+    "content": st.one_of(st.text(max_size=40), st.lists(json_values, max_size=3), json_values),
+    "value": st.one_of(st.text(max_size=40), json_values)}), max_size=4)
+record_like = st.dictionaries(keys, st.one_of(json_values, messages), max_size=5)
+items = st.lists(st.one_of(record_like, json_values), min_size=1, max_size=8)
+
+
+def _read(path: Path, fmt: str | None = None):
+    ds = Dataset(DatasetSpec(name="d", paths=[str(path)], role="train", on_error="skip", format=fmt))
+    try:
+        recs = list(ds.records())
+    except InputError:
+        return None, ds.stats
+    s = ds.stats
+    assert s.read == s.yielded + s.skipped + s.filtered
+    assert s.skipped == sum(s.skip_reasons.values())
+    for r in recs:
+        assert isinstance(r, Record) and isinstance(r.id, str)
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in r.views.items())
+    assert [r.ordinal for r in recs] == list(range(len(recs)))
+    return recs, s
+
+
+@SETTINGS
+@given(items, st.sampled_from([None, "json", "jsonl", "chat", "toolbench-queries", "tau2-tasks",
+                               "webshop-goals"]))
+def test_adapters_never_crash_and_account_for_every_item(docs, fmt):
+    with tempfile.TemporaryDirectory() as d:
+        for suffix, data in ((".jsonl", "".join(json.dumps(x) + "\n" for x in docs)),
+                             (".json", json.dumps(docs))):
+            if fmt in ("toolbench-queries", "tau2-tasks", "webshop-goals") and suffix == ".jsonl":
+                continue
+            path = Path(d) / f"data{suffix}"
+            path.write_text(data, encoding="utf-8")
+            recs, stats = _read(path, fmt)
+            if recs is not None and not stats.skipped_files:
+                # one item per array element or line (a file forced into the other JSON format may differ)
+                natural = fmt != "jsonl" if suffix == ".json" else fmt in (None, "jsonl", "chat")
+                assert stats.read == len(docs) or not natural
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+                                  min_size=1, max_size=40).filter(str.strip)), min_size=1, max_size=10))
+def test_jsonl_and_csv_round_trip_texts_and_ids(rows):
+    texts = [t for (t,) in rows]
+    with tempfile.TemporaryDirectory() as d:
+        jl = Path(d) / "x.jsonl"
+        jl.write_text("".join(json.dumps({"id": f"k{i}", "text": t}) + "\n" for i, t in enumerate(texts)),
+                      encoding="utf-8")
+        recs, _ = _read(jl)
+        assert [(r.id, r.views["text"]) for r in recs] == [(f"k{i}", t) for i, t in enumerate(texts)]
+        table = Path(d) / "x.csv"
+        with open(table, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "text"])
+            for i, t in enumerate(texts):
+                w.writerow([f"k{i}", t])
+        recs, _ = _read(table, "csv")
+        assert [(r.id, r.views.get("text", "")) for r in recs] == [(f"k{i}", t) for i, t in enumerate(texts)]
+
+
+@SETTINGS
+@given(st.text(max_size=200))
+def test_extract_task_returns_stripped_text_from_the_prompt(content):
+    task = extract_task(content)
+    assert task == task.strip()
+    assert task in content or not content.strip()
+
+
+@SETTINGS
+@given(st.from_regex(r"G[0-9]@[0-9]{1,8}(_[a-z]+)?", fullmatch=True) | st.text(max_size=20))
+def test_parse_ref_id(rid):
+    ref = parse_ref_id(rid)
+    if ref is not None:
+        group, num = ref
+        assert rid.startswith(f"{group}@{num}") and num.isdigit()
+
+
+@SETTINGS
+@given(record_like)
+def test_turns_are_role_text_pairs(obj):
+    pairs = turns(obj)
+    if pairs is not None:
+        assert all(isinstance(r, str) and isinstance(t, str) for r, t in pairs)
