@@ -115,8 +115,9 @@ class Dataset:
             elif os.path.isdir(full):
                 raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
             elif not os.path.exists(full):
-                hint = (f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
-                        f"bundled: {', '.join(registry.names())})")
+                hint = "" if ("/" in pattern or os.sep in pattern) else (
+                    f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
+                    f"bundled: {', '.join(registry.names())})")
                 raise InputError(full, None, "no such file" + hint)
             else:
                 files.append(Path(full))

@@ -38,7 +38,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .audit import AuditConfig, CheckSpec
-from .datasets import DatasetSpec
+from .datasets import Dataset, DatasetSpec
 from .errors import AuditorError, ManifestError
 
 DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error"}
@@ -103,6 +103,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         try:
             datasets[ds_name] = DatasetSpec(name=ds_name, paths=_strs(entry["path"], f"{where} path"),
                                             role=entry["role"], base_dir=base, **opts)
+            Dataset(datasets[ds_name])  # resolves files and globs now: a missing file is a manifest error
         except AuditorError as e:
             raise ManifestError(f"{where}: {e}") from None
     checks = []
