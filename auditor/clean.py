@@ -1,7 +1,7 @@
 """Cleaned training sets: each training dataset written again without the records behind findings.
 
 This is the falsifier's "retrain with the overlapping items removed". For every training dataset of
-an audit, :func:`write_clean` writes ``DIR/<dataset>/<file>`` holding the dataset's selected records
+an audit, :func:`write_clean` writes ``DIR/<dataset>/<file>`` (the dataset name made safe as a folder name) holding the dataset's selected records
 (after its split selection) minus every record with a *conclusive* finding (``id`` evidence never
 removes a record), and ``DIR/removed.jsonl`` listing each removed record with the finding that
 removed it (its best-scoring one).
@@ -36,6 +36,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,11 @@ from .datasets import Dataset
 from .errors import ConfigError
 from .methods.base import Finding
 from .records import Record, split_source
+
+
+def _folder(name: str) -> str:
+    """A dataset name as a folder name (``webshop:500:`` → ``webshop_500_``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "dataset"
 
 
 def _file_of(record: Record) -> str:
@@ -131,7 +137,7 @@ def write_clean(out_dir: str | Path, datasets: list[Dataset], hits: dict[tuple[s
         for path in ds.files:
             records = by_file.get(str(path), [])
             adapter = ds._adapter_for(path)
-            target = out / ds.name / _out_name(Path(path), taken)
+            target = out / _folder(ds.name) / _out_name(Path(path), taken)
             written, fmt = _encode(Path(path), target, adapter.name, adapter.writable, records)
             sibling = Path(path).with_name("split_tasks.json")
             if adapter.name == "tau2-tasks" and sibling.exists():
