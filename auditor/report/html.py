@@ -128,7 +128,8 @@ def _thresholds(checks: list[dict]) -> dict[str, float]:
     return out
 
 
-def _plots(report) -> str:
+def plots_html(report) -> str:
+    """The plots (score histograms, contamination matrix, subset bars) as an HTML fragment, e.g. for a notebook."""
     parts = []
     scores: dict[str, list[float]] = defaultdict(list)
     for f in report.findings:
@@ -245,7 +246,7 @@ def render_html(report) -> str:
     """The whole page as a string (see module doc)."""
     run = report.run or {}
     extra = {k: v for k, v in report.to_dict().items() if k not in _CORE}
-    sections = [("Checks", _checks(report)), ("Plots", _plots(report)), ("Datasets", _datasets(report))]
+    sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
     sections += [(k.replace("_", " ").capitalize(), _generic(v)) for k, v in extra.items()]
     sections.append(("Findings", _findings(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
