@@ -103,3 +103,17 @@ def test_write_clean_tau2_keeps_split_file(tmp_path):
     kept = list(ds.records())
     summary = json.loads((tmp_path / "r" / "report.json").read_text())["clean"]["datasets"]["tau2-airline:train"]
     assert len(kept) == summary["kept"] > 0 and summary["files"][0]["format"] == "tau2-tasks"
+
+
+def test_write_clean_bad_targets_are_one_line_errors(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res = CliRunner().invoke(main, ["audit", "--eval", "webshop:0:50", "--train", "webshop:50:100", "--method", "exact",
+                                    "--write-clean", str(blocker)])
+    assert res.exit_code == 2 and "exists and is not a folder" in res.output and "Traceback" not in res.output
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('write_clean = 3\n[datasets.a]\npath = "webshop:0:5"\nrole = "eval"\n'
+                        '[datasets.b]\npath = "webshop:5:9"\nrole = "train"\n'
+                        '[[checks]]\nname = "c"\ntrain = ["b"]\neval = ["a"]\n')
+    res = CliRunner().invoke(main, ["verify", str(manifest)])
+    assert res.exit_code == 2 and "'write_clean' must be a string" in res.output
