@@ -55,6 +55,7 @@ class AuditConfig:
     keep_per_item: int = 5
     report_dir: str | None = None
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
+    write_clean: str | None = None  # folder for the training sets without the records behind findings
 
     def validate(self) -> None:
         if not self.checks:
@@ -109,6 +110,12 @@ def run_audit(config: AuditConfig) -> Report:
         verdict = "incomplete"
     used = {n for c in config.checks for n in c.train + c.eval}
     described = {n: datasets[n].describe() for n in sorted(used)}
+    extra: dict[str, Any] = {}
+    if config.write_clean:
+        from .clean import write_clean
+
+        train_names = sorted({n for c in config.checks for n in c.train})
+        extra["clean"] = write_clean(config.write_clean, [datasets[n] for n in train_names], store.train_hits)
     return Report(
         verdict=verdict,
         datasets=described,
@@ -118,6 +125,7 @@ def run_audit(config: AuditConfig) -> Report:
              "started": started.isoformat(timespec="seconds"),
              "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict()},
         texts=_texts(findings, datasets),
+        extra=extra,
     )
 
 
@@ -127,10 +135,13 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
     indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
+    pairs: dict[tuple[str, str], set[int]] = {}
     for name in check.train:
         for f in engine.scan(indexes, datasets[name], scan_stats):
             f.check = check.name
             store.add(f)
+            if f.conclusive:
+                pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
     contaminated = store.contaminated(check.name)
     allowance = check.allowance(len(eval_records))
@@ -159,7 +170,22 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "skipped": {"eval": eval_skipped, "train": train_skipped},
         "method_stats": [ix.stats() for ix in indexes],
         "notes": notes,
+        "matrix": [{"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}
+                   for t in check.train for e in check.eval],
+        "eval_subsets": _subsets(eval_records, contaminated),
     }
+
+
+def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Eval items and contaminated items per eval subset (dataset and the record's split or group)."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for r in eval_records:
+        label = r.split or r.meta.get("group") or "all"
+        c = counts.setdefault((r.dataset, str(label)), [0, 0])
+        c[0] += 1
+        c[1] += (r.dataset, r.ordinal) in contaminated
+    return [{"eval": ds, "subset": label, "eval_items": n, "contaminated_items": k}
+            for (ds, label), (n, k) in sorted(counts.items())]
 
 
 def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):

@@ -3,6 +3,7 @@
 ::
 
     report_dir = "reports/toolmvr"        # optional; relative to the manifest
+    write_clean = "clean/toolmvr"         # optional: training sets without the records behind findings
 
     [datasets.stb]
     path = "stabletoolbench"              # a registry name, a file, a glob, or a list of them
@@ -43,7 +44,7 @@ from .errors import AuditorError, ManifestError
 
 DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error"}
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
-TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size"}
+TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size", "write_clean"}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -130,8 +131,10 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     for key in ("engine", "batch_size"):
         if key in doc:
             setattr(config, key, doc[key])
-    for key in ("report_dir", "index_dir"):
+    for key in ("report_dir", "index_dir", "write_clean"):
         if key in doc:
+            if not isinstance(doc[key], str):
+                raise ManifestError(f"{name}: '{key}' must be a string (a folder)")
             setattr(config, key, str(Path(base) / doc[key]))
     try:
         config.validate()
