@@ -41,9 +41,10 @@ from .audit import AuditConfig, CheckSpec
 from .datasets import DatasetSpec
 from .errors import AuditorError, ManifestError
 
-DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error"}
+DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error", "split_label"}
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
-TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size"}
+PROVENANCE_KEYS = {"name", "derived", "sources", "id_pattern", "methods", "held_out", "max_held_out"}
+TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size", "provenance"}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -96,7 +97,8 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             raise ManifestError(f"{where}: missing 'path'")
         if "role" not in entry:
             raise ManifestError(f"{where}: missing 'role' (train or eval)")
-        opts = {k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error") if k in entry}
+        opts = {k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error", "split_label")
+                if k in entry}
         for k, v in opts.items():
             if not isinstance(v, str):
                 raise ManifestError(f"{where}: '{k}' must be a string")
@@ -107,8 +109,9 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             raise ManifestError(f"{where}: {e}") from None
     checks = []
     raw_checks = doc.get("checks") or []
-    if not isinstance(raw_checks, list) or not raw_checks:
-        raise ManifestError(f"{name}: no [[checks]] entry")
+    provenance = _provenance(doc.get("provenance"), name)
+    if not isinstance(raw_checks, list) or (not raw_checks and not provenance):
+        raise ManifestError(f"{name}: no [[checks]] (or [[provenance]]) entry")
     for i, entry in enumerate(raw_checks):
         where = f"{name}: [[checks]] #{i + 1}"
         _unknown(entry, CHECK_KEYS, where)
@@ -125,7 +128,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     method_params = doc.get("methods") or {}
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise ManifestError(f"{name}: [methods.NAME] entries must be tables of parameters")
-    config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params)
+    config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params, provenance=provenance)
     for key in ("engine", "batch_size"):
         if key in doc:
             setattr(config, key, doc[key])
@@ -141,3 +144,36 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     except AuditorError as e:
         raise ManifestError(f"{name}: {e}") from None
     return config
+
+
+def _provenance(raw: Any, name: str) -> list:
+    """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.provenance`)."""
+    from .provenance import ProvenanceSpec
+
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ManifestError(f"{name}: 'provenance' must be [[provenance]] tables")
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"{name}: [[provenance]] #{i + 1}"
+        if not isinstance(entry, dict):
+            raise ManifestError(f"{where}: expected a table")
+        _unknown(entry, PROVENANCE_KEYS, where)
+        for key in ("name", "derived", "sources"):
+            if key not in entry:
+                raise ManifestError(f"{where}: missing '{key}'")
+        pattern = entry.get("id_pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            raise ManifestError(f"{where}: 'id_pattern' must be a string")
+        kw: dict[str, Any] = {"max_held_out": entry.get("max_held_out", 0)}
+        if "methods" in entry:
+            kw["methods"] = _strs(entry["methods"], f"{where} methods")
+        if "held_out" in entry:
+            kw["held_out"] = _strs(entry["held_out"], f"{where} held_out")
+        try:
+            out.append(ProvenanceSpec(name=str(entry["name"]), derived=_strs(entry["derived"], f"{where} derived"),
+                                      sources=_strs(entry["sources"], f"{where} sources"), id_pattern=pattern, **kw))
+        except AuditorError as e:
+            raise ManifestError(f"{where}: {e}") from None
+    return out
