@@ -130,6 +130,7 @@ class _Source:
     source: str
     split: str
     group: str | None
+    rank: int  # position of its dataset in the entry's sources
 
 
 def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
@@ -142,13 +143,13 @@ def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
     method_params = method_params or {}
     source_records: list[Record] = []
     sources: dict[tuple[str, int], _Source] = {}
-    for name in spec.sources:
+    for rank, name in enumerate(spec.sources):
         ds = datasets[name]
         label = ds.spec.split_label
         for r in ds.records():
             source_records.append(r)
             sources[r.key] = _Source(name, r.id, r.source, label or r.split or UNLABELLED,
-                                     group_key(r.meta.get("group")))
+                                     group_key(r.meta.get("group")), rank)
     content_names = spec.content_methods()
     indexes = [build_index(m, method_params.get(m), source_records, index_dir) for m in content_names]
     id_index = methods.create("id", method_params.get("id")).build(source_records)
@@ -190,7 +191,7 @@ def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
         "records_total": total["records"], "by_split": total["by_split"], "share_by_split": total["share_by_split"],
         "source_items_by_split": total["source_items_by_split"], "by_how": total["by_how"],
         "unattributed": total["unattributed"], "conflicts": total["conflicts"],
-        "held_out_records": total["held_out_records"], "max_held_out": spec.max_held_out,
+        "held_out_records": total["held_out_records"], "ambiguous": total["ambiguous"], "max_held_out": spec.max_held_out,
         "allowance": allowance, "verdict": verdict, "skipped": total["skipped"], "source_skipped": source_skipped,
         "source_split_sizes": dict(sorted(Counter(s.split for s in sources.values()).items())),
         "per_dataset": per_dataset, "notes": notes, "records": rows,
@@ -242,7 +243,9 @@ def _attribute(r: Record, id_hits: list[tuple[Finding, bool]], content: list[Fin
                            "source_dataset": None, "source_id": None, "source_split": None,
                            "source_record": None, "how": "unattributed", "score": 0.0, "confidence": 0.0, "methods": [],
                            "held_out": False}
-    ranked = sorted(best, key=lambda k: (-best[k][0], k))
+    # best score first; among equal scores a held-out item first (the conservative reading), then
+    # the order of the sources in the entry, then file order
+    ranked = sorted(best, key=lambda k: (-best[k][0], sources[k].split not in held, sources[k].rank, k[1]))
     agree = [k for k in ranked if k in id_keys]
     other_ids = sorted(id_keys)
     if agree:
@@ -269,6 +272,9 @@ def _attribute(r: Record, id_hits: list[tuple[Finding, bool]], content: list[Fin
     candidates = [sources[k] for k in dict.fromkeys(ranked + other_ids) if k != key][:_CANDIDATES]
     if candidates:
         row["candidates"] = [f"{c.dataset}:{c.id}" for c in candidates]
+    tied = sorted({sources[k].split for k in ranked if best[k][0] == best[key][0]} - {src.split}) if ranked else []
+    if tied:  # the same content is in another split too: attributed conservatively, flagged
+        row["ambiguous_splits"] = tied
     row["held_out"] = src.split in held or (how == "conflicting" and row["id_source_split"] in held)
     return row
 
@@ -286,7 +292,8 @@ def _summary(rows: list[dict[str, Any]], held: set[str], skipped: int) -> dict[s
             "by_how": {h: c for h in HOW if (c := sum(1 for r in rows if r["how"] == h))},
             "unattributed": sum(1 for r in rows if r["how"] == "unattributed"),
             "conflicts": sum(1 for r in rows if r["how"] == "conflicting"),
-            "held_out_records": sum(1 for r in rows if r["held_out"]), "skipped": skipped}
+            "held_out_records": sum(1 for r in rows if r["held_out"]),
+            "ambiguous": sum(1 for r in rows if r.get("ambiguous_splits")), "skipped": skipped}
 
 
 

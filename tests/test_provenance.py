@@ -269,3 +269,37 @@ def test_report_without_provenance_is_a_clean_error(tmp_path):
     bare.write_text(json.dumps({"verdict": "pass", "checks": [], "datasets": {}, "findings": []}))
     res = CliRunner().invoke(main, ["provenance", str(bare), "--statement"])
     assert res.exit_code == 2 and "no 'provenance' section" in res.output
+
+
+def _webshop_sources(order=("wtest", "wtrain")):
+    specs = {"wtest": DatasetSpec("wtest", ["webshop:0:500"], role="eval", split_label="test"),
+             "wtrain": DatasetSpec("wtrain", ["webshop:500:"], role="eval", split_label="train")}
+    return [specs[n] for n in order]
+
+
+def test_duplicate_goal_in_two_splits_is_flagged_and_counted_held_out(tmp_path):
+    goals = [r.view("query") for r in Dataset(DatasetSpec("g", ["webshop:0:2000"])).records()]
+    dup = next(i for i in range(500) if goals[i] in goals[500:])  # a test goal also in the train range
+    derived = tmp_path / "d.jsonl"
+    derived.write_text(json.dumps({"id": "a", "text": goals[dup]}) + "\n"
+                       + json.dumps({"id": "b", "text": goals[1999]}) + "\n", encoding="utf-8")
+    d = DatasetSpec("d", [str(derived)], text_field="text", id_field="id")
+    for order in (("wtest", "wtrain"), ("wtrain", "wtest")):
+        out = run(ProvenanceSpec("w", ["d"], list(order), methods=["exact"]), [*_webshop_sources(order), d])
+        a, b = out["records"]
+        assert (a["source_split"], a["ambiguous_splits"], a["held_out"]) == ("test", ["train"], True)
+        assert b["source_split"] == "train" and "ambiguous_splits" not in b and not b["held_out"]
+        assert out["ambiguous"] == 1 and "1 attributed record match an item of another split" in statement(out)
+
+
+def test_webshop_search_imitation_goals_trace_to_test_goals(tmp_path):
+    # goal_query_map.json (the search model's imitation data): instruction -> human search queries
+    doc = json.loads(shared_file("webshop/baseline_models/data/goal_query_map.json").read_text(encoding="utf-8"))
+    derived = tmp_path / "gqm.jsonl"
+    derived.write_text("".join(json.dumps({"id": f"gqm{i}", "text": "\n".join([goal, *queries])}) + "\n"
+                               for i, (goal, queries) in enumerate(doc.items())), encoding="utf-8")
+    out = run(ProvenanceSpec("webshop", ["gqm"], ["wtest", "wtrain"], methods=["exact"]),
+              [*_webshop_sources(), DatasetSpec("gqm", [str(derived)], text_field="text", id_field="id")])
+    assert out["records_total"] == 1506 and out["unattributed"] == 0
+    assert out["by_split"] == {"test": 480, "train": 1026} and out["ambiguous"] == 39
+    assert out["source_items_by_split"]["test"] == 480 and out["verdict"] == "fail"

@@ -56,6 +56,9 @@ def statement(entry: dict[str, Any]) -> str:
     unattributed = entry.get("unattributed", 0)
     text += (f" {unattributed} ({_pct(unattributed, total)}) could not be attributed to any source item of "
              f"{', '.join(entry['sources'])}.")
+    if entry.get("ambiguous"):
+        text += (f" {entry['ambiguous']} attributed record{'s' if entry['ambiguous'] != 1 else ''} match an item of "
+                 "another split equally well (counted under the held-out split when one is).")
     if entry.get("conflicts"):
         text += (f" {entry['conflicts']} record{'s' if entry['conflicts'] != 1 else ''} carry an id naming one "
                  "source item while the content matches another.")
