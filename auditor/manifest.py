@@ -22,6 +22,13 @@
     methods = ["exact", "ngram"]          # default: every available method
     max_contaminated = 0                  # default 0
 
+    [[provenance]]                        # optional (see auditor.provenance); a manifest may have
+    name = "toolmvr-purity"               # only provenance entries and no checks
+    derived = ["toolbench_v"]
+    sources = ["stb"]                     # give stb `split_label = "test"` in its [datasets] table
+    id_pattern = 'G(?P<group>\\d)@(?P<id>\\d+)'
+    held_out = ["test"]                   # default; max_held_out = 0 by default
+
 Unknown keys anywhere are an error (:class:`~auditor.errors.ManifestError`), not ignored.
 """
 

@@ -175,6 +175,8 @@ def split_of(domain: str, tid: str) -> str:
 
 def test_group_key_and_bad_specs():
     assert group_key("G1") == group_key("1") == group_key("g1") == "1" and group_key(None) is None
+    assert ProvenanceSpec("p", ["a"], ["b"], max_held_out=0.2).allowance(22) == 4
+    assert ProvenanceSpec("p", ["a"], ["b"], max_held_out=3).allowance(22) == 3
     with pytest.raises(ConfigError, match="named group 'id'"):
         ProvenanceSpec("p", ["a"], ["b"], id_pattern=r"G(\d)@(\d+)")
     with pytest.raises(ConfigError, match="invalid id_pattern"):
@@ -303,3 +305,12 @@ def test_webshop_search_imitation_goals_trace_to_test_goals(tmp_path):
     assert out["records_total"] == 1506 and out["unattributed"] == 0
     assert out["by_split"] == {"test": 480, "train": 1026} and out["ambiguous"] == 39
     assert out["source_items_by_split"]["test"] == 480 and out["verdict"] == "fail"
+
+
+def test_manifest_without_provenance_entries_is_refused_by_the_command(tmp_path):
+    (tmp_path / "t.jsonl").write_text(json.dumps({"id": "1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[datasets.stb]\npath = "stabletoolbench"\nrole = "eval"\n[datasets.t]\npath = "t.jsonl"\n'
+                        'role = "train"\n[[checks]]\nname = "c"\ntrain = ["t"]\neval = ["stb"]\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["provenance", str(manifest)])
+    assert res.exit_code == 2 and "no [[provenance]] entry to run" in res.output
