@@ -56,10 +56,16 @@ class AuditConfig:
     report_dir: str | None = None
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
     write_clean: str | None = None  # folder for the training sets without the records behind findings
+    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.provenance)
 
     def validate(self) -> None:
-        if not self.checks:
+        if not self.checks and not self.provenance:
             raise ConfigError("no checks to run")
+        names = [p.name for p in self.provenance]
+        for p in self.provenance:
+            if names.count(p.name) > 1:
+                raise ConfigError(f"provenance '{p.name}' is defined twice")
+            p.validate(self.datasets)
         seen = set()
         for check in self.checks:
             if check.name in seen:
@@ -103,14 +109,22 @@ def run_audit(config: AuditConfig) -> Report:
     for check in config.checks:
         checks.append(_run_check(check, config, datasets, engine, store, scan_stats))
     findings = store.findings()
+    extra: dict[str, Any] = {}
+    if config.provenance:
+        from .provenance import run_provenance
+
+        extra["provenance"] = [run_provenance(p, datasets, method_params=config.method_params,
+                                              index_dir=config.index_dir, batch_size=config.batch_size)
+                               for p in config.provenance]
+    verdicts = [c["verdict"] for c in checks + extra.get("provenance", [])]
     verdict = "pass"
-    if any(c["verdict"] == "fail" for c in checks):
+    if "fail" in verdicts:
         verdict = "fail"
-    elif any(c["verdict"] == "incomplete" for c in checks):
+    elif "incomplete" in verdicts:
         verdict = "incomplete"
     used = {n for c in config.checks for n in c.train + c.eval}
+    used |= {n for p in config.provenance for n in p.derived + p.sources}
     described = {n: datasets[n].describe() for n in sorted(used)}
-    extra: dict[str, Any] = {}
     if config.write_clean:
         from .clean import write_clean
 

@@ -48,6 +48,7 @@ class DatasetSpec:
     id_field: str | None = None
     on_error: str | None = None  # default: fail
     base_dir: str = "."
+    split_label: str | None = None  # provenance: the split every record of this dataset belongs to
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -185,7 +186,7 @@ class Dataset:
 
     def describe(self) -> dict:
         return {"role": self.role, "files": [str(f) for f in self.files], "format": self.format or "auto",
-                "split": self.split, "sha256": self.sha256(),
+                "split": self.split, "split_label": self.spec.split_label, "sha256": self.sha256(),
                 "bundled": self.registry_entry.name if self.registry_entry else None,
                 "licence": self.registry_entry.licence if self.registry_entry else None,
                 **self.stats.as_dict()}

@@ -99,12 +99,12 @@ def test_report_command_rerenders_without_rerunning(tmp_path):
     assert res.exit_code == 1, res.output
     src = tmp_path / "r" / "report.json"
     doc = json.loads(src.read_text())
-    doc["provenance"] = {"commit": "abc123", "files": [{"path": "x.json", "sha256": "ff00"}]}
+    doc["attestation"] = {"commit": "abc123", "files": [{"path": "x.json", "sha256": "ff00"}]}
     src.write_text(json.dumps(doc))
     res = CliRunner().invoke(main, ["report", str(src), "--format", "html"])
     assert res.exit_code == 0 and res.output.strip() == str(tmp_path / "r" / "report.html")
     page = (tmp_path / "r" / "report.html").read_text()
-    assert "Provenance" in page and "abc123" in page and "ff00" in page  # unknown sections rendered generically
+    assert "Attestation" in page and "abc123" in page and "ff00" in page  # unknown sections rendered generically
     out = tmp_path / "other.md"
     res = CliRunner().invoke(main, ["report", str(src), "--format", "md", "--out", str(out)])
     assert res.exit_code == 0 and out.read_text().startswith("# Contamination audit: **FAIL**")

@@ -60,6 +60,8 @@ class Report:
     def summary_line(self) -> str:
         parts = [f"{c['name']}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
                  for c in self.checks]
+        parts += [f"provenance {p['name']}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
+                  f"records trace to a held-out split)" for p in self.extra.get("provenance") or []]
         return f"auditor: {self.verdict.upper()} — " + "; ".join(parts)
 
     def render(self, fmt: str) -> str:
