@@ -54,7 +54,9 @@ def _folder(name: str) -> str:
 
 
 def _file_of(record: Record) -> str:
-    return split_source(record.source)[0]
+    from .registry import source_file
+
+    return source_file(split_source(record.source)[0])
 
 
 def _out_name(path: Path, taken: set[str]) -> str:

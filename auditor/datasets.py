@@ -156,6 +156,8 @@ class Dataset:
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
         ordinal = 0
+        # bundled files are named by their place in the package, not this machine's install path
+        bundled_prefix = str(registry.DATA_DIR) + os.sep if self.registry_entry else None
         for path in self.files:
             adapter = self._adapter_for(path)(self.spec.name, options)
             for item in adapter.read(path):
@@ -165,6 +167,8 @@ class Dataset:
                     continue
                 item.ordinal = ordinal
                 ordinal += 1
+                if bundled_prefix and item.source.startswith(bundled_prefix):
+                    item.source = "bundled:" + item.source[len(bundled_prefix):]
                 seen_splits[item.split] += 1
                 if selector(item):
                     stats.yielded += 1
