@@ -314,3 +314,17 @@ def test_manifest_without_provenance_entries_is_refused_by_the_command(tmp_path)
                         'role = "train"\n[[checks]]\nname = "c"\ntrain = ["t"]\neval = ["stb"]\n', encoding="utf-8")
     res = CliRunner().invoke(main, ["provenance", str(manifest)])
     assert res.exit_code == 2 and "no [[provenance]] entry to run" in res.output
+
+
+def test_html_report_draws_provenance_bar(tmp_path):
+    """The HTML report shows each provenance entry's statement and a bar per source split."""
+    from auditor.report import Report
+
+    entry = {"name": "v", "derived": ["toolbench_v"], "sources": ["stb"], "records_total": 3,
+             "by_split": {"test": 1, "train": 1}, "source_items_by_split": {"test": 1}, "held_out_splits": ["test"],
+             "unattributed": 1, "conflicts": 0, "held_out_records": 1, "allowance": 0, "verdict": "fail",
+             "records": [{"derived_dataset": "toolbench_v", "derived_id": "G1@7", "how": "both", "source_split": "test",
+                          "source_dataset": "stb", "source_id": "7", "held_out": True, "score": 1.0}]}
+    page = Report("fail", {}, [], [], extra={"provenance": [entry]}).render("html")
+    assert "derived records per source split" in page and "test (held out)" in page
+    assert "1/3 (33.3%)" in page and statement(entry)[:40] in page and "G1@7" in page

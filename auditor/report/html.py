@@ -242,12 +242,39 @@ def _findings(report) -> str:
     return "".join(out)
 
 
+def _provenance(entries: Any) -> str:
+    """Per provenance entry: the split statement, a bar of derived records per source split, and
+    the held-out / conflicting records. Falls back to the generic rendering for other shapes."""
+    if not (isinstance(entries, list) and all(isinstance(e, dict) and "by_split" in e for e in entries)):
+        return _generic(entries)
+    from ._svg import bars
+    from .provenance import statement
+
+    out = []
+    for e in entries:
+        total = int(e.get("records_total", 0))
+        held = set(e.get("held_out_splits", []))
+        items = [(f"{s}{' (held out)' if s in held else ''}", int(n), total) for s, n in sorted(e.get("by_split", {}).items())]
+        items.append(("unattributed", int(e.get("unattributed", 0)), total))
+        out.append(f"<h3>{_e(e.get('name', ''))} <span class='verdict v-{_e(e.get('verdict', ''))}'>"
+                   f"{_e(str(e.get('verdict', '')).upper())}</span></h3><p>{_e(statement(e))}</p>"
+                   f"<div class='plots'>{bars(items, 'derived records per source split')}</div>")
+        flagged = [r for r in e.get("records", []) if r.get("held_out") or r.get("how") == "conflicting"][:200]
+        if flagged:
+            keys = ["derived_dataset", "derived_id", "source_dataset", "source_id", "source_split", "how", "score", "confidence"]
+            out.append(_table(keys, [[_e(r.get(k, "")) for k in keys] for r in flagged]))
+    return "".join(out)
+
+
+_SECTIONS = {"provenance": _provenance}
+
+
 def render_html(report) -> str:
     """The whole page as a string (see module doc)."""
     run = report.run or {}
     extra = {k: v for k, v in report.to_dict().items() if k not in _CORE}
     sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
-    sections += [(k.replace("_", " ").capitalize(), _generic(v)) for k, v in extra.items()]
+    sections += [(k.replace("_", " ").capitalize(), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()]
     sections.append(("Findings", _findings(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
     run_line = (f"auditor {_e(run.get('version', '?'))}, engine <code>{_e(run.get('engine', '?'))}</code>, started "
