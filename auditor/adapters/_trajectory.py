@@ -6,6 +6,7 @@ tool calls). :func:`trajectory_views` turns it into the record views
 ``query`` (the task: first user turn, ToolBench ``Task: ... Begin!`` cut out), ``system``,
 ``calls`` (canonical tool calls, :mod:`auditor.toolcalls`), ``observations`` (tool results),
 ``reflection`` (assistant turns right after a failed tool result), ``answer`` (the final answer),
+``user`` (every user turn),
 ``text`` (every turn, tool calls written as canonical calls)
 
 and the meta ``trace`` (structured steps for the error taxonomy) and ``turn_starts`` (the character
@@ -30,7 +31,7 @@ from ..records import QUERY, TEXT
 from ..toolcalls import NOT_TOOLS, calls_in_text, calls_view, canonical_call, parse_arguments, step
 
 _TASK = re.compile(r"Task:\s*(.*?)\s*(?:Begin!|$)", re.S)
-_ERROR = re.compile(r"""(?:^\s*error\b|["']error["']\s*:\s*["'][^"'\s]|\bexception\b|\btraceback\b|\binvalid\b|\bnot found\b|\bmissing\b)""",
+_ERROR = re.compile(r"""(?:^\s*(?:observation:\s*)?error\b|["']error["']\s*:\s*["'][^"'\s]|\bexception\b|\btraceback \(most)""",
                     re.I)
 
 
@@ -109,6 +110,7 @@ def trajectory_views(turns: list[Turn], *, query: str | None = None, answer: str
         "observations": "\n".join(t.text for t in turns if t.role == "tool" and t.text),
         "reflection": "\n".join(reflection),
         "answer": final or "",
+        "user": "\n".join(t.text for t in turns if t.role == "user" and t.text),
         TEXT: "\n".join(parts),
     }
     tools_trace = [s for s in trace if s["name"].lower() not in NOT_TOOLS]

@@ -19,7 +19,8 @@ actions). One line::
 assistant turns; ``annotation.label`` is ``correct`` or ``incorrect``; ``corrected_action`` is a call
 object or text. Views: those of every trajectory (:mod:`auditor.adapters._trajectory`) plus
 ``critique`` (the critiques, one per line). Meta: ``environment``, ``incorrect_turns`` (0-based turn
-indices), ``mistake`` (any incorrect turn), ``corrections`` (canonical corrected calls), ``tools``.
+indices), ``mistake`` (any incorrect turn), ``corrections`` (canonical corrected calls), ``tools``,
+``answered_instead_of_call`` (an incorrect turn without a call whose correction is a call).
 A line that breaks the schema is skipped with its reason (or fails the run, per ``on_error``).
 """
 
@@ -51,6 +52,7 @@ def _parse_line(obj: Any) -> tuple[list[Turn], dict[str, Any]] | str:
     critiques: list[str] = []
     incorrect: list[int] = []
     corrections: list[str] = []
+    answered_instead = False
     for k, t in enumerate(turns_raw):
         if not isinstance(t, dict) or t.get("role") not in ROLES:
             return f"turn {k}: 'role' must be one of {', '.join(ROLES)}"
@@ -69,6 +71,8 @@ def _parse_line(obj: Any) -> tuple[list[Turn], dict[str, Any]] | str:
                 return f"turn {k}: annotation 'label' must be 'correct' or 'incorrect'"
             if ann["label"] == "incorrect":
                 incorrect.append(k)
+                if tc is None and isinstance(ann.get("corrected_action"), dict):
+                    answered_instead = True
             if isinstance(ann.get("critique"), str) and ann["critique"].strip():
                 critiques.append(ann["critique"].strip())
             fix = ann.get("corrected_action")
@@ -82,7 +86,8 @@ def _parse_line(obj: Any) -> tuple[list[Turn], dict[str, Any]] | str:
         if isinstance(tool, dict) and isinstance(tool.get("name"), str):
             tools[tool["name"]] = tool.get("parameters") if isinstance(tool.get("parameters"), dict) else None
     meta = {"environment": obj.get("environment"), "incorrect_turns": incorrect, "mistake": bool(incorrect),
-            "corrections": corrections, "tools": tools, "critiques": critiques}
+            "corrections": corrections, "tools": tools, "critiques": critiques,
+            "answered_instead_of_call": answered_instead}
     return turns, meta
 
 
