@@ -109,7 +109,7 @@ def label(record: Record) -> set[str]:
             if value.lower() not in grounding:
                 labels.add("ungrounded_identifier")
         if is_error(obs) and (k == len(trace) - 1 or canon[k + 1] == canon[k]):
-            if k < len(trace) - 1 or record.views.get("answer"):
+            if k < len(trace) - 1 or (record.views.get("answer") and not meta.get("corrected")):
                 labels.add("ignored_error_result")
         if k and canon[k] == canon[k - 1]:
             labels.add("repeated_identical_call")
