@@ -63,9 +63,11 @@ def test_planted_tau2_user_id_found_with_location(tmp_path):
     assert f["train_id"] == qid and f["conclusive"] is False
     loc = f["evidence"]["identifiers"][0]
     assert (loc["id"], loc["kind"], loc["view"], loc["turn"]) == ("emma_kim_9957", "user_id", "text", k)
-    text = report.texts.get(f"train#{f['train_ordinal']}")
+    from auditor.datasets import Dataset
+
+    rec = [r for r in Dataset(DatasetSpec("t", [str(out)])).records() if r.ordinal == f["train_ordinal"]][0]
     s, e = loc["span"]
-    assert text is None or text[s:e] == "emma_kim_9957"
+    assert rec.view("text")[s:e] == "emma_kim_9957"
     assert report.checks[0]["contaminated_items"] == 0  # evidence only
     clean = _audit(tmp_path, [shared_file("steptool/data_train/rft/rft_data_example.json")], ["tau2-airline"], ["entities"])
     assert not clean.findings
