@@ -52,11 +52,14 @@ BUILTIN: dict[str, str] = {
     "order_id": r"#W\d{7}\b",
     "payment_id": r"\b(?:credit_card|gift_card|certificate|paypal)_\d{5,}\b",
     "flight_number": r"\bHAT\d{3}\b",
-    "reservation": r"\b(?=[A-Z0-9]{6}\b)(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b",
+    "reservation": r"\b[A-Z0-9]{6}\b",
     "asin": r"\bB0[0-9A-Z]{8}\b",
     "toolbench_qid": r"\bG[1-3][@_]\d+\b",
-    "email": r"\b[\w.+-]+@[\w-]+\.[\w.]+\b",
+    "email": r"[\w.+-]+@[\w-]+\.[\w.]+\b",
 }
+#: cheap substring tests that must pass before a kind's regex runs
+_PREFILTER = {"order_id": "#W", "flight_number": "HAT", "email": "@", "user_id": "_", "payment_id": "_"}
+_MIXED = re.compile(r"(?=.*\d)(?=.*[A-Z])")
 
 
 def _canon(kind: str, value: str) -> str:
@@ -93,23 +96,32 @@ class EntitiesIndex(Index):
             raise ConfigError(f"method 'entities': unknown kinds {', '.join(unknown)} (kinds: {', '.join(BUILTIN)})")
         if not isinstance(self.config.patterns, dict):
             raise ConfigError("method 'entities': 'patterns' must be a table of name = regex")
-        parts = []
+        self.regexes: list[tuple[str, re.Pattern]] = []
         for name, rx in [*((k, BUILTIN[k]) for k in self.config.kinds), *self.config.patterns.items()]:
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+                raise ConfigError(f"method 'entities': pattern name '{name}' must be a word")
             try:
-                re.compile(rx)
+                self.regexes.append((name, re.compile(rx)))
             except (re.error, TypeError) as e:
                 raise ConfigError(f"method 'entities': pattern '{name}' is not a valid regex: {e}") from None
-            if not re.fullmatch(r"[A-Za-z_]\w*", name):
-                raise ConfigError(f"method 'entities': pattern name '{name}' must be a word")
-            parts.append(f"(?P<{name}>{rx})")
-        self.regex = re.compile("|".join(parts)) if parts else None
 
     def extract(self, text: str) -> list[tuple[str, str, int, int]]:
-        """``(identifier, kind, start, end)`` for each identifier in ``text``."""
-        if not text or self.regex is None:
+        """``(identifier, kind, start, end)`` for each identifier in ``text`` (earlier kinds win a span)."""
+        if not text:
             return []
-        return [(_canon(m.lastgroup, m.group(0)), m.lastgroup, m.start(), m.end())
-                for m in self.regex.finditer(text)]
+        out: list[tuple[str, str, int, int]] = []
+        taken: set[int] = set()
+        for kind, rx in self.regexes:
+            pre = _PREFILTER.get(kind)
+            if pre and pre not in text:
+                continue
+            for m in rx.finditer(text):
+                if m.start() in taken or (kind == "reservation" and not _MIXED.match(m.group(0))):
+                    continue
+                taken.add(m.start())
+                out.append((_canon(kind, m.group(0)), kind, m.start(), m.end()))
+        out.sort(key=lambda t: t[2])
+        return out
 
     def _build(self) -> None:
         self.table: dict[str, set[int]] = {}
