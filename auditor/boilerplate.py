@@ -14,7 +14,8 @@ records whose views have those lines removed and those n-grams replaced by ``[ma
 no new n-gram forms across the gap). A line equal to an eval item's text is never masked (a
 benchmark item copied into every record is contamination, not boilerplate). The check's
 ``boilerplate`` entry in ``report.json`` says what was masked and how much. Turn it off per method
-with ``mask_boilerplate = false`` in ``[methods.NAME]``.
+with ``mask_boilerplate = false`` in ``[methods.NAME]``. Reading the sample raises what reading the
+dataset raises (:class:`~auditor.errors.InputError` for bad input); nothing else is raised here.
 
 >>> from auditor.records import Record
 >>> recs = [Record("t", str(i), f"t:{i}", {"text": f"You are a helpful agent.\\nTask {i}: book seat {i}"})

@@ -160,3 +160,16 @@ def test_caft_schema_errors_name_line(tmp_path):
         _records(path)
     ds, recs = _records(path, on_error="skip")
     assert len(recs) == 1 and ds.stats.skipped == 1
+
+
+def test_bad_agent_files_fail_with_file_and_problem(tmp_path):
+    tree = tmp_path / "7_ChatGPT_DFS_woFilter_w2.json"
+    tree.write_text(json.dumps({"win": True, "tree": {"size": 1, "tree": {"children": []}}, "forward_args": {}}))
+    with pytest.raises(InputError, match=r"7_ChatGPT_DFS_woFilter_w2.json:item 0: answer file has no query"):
+        _records(tree)
+    refine = tmp_path / "I1.json"
+    refine.write_text(json.dumps([{"query": "q", "action": {"json_function_calling": {"api_name": "f", "parameters": {}}},
+                                   "answer": {"parameters": {}}}]))
+    assert detect(refine).name == "refinetoolbench"
+    with pytest.raises(InputError, match=r"I1.json:item 0: case lacks an erroneous 'action' or a corrected 'answer' call"):
+        _records(refine)

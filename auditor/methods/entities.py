@@ -28,6 +28,9 @@ legitimately share users, flights and products; an id alone does not show that t
 Findings point a reviewer at the exact place to look. Set ``conclusive_min_ids`` (e.g. 3) to make
 a finding conclusive when that many distinct identifiers of one eval item co-occur in one record.
 
+Raises :class:`~auditor.errors.ConfigError` for an unknown kind, a pattern name that is not a word or a
+regex that does not compile.
+
 >>> from auditor.records import Record
 >>> ev = Record("tau2", "0", "t#0", {"query": "You are emma_kim_9957 and want to cancel EHGLP3."})
 >>> tr = Record("train", "x", "x:1", {"text": "user: my id is emma_kim_9957"})
