@@ -18,10 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__, methods
+from . import __version__, boilerplate, methods
 from .datasets import Dataset, DatasetSpec
 from .engine import ScanStats, get_engine
 from .errors import ConfigError
+from .errortypes import ErrorTypes
 from .methods.base import Finding
 from .report import Report
 from .store import FindingStore
@@ -106,10 +107,11 @@ def run_audit(config: AuditConfig) -> Report:
     store = FindingStore(keep=config.keep_per_item)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
+    error_types = ErrorTypes()
     for check in config.checks:
-        checks.append(_run_check(check, config, datasets, engine, store, scan_stats))
+        checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types))
     findings = store.findings()
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"error_types": error_types.report()} if config.checks else {}
     if config.provenance:
         from .provenance import run_provenance
 
@@ -144,14 +146,18 @@ def run_audit(config: AuditConfig) -> Report:
 
 
 def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], engine,
-               store: FindingStore, scan_stats: ScanStats) -> dict[str, Any]:
+               store: FindingStore, scan_stats: ScanStats, error_types: ErrorTypes) -> dict[str, Any]:
     method_names = check.methods or methods.available()
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
     indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
     pairs: dict[tuple[str, str], set[int]] = {}
+    masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
+    for name in check.eval:
+        error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
+    scan_indexes = [*masker.indexes, error_types.tap(check.train)]
     for name in check.train:
-        for f in engine.scan(indexes, datasets[name], scan_stats):
+        for f in engine.scan(scan_indexes, datasets[name], scan_stats):
             f.check = check.name
             store.add(f)
             if f.conclusive:
@@ -187,6 +193,8 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "matrix": [{"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}
                    for t in check.train for e in check.eval],
         "eval_subsets": _subsets(eval_records, contaminated),
+        "boilerplate": masker.report(),
+        "novel_error_types": error_types.novel(check.eval, check.train),
     }
 
 

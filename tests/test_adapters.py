@@ -54,7 +54,7 @@ def test_chat_toolbench_v_extracts_task_between_task_and_begin():
     assert [r.id for r in recs] == ["G1@33737", "G2@23833", "G1@2271"]
     q = recs[0].view("query")
     assert q.startswith("I am a Sunday School teacher") and "Begin!" not in q and "Task:" not in q
-    assert recs[0].meta == {"group": "G1", "ref_ids": ["33737"]}
+    assert recs[0].meta["group"] == "G1" and recs[0].meta["ref_ids"] == ["33737"]
     assert "You are an AutoGPT" in recs[0].view("system")
     assert len(recs[0].view("text")) > len(q) * 5
 
