@@ -157,6 +157,10 @@ def bench_quality(args) -> None:
     below = sum(1 for f in findings if jacc(by_text_view(index, f), truth[f.train_id][2]) < args.threshold - 1e-9)
     print(f"  findings {len(findings)}: {planted_ok} on their planted source; precision vs planted labels "
           f"{planted_ok / max(1, len(findings)):.4f}; below threshold on exact recheck (unverified): {below}")
+    off = [f for f in findings if truth[f.train_id][1] != by_text_view(index, f)]
+    twins = sum(1 for f in off if jacc(by_text_view(index, f), truth[f.train_id][1]) >= args.threshold * 0.75)
+    print(f"  off-label findings {len(off)}: {twins} of them pair items whose unedited texts already have "
+          f"Jaccard >= {args.threshold * 0.75:.2f} (template siblings inside the benchmarks)")
     print(f"  candidates {st['candidates']}, verified {st['verified']}, rejected {st['rejected']}; "
           f"build {len(evals) / t_build:.0f} items/s, search {len(train) / t_search:.0f} train records/s")
 

@@ -21,11 +21,11 @@ A finding needs ``score >= threshold``; candidates below it are counted as ``rej
 
 >>> from auditor.records import Record
 >>> ev = Record("bench", "q1", "b#0", {"query": "Book the cheapest flight from Boston to Denver next Friday morning please"})
->>> tr = Record("train", "t1", "t:1", {"query": "book the cheapest flight from boston to denver on friday morning please"})
+>>> tr = Record("train", "t1", "t:1", {"query": "book the CHEAPEST flight from Boston to Denver next Friday morning, please thanks"})
 >>> ix = MinHashIndex().build([ev])
 >>> f = ix.search([tr])[0]
 >>> round(f.score, 3), f.evidence["measure"], ix.stats()["candidates"]
-(0.643, 'jaccard', 1)
+(0.909, 'jaccard', 1)
 
 Raises :class:`~auditor.errors.ConfigError` for bad parameters.
 """
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+from rapidfuzz import fuzz
 
 from .. import minhash_sketch as sk
 from ..errors import ConfigError, IndexFileError
@@ -248,7 +249,6 @@ class MinHashIndex(Index):
                 best[key] = (score, ev)
         for (i, p), (score, ev) in sorted(best.items()):
             if cfg.mode == "jaccard":
-                from rapidfuzz import fuzz
                 ev["char_ratio"] = round(fuzz.ratio(normalize(self.eval_records[p].view(cfg.eval_view)),
                                                     normalize(batch[i].view(ev["train_view"]))) / 100, 4)
             out.append(self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev))
