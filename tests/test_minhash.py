@@ -167,3 +167,20 @@ def test_audit_reports_rejected_candidates(tmp_path, stb):
     assert [(f["eval_id"], f["train_id"]) for f in report.findings] == [(stb[20].id, "dup")]
     st = report.checks[0]["method_stats"][0]
     assert st["method"] == "minhash" and st["verified"] == 1 and st["rejected"] >= 1
+
+
+def test_short_items_are_left_to_other_tiers_and_counted(tmp_path):
+    goals = bundled("webshop:0:3000")
+    speaker = next(r for r in goals if r.view("query") == "i need a black wireless bluetooth speaker")
+    train_path = tmp_path / "goals.jsonl"
+    train_path.write_text(json.dumps({"id": "g", "text": "i need a black wireless bluetooth soundbar"}) + "\n")
+    train = list(Dataset(DatasetSpec("train", [str(train_path)], format="jsonl", text_field="text")).records())
+    # 5 shingles, Jaccard 0.67: a different product, which the default min_shingles keeps out
+    assert exact_jaccard(speaker.view("query"), train[0].view("text")) > 0.6
+    index = MinHashIndex(train_views=("text",)).build(goals)
+    assert index.search(train) == []
+    st = index.stats()
+    assert st["not_indexed_reasons"] == {"fewer than min_shingles=10 word 3-grams": st["eval_not_indexed"]}
+    assert 0 < st["eval_not_indexed"] < len(goals)
+    loose = MinHashIndex(train_views=("text",), min_shingles=1).build(goals)
+    assert [f.eval_id for f in loose.search(train)] == [speaker.id]

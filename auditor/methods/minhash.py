@@ -16,8 +16,10 @@ is a *candidate*. Every candidate is then **verified** on the exact shingle sets
     |eval ∩ train| / |eval|, over the whole record (``text`` view by default).
 
 A finding needs ``score >= threshold``; candidates below it are counted as ``rejected`` in
-:meth:`MinHashIndex.stats` and never reported. Items with no shingle (fewer tokens than
-``shingle_size``) are not indexed, and the report counts them.
+:meth:`MinHashIndex.stats` and never reported. Items with fewer than ``min_shingles``
+distinct shingles (10: about 12 words) are not indexed, and the report counts them: on items that
+short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
+Jaccard 0.67), so the exact and ngram tiers judge them.
 
 >>> from auditor.records import Record
 >>> ev = Record("bench", "q1", "b#0", {"query": "Book the cheapest flight from Boston to Denver next Friday morning please"})
@@ -61,6 +63,7 @@ class MinHashConfig(MethodConfig):
     scheme: str = "affine32"
     shingle: str = "word"
     shingle_size: int = 3
+    min_shingles: int = 10
     mode: str = "jaccard"
     window_blocks: int = 8
     train_views: tuple[str, ...] = (QUERY,)
@@ -111,12 +114,13 @@ class MinHashIndex(Index):
         sets, lengths, keep = [], [], []
         for pos, ev in enumerate(self.eval_records):
             h = shingle_hashes(ev.view(cfg.eval_view), cfg.shingle, cfg.shingle_size)
-            if not len(h):
-                self.not_indexed[f"no {cfg.shingle} {cfg.shingle_size}-gram shingle (text too short)"] += 1
+            u = np.unique(h)
+            if len(u) < max(1, cfg.min_shingles):
+                self.not_indexed[f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"] += 1
                 sets.append(np.empty(0, dtype=np.uint64))
                 lengths.append(0)
                 continue
-            sets.append(np.unique(h))
+            sets.append(u)
             lengths.append(len(h))
             keep.append(pos)
         sizes = np.array([len(s) for s in sets], dtype=np.int64)
@@ -210,14 +214,13 @@ class MinHashIndex(Index):
             sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
             pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), np.arange(len(units)))
         else:
-            sig_parts, owners = [], []
+            found = []  # one record view at a time: its windows can be many
             for u, f in enumerate(folded):
-                for block, nb in self._window_classes():
-                    w = sk.window_signatures(f, self.perms, block, nb)
-                    sig_parts.append(w)
-                    owners.append(np.full(len(w), u, dtype=np.int64))
-            pairs = self._lookup(sk.band_keys(np.concatenate(sig_parts), self.bands, self.rows),
-                                 np.concatenate(owners))
+                sigs = np.concatenate([sk.window_signatures(f, self.perms, block, nb)
+                                       for block, nb in self._window_classes()])
+                keys = np.unique(sk.band_keys(sigs, self.bands, self.rows))[:, None]  # band index is mixed in
+                found.append(self._lookup(keys, np.full(len(keys), u, dtype=np.int64)))
+            pairs = np.concatenate(found)
         return self._verify(batch, units, pairs)
 
     def _verify(self, batch, units, pairs: np.ndarray) -> list[Finding]:
