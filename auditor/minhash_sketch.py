@@ -10,7 +10,8 @@ then ``a*h + b mod 2**32``), ``affine64`` (64-bit) and ``legacy`` (``(a*h + b) m
 truncated to 32 bits, the only scheme before 2.0).
 
 :func:`window_signatures` gives the signature of every window of ``blocks_per_window`` consecutive
-blocks of ``block`` shingles, for containment search of a short item inside a long record.
+blocks of ``block`` shingles (stride one block), for containment search of a short item inside a long
+record; :func:`multi_window_signatures` does it for several window sizes at once.
 :func:`band_keys` cuts signatures into ``bands`` bands of ``rows`` rows and hashes each band to
 64 bits; two documents are LSH candidates when any band key is equal. :func:`lsh_params` picks
 ``(bands, rows)`` for a threshold with datasketch's own optimiser.
@@ -146,28 +147,46 @@ def window_signatures(hv: np.ndarray, perms, block: int, blocks_per_window: int)
 
     A document shorter than one window gives one signature over all of it. The stride is ``block``.
     """
+    return multi_window_signatures(hv, perms, [(block, blocks_per_window)])
+
+
+def multi_window_signatures(hv: np.ndarray, perms, classes) -> np.ndarray:
+    """:func:`window_signatures` for several ``(block, blocks_per_window)`` classes, concatenated.
+
+    The permuted hashes are computed once for all classes (one ``num_perm x len(hv)`` array).
+    """
+    P = len(perms[1])
+    if len(hv) == 0:
+        return np.empty((0, P), dtype=_DTYPES[perms[0]])
     n = len(hv)
-    if n == 0:
-        return np.empty((0, len(perms[1])), dtype=_DTYPES[perms[0]])
-    if n <= block * blocks_per_window:
-        return signatures(hv, np.array([0]), perms)
-    starts = np.arange(0, n, block)
-    mins = signatures(hv, starts, perms)  # one row per block
-    span = 1
-    while span < blocks_per_window:  # sliding minimum over blocks_per_window blocks, by doubling
-        step = min(span, blocks_per_window - span)
-        mins = np.minimum(mins[:-step], mins[step:])
-        span += step
-    return mins
+    m = permuted(hv, perms)
+    whole = None
+    out = []
+    for block, bpw in classes:
+        if n <= block * bpw:
+            if whole is None:
+                whole = m.min(axis=1)[None, :]
+                out.append(whole)
+            continue
+        mins = np.minimum.reduceat(m, np.arange(0, n, block), axis=1).T  # one row per block
+        span = 1
+        while span < bpw:  # sliding minimum over bpw blocks, by doubling
+            step = min(span, bpw - span)
+            mins = np.minimum(mins[:-step], mins[step:])
+            span += step
+        out.append(mins)
+    return np.ascontiguousarray(np.concatenate(out))
 
 
+@lru_cache(maxsize=64)
 def lsh_params(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weight: float = 0.5) -> tuple[int, int]:
     """``(bands, rows)`` minimising the weighted false positive/negative area (datasketch's optimiser)."""
     if not 0.0 < threshold < 1.0:
         raise ConfigError(f"LSH threshold must be between 0 and 1, got {threshold}")
-    from datasketch.lsh import _optimal_param
+    from datasketch import MinHashLSH
 
-    return _optimal_param(threshold, num_perm, fp_weight, fn_weight)
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=(fp_weight, fn_weight))
+    return int(lsh.b), int(lsh.r)
 
 
 _BAND_P = np.uint64(0x9E3779B97F4A7C15)

@@ -69,6 +69,12 @@ class MinHashConfig(MethodConfig):
     train_views: tuple[str, ...] = (QUERY,)
 
 
+def distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of a 1-D array (sort-based; faster here than ``np.unique``'s hash path)."""
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
 def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarray:
     """64-bit hashes of the shingles of ``normalize(text)``, in text order (with repeats).
 
@@ -114,7 +120,7 @@ class MinHashIndex(Index):
         sets, lengths, keep = [], [], []
         for pos, ev in enumerate(self.eval_records):
             h = shingle_hashes(ev.view(cfg.eval_view), cfg.shingle, cfg.shingle_size)
-            u = np.unique(h)
+            u = distinct(h)
             if len(u) < max(1, cfg.min_shingles):
                 self.not_indexed[f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"] += 1
                 sets.append(np.empty(0, dtype=np.uint64))
@@ -197,8 +203,8 @@ class MinHashIndex(Index):
         left, right, rows = left[hit], right[hit], rows[hit]
         n = right - left
         idx = np.repeat(left - np.concatenate(([0], np.cumsum(n)[:-1])), n) + np.arange(n.sum())
-        pairs = np.stack([np.repeat(rows, n), self.pos[idx]], axis=1)
-        return np.unique(pairs, axis=0)
+        code = distinct(np.repeat(rows, n) * (len(self.eval_records) + 1) + self.pos[idx])
+        return np.stack([code // (len(self.eval_records) + 1), code % (len(self.eval_records) + 1)], axis=1)
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         if not len(self.keys):
@@ -209,16 +215,15 @@ class MinHashIndex(Index):
             return []
         folded = [sk.fold(h, cfg.scheme) for _, _, h in units]
         if cfg.mode == "jaccard":
-            uniq = [np.unique(f) for f in folded]
+            uniq = [distinct(f) for f in folded]
             offs = np.concatenate(([0], np.cumsum([len(u) for u in uniq])[:-1]))
             sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
             pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), np.arange(len(units)))
         else:
             found = []  # one record view at a time: its windows can be many
             for u, f in enumerate(folded):
-                sigs = np.concatenate([sk.window_signatures(f, self.perms, block, nb)
-                                       for block, nb in self._window_classes()])
-                keys = np.unique(sk.band_keys(sigs, self.bands, self.rows))[:, None]  # band index is mixed in
+                sigs = sk.multi_window_signatures(f, self.perms, self._window_classes())
+                keys = distinct(sk.band_keys(sigs, self.bands, self.rows).ravel())[:, None]  # band index is mixed in
                 found.append(self._lookup(keys, np.full(len(keys), u, dtype=np.int64)))
             pairs = np.concatenate(found)
         return self._verify(batch, units, pairs)
@@ -232,7 +237,7 @@ class MinHashIndex(Index):
             self.counts["candidates"] += 1
             tset = train_sets.get(u)
             if tset is None:
-                tset = train_sets[u] = np.unique(units[u][2])
+                tset = train_sets[u] = distinct(units[u][2])
             eset = self.eval_sh[self.eval_off[p]:self.eval_off[p + 1]]
             inter = len(np.intersect1d(eset, tset, assume_unique=True))
             if cfg.mode == "jaccard":
