@@ -150,7 +150,7 @@ def test_index_round_trip_and_corrupted_file_refused(tmp_path, stb, monkeypatch)
 
 def test_bad_parameters_are_config_errors():
     for params in ({"mode": "cosine"}, {"shingle": "line"}, {"threshold": 0}, {"scheme": "affine16"},
-                   {"lsh_threshold": 1.5}, {"nperm": 3}):
+                   {"lsh_threshold": 1.5}, {"nperm": 3}, {"threshold": "high"}):
         with pytest.raises(ConfigError):
             MinHashIndex(**params)
 

@@ -98,6 +98,9 @@ class MinHashIndex(Index):
     def __init__(self, config: MinHashConfig | None = None, **params: Any):
         super().__init__(config, **params)
         cfg = self.config
+        for name in ("threshold", "num_perm", "seed", "shingle_size", "min_shingles", "window_blocks"):
+            if not isinstance(getattr(cfg, name), (int, float)) or isinstance(getattr(cfg, name), bool):
+                raise ConfigError(f"method 'minhash': {name} must be a number, got {getattr(cfg, name)!r}")
         if cfg.mode not in MODES:
             raise ConfigError(f"method 'minhash': mode must be one of {', '.join(MODES)}, got '{cfg.mode}'")
         if cfg.shingle not in SHINGLES:
