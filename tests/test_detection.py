@@ -79,7 +79,7 @@ def test_ngram_finds_edited_copy_that_exact_misses(tmp_path):
     train.write_text(json.dumps({"id": "x", "text": "Earlier context. " + edited}) + "\n")
     report = audit(tmp_path, [train])
     methods = {f["method"] for f in report.findings if f["eval_id"] == "588"}
-    assert methods == {"ngram"}
+    assert "ngram" in methods and "exact" not in methods
     f = next(f for f in report.findings if f["method"] == "ngram")
     assert 0.5 <= f["score"] < 1.0
 
