@@ -18,10 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__, methods
+from . import __version__, boilerplate, methods
 from .datasets import Dataset, DatasetSpec
 from .engine import ScanStats, get_engine
 from .errors import ConfigError
+from .errortypes import ErrorTypes
 from .methods.base import Finding
 from .report import Report
 from .store import FindingStore
@@ -55,10 +56,17 @@ class AuditConfig:
     keep_per_item: int = 5
     report_dir: str | None = None
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
+    write_clean: str | None = None  # folder for the training sets without the records behind findings
+    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.provenance)
 
     def validate(self) -> None:
-        if not self.checks:
+        if not self.checks and not self.provenance:
             raise ConfigError("no checks to run")
+        names = [p.name for p in self.provenance]
+        for p in self.provenance:
+            if names.count(p.name) > 1:
+                raise ConfigError(f"provenance '{p.name}' is defined twice")
+            p.validate(self.datasets)
         seen = set()
         for check in self.checks:
             if check.name in seen:
@@ -99,16 +107,31 @@ def run_audit(config: AuditConfig) -> Report:
     store = FindingStore(keep=config.keep_per_item)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
+    error_types = ErrorTypes()
     for check in config.checks:
-        checks.append(_run_check(check, config, datasets, engine, store, scan_stats))
+        checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types))
     findings = store.findings()
+    extra: dict[str, Any] = {"error_types": error_types.report()} if config.checks else {}
+    if config.provenance:
+        from .provenance import run_provenance
+
+        extra["provenance"] = [run_provenance(p, datasets, method_params=config.method_params,
+                                              index_dir=config.index_dir, batch_size=config.batch_size)
+                               for p in config.provenance]
+    verdicts = [c["verdict"] for c in checks + extra.get("provenance", [])]
     verdict = "pass"
-    if any(c["verdict"] == "fail" for c in checks):
+    if "fail" in verdicts:
         verdict = "fail"
-    elif any(c["verdict"] == "incomplete" for c in checks):
+    elif "incomplete" in verdicts:
         verdict = "incomplete"
     used = {n for c in config.checks for n in c.train + c.eval}
+    used |= {n for p in config.provenance for n in p.derived + p.sources}
     described = {n: datasets[n].describe() for n in sorted(used)}
+    if config.write_clean:
+        from .clean import write_clean
+
+        train_names = sorted({n for c in config.checks for n in c.train})
+        extra["clean"] = write_clean(config.write_clean, [datasets[n] for n in train_names], store.train_hits)
     return Report(
         verdict=verdict,
         datasets=described,
@@ -118,19 +141,27 @@ def run_audit(config: AuditConfig) -> Report:
              "started": started.isoformat(timespec="seconds"),
              "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict()},
         texts=_texts(findings, datasets),
+        extra=extra,
     )
 
 
 def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], engine,
-               store: FindingStore, scan_stats: ScanStats) -> dict[str, Any]:
+               store: FindingStore, scan_stats: ScanStats, error_types: ErrorTypes) -> dict[str, Any]:
     method_names = check.methods or methods.available()
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
     indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
+    pairs: dict[tuple[str, str], set[int]] = {}
+    masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
+    for name in check.eval:
+        error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
+    scan_indexes = [*masker.indexes, error_types.tap(check.train)]
     for name in check.train:
-        for f in engine.scan(indexes, datasets[name], scan_stats):
+        for f in engine.scan(scan_indexes, datasets[name], scan_stats):
             f.check = check.name
             store.add(f)
+            if f.conclusive:
+                pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
     files_skipped = {side: sum(len(datasets[n].stats.skipped_files) for n in names)
                      for side, names in (("eval", check.eval), ("train", check.train))}
@@ -166,7 +197,24 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "skipped_files": files_skipped,
         "method_stats": [ix.stats() for ix in indexes],
         "notes": notes,
+        "matrix": [{"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}
+                   for t in check.train for e in check.eval],
+        "eval_subsets": _subsets(eval_records, contaminated),
+        "boilerplate": masker.report(),
+        "novel_error_types": error_types.novel(check.eval, check.train),
     }
+
+
+def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Eval items and contaminated items per eval subset (dataset and the record's split or group)."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for r in eval_records:
+        label = r.split or r.meta.get("group") or "all"
+        c = counts.setdefault((r.dataset, str(label)), [0, 0])
+        c[0] += 1
+        c[1] += (r.dataset, r.ordinal) in contaminated
+    return [{"eval": ds, "subset": label, "eval_items": n, "contaminated_items": k}
+            for (ds, label), (n, k) in sorted(counts.items())]
 
 
 def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):

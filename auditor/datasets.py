@@ -59,6 +59,7 @@ class DatasetSpec:
     max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
     #: when set, relative paths must resolve inside this folder (manifests: their own folder)
     confine_to: str | None = None
+    split_label: str | None = None  # provenance: the split every record of this dataset belongs to
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -140,8 +141,9 @@ class Dataset:
             elif os.path.isdir(full):
                 raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
             elif not os.path.lexists(full):
-                hint = (f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
-                        f"bundled: {', '.join(registry.names())})")
+                hint = "" if ("/" in pattern or os.sep in pattern) else (
+                    f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
+                    f"bundled: {', '.join(registry.names())})")
                 raise InputError(full, None, "no such file" + hint)
             else:
                 found = [Path(full)]
@@ -191,6 +193,8 @@ class Dataset:
         seen_splits: Counter = Counter()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None
         ordinal = 0
+        # bundled files are named by their place in the package, not this machine's install path
+        bundled_prefix = str(registry.DATA_DIR) + os.sep if self.registry_entry else None
         for path in self.files:
             before = stats.read
             try:
@@ -205,6 +209,8 @@ class Dataset:
                         continue
                     item.ordinal = ordinal
                     ordinal += 1
+                    if bundled_prefix and item.source.startswith(bundled_prefix):
+                        item.source = "bundled:" + item.source[len(bundled_prefix):]
                     seen_splits[item.split] += 1
                     if selector(item):
                         stats.yielded += 1
@@ -244,7 +250,7 @@ class Dataset:
 
     def describe(self) -> dict:
         return {"role": self.role, "files": [str(f) for f in self.files], "format": self.format or "auto",
-                "split": self.split, "sha256": self.sha256(),
+                "split": self.split, "split_label": self.spec.split_label, "sha256": self.sha256(),
                 "bundled": self.registry_entry.name if self.registry_entry else None,
                 "licence": self.registry_entry.licence if self.registry_entry else None,
                 **self.stats.as_dict()}

@@ -3,6 +3,7 @@
 ::
 
     report_dir = "reports/toolmvr"        # optional; relative to the manifest
+    write_clean = "clean/toolmvr"         # optional: training sets without the records behind findings
 
     [datasets.stb]
     path = "stabletoolbench"              # a registry name, a file, a glob, or a list of them
@@ -23,6 +24,13 @@
     methods = ["exact", "ngram"]          # default: every available method
     max_contaminated = 0                  # default 0
 
+    [[provenance]]                        # optional (see auditor.provenance); a manifest may have
+    name = "toolmvr-purity"               # only provenance entries and no checks
+    derived = ["toolbench_v"]
+    sources = ["stb"]                     # give stb `split_label = "test"` in its [datasets] table
+    id_pattern = 'G(?P<group>\\d)@(?P<id>\\d+)'
+    held_out = ["test"]                   # default; max_held_out = 0 by default
+
 Unknown keys anywhere are an error (:class:`~auditor.errors.ManifestError`), not ignored. Relative
 paths (data, ``report_dir``, ``index_dir``) must stay inside the manifest's folder, symlinks
 followed; an absolute path is the explicit way to point elsewhere. Bundled names are not paths.
@@ -42,12 +50,14 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .audit import AuditConfig, CheckSpec
-from .datasets import DatasetSpec
+from .datasets import Dataset, DatasetSpec
 from .errors import AuditorError, ManifestError
 
-DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error", "max_record_chars"}
+DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error", "split_label",
+                "max_record_chars"}
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
-TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size"}
+PROVENANCE_KEYS = {"name", "derived", "sources", "id_pattern", "methods", "held_out", "max_held_out"}
+TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size", "provenance", "write_clean"}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -112,7 +122,8 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             raise ManifestError(f"{where}: missing 'path'")
         if "role" not in entry:
             raise ManifestError(f"{where}: missing 'role' (train or eval)")
-        opts = {k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error") if k in entry}
+        opts = {k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error", "split_label")
+                if k in entry}
         for k, v in opts.items():
             if not isinstance(v, str):
                 raise ManifestError(f"{where}: '{k}' must be a string")
@@ -124,12 +135,14 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         try:
             datasets[ds_name] = DatasetSpec(name=ds_name, paths=_strs(entry["path"], f"{where} path"),
                                             role=entry["role"], base_dir=base, confine_to=base, **opts)
+            Dataset(datasets[ds_name])  # resolves files and globs now: a missing file is a manifest error
         except AuditorError as e:
             raise ManifestError(f"{where}: {e}") from None
     checks = []
     raw_checks = doc.get("checks") or []
-    if not isinstance(raw_checks, list) or not raw_checks:
-        raise ManifestError(f"{name}: no [[checks]] entry")
+    provenance = _provenance(doc.get("provenance"), name)
+    if not isinstance(raw_checks, list) or (not raw_checks and not provenance):
+        raise ManifestError(f"{name}: no [[checks]] (or [[provenance]]) entry")
     for i, entry in enumerate(raw_checks):
         where = f"{name}: [[checks]] #{i + 1}"
         _unknown(entry, CHECK_KEYS, where)
@@ -146,14 +159,14 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     method_params = doc.get("methods") or {}
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise ManifestError(f"{name}: [methods.NAME] entries must be tables of parameters")
-    config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params)
+    config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params, provenance=provenance)
     for key in ("engine", "batch_size"):
         if key in doc:
             setattr(config, key, doc[key])
-    for key in ("report_dir", "index_dir"):
+    for key in ("report_dir", "index_dir", "write_clean"):
         if key in doc:
             if not isinstance(doc[key], str):
-                raise ManifestError(f"{name}: '{key}' must be a string")
+                raise ManifestError(f"{name}: '{key}' must be a string (a folder)")
             setattr(config, key, _confined_dir(doc[key], base, f"{name}: '{key}'"))
     try:
         config.validate()
@@ -164,3 +177,36 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     except AuditorError as e:
         raise ManifestError(f"{name}: {e}") from None
     return config
+
+
+def _provenance(raw: Any, name: str) -> list:
+    """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.provenance`)."""
+    from .provenance import ProvenanceSpec
+
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ManifestError(f"{name}: 'provenance' must be [[provenance]] tables")
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"{name}: [[provenance]] #{i + 1}"
+        if not isinstance(entry, dict):
+            raise ManifestError(f"{where}: expected a table")
+        _unknown(entry, PROVENANCE_KEYS, where)
+        for key in ("name", "derived", "sources"):
+            if key not in entry:
+                raise ManifestError(f"{where}: missing '{key}'")
+        pattern = entry.get("id_pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            raise ManifestError(f"{where}: 'id_pattern' must be a string")
+        kw: dict[str, Any] = {"max_held_out": entry.get("max_held_out", 0)}
+        if "methods" in entry:
+            kw["methods"] = _strs(entry["methods"], f"{where} methods")
+        if "held_out" in entry:
+            kw["held_out"] = _strs(entry["held_out"], f"{where} held_out")
+        try:
+            out.append(ProvenanceSpec(name=str(entry["name"]), derived=_strs(entry["derived"], f"{where} derived"),
+                                      sources=_strs(entry["sources"], f"{where} sources"), id_pattern=pattern, **kw))
+        except AuditorError as e:
+            raise ManifestError(f"{where}: {e}") from None
+    return out

@@ -40,6 +40,11 @@ def _catalogue() -> dict[str, dict[str, Any]]:
     return json.loads((DATA_DIR / "registry.json").read_text(encoding="utf-8"))["datasets"]
 
 
+def source_file(path: str) -> str:
+    """The real file behind a record source path (``bundled:webshop/human_goals.json`` → its installed path)."""
+    return str(DATA_DIR / path[len("bundled:"):]) if path.startswith("bundled:") else path
+
+
 def names() -> list[str]:
     return sorted(_catalogue())
 

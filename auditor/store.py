@@ -21,6 +21,8 @@ class FindingStore:
         self._best: dict[tuple, list] = defaultdict(list)  # key → heap of (rank, Finding)
         self.match_counts: dict[tuple, int] = defaultdict(int)
         self.total = 0
+        #: (train dataset, train ordinal) → its best conclusive finding (for --write-clean)
+        self.train_hits: dict[tuple[str, int], Finding] = {}
 
     @staticmethod
     def _key(f: Finding) -> tuple:
@@ -35,6 +37,11 @@ class FindingStore:
         key = self._key(f)
         self.total += 1
         self.match_counts[key] += 1
+        if f.conclusive:
+            tkey = (f.train_dataset, f.train_ordinal)
+            old = self.train_hits.get(tkey)
+            if old is None or f.score > old.score:
+                self.train_hits[tkey] = f
         heap = self._best[key]
         item = (self._rank(f), id(f), f)
         if len(heap) < self.keep:

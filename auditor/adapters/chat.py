@@ -1,9 +1,16 @@
-"""Chat records: OpenAI-style ``messages[{role, content}]`` or ShareGPT ``conversations[{from, value}]``.
+"""Chat records: OpenAI-style ``messages[{role, content, tool_calls}]``, ShareGPT ``conversations[{from, value}]``,
+StepTool's nested ShareGPT and tau-bench trajectories.
 
-Views: ``query`` is the user's task — the first user turn, or for ToolBench-style prompts the text
-between ``Task:`` and ``Begin!``; ``system`` the system turns; ``text`` every turn. A ToolBench-V/R id
-such as ``G1@33737`` or ``G2@42932_reflection`` also yields ``meta['ref_ids'] = ['33737']`` and
-``meta['group'] = 'G1'``, which the ``id`` method compares with eval ids (as evidence only).
+Accepted shapes: a JSON list (or JSONL) of objects with ``messages`` / ``conversations`` / ``traj``;
+StepTool's ``{query_id: {cnt, instances: [{id, conversations}]}}`` (one record per instance, the record
+id being the query id, also in ``meta['ref_ids']``). Tool calls are read from OpenAI ``tool_calls``,
+legacy ``function_call``, ShareGPT ``function_call`` turns and, in assistant text, ToolBench
+``Action: / Action Input:`` lines and Python calls; ``role: tool`` / ``function`` / ``observation`` turns
+(and ``Observation:`` user turns) are tool results. Views (see :mod:`auditor.adapters._trajectory`):
+``query`` (first user turn, or the text between ``Task:`` and ``Begin!``), ``system``, ``calls``,
+``observations``, ``reflection``, ``answer``, ``text``. A ToolBench-V/R id such as ``G1@33737`` or
+``G2@42932_reflection`` also yields ``meta['ref_ids'] = ['33737']`` and ``meta['group'] = 'G1'``, which
+the ``id`` method compares with eval ids (as evidence only).
 
 >>> extract_task("Now I will give you a task.\\nTask:\\nFind Messi's clubs.\\nBegin!\\n")
 "Find Messi's clubs."
@@ -13,27 +20,22 @@ such as ``G1@33737`` or ``G2@42932_reflection`` also yields ``meta['ref_ids'] = 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from .._io import iter_jsonl, load_json, base_suffix
-from ..records import QUERY, TEXT, Record, Skip
+from ..records import TEXT, Record, Skip
+from ._trajectory import Turn, extract_task, trajectory_views
 from .base import Adapter
 
-_TASK = re.compile(r"Task:\s*(.*?)\s*(?:Begin!|$)", re.S)
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
 _ROLE_ALIASES = {"human": "user", "gpt": "assistant", "function": "tool", "observation": "tool",
-                 "bot": "assistant", "model": "assistant"}
+                 "bot": "assistant", "model": "assistant", "ipython": "tool"}
+_MESSAGE_KEYS = ("messages", "conversations", "traj")
 
-
-def extract_task(content: str) -> str:
-    """The task of a ToolBench-style user prompt (``Task: ... Begin!``), else the content itself."""
-    if "Task:" in content:
-        m = _TASK.search(content)
-        if m and m.group(1).strip():
-            return m.group(1).strip()
-    return content.strip()
+__all__ = ["ChatAdapter", "extract_task", "parse_ref_id", "parse_turns"]
 
 
 def parse_ref_id(rid: str) -> tuple[str, str] | None:
@@ -41,37 +43,55 @@ def parse_ref_id(rid: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def turns(obj: dict) -> list[tuple[str, str]] | None:
-    """``(role, text)`` pairs of a chat object, or None when it has no message list."""
-    msgs = obj.get("messages")
-    if isinstance(msgs, list):
-        role_key, text_key = "role", "content"
-    else:
-        msgs = obj.get("conversations")
-        if not isinstance(msgs, list):
-            return None
-        role_key, text_key = "from", "value"
-    out = []
+def _message_list(obj: dict) -> list | None:
+    for key in _MESSAGE_KEYS:
+        if isinstance(obj.get(key), list):
+            return obj[key]
+    return None
+
+
+def _structured_calls(m: dict) -> list[tuple[str, Any]]:
+    calls = []
+    for tc in m.get("tool_calls") or []:
+        if isinstance(tc, dict):
+            fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+            if fn.get("name"):
+                calls.append((str(fn["name"]), fn.get("arguments")))
+    fc = m.get("function_call")
+    if isinstance(fc, dict) and fc.get("name"):
+        calls.append((str(fc["name"]), fc.get("arguments")))
+    return calls
+
+
+def parse_turns(obj: dict) -> list[Turn] | None:
+    """The :class:`Turn` list of a chat object, or None when it has no message list."""
+    msgs = _message_list(obj)
+    if msgs is None:
+        return None
+    out: list[Turn] = []
     for m in msgs:
         if not isinstance(m, dict):
             continue
-        role = str(m.get(role_key, "")).lower()
-        role = _ROLE_ALIASES.get(role, role)
-        content = m.get(text_key)
+        raw_role = str(m.get("role", m.get("from", ""))).lower()
+        content = m.get("content", m.get("value"))
         if isinstance(content, list):  # OpenAI content parts
             content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
-        out.append((role, content if isinstance(content, str) else ""))
+        text = content if isinstance(content, str) else ""
+        calls = _structured_calls(m)
+        if raw_role == "function_call":  # ShareGPT (glaive / LLaMA-Factory): value is {"name", "arguments"}
+            try:
+                fc = json.loads(text)
+            except ValueError:
+                fc = None
+            if isinstance(fc, dict) and fc.get("name"):
+                calls, text = [(str(fc["name"]), fc.get("arguments"))], ""
+            role = "assistant"
+        else:
+            role = _ROLE_ALIASES.get(raw_role, raw_role)
+        if role == "user" and text.lstrip().startswith("Observation:"):
+            role = "tool"
+        out.append(Turn(role, text, calls))
     return out
-
-
-def chat_views(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
-    pairs = list(pairs)
-    user = next((t for r, t in pairs if r == "user" and t.strip()), "")
-    return {
-        QUERY: extract_task(user) if user else "",
-        "system": "\n".join(t for r, t in pairs if r == "system"),
-        TEXT: "\n".join(t for _, t in pairs if t),
-    }
 
 
 class ChatAdapter(Adapter):
@@ -82,9 +102,11 @@ class ChatAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
+        if isinstance(sample, dict) and len(sample) == 1:  # StepTool {query_id: {cnt, instances}}
+            value = next(iter(sample.values()))
+            return isinstance(value, dict) and isinstance(value.get("instances"), list)
         return (isinstance(sample, list) and bool(sample) and isinstance(sample[0], dict)
-                and (isinstance(sample[0].get("messages"), list)
-                     or isinstance(sample[0].get("conversations"), list)))
+                and _message_list(sample[0]) is not None)
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         if base_suffix(path) == ".jsonl":
@@ -95,27 +117,53 @@ class ChatAdapter(Adapter):
                 position += 1
             return
         doc = load_json(path)
+        if isinstance(doc, dict):
+            yield from self._nested(path, doc)
+            return
         if not isinstance(doc, list):
             yield Skip(str(path), "expected a JSON list of chat records")
             return
         for i, obj in enumerate(doc):
             yield self._one(obj, i, f"{path}#{i}")
 
+    def _nested(self, path: Path, doc: dict) -> Iterator[Record | Skip]:
+        """StepTool: ``{query_id: {cnt, instances: [{id, conversations}]}}``."""
+        position = 0
+        for qid, entry in doc.items():
+            source = f"{path}#{position}"
+            instances = entry.get("instances") if isinstance(entry, dict) else None
+            if not isinstance(instances, list):
+                position += 1
+                yield Skip(source, f"query {qid}: no 'instances' list")
+                continue
+            for inst in instances:
+                source = f"{path}#{position}"
+                position += 1
+                if not isinstance(inst, dict):
+                    yield Skip(source, f"query {qid}: instance is {type(inst).__name__}, not an object")
+                    continue
+                rec = self._one({**inst, "id": str(qid)}, position - 1, source)
+                if isinstance(rec, Record):
+                    rec.meta.setdefault("ref_ids", [str(qid)])
+                    rec.meta["instance"] = inst.get("id")
+                yield rec
+
     def _one(self, obj: Any, position: int, source: str) -> Record | Skip:
         if not isinstance(obj, dict):
             return Skip(source, f"item is {type(obj).__name__}, not an object")
-        pairs = turns(obj)
-        if pairs is None:
-            return Skip(source, "no 'messages' or 'conversations' list")
-        views = chat_views(pairs)
-        if not views[TEXT]:
+        turns = parse_turns(obj)
+        if turns is None:
+            return Skip(source, "no 'messages', 'conversations' or 'traj' list")
+        views, meta = trajectory_views(turns)
+        if not views[TEXT].strip():
             return Skip(source, "conversation has no text")
-        rid = obj.get("id")
-        meta: dict[str, Any] = {}
+        rid = obj.get("id", obj.get("task_id"))
         if not isinstance(rid, (str, int)):
             rid, meta["positional_id"] = position, True
         ref = parse_ref_id(str(rid))
         if ref:
             meta["group"], ref_id = ref
             meta["ref_ids"] = [ref_id]
+            if str(rid).endswith("_reflection"):
+                meta["mistake"] = True
         return self.record(rid, source, views, raw=obj, **meta)

@@ -12,7 +12,7 @@ import csv
 from pathlib import Path
 from typing import Iterator
 
-from .._io import open_text
+from .._io import base_suffix, open_text
 from ..errors import InputError
 from ..records import Record, Skip
 from ._fields import extract
@@ -34,9 +34,9 @@ class CsvAdapter(Adapter):
         reader = None
         try:
             with open_text(path) as f:
-                head = f.read(65536)
+                header = f.readline()
                 f.seek(0)
-                delimiter = "\t" if head.count("\t") > head.count(",") else ","
+                delimiter = "\t" if (base_suffix(path) == ".tsv" or header.count("\t") > header.count(",")) else ","
                 reader = csv.DictReader(f, delimiter=delimiter, strict=True)
                 position = 0
                 start = 2

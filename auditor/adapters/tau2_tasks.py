@@ -2,7 +2,8 @@
 
 ``split`` (``train`` / ``test``) comes from the sibling ``split_tasks.json`` when present. The query
 view is the user scenario's instructions (reason for call, known and unknown info, task instructions);
-the text view adds the task's purpose and the expected actions' names and arguments.
+the text view adds the task's purpose and the expected actions' names and arguments; the ``calls``
+view holds the expected actions as canonical calls (:mod:`auditor.toolcalls`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Iterator
 from .._io import load_json
 from ..errors import InputError
 from ..records import QUERY, TEXT, Record, Skip
+from ..toolcalls import calls_view, step
 from .base import Adapter
 
 _INSTRUCTION_KEYS = ("reason_for_call", "known_info", "unknown_info", "task_instructions")
@@ -86,7 +88,9 @@ class Tau2TasksAdapter(Adapter):
                 if isinstance(action, dict):
                     extra.append(f"{action.get('name')} {json.dumps(action.get('arguments'), sort_keys=True)}")
             tid = str(task["id"])
-            yield self.record(tid, source, {QUERY: query, TEXT: "\n".join([query, *extra])}, raw=task,
+            calls = calls_view([step(a["name"], a.get("arguments")) for a in criteria.get("actions") or []
+                                if isinstance(a, dict) and isinstance(a.get("name"), str)])
+            yield self.record(tid, source, {QUERY: query, TEXT: "\n".join([query, *extra]), "calls": calls}, raw=task,
                               split=splits.get(tid), domain=_domain(task))
 
 

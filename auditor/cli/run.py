@@ -32,7 +32,9 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
 def _finish(report, report_dir: str) -> None:
     paths = report.write(report_dir)
     click.echo(report.summary_line())
-    click.echo(f"report: {paths['json']} and {paths['md']}")
+    click.echo(f"report: {', '.join(str(p) for p in paths.values())}")
+    if report.extra.get("clean"):
+        click.echo(f"cleaned training data: {report.extra['clean']['dir']}")
     sys.exit(exit_for(report.verdict))
 
 
@@ -54,8 +56,10 @@ def _finish(report, report_dir: str) -> None:
               help="A record with more text than this is a bad record (an error, or skipped and counted with --on-error skip).")
 @click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
 @click.option("--index-dir", default=None, help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).")
+@click.option("--write-clean", default=None, metavar="DIR",
+              help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.")
 def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
-          on_error, max_record_chars, report_dir, index_dir):
+          on_error, max_record_chars, report_dir, index_dir, write_clean):
     """Audit training data against eval data in one check and write a report.
 
     Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
@@ -79,6 +83,8 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
             max_contaminated=max_contaminated)])
         if index_dir:
             config.index_dir = index_dir
+        if write_clean:
+            config.write_clean = write_clean
         report = run_audit(config)
         _finish(report, report_dir or default_report_dir("audit"))
 
@@ -87,7 +93,9 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
 @click.argument("manifest", type=click.Path(dir_okay=False))
 @click.option("--report-dir", default=None, help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).")
 @click.option("--index-dir", default=None, help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).")
-def verify(manifest, report_dir, index_dir):
+@click.option("--write-clean", default=None, metavar="DIR",
+              help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).")
+def verify(manifest, report_dir, index_dir, write_clean):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
@@ -96,5 +104,7 @@ def verify(manifest, report_dir, index_dir):
         config = load_manifest(manifest)
         if index_dir:
             config.index_dir = index_dir
+        if write_clean:
+            config.write_clean = write_clean
         report = run_audit(config)
         _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

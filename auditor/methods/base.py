@@ -76,6 +76,8 @@ class MethodConfig:
 
     eval_view: str = QUERY
     train_views: tuple[str, ...] = (QUERY, TEXT)
+    #: ignore training-set boilerplate (lines / n-grams in a large share of training records; auditor.boilerplate)
+    mask_boilerplate: bool = True
 
 
 class Index(ABC):

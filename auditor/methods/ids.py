@@ -15,14 +15,21 @@ candidate ids are its own id and ``meta['ref_ids']`` (e.g. ``33737`` from ToolBe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..records import Record
-from .base import Finding, Index
+from .base import Finding, Index, MethodConfig
+
+
+@dataclass
+class IdConfig(MethodConfig):
+    mask_boilerplate: bool = False  # ids are compared, not text
 
 
 class IdIndex(Index):
     name = "id"
+    Config = IdConfig
     conclusive = False
     summary = "native-id equality (group-aware); reported as evidence, never counted as contamination"
 

@@ -1,5 +1,5 @@
-"""The audit report: one :class:`Report`, written as ``report.json`` (for machines) and
-``report.md`` (for reviewers), atomically, into a report folder.
+"""The audit report: one :class:`Report`, written as ``report.json`` (for machines), ``report.md`` and
+``report.html`` (for reviewers) and ``junit.xml`` (for CI), atomically, into a report folder.
 
 ``report.json`` keys (CI tools parse these names): ``verdict`` (``pass`` / ``fail`` /
 ``incomplete``); ``datasets`` → name → ``records``, ``skipped``, ``sha256`` ...; ``checks`` → list of
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_text, load_json
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 
 SCHEMA_VERSION = 1
 
@@ -60,14 +60,42 @@ class Report:
     def summary_line(self) -> str:
         parts = [f"{c['name']}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
                  for c in self.checks]
+        parts += [f"provenance {p['name']}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
+                  f"records trace to a held-out split)" for p in self.extra.get("provenance") or []]
         return f"auditor: {self.verdict.upper()} — " + "; ".join(parts)
 
-    def write(self, report_dir: str | Path) -> dict[str, Path]:
-        """Write report.json and report.md (atomically). Returns the paths written."""
+    def render(self, fmt: str) -> str:
+        """The report as ``json``, ``md``, ``html`` or ``junit`` text. Raises ConfigError for another format."""
+        from .html import render_html
+        from .junit import render_junit
         from .markdown import render_markdown
 
+        renderers = {"json": Report.to_json, "md": render_markdown, "html": render_html, "junit": render_junit}
+        if fmt not in renderers:
+            raise ConfigError(f"unknown report format '{fmt}' (formats: {', '.join(renderers)})")
+        return renderers[fmt](self)
+
+    def write(self, report_dir: str | Path) -> dict[str, Path]:
+        """Write report.json, report.md, report.html and junit.xml (atomically). Returns the paths written."""
         out = Path(report_dir)
-        paths = {"json": out / "report.json", "md": out / "report.md"}
-        atomic_write_text(paths["json"], self.to_json())
-        atomic_write_text(paths["md"], render_markdown(self))
+        paths = {fmt: out / name for fmt, name in FILE_NAMES.items()}
+        for fmt, path in paths.items():
+            atomic_write_text(path, self.render(fmt))
         return paths
+
+
+#: report format → file name in a report folder
+FILE_NAMES = {"json": "report.json", "md": "report.md", "html": "report.html", "junit": "junit.xml"}
+
+
+def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -> Path:
+    """Render a written ``report.json`` again as ``fmt`` without re-running the audit; returns the path.
+
+    The default output is the format's file beside ``report_path`` (``report.html``, ``report.md``,
+    ``junit.xml``). Raises InputError for a file that is not an auditor report, ConfigError for a bad format.
+    """
+    report = Report.load(report_path)
+    text = report.render(fmt)
+    target = Path(out) if out else Path(report_path).with_name(FILE_NAMES.get(fmt, f"report.{fmt}"))
+    atomic_write_text(target, text)
+    return target

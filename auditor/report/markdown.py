@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .provenance import render_provenance
+
 TOP_FINDINGS = 20
 SNIPPET = 600
 
@@ -71,5 +73,6 @@ def render_markdown(report) -> str:
         if ev_detail:
             lines.append(f"\nEvidence: {_cell(ev_detail)}")
         lines.append("")
+    lines += render_provenance(report.extra.get("provenance") or [])
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,171 @@
+"""``entities``: identifiers that ground an eval item, found in training records — evidence only.
+
+Built-in extractors (``kinds``) for known formats, plus user regexes (``patterns``, name → regex, from
+``[methods.entities]`` in the manifest):
+
+================  ========================================  ==================================
+kind              pattern                                   example
+================  ========================================  ==================================
+``user_id``       tau-bench / tau2 user ids                 ``emma_kim_9957``
+``order_id``      tau retail order ids                      ``#W2378156``
+``payment_id``    tau payment method ids                    ``credit_card_4421486``
+``flight_number`` tau airline flight numbers                ``HAT136``
+``reservation``   6-character codes with letters and digits ``EHGLP3``
+``asin``          WebShop / Amazon product ids              ``B07XJ8C8F5``
+``toolbench_qid`` group-scoped ToolBench query ids          ``G2_13487``, ``G1@33737``
+``email``         e-mail addresses                          ``mia.li3818@example.com``
+================  ========================================  ==================================
+
+An eval item's identifiers come from its ``eval_views`` (default ``query`` and ``text``; a tau2 task's
+text holds its expected actions' arguments), and an eval item with a ``group`` and a native id also
+yields its scoped id (``G1_588``). A training record's ``train_views`` (default ``text``) are scanned;
+each finding lists the identifiers found with their view, character span and — for trajectories —
+turn. Score: share of the eval item's distinct identifiers found in the record.
+
+Why evidence only (``conclusive = False``): identifiers name entities of a shared environment (tau's
+user and order database, Amazon's catalogue), and train and test tasks of the same benchmark
+legitimately share users, flights and products; an id alone does not show that the *task* leaked.
+Findings point a reviewer at the exact place to look. Set ``conclusive_min_ids`` (e.g. 3) to make
+a finding conclusive when that many distinct identifiers of one eval item co-occur in one record.
+
+Raises :class:`~auditor.errors.ConfigError` for an unknown kind, a pattern name that is not a word or a
+regex that does not compile.
+
+>>> from auditor.records import Record
+>>> ev = Record("tau2", "0", "t#0", {"query": "You are emma_kim_9957 and want to cancel EHGLP3."})
+>>> tr = Record("train", "x", "x:1", {"text": "user: my id is emma_kim_9957"})
+>>> f = EntitiesIndex().build([ev]).search([tr])[0]
+>>> f.score, f.evidence["identifiers"][0]["id"], f.evidence["identifiers"][0]["span"], f.conclusive
+(0.5, 'emma_kim_9957', [15, 28], False)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..adapters._trajectory import turn_of
+from ..errors import ConfigError
+from ..records import QUERY, TEXT, Record
+from .base import Finding, Index, MethodConfig
+
+BUILTIN: dict[str, str] = {
+    "user_id": r"\b[a-z]+_[a-z]+_\d{4}\b",
+    "order_id": r"#W\d{7}\b",
+    "payment_id": r"\b(?:credit_card|gift_card|certificate|paypal)_\d{5,}\b",
+    "flight_number": r"\bHAT\d{3}\b",
+    "reservation": r"\b[A-Z0-9]{6}\b",
+    "asin": r"\bB0[0-9A-Z]{8}\b",
+    "toolbench_qid": r"\bG[1-3][@_]\d+\b",
+    "email": r"[\w.+-]+@[\w-]+\.[\w.]+\b",
+}
+#: cheap substring tests that must pass before a kind's regex runs
+_PREFILTER = {"order_id": "#W", "flight_number": "HAT", "email": "@", "user_id": "_", "payment_id": "_"}
+_MIXED = re.compile(r"(?=.*\d)(?=.*[A-Z])")
+
+
+def _canon(kind: str, value: str) -> str:
+    return value.replace("@", "_") if kind == "toolbench_qid" else value
+
+
+@dataclass
+class EntitiesConfig(MethodConfig):
+    eval_views: tuple[str, ...] = (QUERY, TEXT)
+    train_views: tuple[str, ...] = (TEXT,)
+    #: built-in extractors to use (default: all)
+    kinds: tuple[str, ...] = tuple(BUILTIN)
+    #: user extractors: name → regular expression (the whole match is the identifier)
+    patterns: dict[str, str] = field(default_factory=dict)
+    #: 0: never conclusive; k > 0: conclusive when k distinct identifiers of an item co-occur
+    conclusive_min_ids: int = 0
+    mask_boilerplate: bool = False
+
+
+class EntitiesIndex(Index):
+    name = "entities"
+    Config = EntitiesConfig
+    conclusive = False
+    summary = ("identifiers grounding an eval item (tau user/order/reservation ids, flight numbers, ASINs, "
+               "ToolBench scoped ids, user regexes) found in training records; evidence, with location")
+
+    def __init__(self, config: EntitiesConfig | None = None, **params: Any):
+        for key in ("eval_views", "kinds"):
+            if isinstance(params.get(key), (list, str)):
+                params[key] = (params[key],) if isinstance(params[key], str) else tuple(params[key])
+        super().__init__(config, **params)
+        unknown = [k for k in self.config.kinds if k not in BUILTIN]
+        if unknown:
+            raise ConfigError(f"method 'entities': unknown kinds {', '.join(unknown)} (kinds: {', '.join(BUILTIN)})")
+        if not isinstance(self.config.patterns, dict):
+            raise ConfigError("method 'entities': 'patterns' must be a table of name = regex")
+        self.regexes: list[tuple[str, re.Pattern]] = []
+        for name, rx in [*((k, BUILTIN[k]) for k in self.config.kinds), *self.config.patterns.items()]:
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+                raise ConfigError(f"method 'entities': pattern name '{name}' must be a word")
+            try:
+                self.regexes.append((name, re.compile(rx)))
+            except (re.error, TypeError) as e:
+                raise ConfigError(f"method 'entities': pattern '{name}' is not a valid regex: {e}") from None
+
+    def extract(self, text: str) -> list[tuple[str, str, int, int]]:
+        """``(identifier, kind, start, end)`` for each identifier in ``text`` (earlier kinds win a span)."""
+        if not text:
+            return []
+        out: list[tuple[str, str, int, int]] = []
+        taken: set[int] = set()
+        for kind, rx in self.regexes:
+            pre = _PREFILTER.get(kind)
+            if pre and pre not in text:
+                continue
+            for m in rx.finditer(text):
+                if m.start() in taken or (kind == "reservation" and not _MIXED.match(m.group(0))):
+                    continue
+                taken.add(m.start())
+                out.append((_canon(kind, m.group(0)), kind, m.start(), m.end()))
+        out.sort(key=lambda t: t[2])
+        return out
+
+    def _build(self) -> None:
+        self.table: dict[str, set[int]] = {}
+        self.totals: list[int] = []
+        for pos, ev in enumerate(self.eval_records):
+            ids = {i for v in self.config.eval_views for i, *_ in self.extract(ev.views.get(v, ""))}
+            group = ev.meta.get("group")
+            if group and not ev.meta.get("positional_id") and ev.id.isdigit() and "toolbench_qid" in self.config.kinds:
+                ids.add(f"{group}_{ev.id}")
+            self.totals.append(len(ids))
+            if not ids:
+                self.not_indexed["no identifier found"] += 1
+            for i in ids:
+                self.table.setdefault(i, set()).add(pos)
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        out: list[Finding] = []
+        if not self.table:
+            return out
+        for tr in batch:
+            hits: dict[int, dict[str, dict[str, Any]]] = {}
+            for view in self.config.train_views:
+                text = tr.view(view) if view == TEXT else tr.views.get(view, "")
+                for ident, kind, start, end in self.extract(text):
+                    for pos in self.table.get(ident, ()):
+                        where = hits.setdefault(pos, {})
+                        if ident not in where:
+                            loc: dict[str, Any] = {"id": ident, "kind": kind, "view": view, "span": [start, end]}
+                            if view == TEXT:
+                                turn = turn_of(tr.meta.get("turn_starts"), start)
+                                if turn is not None:
+                                    loc["turn"] = turn
+                            where[ident] = loc
+            for pos, where in sorted(hits.items()):
+                ev = self.eval_records[pos]
+                if ev.dataset == tr.dataset and ev.ordinal == tr.ordinal:
+                    continue
+                f = self.finding(ev, tr, round(len(where) / self.totals[pos], 6),
+                                 identifiers=list(where.values())[:20], matched_ids=len(where),
+                                 eval_ids=self.totals[pos])
+                k = self.config.conclusive_min_ids
+                f.conclusive = bool(k) and len(where) >= k
+                out.append(f)
+        return out

@@ -1,0 +1,273 @@
+"""``minhash``: near-duplicates by MinHash-LSH, every candidate verified before it is reported.
+
+Each eval item's normalized text (:mod:`auditor.normalize`, shared with the exact tier) is cut into
+shingles (word ``shingle_size``-grams by default, character grams with ``shingle="char"``), hashed to
+64 bits, and sketched into a ``num_perm`` MinHash signature with datasketch's permutation scheme
+(:mod:`auditor.minhash_sketch`, vectorized). Signatures are cut into bands of rows chosen for
+``lsh_threshold`` by datasketch's optimiser; a training view that shares a band key with an eval item
+is a *candidate*. Every candidate is then **verified** on the exact shingle sets:
+
+``mode="jaccard"`` (default)
+    score = |eval ∩ train| / |eval ∪ train| of the training view's shingles (by default the
+    record's ``query`` view, i.e. the task of a trajectory; ``text`` when a record has none).
+``mode="containment"``
+    for a short eval item inside a long training record: the record is sketched in sliding windows
+    of about the item's length (``window_blocks`` blocks, stride one block), and the score is
+    |eval ∩ train| / |eval|, over the whole record (``text`` view by default).
+
+A finding needs ``score >= threshold``; candidates below it are counted as ``rejected`` in
+:meth:`MinHashIndex.stats` and never reported. Items with fewer than ``min_shingles``
+distinct shingles (10: about 12 words) are not indexed, and the report counts them: on items that
+short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
+Jaccard 0.67), so the exact and ngram tiers judge them.
+
+>>> from auditor.records import Record
+>>> ev = Record("bench", "q1", "b#0", {"query": "Book the cheapest flight from Boston to Denver next Friday morning please"})
+>>> tr = Record("train", "t1", "t:1", {"query": "book the CHEAPEST flight from Boston to Denver next Friday morning, please thanks"})
+>>> ix = MinHashIndex().build([ev])
+>>> f = ix.search([tr])[0]
+>>> round(f.score, 3), f.evidence["measure"], ix.stats()["candidates"]
+(0.909, 'jaccard', 1)
+
+Raises :class:`~auditor.errors.ConfigError` for bad parameters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from .. import minhash_sketch as sk
+from ..errors import ConfigError, IndexFileError
+from ..normalize import normalize, tokens
+from ..records import QUERY, TEXT, Record
+from .base import Finding, Index, MethodConfig
+from .ngram import ngram_hashes, token_hashes
+
+MODES = ("jaccard", "containment")
+SHINGLES = ("word", "char")
+#: block sizes of containment windows (~15% apart), so that few window classes cover every item length
+_LADDER = np.unique(np.round(1.15 ** np.arange(0, 60)).astype(np.int64))
+
+
+@dataclass
+class MinHashConfig(MethodConfig):
+    threshold: float = 0.6
+    lsh_threshold: float | None = None  # None: threshold - 0.2 (jaccard) or 0.5 x threshold (containment)
+    num_perm: int = 128
+    seed: int = 1
+    scheme: str = "affine32"
+    shingle: str = "word"
+    shingle_size: int = 3
+    min_shingles: int = 10
+    mode: str = "jaccard"
+    window_blocks: int = 8
+    train_views: tuple[str, ...] = (QUERY,)
+
+
+def distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of a 1-D array (sort-based; faster here than ``np.unique``'s hash path)."""
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
+def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarray:
+    """64-bit hashes of the shingles of ``normalize(text)``, in text order (with repeats).
+
+    >>> len(shingle_hashes("a b c d", "word", 3)), len(shingle_hashes("abcd", "char", 3))
+    (2, 2)
+    """
+    if shingle == "word":
+        return ngram_hashes(token_hashes(tokens(text)), size)
+    norm = normalize(text)
+    if not norm:
+        return np.empty(0, dtype=np.uint64)
+    cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    return ngram_hashes(sk.fmix(cps, 64), size)
+
+
+class MinHashIndex(Index):
+    name = "minhash"
+    Config = MinHashConfig
+    summary = "MinHash-LSH near-duplicates (word 3-gram shingles), every candidate verified by exact Jaccard or containment"
+
+    def __init__(self, config: MinHashConfig | None = None, **params: Any):
+        super().__init__(config, **params)
+        cfg = self.config
+        for name in ("threshold", "num_perm", "seed", "shingle_size", "min_shingles", "window_blocks"):
+            if not isinstance(getattr(cfg, name), (int, float)) or isinstance(getattr(cfg, name), bool):
+                raise ConfigError(f"method 'minhash': {name} must be a number, got {getattr(cfg, name)!r}")
+        if cfg.mode not in MODES:
+            raise ConfigError(f"method 'minhash': mode must be one of {', '.join(MODES)}, got '{cfg.mode}'")
+        if cfg.shingle not in SHINGLES:
+            raise ConfigError(f"method 'minhash': shingle must be one of {', '.join(SHINGLES)}, got '{cfg.shingle}'")
+        if not 0.0 < cfg.threshold <= 1.0:
+            raise ConfigError(f"method 'minhash': threshold must be in (0, 1], got {cfg.threshold}")
+        if cfg.shingle_size < 1 or cfg.window_blocks < 1:
+            raise ConfigError("method 'minhash': shingle_size and window_blocks must be at least 1")
+        self.perms = sk.permutations(cfg.num_perm, cfg.seed, cfg.scheme)
+        lt = cfg.lsh_threshold
+        if lt is None:
+            lt = max(0.1, cfg.threshold - 0.2) if cfg.mode == "jaccard" else max(0.1, 0.5 * cfg.threshold)
+        self.lsh_threshold = float(lt)
+        self.bands, self.rows = sk.lsh_params(self.lsh_threshold, cfg.num_perm)
+        self.counts: Counter = Counter()
+
+    # -- build ---------------------------------------------------------------------------------
+    def _build(self) -> None:
+        cfg = self.config
+        sets, lengths, keep = [], [], []
+        for pos, ev in enumerate(self.eval_records):
+            h = shingle_hashes(ev.view(cfg.eval_view), cfg.shingle, cfg.shingle_size)
+            u = distinct(h)
+            if len(u) < max(1, cfg.min_shingles):
+                self.not_indexed[f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"] += 1
+                sets.append(np.empty(0, dtype=np.uint64))
+                lengths.append(0)
+                continue
+            sets.append(u)
+            lengths.append(len(h))
+            keep.append(pos)
+        sizes = np.array([len(s) for s in sets], dtype=np.int64)
+        self.eval_off = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        self.eval_sh = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
+        keep_arr = np.array(keep, dtype=np.int64)
+        if len(keep_arr):
+            sigs = sk.signatures(sk.fold(self.eval_sh, cfg.scheme), self.eval_off[keep_arr], self.perms)
+            keys = sk.band_keys(sigs, self.bands, self.rows).ravel()
+            pos = np.repeat(keep_arr, self.bands)
+        else:
+            keys, pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.pos = keys[order], pos[order]
+        self.item_len = np.array(lengths, dtype=np.int64)
+        self.__dict__.pop("_classes", None)
+
+    def state(self):
+        arrays = {"eval_sh": self.eval_sh, "eval_off": self.eval_off, "keys": self.keys,
+                  "pos": self.pos, "item_len": self.item_len}
+        return arrays, {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
+
+    def restore(self, eval_records, arrays, meta):
+        self.eval_records = list(eval_records)
+        self.not_indexed = Counter(meta.get("not_indexed", {}))
+        if (meta.get("bands"), meta.get("rows")) != (self.bands, self.rows):
+            raise IndexFileError(f"minhash index has {meta.get('bands')} bands x {meta.get('rows')} rows, "
+                                 f"expected {self.bands} x {self.rows}; delete it to rebuild")
+        for name in ("eval_sh", "eval_off", "keys", "pos", "item_len"):
+            setattr(self, name, arrays[name])
+        self.__dict__.pop("_classes", None)
+        if len(self.item_len) != len(self.eval_records) or len(self.eval_off) != len(self.eval_records) + 1:
+            raise IndexFileError("minhash index does not match the eval records; delete it to rebuild")
+        return self
+
+    # -- search --------------------------------------------------------------------------------
+    def _units(self, batch: Sequence[Record]) -> list[tuple[int, str, np.ndarray]]:
+        """(record position in batch, view name, positional shingle hashes) for each view to search."""
+        cfg = self.config
+        out = []
+        for i, tr in enumerate(batch):
+            seen = set()
+            names = [v for v in cfg.train_views if tr.views.get(v)] or [TEXT]
+            for v in names:
+                text = tr.view(v)
+                if not text or text in seen:
+                    continue
+                seen.add(text)
+                h = shingle_hashes(text, cfg.shingle, cfg.shingle_size)
+                if len(h):
+                    out.append((i, v, h))
+        return out
+
+    def _window_classes(self) -> list[tuple[int, int]]:
+        if not hasattr(self, "_classes"):
+            lens = self.item_len[self.item_len > 0]
+            classes = set()
+            for k in np.unique(lens).tolist():
+                nb = min(self.config.window_blocks, k)
+                block = int(_LADDER[min(len(_LADDER) - 1, np.searchsorted(_LADDER, k / nb))])
+                classes.add((block, nb))
+            self._classes = sorted(classes)
+        return self._classes
+
+    def _lookup(self, keys: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """Unique (owner, eval position) pairs for query band keys (one owner per key row)."""
+        flat = keys.ravel()
+        rows = np.repeat(owner, keys.shape[1])
+        left = np.searchsorted(self.keys, flat, "left")
+        right = np.searchsorted(self.keys, flat, "right")
+        hit = right > left
+        if not hit.any():
+            return np.empty((0, 2), dtype=np.int64)
+        left, right, rows = left[hit], right[hit], rows[hit]
+        n = right - left
+        idx = np.repeat(left - np.concatenate(([0], np.cumsum(n)[:-1])), n) + np.arange(n.sum())
+        code = distinct(np.repeat(rows, n) * (len(self.eval_records) + 1) + self.pos[idx])
+        return np.stack([code // (len(self.eval_records) + 1), code % (len(self.eval_records) + 1)], axis=1)
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        if not len(self.keys):
+            return []
+        cfg = self.config
+        units = self._units(batch)
+        if not units:
+            return []
+        folded = [sk.fold(h, cfg.scheme) for _, _, h in units]
+        if cfg.mode == "jaccard":
+            uniq = [distinct(f) for f in folded]
+            offs = np.concatenate(([0], np.cumsum([len(u) for u in uniq])[:-1]))
+            sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
+            pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), np.arange(len(units)))
+        else:
+            found = []  # one record view at a time: its windows can be many
+            for u, f in enumerate(folded):
+                sigs = sk.multi_window_signatures(f, self.perms, self._window_classes())
+                keys = distinct(sk.band_keys(sigs, self.bands, self.rows).ravel())[:, None]  # band index is mixed in
+                found.append(self._lookup(keys, np.full(len(keys), u, dtype=np.int64)))
+            pairs = np.concatenate(found)
+        return self._verify(batch, units, pairs)
+
+    def _verify(self, batch, units, pairs: np.ndarray) -> list[Finding]:
+        cfg = self.config
+        out: list[Finding] = []
+        train_sets: dict[int, np.ndarray] = {}
+        best: dict[tuple[int, int], tuple[float, dict]] = {}
+        for u, p in pairs.tolist():
+            self.counts["candidates"] += 1
+            tset = train_sets.get(u)
+            if tset is None:
+                tset = train_sets[u] = distinct(units[u][2])
+            eset = self.eval_sh[self.eval_off[p]:self.eval_off[p + 1]]
+            inter = len(np.intersect1d(eset, tset, assume_unique=True))
+            if cfg.mode == "jaccard":
+                score = inter / (len(eset) + len(tset) - inter)
+            else:
+                score = inter / len(eset)
+            if score < cfg.threshold:
+                self.counts["rejected"] += 1
+                continue
+            self.counts["verified"] += 1
+            i, view = units[u][0], units[u][1]
+            ev = {"measure": cfg.mode, "shared_shingles": inter, "eval_shingles": int(len(eset)),
+                  "train_shingles": int(len(tset)), "train_view": view,
+                  "shingle": f"{cfg.shingle}{cfg.shingle_size}"}
+            key = (i, p)
+            if key not in best or score > best[key][0]:
+                best[key] = (score, ev)
+        for (i, p), (score, ev) in sorted(best.items()):
+            if cfg.mode == "jaccard":
+                ev["char_ratio"] = round(fuzz.ratio(normalize(self.eval_records[p].view(cfg.eval_view)),
+                                                    normalize(batch[i].view(ev["train_view"]))) / 100, 4)
+            out.append(self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev))
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        s = super().stats()
+        s.update({"bands": self.bands, "rows": self.rows, "lsh_threshold": self.lsh_threshold,
+                  "candidates": self.counts["candidates"], "verified": self.counts["verified"],
+                  "rejected": self.counts["rejected"]})
+        return s

@@ -1,0 +1,288 @@
+"""``report.html``: one self-contained page for a reviewer (inline CSS, inline SVG, a few lines of inline
+JavaScript for sortable tables; nothing is fetched at view time).
+
+Sections: the verdict and one-line summary; the checks table and one table per check (methods,
+coverage, notes); plots — the score distribution per method with its threshold marked, the training
+× eval contamination matrix (when a report has several datasets on a side), and the contaminated
+share per eval subset (the eval record's split or group, e.g. StableToolBench ``G1_instruction`` …);
+the datasets; any further report section (``provenance``, ``clean`` …) rendered generically; and the
+top findings with eval and training text side by side, the shared word spans highlighted.
+
+>>> from auditor.report import Report
+>>> r = Report("fail", {}, [], [{"check": "c", "eval_dataset": "e", "eval_id": "1", "eval_source": "e#0",
+...     "train_dataset": "t", "train_id": "9", "train_source": "t:1", "method": "exact", "score": 1.0,
+...     "conclusive": True, "evidence": {}, "eval_ordinal": 0, "train_ordinal": 0}],
+...     texts={"e#0": "book a flight to Rome", "t#0": "User: Book a flight to Rome please"})
+>>> page = render_html(r)
+>>> "<mark>Book a flight to Rome</mark>" in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from html import escape
+from typing import Any
+
+from . import _svg
+
+TOP_FINDINGS = 50
+SHOWN_CHARS = 3000
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+main{max-width:1200px;margin:0 auto;padding:18px 24px 60px}
+h1{font-size:24px;margin:6px 0} h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
+h3{font-size:15px;margin:16px 0 6px}
+.verdict{display:inline-block;padding:3px 12px;border-radius:12px;color:#fff;font-weight:700;letter-spacing:.5px}
+.v-pass{background:#1b8a3a}.v-fail{background:#c0262d}.v-incomplete{background:#b86e00}
+table{border-collapse:collapse;background:#fff;margin:6px 0 10px;width:100%}
+th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f5;cursor:pointer;user-select:none} td.n{text-align:right;font-variant-numeric:tabular-nums}
+code,.src{font:12px ui-monospace,Menlo,Consolas,monospace}
+.plots{display:flex;flex-wrap:wrap;gap:14px}.plots figure{margin:0;background:#fff;border:1px solid #dde1e7;padding:6px}
+svg .bar{fill:#3a6fb0} svg .track{fill:#e8ecf2} svg .axis{stroke:#555} svg .title{font-size:12px;font-weight:600}
+svg .tick{font-size:11px;fill:#333} svg .thr{fill:#c0262d} svg .cellt{font-size:11px}
+svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
+.finding{background:#fff;border:1px solid #dde1e7;margin:10px 0;padding:8px 10px}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}.pair>div{white-space:pre-wrap;word-break:break-word;
+max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
+mark{background:#ffe066;padding:0 1px}.muted{color:#667}.ev{color:#667;font-style:italic}
+pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
+"""
+
+JS = """
+document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){
+ var t=th.closest('table'),i=Array.prototype.indexOf.call(th.parentNode.children,th),b=t.tBodies[0];
+ var rows=Array.prototype.slice.call(b.rows),asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';
+ rows.sort(function(x,y){var a=x.cells[i].innerText,c=y.cells[i].innerText,p=parseFloat(a),q=parseFloat(c);
+  var r=(!isNaN(p)&&!isNaN(q))?p-q:a.localeCompare(c);return asc?r:-r;});rows.forEach(function(r){b.appendChild(r);});});});
+document.body.setAttribute('data-charts',String(Array.prototype.filter.call(document.querySelectorAll('svg.chart'),
+ function(s){var r=s.getBoundingClientRect();return r.width>0&&r.height>0&&s.querySelector('text');}).length));
+document.body.setAttribute('data-ready','1');
+"""
+
+
+def _e(v: Any) -> str:
+    return escape(str(v))
+
+
+def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]
+
+
+def _marked(text: str, toks: list[tuple[int, int, str]], hit: list[bool]) -> str:
+    out, pos, i = [], 0, 0
+    while i < len(toks):
+        if not hit[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(toks) and hit[j + 1]:
+            j += 1
+        s, e = toks[i][0], toks[j][1]
+        out.append(escape(text[pos:s]) + "<mark>" + escape(text[s:e]) + "</mark>")
+        pos, i = e, j + 1
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
+def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
+    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked.
+
+    >>> highlight("Find hotels in Paris", "I said: find hotels in Paris, now")[1]
+    'I said: <mark>find hotels in Paris</mark>, now'
+    """
+    ev, tr = _spans(eval_text), _spans(train_text)
+    k = max(1, min(k, len(ev)))
+    ev_words, tr_words = [t[2] for t in ev], [t[2] for t in tr]
+    grams_ev = {tuple(ev_words[i:i + k]) for i in range(len(ev) - k + 1)}
+    grams_tr = {tuple(tr_words[i:i + k]) for i in range(len(tr) - k + 1)}
+    shared = grams_ev & grams_tr
+    hit_ev, hit_tr = [False] * len(ev), [False] * len(tr)
+    for words, hit in ((ev_words, hit_ev), (tr_words, hit_tr)):
+        for i in range(len(words) - k + 1):
+            if tuple(words[i:i + k]) in shared:
+                hit[i:i + k] = [True] * k
+    return _marked(eval_text, ev, hit_ev), _marked(train_text, tr, hit_tr)
+
+
+def _thresholds(checks: list[dict]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c in checks:
+        for ms in c.get("method_stats", []):
+            thr = (ms.get("params") or {}).get("threshold")
+            if isinstance(thr, (int, float)) and ms.get("method") not in out:
+                out[ms["method"]] = float(thr)
+    return out
+
+
+def plots_html(report) -> str:
+    """The plots (score histograms, contamination matrix, subset bars) as an HTML fragment, e.g. for a notebook."""
+    parts = []
+    scores: dict[str, list[float]] = defaultdict(list)
+    for f in report.findings:
+        scores[f["method"]].append(float(f["score"]))
+    thr = _thresholds(report.checks)
+    methods = sorted({m for c in report.checks for m in c.get("methods", [])} | set(scores))
+    figs = [_svg.histogram(scores.get(m, []), thr.get(m, 1.0 if m == "exact" else None), m) for m in methods]
+    if figs:
+        parts.append("<h3>Score distribution per method</h3><p class='muted'>Scores of the kept findings; "
+                     "the dashed line is the method's threshold.</p>")
+        parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
+    cells: dict[tuple[str, str], tuple[int, int]] = {}
+    for c in report.checks:
+        for m in c.get("matrix", []):
+            n = (report.datasets.get(m["eval"]) or {}).get("records", c.get("eval_items", 0))
+            k0, _ = cells.get((m["train"], m["eval"]), (0, n))
+            cells[(m["train"], m["eval"])] = (max(k0, m["contaminated_items"]), n)
+    rows = sorted({t for t, _ in cells})
+    cols = sorted({e for _, e in cells})
+    if cells and (len(rows) > 1 or len(cols) > 1):
+        parts.append("<h3>Training × eval contamination matrix</h3>"
+                     "<p class='muted'>Cell: eval items with a conclusive finding in that training set / eval items.</p>")
+        parts.append(f'<div class="plots"><figure>{_svg.matrix(rows, cols, cells)}</figure></div>')
+    subsets = [(f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
+                s["contaminated_items"], s["eval_items"]) for c in report.checks for s in c.get("eval_subsets", [])]
+    per_check = [(c["name"], [(f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
+                               s["contaminated_items"], s["eval_items"]) for s in c.get("eval_subsets", [])])
+                 for c in report.checks]
+    figs = [_svg.bars(items, f"{name}: contaminated share per eval subset") for name, items in per_check if len(items) > 1]
+    if figs and subsets:
+        parts.append("<h3>Contaminated share per eval subset</h3>")
+        parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
+    return "".join(parts)
+
+
+def _checks(report) -> str:
+    rows = [[f"<a href='#check-{_e(c['name'])}'>{_e(c['name'])}</a>", _e(", ".join(c["train"])), _e(", ".join(c["eval"])),
+             _e(", ".join(c["methods"])), c["eval_items"], c["contaminated_items"],
+             f"{100 * c.get('contaminated_share', 0):.2f}%", c.get("allowance", 0),
+             f"<span class='verdict v-{_e(c['verdict'])}'>{_e(c['verdict'])}</span>"] for c in report.checks]
+    out = [_table(["check", "train", "eval", "methods", "eval items", "contaminated", "share", "allowance", "verdict"],
+                  rows, {4, 5, 6, 7})]
+    for c in report.checks:
+        out.append(f"<h3 id='check-{_e(c['name'])}'>{_e(c['name'])} — <span class='verdict v-{_e(c['verdict'])}'>"
+                   f"{_e(c['verdict'])}</span></h3>")
+        by_m = c.get("items_by_method") or {}
+        mrows = []
+        for ms in c.get("method_stats", []):
+            params = ", ".join(f"{k}={v}" for k, v in (ms.get("params") or {}).items() if k in ("n", "threshold", "min_n", "eval_view"))
+            mrows.append([f"<code>{_e(ms['method'])}</code>", "yes" if ms.get("conclusive", True) else "evidence only",
+                          by_m.get(ms["method"], 0), ms.get("eval_items", ""), ms.get("eval_not_indexed", 0),
+                          _e(params)])
+        if mrows:
+            out.append(_table(["method", "counts as contamination", "eval items with findings", "eval items indexed on",
+                               "not indexed", "parameters"], mrows, {2, 3, 4}))
+        notes = c.get("notes") or []
+        skipped = c.get("skipped") or {}
+        if skipped.get("eval") or skipped.get("train"):
+            notes = [*notes, f"skipped records: {skipped.get('eval', 0)} eval, {skipped.get('train', 0)} training"]
+        out.extend(f"<p class='muted'>{_e(n)}</p>" for n in notes)
+    return "".join(out)
+
+
+def _datasets(report) -> str:
+    rows = []
+    for name, d in report.datasets.items():
+        reasons = "; ".join(f"{r}: {n}" for r, n in (d.get("skip_reasons") or {}).items())
+        rows.append([_e(name), _e(d.get("role", "")), d.get("records", ""), d.get("skipped", 0), _e(reasons),
+                     _e(d.get("split") or ""), _e(d.get("bundled") or ", ".join(d.get("files", []))[:200]),
+                     f"<code>{_e(str(d.get('sha256', ''))[:16])}</code>"])
+    return _table(["dataset", "role", "records", "skipped", "skip reasons", "split", "source", "sha256"], rows, {2, 3})
+
+
+def _generic(value: Any, depth: int = 0) -> str:
+    """Any JSON value as HTML: dicts as key/value tables, lists of dicts as tables, the rest as text."""
+    if isinstance(value, dict) and depth < 2:
+        return _table(["key", "value"], [[f"<code>{_e(k)}</code>", _generic(v, depth + 1)] for k, v in value.items()])
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and depth < 2:
+        keys = list(dict.fromkeys(k for v in value[:200] for k in v))
+        return _table(keys, [[_generic(v.get(k, ""), 2) for k in keys] for v in value[:200]])
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return f"<code>{_e(text[:2000])}{' …' if len(text) > 2000 else ''}</code>"
+    return _e(value)
+
+
+def _findings(report) -> str:
+    fs = report.findings
+    out = [f"<p class='muted'>{min(len(fs), TOP_FINDINGS)} of {len(fs)} findings shown, best per eval item and "
+           "method first; highlighted: word runs the eval item and the training record share.</p>"]
+    if not fs:
+        out.append("<p>No findings.</p>")
+    ordered = sorted(fs, key=lambda f: (not f.get("conclusive", True), -float(f["score"])))
+    for f in ordered[:TOP_FINDINGS]:
+        ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
+        tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}")
+        if ev is not None and tr is not None:
+            ev_html, tr_html = highlight(ev[:SHOWN_CHARS], tr[:SHOWN_CHARS])
+        else:
+            ev_html = _e(ev[:SHOWN_CHARS]) if ev else "<span class='muted'>(text not kept)</span>"
+            tr_html = _e(tr[:SHOWN_CHARS]) if tr else "<span class='muted'>(text not kept)</span>"
+        tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
+        evidence = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
+        out.append(f"<div class='finding'><div><code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b> — "
+                   f"check <b>{_e(f['check'])}</b>: eval <b>{_e(f['eval_dataset'])}</b> #{_e(f['eval_id'])} in train "
+                   f"<b>{_e(f['train_dataset'])}</b> #{_e(f['train_id'])}</div>"
+                   f"<div class='pair'><div>{ev_html}</div><div>{tr_html}</div></div>"
+                   f"<div class='src'>{_e(f['eval_source'])} ↔ {_e(f['train_source'])}</div>"
+                   + (f"<div class='ev'>evidence: {_e(evidence)}</div>" if evidence else "") + "</div>")
+    return "".join(out)
+
+
+def _provenance(entries: Any) -> str:
+    """Per provenance entry: the split statement, a bar of derived records per source split, and
+    the held-out / conflicting records. Falls back to the generic rendering for other shapes."""
+    if not (isinstance(entries, list) and all(isinstance(e, dict) and "by_split" in e for e in entries)):
+        return _generic(entries)
+    from ._svg import bars
+    from .provenance import statement
+
+    out = []
+    for e in entries:
+        total = int(e.get("records_total", 0))
+        held = set(e.get("held_out_splits", []))
+        items = [(f"{s}{' (held out)' if s in held else ''}", int(n), total) for s, n in sorted(e.get("by_split", {}).items())]
+        items.append(("unattributed", int(e.get("unattributed", 0)), total))
+        out.append(f"<h3>{_e(e.get('name', ''))} <span class='verdict v-{_e(e.get('verdict', ''))}'>"
+                   f"{_e(str(e.get('verdict', '')).upper())}</span></h3><p>{_e(statement(e))}</p>"
+                   f"<div class='plots'>{bars(items, 'derived records per source split')}</div>")
+        flagged = [r for r in e.get("records", []) if r.get("held_out") or r.get("how") == "conflicting"][:200]
+        if flagged:
+            keys = ["derived_dataset", "derived_id", "source_dataset", "source_id", "source_split", "how", "score", "confidence"]
+            out.append(_table(keys, [[_e(r.get(k, "")) for k in keys] for r in flagged]))
+    return "".join(out)
+
+
+_SECTIONS = {"provenance": _provenance}
+
+
+def render_html(report) -> str:
+    """The whole page as a string (see module doc)."""
+    run = report.run or {}
+    extra = {k: v for k, v in report.to_dict().items() if k not in _CORE}
+    sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
+    sections += [(k.replace("_", " ").capitalize(), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()]
+    sections.append(("Findings", _findings(report)))
+    body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
+    run_line = (f"auditor {_e(run.get('version', '?'))}, engine <code>{_e(run.get('engine', '?'))}</code>, started "
+                f"{_e(run.get('started', '?'))}, {_e(run.get('seconds', '?'))} s") if run else ""
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+            "script-src 'unsafe-inline'; img-src data:\">"
+            f"<title>Contamination audit: {_e(report.verdict)}</title><style>{CSS}</style></head><body><main>"
+            f"<h1>Contamination audit <span class='verdict v-{_e(report.verdict)}' id='verdict'>"
+            f"{_e(report.verdict.upper())}</span></h1><p>{_e(report.summary_line())}</p><p class='muted'>{run_line}</p>"
+            f"{body}</main><script>{JS}</script></body></html>\n")

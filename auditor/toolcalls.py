@@ -1,0 +1,153 @@
+"""Canonical tool calls: the one place where a tool call becomes comparable text.
+
+A call is canonicalized as ``name(ARGS)`` where ``name`` is stripped and lower-cased and ``ARGS`` is
+the arguments as sorted-key compact JSON with normalized scalars: numeric strings become numbers
+(``"0"`` → ``0``, ``1.0`` → ``1``), ``"true"`` / ``"false"`` become booleans, strings are stripped.
+So two calls that differ only in key order, whitespace or quoting of numbers are equal. Every
+adapter builds its ``calls`` view (one canonical call per line) with :func:`calls_view`, and keeps
+the structured steps in ``meta['trace']`` (see :func:`step`) for the error taxonomy.
+
+>>> canonical_call("Get_User", '{"b": " 2 ", "a": {"y": true, "x": "1.0"}}')
+'get_user({"a":{"x":1,"y":true},"b":2})'
+>>> canonical_call("get_user", {"a": {"x": 1, "y": "true"}, "b": 2})
+'get_user({"a":{"x":1,"y":true},"b":2})'
+>>> [c for c, _ in calls_in_text('Thought: go\\nAction: search_for_x\\nAction Input: {"q": "a"}')]
+['search_for_x({"q":"a"})']
+>>> [c for c, _ in calls_in_text('print(get_weather(city="Paris", days=3))')]
+['get_weather({"city":"Paris","days":3})']
+
+No function here raises: unparsable argument strings are kept as ``{"_raw": text}``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any, Iterable
+
+_NUM = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_ACTION = re.compile(r"Action:\s*([^\n]+?)\s*\n\s*Action Input:\s*(.*?)(?=\n\s*(?:Thought|Action|Observation):|\Z)", re.S)
+_CODE_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: names that are control flow, not tool calls (ToolBench's Finish, python builtins around calls)
+NOT_TOOLS = frozenset({"finish", "print", "str", "int", "float", "len", "list", "dict", "json.dumps"})
+
+
+def canonical_value(v: Any) -> Any:
+    """Normalize one argument value (recursively) as described in the module doc."""
+    if isinstance(v, dict):
+        return {str(k).strip(): canonical_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [canonical_value(x) for x in v]
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, float):
+        return int(v) if v.is_integer() else v
+    if isinstance(v, int):
+        return v
+    s = str(v).strip()
+    low = s.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if _NUM.match(s) and len(s) < 19 and not (len(s) > 1 and s[0] == "0" and s[1] != "."):
+        f = float(s)
+        return int(f) if f.is_integer() else f
+    return s
+
+
+def parse_arguments(args: Any) -> dict[str, Any]:
+    """Arguments as a dict: JSON text, Python-literal text or a dict; else ``{"_raw": text}``."""
+    if isinstance(args, dict):
+        return args
+    if args is None or args == "":
+        return {}
+    if isinstance(args, str):
+        text = args.strip()
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                value = parse(text)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, dict):
+                return value
+        return {"_raw": " ".join(text.split())}
+    return {"_value": args}
+
+
+def canonical_call(name: str, arguments: Any) -> str:
+    """``name(sorted-key JSON of normalized arguments)``."""
+    args = canonical_value(parse_arguments(arguments))
+    return f"{str(name).strip().lower()}({json.dumps(args, sort_keys=True, separators=(',', ':'), ensure_ascii=False)})"
+
+
+def call_name(canonical: str) -> str:
+    return canonical.split("(", 1)[0]
+
+
+def step(name: str, arguments: Any, observation: str | None = None) -> dict[str, Any]:
+    """One structured step of ``meta['trace']``: name, parsed arguments, tool result (or None)."""
+    return {"name": str(name).strip(), "args": parse_arguments(arguments), "observation": observation}
+
+
+def calls_view(steps: Iterable[dict[str, Any]]) -> str:
+    """The ``calls`` view: one canonical call per line, control calls (``Finish``) left out."""
+    return "\n".join(canonical_call(s["name"], s["args"]) for s in steps
+                     if s["name"].strip().lower() not in NOT_TOOLS)
+
+
+def split_calls(view: str) -> list[str]:
+    return [line for line in view.split("\n") if line.strip()] if view else []
+
+
+def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """Tool calls written inside assistant text: ToolBench ``Action: / Action Input:`` pairs and
+    Python calls with keyword arguments (Tool-MVR's ``print(api_for_tool(x=1))``).
+    Returns ``(canonical call, parsed arguments)`` pairs in text order."""
+    if not text:
+        return []
+    out: list[tuple[int, str, dict[str, Any]]] = []
+    for m in _ACTION.finditer(text):
+        name = m.group(1).strip()
+        args = parse_arguments(m.group(2).strip())
+        out.append((m.start(), name, args))
+    if "(" in text and "=" in text:
+        for m in _CODE_CALL.finditer(text):
+            name = m.group(1)
+            if name.lower() in NOT_TOOLS:
+                continue
+            args = _python_call_args(text, m.start())
+            if args is not None:
+                out.append((m.start(), name, args))
+    out.sort(key=lambda t: t[0])
+    return [(canonical_call(n, a), a) for _, n, a in out if n.strip().lower() not in NOT_TOOLS]
+
+
+def _python_call_args(text: str, start: int) -> dict[str, Any] | None:
+    """Keyword arguments of the Python call starting at ``start`` (literals only), else None."""
+    depth, end = 0, None
+    for i in range(text.index("(", start), min(len(text), start + 5000)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                end = i + 1
+                break
+    if end is None:
+        return None
+    try:
+        node = ast.parse(text[start:end], mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if not isinstance(node, ast.Call) or node.args or not node.keywords:
+        return None
+    args: dict[str, Any] = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            return None
+        try:
+            args[kw.arg] = ast.literal_eval(kw.value)
+        except (ValueError, SyntaxError, TypeError, RecursionError):
+            args[kw.arg] = ast.unparse(kw.value)
+    return args

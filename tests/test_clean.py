@@ -1,0 +1,119 @@
+"""--write-clean / write_clean: the cleaned training sets re-audit clean, in their original formats."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from click.testing import CliRunner
+
+from auditor.cli import main
+from auditor.datasets import Dataset, DatasetSpec
+
+
+def _goals(a: int, b: int) -> list[str]:
+    return [r.view("query") for r in Dataset(DatasetSpec("g", [f"webshop:{a}:{b}"], role="eval")).records()]
+
+
+def test_cli_write_clean_webshop_reaudits_clean(tmp_path):
+    runner = CliRunner()
+    clean = tmp_path / "clean"
+    res = runner.invoke(main, ["audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--method", "exact",
+                               "--method", "ngram", "--write-clean", str(clean), "--report-dir", str(tmp_path / "r1")])
+    assert res.exit_code == 1, res.output
+    report = json.loads((tmp_path / "r1" / "report.json").read_text())
+    removed = [json.loads(line) for line in (clean / "removed.jsonl").read_text().splitlines()]
+    summary = report["clean"]["datasets"]["webshop:500:"]
+    assert summary["removed"] == len(removed) >= report["checks"][0]["contaminated_items"] == 42
+    assert summary["kept"] + summary["removed"] == 12087 - 500
+    assert all(r["method"] in ("exact", "ngram") and r["eval_dataset"] == "webshop:0:500" for r in removed)
+    written = clean / "webshop_500_" / "human_goals.json"
+    assert json.loads(written.read_text())[:1] and summary["files"][0]["format"] == "webshop-goals"
+    res = runner.invoke(main, ["audit", "--eval", "webshop:0:500", "--train", str(written), "--method", "exact",
+                               "--method", "ngram", "--report-dir", str(tmp_path / "r2")])
+    assert res.exit_code == 0, res.output
+    again = json.loads((tmp_path / "r2" / "report.json").read_text())
+    assert again["findings"] == [] and again["verdict"] == "pass"
+    assert again["datasets"]["human_goals"]["records"] == summary["kept"]
+
+
+def test_manifest_write_clean_keeps_formats(tmp_path):
+    leaked, other = _goals(0, 6), _goals(3000, 3012)
+    rows = [{"id": f"c{i}", "text": t, "extra": str(i)} for i, t in enumerate(leaked[:2] + other[:4])]
+    with open(tmp_path / "t.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["id", "text", "extra"])
+        w.writeheader()
+        w.writerows(rows)
+    pq.write_table(pa.Table.from_pylist([{"id": i, "text": f"Chat: {t} please", "n": i}
+                                         for i, t in enumerate(leaked[2:4] + other[4:8])]), tmp_path / "t.parquet")
+    with gzip.open(tmp_path / "t.jsonl.gz", "wt") as f:
+        for i, t in enumerate(leaked[4:6] + other[8:12]):
+            f.write(json.dumps({"uid": f"j{i}", "prompt": t}) + "\n")
+    manifest = tmp_path / "split.toml"
+    body = """
+[datasets.test]
+path = "webshop:0:6"
+role = "eval"
+[datasets.csvset]
+path = "{csv}"
+role = "train"
+[datasets.pqset]
+path = "{pq}"
+role = "train"
+[datasets.jset]
+path = "{js}"
+role = "train"
+[[checks]]
+name = "c"
+train = ["csvset", "pqset", "jset"]
+eval = ["test"]
+methods = ["exact", "ngram"]
+"""
+    manifest.write_text('write_clean = "clean"\n' + body.format(csv="t.csv", pq="t.parquet", js="t.jsonl.gz"))
+    res = CliRunner().invoke(main, ["verify", str(manifest), "--report-dir", str(tmp_path / "r1")])
+    assert res.exit_code == 1, res.output
+    clean = tmp_path / "clean"
+    removed = [json.loads(line) for line in (clean / "removed.jsonl").read_text().splitlines()]
+    assert sorted((r["dataset"], r["id"]) for r in removed) == [
+        ("csvset", "c0"), ("csvset", "c1"), ("jset", "j0"), ("jset", "j1"), ("pqset", "0"), ("pqset", "1")]
+    with open(clean / "csvset" / "t.csv", newline="") as f:
+        kept_rows = list(csv.DictReader(f))
+    assert kept_rows == rows[2:]  # same columns, same values
+    table = pq.read_table(clean / "pqset" / "t.parquet")
+    assert table.schema == pq.read_schema(tmp_path / "t.parquet") and table.column("n").to_pylist() == [2, 3, 4, 5]
+    assert [json.loads(x)["uid"] for x in (clean / "jset" / "t.jsonl").read_text().splitlines()] == ["j2", "j3", "j4", "j5"]
+    again = tmp_path / "again.toml"
+    again.write_text(body.format(csv="clean/csvset/t.csv", pq="clean/pqset/t.parquet", js="clean/jset/t.jsonl"))
+    res = CliRunner().invoke(main, ["verify", str(again), "--report-dir", str(tmp_path / "r2")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r2" / "report.json").read_text())["findings"] == []
+
+
+def test_write_clean_tau2_keeps_split_file(tmp_path):
+    clean = tmp_path / "clean"
+    res = CliRunner().invoke(main, ["audit", "--eval", "tau2-airline:test", "--train", "tau2-airline:train",
+                                    "--method", "exact", "--write-clean", str(clean), "--report-dir", str(tmp_path / "r")])
+    assert res.exit_code in (0, 1), res.output
+    out = clean / "tau2-airline_train" / "tasks.json"
+    assert (out.parent / "split_tasks.json").exists()
+    ds = Dataset(DatasetSpec("x", [str(out)], split="train"))
+    kept = list(ds.records())
+    summary = json.loads((tmp_path / "r" / "report.json").read_text())["clean"]["datasets"]["tau2-airline:train"]
+    assert len(kept) == summary["kept"] > 0 and summary["files"][0]["format"] == "tau2-tasks"
+
+
+def test_write_clean_bad_targets_are_one_line_errors(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res = CliRunner().invoke(main, ["audit", "--eval", "webshop:0:50", "--train", "webshop:50:100", "--method", "exact",
+                                    "--write-clean", str(blocker)])
+    assert res.exit_code == 2 and "exists and is not a folder" in res.output and "Traceback" not in res.output
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('write_clean = 3\n[datasets.a]\npath = "webshop:0:5"\nrole = "eval"\n'
+                        '[datasets.b]\npath = "webshop:5:9"\nrole = "train"\n'
+                        '[[checks]]\nname = "c"\ntrain = ["b"]\neval = ["a"]\n')
+    res = CliRunner().invoke(main, ["verify", str(manifest)])
+    assert res.exit_code == 2 and "'write_clean' must be a string" in res.output

@@ -1,0 +1,186 @@
+"""The ``minhash`` tier on real inputs: datasketch compatibility, verified findings, persistence."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from datasketch import MinHash, MinHashLSH
+
+from auditor import minhash_sketch as sk
+from auditor.audit import AuditConfig, CheckSpec, build_index, run_audit
+from auditor.datasets import Dataset, DatasetSpec
+from auditor.errors import ConfigError, IndexFileError
+from auditor.methods.minhash import MinHashIndex, shingle_hashes
+
+
+def bundled(name: str) -> list:
+    return list(Dataset(DatasetSpec(name, [name], role="eval")).records())
+
+
+@pytest.fixture(scope="module")
+def stb():
+    return bundled("stabletoolbench:G1_instruction")
+
+
+def chat_train(tmp_path, queries: dict[str, str], name: str = "train"):
+    """Real chat-format training file (Task: ... Begin!) read through the chat adapter."""
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join(json.dumps({"id": k, "messages": [
+        {"role": "system", "content": "You are an AutoGPT, capable of utilizing numerous APIs."},
+        {"role": "user", "content": f"Task:\n{q}\nBegin!"},
+        {"role": "assistant", "content": "Thought: call the API first."}]}) for k, q in queries.items()))
+    return path
+
+
+def exact_jaccard(a: str, b: str, size: int = 3) -> float:
+    sa, sb = set(shingle_hashes(a, "word", size).tolist()), set(shingle_hashes(b, "word", size).tolist())
+    return len(sa & sb) / len(sa | sb)
+
+
+@pytest.mark.parametrize("scheme", sk.SCHEMES)
+def test_signatures_identical_to_datasketch(stb, scheme):
+    docs = [np.unique(sk.fold(shingle_hashes(r.view("query")), scheme)) for r in stb[:40]]
+    offsets = np.concatenate(([0], np.cumsum([len(d) for d in docs])[:-1]))
+    sigs = sk.signatures(np.concatenate(docs), offsets, sk.permutations(128, 42, scheme))
+    for doc, sig in zip(docs, sigs):
+        m = MinHash(num_perm=128, seed=42, hashfunc=int, scheme=scheme)
+        m.update_batch(doc.tolist())
+        assert m.hashvalues.dtype == sig.dtype
+        assert np.array_equal(m.hashvalues, sig)
+    # a different seed gives other values
+    assert not np.array_equal(sigs, sk.signatures(np.concatenate(docs), offsets, sk.permutations(128, 43, scheme)))
+
+
+def test_window_signatures_are_signatures_of_each_window(stb):
+    hv = sk.fold(np.concatenate([shingle_hashes(r.view("query")) for r in stb[:10]]))
+    perms = sk.permutations(64, 1)
+    wins = sk.window_signatures(hv, perms, 5, 6)
+    assert len(wins) == -(-len(hv) // 5) - 6 + 1
+    for i in (0, 7, len(wins) - 1):
+        assert np.array_equal(wins[i], sk.signatures(hv[i * 5:i * 5 + 30], np.array([0]), perms)[0])
+
+
+def test_band_parameters_are_datasketchs():
+    for t, p in ((0.4, 128), (0.5, 64), (0.7, 256)):
+        lsh = MinHashLSH(threshold=t, num_perm=p)
+        assert sk.lsh_params(t, p) == (lsh.b, lsh.r)
+
+
+def test_planted_near_duplicate_found_with_verified_score(tmp_path, stb):
+    target, other = stb[3], stb[50]
+    words = target.view("query").split()
+    rng = random.Random(1)
+    del words[rng.randrange(len(words))]  # one word dropped
+    i = rng.randrange(len(words) - 1)
+    words[i], words[i + 1] = words[i + 1], words[i]  # one swap
+    planted = " ".join(words).upper() + "!!"  # case and punctuation changes
+    path = chat_train(tmp_path, {"planted": planted, "other": other.view("query")[:200] + " and thanks"})
+    train = list(Dataset(DatasetSpec("train", [str(path)], format="chat")).records())
+    index = MinHashIndex().build(stb)
+    findings = index.search(train)
+    hits = [f for f in findings if f.train_id == "planted"]
+    assert [f.eval_id for f in hits] == [target.id]
+    assert hits[0].score == pytest.approx(exact_jaccard(target.view("query"), planted), abs=1e-6)
+    assert hits[0].score >= index.config.threshold
+    assert hits[0].evidence["measure"] == "jaccard" and hits[0].evidence["train_view"] == "query"
+    # no finding pairs the planted record with another eval item, nor the unrelated record with the target
+    assert all(f.eval_id == other.id for f in findings if f.train_id == "other")
+    assert index.stats()["verified"] == len(findings)
+
+
+def test_candidate_below_threshold_after_verification_is_not_reported(tmp_path, stb):
+    target = stb[10].view("query")
+    words = target.split()
+    half = " ".join(words[: len(words) // 2]) + " " + " ".join(reversed(words[len(words) // 2:]))
+    jac = exact_jaccard(target, half)
+    assert 0.2 < jac < 0.9
+    path = chat_train(tmp_path, {"half": half})
+    train = list(Dataset(DatasetSpec("train", [str(path)], format="chat")).records())
+    index = MinHashIndex(threshold=0.9, lsh_threshold=0.1).build(stb)
+    assert index.search(train) == []
+    st = index.stats()
+    assert st["candidates"] >= 1 and st["rejected"] == st["candidates"] and st["verified"] == 0
+    # the same pair with a threshold below its Jaccard is reported, with that score
+    low = MinHashIndex(threshold=round(jac - 0.01, 2), lsh_threshold=0.1).build(stb)
+    assert [round(f.score, 6) for f in low.search(train) if f.eval_id == stb[10].id] == [round(jac, 6)]
+
+
+def test_containment_mode_finds_short_item_in_long_record(tmp_path):
+    evals = bundled("tau2-airline")
+    item = evals[5].view("query")
+    filler = " ".join(r.view("text") for r in bundled("tau2-retail")[:30])
+    long_text = filler[: len(filler) // 2] + "\n" + item + "\n" + filler[len(filler) // 2:]
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps({"id": "long", "text": long_text}) + "\n")
+    train = list(Dataset(DatasetSpec("train", [str(path)], format="jsonl", text_field="text")).records())
+    contain = MinHashIndex(mode="containment", train_views=("text",)).build(evals)
+    hits = [f for f in contain.search(train) if f.eval_id == evals[5].id]
+    assert len(hits) == 1 and hits[0].score == 1.0 and hits[0].evidence["measure"] == "containment"
+    # Jaccard is the wrong measure here: the same record is not a near-duplicate of the item
+    jac = MinHashIndex(train_views=("text",)).build(evals)
+    assert not [f for f in jac.search(train) if f.eval_id == evals[5].id]
+
+
+def test_index_round_trip_and_corrupted_file_refused(tmp_path, stb, monkeypatch):
+    queries = {"p": stb[7].view("query").replace(",", "") + " please"}
+    train = list(Dataset(DatasetSpec("train", [str(chat_train(tmp_path, queries))], format="chat")).records())
+    first = build_index("minhash", None, stb, str(tmp_path / "ix"))
+    expected = [f.to_dict() for f in first.search(train)]
+    assert expected and expected[0]["eval_id"] == stb[7].id
+    folders = list((tmp_path / "ix").iterdir())
+    assert len(folders) == 1 and (folders[0] / "index.json").exists()
+
+    def no_build(self):
+        raise AssertionError("index was rebuilt instead of reused")
+
+    monkeypatch.setattr(MinHashIndex, "_build", no_build)
+    again = build_index("minhash", None, stb, str(tmp_path / "ix"))
+    assert [f.to_dict() for f in again.search(train)] == expected
+
+    keys = folders[0] / "keys.npy"
+    data = bytearray(keys.read_bytes())
+    data[-3] ^= 0xFF
+    keys.write_bytes(bytes(data))
+    with pytest.raises(IndexFileError, match="keys.npy: checksum mismatch"):
+        build_index("minhash", None, stb, str(tmp_path / "ix"))
+
+
+def test_bad_parameters_are_config_errors():
+    for params in ({"mode": "cosine"}, {"shingle": "line"}, {"threshold": 0}, {"scheme": "affine16"},
+                   {"lsh_threshold": 1.5}, {"nperm": 3}, {"threshold": "high"}):
+        with pytest.raises(ConfigError):
+            MinHashIndex(**params)
+
+
+def test_audit_reports_rejected_candidates(tmp_path, stb):
+    target = stb[20].view("query")
+    path = chat_train(tmp_path, {"dup": target.lower() + " thanks", "far": " ".join(reversed(target.split()))})
+    cfg = AuditConfig(datasets={"stb": DatasetSpec("stb", ["stabletoolbench:G1_instruction"], role="eval"),
+                                "train": DatasetSpec("train", [str(path)], format="chat")},
+                      checks=[CheckSpec("c", train=["train"], eval=["stb"], methods=["minhash"])],
+                      method_params={"minhash": {"lsh_threshold": 0.1}})
+    report = run_audit(cfg)
+    assert report.verdict == "fail"
+    assert [(f["eval_id"], f["train_id"]) for f in report.findings] == [(stb[20].id, "dup")]
+    st = report.checks[0]["method_stats"][0]
+    assert st["method"] == "minhash" and st["verified"] == 1 and st["rejected"] >= 1
+
+
+def test_short_items_are_left_to_other_tiers_and_counted(tmp_path):
+    goals = bundled("webshop:0:3000")
+    speaker = next(r for r in goals if r.view("query") == "i need a black wireless bluetooth speaker")
+    train_path = tmp_path / "goals.jsonl"
+    train_path.write_text(json.dumps({"id": "g", "text": "i need a black wireless bluetooth soundbar"}) + "\n")
+    train = list(Dataset(DatasetSpec("train", [str(train_path)], format="jsonl", text_field="text")).records())
+    # 5 shingles, Jaccard 0.67: a different product, which the default min_shingles keeps out
+    assert exact_jaccard(speaker.view("query"), train[0].view("text")) > 0.6
+    index = MinHashIndex(train_views=("text",)).build(goals)
+    assert index.search(train) == []
+    st = index.stats()
+    assert st["not_indexed_reasons"] == {"fewer than min_shingles=10 word 3-grams": st["eval_not_indexed"]}
+    assert 0 < st["eval_not_indexed"] < len(goals)
+    loose = MinHashIndex(train_views=("text",), min_shingles=1).build(goals)
+    assert [f.eval_id for f in loose.search(train)] == [speaker.id]
