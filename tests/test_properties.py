@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis): text normalization and the adapters' parsing.
+"""Property-based tests (hypothesis): text normalization, canonical tool calls and the adapters' parsing.
 
 Adapters get arbitrary JSON values, chat-shaped objects and CSV cells; whatever they get, reading
 yields Records or counted Skips (or one InputError), never another exception, and the accounting
@@ -17,11 +17,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.adapters.chat import extract_task, parse_ref_id, turns
+from auditor.adapters.chat import extract_task, parse_ref_id, parse_turns
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.errors import InputError
 from auditor.normalize import _unicode_table, normalize, text_hash, tokens
 from auditor.records import Record
+from auditor.toolcalls import calls_in_text, call_name, canonical_call, parse_arguments
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -149,7 +150,49 @@ def test_parse_ref_id(rid):
 
 @SETTINGS
 @given(record_like)
-def test_turns_are_role_text_pairs(obj):
-    pairs = turns(obj)
-    if pairs is not None:
-        assert all(isinstance(r, str) and isinstance(t, str) for r, t in pairs)
+def test_parse_turns_gives_role_text_turns(obj):
+    parsed = parse_turns(obj)
+    if parsed is not None:
+        assert all(isinstance(t.role, str) and isinstance(t.text, str) for t in parsed)
+
+
+# -- canonical tool calls -----------------------------------------------------------------------
+
+scalars = (st.booleans() | st.none() | st.integers(-10**12, 10**12)
+           | st.floats(allow_nan=False, allow_infinity=False, width=32) | st.text(max_size=12))
+arguments = st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k == k.strip()),
+                            st.recursive(scalars, lambda c: st.lists(c, max_size=3)
+                                         | st.dictionaries(st.text(min_size=1, max_size=5).filter(
+                                             lambda k: k == k.strip()), c, max_size=3), max_leaves=8),
+                            max_size=5)
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True)
+
+
+@SETTINGS
+@given(names, arguments, st.randoms())
+def test_canonical_call_ignores_order_case_spacing_and_encoding(name, args, rnd):
+    canon = canonical_call(name, args)
+    items = list(args.items())
+    rnd.shuffle(items)
+    shuffled = dict(items)
+    assert canonical_call(f"  {name.upper()} ", shuffled) == canon
+    assert canonical_call(name, json.dumps(shuffled, indent=2)) == canon  # arguments given as JSON text
+    assert call_name(canon) == name.lower()
+
+
+@SETTINGS
+@given(names, arguments)
+def test_canonical_call_is_a_fixed_point(name, args):
+    canon = canonical_call(name, args)
+    inner = canon[len(call_name(canon)) + 1:-1]
+    assert canonical_call(call_name(canon), inner) == canon
+
+
+@SETTINGS
+@given(st.text(max_size=300))
+def test_tool_call_parsing_never_raises_on_arbitrary_text(text):
+    assert isinstance(parse_arguments(text), dict)
+    for canon, args in calls_in_text(text):
+        assert canon.endswith(")") and isinstance(args, dict)
+    for canon, _ in calls_in_text(f"Action: search\nAction Input: {text}"):
+        assert call_name(canon) == "search" or "Action" in text
