@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from auditor import _io, indexstore
-from auditor.errors import IndexFileError
+from auditor.errors import IndexFileError, ManifestError
 from auditor.manifest import load_manifest
 from auditor.report import Report
 from hostile import GOOD, LEAK, OTHER, cli, jl, report, write_eval
@@ -211,11 +211,8 @@ def test_manifest_relative_paths_cannot_escape(layout, rel):
     res = cli("verify", str(_manifest(proj, rel)))
     assert res.exit_code == 2
     assert "leads outside the manifest's folder" in res.stderr and "absolute path" in res.stderr
-    from auditor.datasets import Dataset
-    from auditor.errors import InputError
-
-    with pytest.raises(InputError, match="leads outside"):
-        Dataset(load_manifest(_manifest(proj, rel)).datasets["tr"])
+    with pytest.raises(ManifestError, match="leads outside"):
+        load_manifest(_manifest(proj, rel))
 
 
 def test_manifest_symlink_out_of_the_folder_is_refused(layout):
