@@ -55,7 +55,7 @@ class DatasetSpec:
     id_field: str | None = None
     on_error: str | None = None  # default: fail
     base_dir: str = "."
-    #: a record longer than this (characters of text) is a bad record (see ``on_error``)
+    #: a record with a text view longer than this (characters) is a bad record (see ``on_error``)
     max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
     #: when set, relative paths must resolve inside this folder (manifests: their own folder)
     confine_to: str | None = None
@@ -202,7 +202,7 @@ class Dataset:
                 adapter = self._adapter_for(path)(self.spec.name, options)
                 for item in adapter.read(path):
                     stats.read += 1
-                    if isinstance(item, Record) and sum(len(v) for v in item.views.values()) > limit:
+                    if isinstance(item, Record) and max(map(len, item.views.values()), default=0) > limit:
                         item = Skip(item.source, too_long(limit))
                     if isinstance(item, Skip):
                         self._skip(item)

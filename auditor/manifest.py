@@ -10,7 +10,7 @@
     role = "eval"
 
     [datasets.toolbench_v]
-    path = "../shared/data/tool-mvr/data/training_data/selected_Toolbench_V.json"
+    path = "data/selected_Toolbench_V.json"  # inside the manifest's folder, or an absolute path
     role = "train"                        # format, split, text_field, id_field, on_error,
                                           # max_record_chars optional
 
