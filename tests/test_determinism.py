@@ -102,6 +102,27 @@ def test_killed_scan_leaves_no_half_written_report_and_rerun_works(tmp_path):
     assert any(f["eval_source"] == f"{ev}:1" for f in doc["findings"])
 
 
+def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path):
+    ev = write_eval(tmp_path)
+    train = tmp_path / "big.jsonl"
+    _training_file(train, 150_000)
+    out, idx = tmp_path / "reports", tmp_path / "idx"
+    proc = subprocess.Popen([sys.executable, "-m", "auditor", "audit", "--eval", str(ev), "--train", str(train),
+                             "--report-dir", str(out), "--index-dir", str(idx)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (idx.exists() and any(p.name.startswith("ngram-") for p in idx.iterdir())):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "auditor: interrupted; no report written"
+    assert not out.exists() or not any(out.iterdir())
+
+
 def test_index_save_killed_at_random_moments_never_leaves_a_broken_index(tmp_path):
     """SIGKILL a process writing a large index at several moments: afterwards there is either no
     index folder or a complete one that verifies."""

@@ -5,7 +5,7 @@ its options, calls one library function, and turns an :class:`~auditor.errors.Au
 one-line message with exit code 2 (see :func:`auditor.cli._common.library_errors`).
 
 Exit codes: 0 pass, 1 contamination above the allowance (or an incomplete check), 2 bad usage or
-unreadable input.
+unreadable input, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import click
 from ..errors import AuditorError
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: an interrupted run is neither a pass nor a finding
 
 
 class AuditorClickError(click.ClickException):
@@ -18,11 +19,15 @@ class AuditorClickError(click.ClickException):
 
 @contextlib.contextmanager
 def library_errors() -> Iterator[None]:
-    """Turn library errors into one clean line on stderr and exit code 2."""
+    """Turn library errors into one clean line on stderr and exit code 2; Ctrl-C into one line and
+    exit code 130 (outputs are written atomically, so nothing half-written is left)."""
     try:
         yield
     except AuditorError as e:
         raise AuditorClickError(str(e)) from None
+    except KeyboardInterrupt:
+        click.echo("auditor: interrupted; no report written", err=True)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
 def exit_for(verdict: str) -> int:
