@@ -12,7 +12,7 @@ original header and delimiter, Parquet. Anything else is written as JSON Lines o
 ``{id, source, views, meta}`` (file name + ``.jsonl``). Compressed inputs are written uncompressed.
 A tau2-bench ``split_tasks.json`` next to a tasks file is copied so the splits still resolve.
 Training records the dataset skipped (``on_error = "skip"``) have no parsed form and are not
-written; their count is reported.
+written; their count is reported, and so are files it could not read at all (``not_written_files``).
 
 >>> import json, tempfile, os
 >>> from auditor.datasets import Dataset, DatasetSpec
@@ -136,7 +136,10 @@ def write_clean(out_dir: str | Path, datasets: list[Dataset], hits: dict[tuple[s
         taken: set[str] = set()
         files = []
         kept = 0
+        unread = {f["file"] for f in ds.stats.skipped_files}
         for path in ds.files:
+            if str(path) in unread:  # a file the dataset could not read (on_error = "skip"): not written
+                continue
             records = by_file.get(str(path), [])
             adapter = ds._adapter_for(path)
             target = out / _folder(ds.name) / _out_name(Path(path), taken)
@@ -148,6 +151,6 @@ def write_clean(out_dir: str | Path, datasets: list[Dataset], hits: dict[tuple[s
             kept += len(records)
             files.append({"source": str(path), "written": str(written), "format": fmt, "records": len(records)})
         summary["datasets"][ds.name] = {"kept": kept, "removed": removed, "not_written_skipped": ds.stats.skipped,
-                                        "files": files}
+                                        "not_written_files": sorted(unread), "files": files}
     atomic_write_text(out / "removed.jsonl", "".join(removed_lines))
     return summary

@@ -281,3 +281,16 @@ def test_json_array_of_a_million_records(tmp_path):
     assert_accounting(doc)
     assert doc["datasets"]["million"]["read"] == n and doc["datasets"]["million"]["records"] == n
     assert doc["findings"][0]["train_id"] == str(n - 1) and doc["findings"][0]["train_source"] == f"{path}#{n - 1}"
+
+
+def test_write_clean_leaves_out_unreadable_files_and_says_so(tmp_path):
+    ev = write_eval(tmp_path)
+    d = _mixed_folder(tmp_path)
+    (d / "notes.txt").write_text("not data")
+    out, clean = tmp_path / "r", tmp_path / "clean"
+    res = cli("audit", "--eval", str(ev), "--train", str(d / "*"), "--method", "exact", "--on-error", "skip",
+              "--report-dir", str(out), "--write-clean", str(clean))
+    assert res.exit_code == 1, res.output
+    summary = report(out)["clean"]["datasets"]["*"]
+    assert summary["not_written_files"] == [str(d / "notes.txt")]
+    assert summary["removed"] == 3 and len(summary["files"]) == 3
