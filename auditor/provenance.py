@@ -172,11 +172,13 @@ def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
     allowance = spec.allowance(total["records"])
     notes = []
     source_skipped = sum(datasets[n].stats.skipped for n in spec.sources)
+    unread_files = sum(len(datasets[n].stats.skipped_files) for n in (*spec.derived, *spec.sources))
     if total["held_out_records"] > allowance:
         verdict = "fail"
-    elif total["skipped"] or source_skipped:
+    elif total["skipped"] or source_skipped or unread_files:
         verdict = "incomplete"
-        notes.append(f"{total['skipped']} derived and {source_skipped} source records were skipped and not attributed")
+        notes.append(f"{total['skipped']} derived and {source_skipped} source records were skipped and not attributed"
+                     + (f"; {unread_files} files were not read" if unread_files else ""))
     elif not rows:
         verdict = "incomplete"
         notes.append("the derived datasets have no records")

@@ -294,3 +294,21 @@ def test_write_clean_leaves_out_unreadable_files_and_says_so(tmp_path):
     summary = report(out)["clean"]["datasets"]["*"]
     assert summary["not_written_files"] == [str(d / "notes.txt")]
     assert summary["removed"] == 3 and len(summary["files"]) == 3
+
+
+def test_provenance_with_an_unread_file_is_incomplete(tmp_path):
+    (tmp_path / "src.jsonl").write_bytes(jl(*EVAL_ITEMS))
+    (tmp_path / "der").mkdir()
+    (tmp_path / "der" / "a.jsonl").write_bytes(jl(OTHER))
+    m = tmp_path / "m.toml"
+    m.write_text('[datasets.src]\npath = "src.jsonl"\nrole = "eval"\nsplit_label = "test"\n'
+                 '[datasets.der]\npath = "der/*"\nrole = "train"\non_error = "skip"\n'
+                 '[[provenance]]\nname = "p"\nderived = ["der"]\nsources = ["src"]\nmethods = ["exact"]\n')
+    out = tmp_path / "r"
+    res = cli("verify", str(m), "--report-dir", str(out))
+    assert res.exit_code == 0, res.output  # everything read: a plain pass
+    (tmp_path / "der" / "b.txt").write_text("unreadable as data")
+    res = cli("verify", str(m), "--report-dir", str(out))
+    prov = report(out)["provenance"][0]
+    assert res.exit_code == 1 and prov["verdict"] == "incomplete"
+    assert "1 files were not read" in prov["notes"][0]
