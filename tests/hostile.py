@@ -6,12 +6,14 @@ Every training file holds (somewhere readable) a copy of the eval item ``LEAK`` 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import zstandard
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -60,6 +62,9 @@ CORPUS: dict[str, tuple[bytes, str, str | None]] = {
     "missing_field.jsonl": (jl(GOOD, {"id": "t2", "body": "no text here"}), "no text field found", "line 2"),
     "toolbench_wrong.json": (json.dumps([{"query_id": 1, "query": LEAK}, {"query_id": 2, "query": 7}]).encode(),
                              "missing or non-string 'query'", "item 1"),
+    "truncated.jsonl.gz": (gzip.compress(jl(GOOD, OTHER) * 50)[:-30], "truncated compressed data", None),
+    "truncated.jsonl.zst": (zstandard.ZstdCompressor().compress(jl(GOOD, OTHER) * 50)[:-30],
+                            "truncated compressed data", None),
     "csv_unterminated.csv": (b'id,text\nt1,"' + LEAK.encode() + b'"\nt2,"open quote\nt3,more\n',
                              "malformed CSV: unexpected end of data", "line 4"),
 }

@@ -196,3 +196,24 @@ def test_tool_call_parsing_never_raises_on_arbitrary_text(text):
         assert canon.endswith(")") and isinstance(args, dict)
     for canon, _ in calls_in_text(f"Action: search\nAction Input: {text}"):
         assert call_name(canon) == "search" or "Action" in text
+
+
+# -- compressed input ---------------------------------------------------------------------------
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=70000), min_size=1, max_size=4), st.sampled_from([".gz", ".zst"]))
+def test_compressed_readers_return_exactly_the_data_of_every_frame(frames, suffix):
+    import gzip
+
+    import zstandard
+
+    from auditor._io import open_binary
+
+    pack = gzip.compress if suffix == ".gz" else zstandard.ZstdCompressor().compress
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"x.jsonl{suffix}"
+        path.write_bytes(b"".join(pack(f) for f in frames))  # several members / frames
+        with open_binary(path) as f:
+            assert f.read() == b"".join(frames)
+        with open_binary(path) as f:
+            assert b"".join(f) == b"".join(frames)
