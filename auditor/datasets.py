@@ -40,6 +40,8 @@ from .records import Record, Skip, split_source
 ROLES = ("train", "eval")
 ON_ERROR = ("fail", "skip")
 _RANGE = re.compile(r"^(-?\d*):(-?\d*)$")
+_COLUMN = re.compile(r"\s*\(column \d+\)")
+MAX_SKIP_REASONS = 100
 
 
 @dataclass
@@ -244,7 +246,12 @@ class Dataset:
         if self.spec.on_error != "skip":
             raise InputError(*split_source(item.source), item.reason)
         self.stats.skipped += 1
-        self.stats.skip_reasons[item.reason] += 1
+        # the tally is by kind of problem: positions go to the examples, and distinct reasons are
+        # capped so a file of a million different bad lines cannot blow the report up
+        reason = _COLUMN.sub("", item.reason)
+        if reason not in self.stats.skip_reasons and len(self.stats.skip_reasons) >= MAX_SKIP_REASONS:
+            reason = "other reasons (beyond the first 100 kinds)"
+        self.stats.skip_reasons[reason] += 1
         if len(self.stats.skip_examples) < 10:
             self.stats.skip_examples.append(f"{item.source}: {item.reason}")
 

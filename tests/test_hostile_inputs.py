@@ -312,3 +312,32 @@ def test_provenance_with_an_unread_file_is_incomplete(tmp_path):
     prov = report(out)["provenance"][0]
     assert res.exit_code == 1 and prov["verdict"] == "incomplete"
     assert "1 files were not read" in prov["notes"][0]
+
+
+def test_skip_tally_is_by_kind_and_bounded(tmp_path):
+    lines = [json.dumps(GOOD)]
+    lines += ['{"id": %d, "text": "x"' % i + " " * i + "oops" for i in range(300)]  # invalid at varying columns
+    lines += ['{"id": %d, "%s": 1}' % (i, "k" * (i % 7)) for i in range(300)]  # no text field
+    lines += ['{"id": %d, "text": %d}' % (i, i) for i in range(10)]
+    train = tmp_path / "messy.jsonl"
+    train.write_text("\n".join(lines) + "\n")
+    ev = write_eval(tmp_path)
+    out = tmp_path / "r"
+    res = cli("audit", "--eval", str(ev), "--train", str(train), "--on-error", "skip", "--report-dir", str(out),
+              "--text-field", "text")
+    assert res.exit_code == 1
+    d = report(out)["datasets"]["messy"]
+    assert d["read"] == len(lines) and d["records"] == 1 and d["skipped"] == len(lines) - 1
+    assert len(d["skip_reasons"]) <= 101 and sum(d["skip_reasons"].values()) == d["skipped"]
+    assert d["skip_reasons"]["invalid JSON: Expecting ',' delimiter"] == 300
+
+    # more kinds of problem than the tally keeps: the rest are counted together
+    from auditor.datasets import MAX_SKIP_REASONS, Dataset, DatasetSpec
+    from auditor.records import Skip
+
+    ds = Dataset(DatasetSpec("messy", [str(train)], on_error="skip"))
+    for i in range(MAX_SKIP_REASONS + 50):
+        ds._skip(Skip(f"{train}:{i}", f"problem number {i}"))
+    assert len(ds.stats.skip_reasons) == MAX_SKIP_REASONS + 1
+    assert ds.stats.skip_reasons["other reasons (beyond the first 100 kinds)"] == 50
+    assert ds.stats.skipped == sum(ds.stats.skip_reasons.values()) == MAX_SKIP_REASONS + 50
