@@ -161,6 +161,8 @@ def test_mixed_formats_in_one_glob(tmp_path):
     assert res.exit_code == 1 and doc["checks"][0]["contaminated_items"] == 3
     assert doc["checks"][0]["skipped_files"] == {"eval": 0, "train": 1}
     assert doc["datasets"]["*"]["skipped_files"][0]["file"] == str(d / "notes.txt")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "file not read" in html and "notes.txt" in html
 
 
 def test_symlink_loop(tmp_path):

@@ -196,7 +196,8 @@ def _checks(report) -> str:
 def _datasets(report) -> str:
     rows = []
     for name, d in report.datasets.items():
-        reasons = "; ".join(f"{r}: {n}" for r, n in (d.get("skip_reasons") or {}).items())
+        reasons = "; ".join([*(f"{r}: {n}" for r, n in (d.get("skip_reasons") or {}).items()),
+                             *(f"file not read: {f['file']}: {f['reason']}" for f in d.get("skipped_files") or [])])
         rows.append([_e(name), _e(d.get("role", "")), d.get("records", ""), d.get("skipped", 0), _e(reasons),
                      _e(d.get("split") or ""), _e(d.get("bundled") or ", ".join(d.get("files", []))[:200]),
                      f"<code>{_e(str(d.get('sha256', ''))[:16])}</code>"])
