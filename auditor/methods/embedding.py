@@ -1,0 +1,224 @@
+"""``embedding``: paraphrase tier — sentence-embedding similarity with evidence beyond a cosine.
+
+The eval items are cut into segments (:mod:`auditor.embed.segment`: the whole item, the question
+line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
+MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
+measured recall for large eval sets). Each training record's views are segmented and embedded the
+same way, its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
+margin over the next eval item, mutual best match, token overlap, shared entities/numbers), and a
+finding is made when the combined score reaches ``threshold``. The finding's evidence names the
+matched segments (``eval_segment``, ``train_segment``) and every score part.
+
+Embeddings are cached by normalized-text hash in ``cache_dir`` (default
+``$AUDITOR_EMBED_CACHE``, else ``<index dir>/embeddings``; ``"none"`` keeps them in memory only).
+The model is loaded in :meth:`build`, never at construction.
+
+>>> from auditor.records import Record
+>>> ev = [Record("bench", "0", "b#0", {"query": "What is the capital city of France?"}),
+...       Record("bench", "1", "b#1", {"query": "How many legs does a spider have?"})]
+>>> tr = Record("train", "t", "t:1", {"text": "Which city is the capital of France?"})
+>>> [f.eval_id for f in EmbeddingIndex(cache_dir="none").build(ev).search([tr])]   # doctest: +SKIP
+['0']
+
+Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[embed]'``),
+:class:`~auditor.errors.ConfigError` (bad parameters, a model that cannot be loaded offline).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..records import QUERY, TEXT, Record
+from .base import Finding, Index, MethodConfig
+
+
+@dataclass
+class EmbeddingConfig(MethodConfig):
+    model: str = "bundled"              # "bundled", a local sentence-transformers folder, or a cached name
+    device: str = "cpu"
+    batch_size: int = 64
+    cache_dir: str = ""                 # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
+    top_k: int = 5                      # candidate eval items scored per training record
+    min_cosine: float = 0.5             # candidates below this cosine are not scored
+    threshold: float = 0.65             # decision on the combined score (see auditor.embed.evidence)
+    w_margin: float = 2.0
+    w_mutual: float = 0.1
+    w_overlap: float = 0.1
+    w_entities: float = 0.2
+    w_conflict: float = 0.1
+    require_best: bool = True           # a finding only for the eval item a training segment is closest to
+    max_words: int = 160                # longer texts are also embedded as windows of this many words
+    approximate: str = "auto"           # "auto" | "exact" | "hnsw" | "ivf"
+    approx_min: int = 200_000           # "auto" switches to HNSW from this many eval segments
+    train_views: tuple[str, ...] = (QUERY, TEXT)
+
+
+class EmbeddingIndex(Index):
+    name = "embedding"
+    Config = EmbeddingConfig
+    requires = {"sentence_transformers": "embed", "faiss": "embed"}
+    summary = ("paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
+               "token overlap and shared entities; finding at >= threshold (0.65)")
+
+    def __init__(self, config: MethodConfig | None = None, **params: Any):
+        super().__init__(config, **params)
+        c = self.config
+        if not 0 < c.top_k <= 1000:
+            raise ConfigError(f"method 'embedding': top_k must be in 1..1000, not {c.top_k}")
+        if c.max_words < 16:
+            raise ConfigError(f"method 'embedding': max_words must be at least 16, not {c.max_words}")
+        from ..embed.vsearch import APPROX
+
+        if c.approximate not in APPROX:
+            raise ConfigError(f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'")
+        self.encoder = None
+
+    # -- model and cache ---------------------------------------------------------------------
+    def weights(self):
+        from ..embed.evidence import Weights
+
+        c = self.config
+        return Weights(margin=c.w_margin, mutual=c.w_mutual, overlap=c.w_overlap, entities=c.w_entities,
+                       conflict=c.w_conflict, threshold=c.threshold)
+
+    def cache_root(self) -> str | None:
+        c = self.config.cache_dir
+        if c.lower() == "none":
+            return None
+        return c or os.environ.get("AUDITOR_EMBED_CACHE") or os.path.join(
+            os.environ.get("AUDITOR_INDEX_DIR", "indexes"), "embeddings")
+
+    def _encoder(self):
+        if self.encoder is None:
+            from ..embed.cache import EmbeddingCache
+            from ..embed.model import Encoder, embedding_dim, load_model, model_id, resolve_model
+
+            model = load_model(self.config.model, self.config.device)
+            mid = model_id(model, resolve_model(self.config.model))
+            dim = int(embedding_dim(model))
+            root = self.cache_root()
+            cache = EmbeddingCache.load(root, mid, dim) if root else EmbeddingCache(dim, mid)
+            self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
+        return self.encoder
+
+    def save_cache(self) -> None:
+        root = self.cache_root()
+        if root and self.encoder is not None and self.encoder.cache.dirty:
+            self.encoder.cache.save(root)
+
+    # -- build -------------------------------------------------------------------------------
+    def _build(self) -> None:
+        from ..embed.segment import segments
+        from ..embed.vsearch import VectorIndex
+
+        enc = self._encoder()
+        self.seg_text: list[str] = []
+        self.seg_label: list[str] = []
+        owner: list[int] = []
+        for pos, ev in enumerate(self.eval_records):
+            segs = segments(ev.view(self.config.eval_view), self.config.max_words)
+            if not segs:
+                self.not_indexed["empty text"] += 1
+            for s in segs:
+                self.seg_text.append(s.text)
+                self.seg_label.append(s.label())
+                owner.append(pos)
+        self.seg_owner = np.array(owner, dtype=np.int64)
+        vecs = enc.encode(self.seg_text)
+        self.vindex = VectorIndex(vecs, self.config.approximate, self.config.approx_min)
+        self.max_segs = int(np.bincount(self.seg_owner).max()) if len(owner) else 1
+        self.nearest_other = self._nearest_other(vecs)
+        self.save_cache()
+
+    def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
+        """Per eval segment: its best cosine to a segment of another eval item (-1 when none)."""
+        out = np.full(len(vecs), -1.0, dtype=np.float32)
+        if not len(vecs):
+            return out
+        sims, ids = self.vindex.search(vecs, min(len(vecs), 2 * self.max_segs + 1))
+        for row, pos in enumerate(self.seg_owner.tolist()):
+            for s, i in zip(sims[row].tolist(), ids[row].tolist()):
+                if i >= 0 and self.seg_owner[i] != pos:
+                    out[row] = s
+                    break
+        return out
+
+    # -- search ------------------------------------------------------------------------------
+    def train_segments(self, tr: Record):
+        from ..embed.segment import segments
+
+        seen: set[str] = set()
+        out = []
+        for v in self.config.train_views:
+            for s in segments(tr.views.get(v) or "", self.config.max_words):
+                if s.text not in seen:
+                    seen.add(s.text)
+                    out.append((v, s))
+        return out
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        from ..embed.evidence import Parts, lexical
+
+        if not len(self.seg_text):
+            return []
+        enc = self._encoder()
+        per_record = [self.train_segments(tr) for tr in batch]
+        texts = [s.text for segs in per_record for _, s in segs]
+        if not texts:
+            return []
+        vecs = enc.encode(texts)
+        k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
+        sims, ids = self.vindex.search(vecs, k)
+        w = self.weights()
+        out: list[Finding] = []
+        row = 0
+        for tr, segs in zip(batch, per_record):
+            best: dict[int, tuple[float, int, int]] = {}  # eval pos -> (cos, train seg row, eval seg)
+            top2: list[tuple[int, float, float]] = []     # per train segment: best item, its cos, next item's cos
+            for j in range(len(segs)):
+                owners: list[tuple[int, float]] = []
+                for s, i in zip(sims[row + j].tolist(), ids[row + j].tolist()):
+                    if i < 0:
+                        continue
+                    pos = int(self.seg_owner[i])
+                    if pos not in best or s > best[pos][0]:
+                        best[pos] = (s, j, i)
+                    if len(owners) < 2 and all(pos != o for o, _ in owners):
+                        owners.append((pos, s))
+                top2.append((owners[0][0], owners[0][1], owners[1][1] if len(owners) > 1 else 0.0)
+                            if owners else (-1, 0.0, 0.0))
+            row += len(segs)
+            ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: self.config.top_k]
+            for rank, (pos, (cos, j, i)) in enumerate(ranked):
+                if cos < self.config.min_cosine:
+                    break
+                first, c0, c1 = top2[j]
+                margin = cos - (c1 if first == pos else c0)
+                if self.config.require_best and margin <= 0:
+                    continue
+                view, tseg = segs[j]
+                overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
+                parts = Parts(cosine=float(cos), margin=float(margin),
+                              mutual=int(cos >= float(self.nearest_other[i])),
+                              overlap=overlap, entities=entities, conflict=conflict)
+                score = parts.score(w)
+                if score >= w.threshold:
+                    out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
+                                            eval_segment=self.seg_label[i], train_segment=tseg.label(),
+                                            train_view=view, rank=rank))
+        self.save_cache()
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        if getattr(self, "vindex", None) is not None:
+            out["search"] = self.vindex.describe()
+            out["eval_segments"] = len(self.seg_text)
+        if self.encoder is not None:
+            out["encoding"] = self.encoder.throughput()
+        return out
