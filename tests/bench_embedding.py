@@ -94,7 +94,7 @@ def main() -> None:
     for name, orig, reph, kind, base_t in PAIRS:
         ev, tr = load(args.data, orig, reph, kind)
         t0 = time.perf_counter()
-        index = EmbeddingIndex(**params, min_cosine=0.3 if dump else 0.5, require_best=not dump,
+        index = EmbeddingIndex(**params, min_cosine=0.3 if dump else 0.4, require_best=not dump,
                                threshold=-9 if dump else params.get("threshold", EmbeddingIndex.Config.threshold))
         index.build(ev)
         findings = index.search(tr)

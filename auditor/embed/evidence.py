@@ -4,9 +4,12 @@ A bare cosine threshold fails on template-like sets (ToolBench's "I'm planning a
 "Find the degree of the field extension Q(√2) over Q"): unrelated items of one template sit close
 together. Each candidate therefore gets these parts, all reported in the finding's evidence:
 
-``cosine``    best cosine between any training segment and any segment of the eval item
-``margin``    that cosine minus the best cosine of the same training segment to any *other* eval item;
-              a finding needs a positive margin (``require_best``): one training segment, one item
+``cosine``    segment cosine: the best cosine between a segment of the training unit and one of the
+              eval item; for code on both sides the mean of the whole-text and the doc-segment
+              cosines (two views of one program agree; a chance match of one does not)
+``lexical``   TF-IDF cosine of the identifier-split words (:mod:`auditor.embed.tfidf`)
+``margin``    similarity (cosine + w_lexical·lexical) minus that of the training unit's next-best eval
+              item; a finding needs a positive margin (``require_best``): one training unit, one item
 ``mutual``    1 when the training segment is closer to the matched eval segment than that segment's
               nearest segment of another eval item is (the record would be its nearest neighbour)
 ``overlap``   rapidfuzz ``token_set_ratio`` of the two matched segments' normalized texts, in [0, 1]
@@ -15,15 +18,17 @@ together. Each candidate therefore gets these parts, all reported in the finding
 ``conflict``  1 when both sides carry numbers and none of the eval segment's numbers is in the
               training segment (the same template filled with other values), else 0
 
-``score = cosine + w_margin·clip(margin, −0.2, 0.2) + w_mutual·mutual + w_overlap·overlap
+``score = cosine + w_lexical·lexical + w_margin·clip(margin, −0.2, 0.2) + w_mutual·mutual + w_overlap·overlap
 + w_entities·(entities − 1) − w_conflict·conflict``; a finding needs ``score >= threshold``. The
 weights and threshold are :class:`Weights` defaults, chosen by a grid search on the
 llm-decontaminator rephrasing files (``tests/bench_embedding.py``; so the benchmark's figures are
-in-sample) and re-checkable on any data with ``auditor calibrate``. With a positive margin
-required, cosine alone at 0.525 reached mean F1 0.958 over the six files; the combined score 0.962.
+in-sample) and re-checkable on any data with ``auditor calibrate``. The grid search gave
+``overlap`` weight 0 (it is still reported); the F1 plateau spans thresholds 0.35–0.55. Most of the
+precision comes from ``require_best`` and the margin: on those files a positive margin alone
+leaves 1–7 false candidates per file.
 
 >>> w = Weights()
->>> p = Parts(cosine=0.9, margin=0.3, mutual=1, overlap=0.7, entities=1.0, conflict=0)
+>>> p = Parts(cosine=0.9, lexical=0.5, margin=0.3, mutual=1, overlap=0.7, entities=1.0, conflict=0)
 >>> round(p.score(w), 3) > w.threshold
 True
 """
@@ -45,17 +50,19 @@ _NAMED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*|[A-Za-
 
 @dataclass
 class Weights:
+    lexical: float = 0.2
     margin: float = 2.0
     mutual: float = 0.1
-    overlap: float = 0.1
-    entities: float = 0.2
+    overlap: float = 0.0
+    entities: float = 0.1
     conflict: float = 0.1
-    threshold: float = 0.65
+    threshold: float = 0.5
 
 
 @dataclass
 class Parts:
     cosine: float
+    lexical: float
     margin: float
     mutual: int
     overlap: float
@@ -63,7 +70,7 @@ class Parts:
     conflict: int
 
     def score(self, w: Weights) -> float:
-        return (self.cosine + w.margin * max(-0.2, min(0.2, self.margin)) + w.mutual * self.mutual
+        return (self.cosine + w.lexical * self.lexical + w.margin * max(-0.2, min(0.2, self.margin)) + w.mutual * self.mutual
                 + w.overlap * self.overlap + w.entities * (self.entities - 1.0) - w.conflict * self.conflict)
 
     def as_dict(self) -> dict[str, Any]:

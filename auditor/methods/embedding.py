@@ -44,12 +44,13 @@ class EmbeddingConfig(MethodConfig):
     batch_size: int = 64
     cache_dir: str = ""                 # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
     top_k: int = 5                      # candidate eval items scored per training record
-    min_cosine: float = 0.5             # candidates below this cosine are not scored
-    threshold: float = 0.65             # decision on the combined score (see auditor.embed.evidence)
+    min_cosine: float = 0.4             # candidates below this cosine are not scored
+    threshold: float = 0.5              # decision on the combined score (see auditor.embed.evidence)
+    w_lexical: float = 0.2
     w_margin: float = 2.0
     w_mutual: float = 0.1
-    w_overlap: float = 0.1
-    w_entities: float = 0.2
+    w_overlap: float = 0.0
+    w_entities: float = 0.1
     w_conflict: float = 0.1
     require_best: bool = True           # a finding only for the eval item a training segment is closest to
     max_words: int = 160                # longer texts are also embedded as windows of this many words
@@ -63,7 +64,7 @@ class EmbeddingIndex(Index):
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     summary = ("paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
-               "token overlap and shared entities; finding at >= threshold (0.65)")
+               "token overlap and shared entities; finding at >= threshold (0.5)")
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         super().__init__(config, **params)
@@ -83,7 +84,7 @@ class EmbeddingIndex(Index):
         from ..embed.evidence import Weights
 
         c = self.config
-        return Weights(margin=c.w_margin, mutual=c.w_mutual, overlap=c.w_overlap, entities=c.w_entities,
+        return Weights(lexical=c.w_lexical, margin=c.w_margin, mutual=c.w_mutual, overlap=c.w_overlap, entities=c.w_entities,
                        conflict=c.w_conflict, threshold=c.threshold)
 
     def cache_root(self) -> str | None:
@@ -114,25 +115,35 @@ class EmbeddingIndex(Index):
     # -- build -------------------------------------------------------------------------------
     def _build(self) -> None:
         from ..embed.segment import segments
+        from ..embed.tfidf import TfIdf
         from ..embed.vsearch import VectorIndex
 
         enc = self._encoder()
         self.seg_text: list[str] = []
         self.seg_label: list[str] = []
+        self.seg_kind: list[str] = []
         owner: list[int] = []
+        texts: list[str] = []
         for pos, ev in enumerate(self.eval_records):
-            segs = segments(ev.view(self.config.eval_view), self.config.max_words)
+            text = ev.view(self.config.eval_view)
+            texts.append(text)
+            segs = segments(text, self.config.max_words)
             if not segs:
                 self.not_indexed["empty text"] += 1
             for s in segs:
                 self.seg_text.append(s.text)
                 self.seg_label.append(s.label())
+                self.seg_kind.append(s.kind)
                 owner.append(pos)
         self.seg_owner = np.array(owner, dtype=np.int64)
-        vecs = enc.encode(self.seg_text)
-        self.vindex = VectorIndex(vecs, self.config.approximate, self.config.approx_min)
-        self.max_segs = int(np.bincount(self.seg_owner).max()) if len(owner) else 1
-        self.nearest_other = self._nearest_other(vecs)
+        self.item_segs: list[list[int]] = [[] for _ in self.eval_records]
+        for i, pos in enumerate(owner):
+            self.item_segs[pos].append(i)
+        self.vectors = enc.encode(self.seg_text)
+        self.vindex = VectorIndex(self.vectors, self.config.approximate, self.config.approx_min)
+        self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
+        self.nearest_other = self._nearest_other(self.vectors)
+        self.tfidf = TfIdf(texts)
         self.save_cache()
 
     def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
@@ -149,17 +160,40 @@ class EmbeddingIndex(Index):
         return out
 
     # -- search ------------------------------------------------------------------------------
-    def train_segments(self, tr: Record):
+    def train_units(self, tr: Record) -> list[tuple[str, list]]:
+        """The record's units: per view, its whole/last/doc segments together, and each window alone."""
         from ..embed.segment import segments
 
         seen: set[str] = set()
-        out = []
+        units: list[tuple[str, list]] = []
         for v in self.config.train_views:
+            start = len(units)
+            head: list = []
             for s in segments(tr.views.get(v) or "", self.config.max_words):
-                if s.text not in seen:
-                    seen.add(s.text)
-                    out.append((v, s))
-        return out
+                if s.text in seen:
+                    continue
+                seen.add(s.text)
+                if s.kind == "window":
+                    units.append((v, [s]))
+                else:
+                    head.append(s)
+            if head:
+                units.insert(start, (v, head))
+        return units
+
+    def _pair(self, unit_vecs: np.ndarray, unit_kinds: list[str], pos: int) -> tuple[float, int, int]:
+        """(segment cosine, unit segment, eval segment) of a unit against eval item ``pos``."""
+        segs = self.item_segs[pos]
+        m = unit_vecs @ self.vectors[segs].T
+        j, k = np.unravel_index(int(np.argmax(m)), m.shape)
+        cos = float(m[j, k])
+        ekinds = [self.seg_kind[i] for i in segs]
+        if "doc" in unit_kinds and "doc" in ekinds and "whole" in unit_kinds and "whole" in ekinds:
+            ww = m[unit_kinds.index("whole"), ekinds.index("whole")]
+            dd = m[unit_kinds.index("doc"), ekinds.index("doc")]
+            cos = float((ww + dd) / 2)
+            j, k = unit_kinds.index("doc"), ekinds.index("doc")
+        return cos, int(j), segs[int(k)]
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         from ..embed.evidence import Parts, lexical
@@ -167,8 +201,8 @@ class EmbeddingIndex(Index):
         if not len(self.seg_text):
             return []
         enc = self._encoder()
-        per_record = [self.train_segments(tr) for tr in batch]
-        texts = [s.text for segs in per_record for _, s in segs]
+        units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
+        texts = [s.text for _, _, segs in units for s in segs]
         if not texts:
             return []
         vecs = enc.encode(texts)
@@ -177,34 +211,30 @@ class EmbeddingIndex(Index):
         w = self.weights()
         out: list[Finding] = []
         row = 0
-        for tr, segs in zip(batch, per_record):
-            best: dict[int, tuple[float, int, int]] = {}  # eval pos -> (cos, train seg row, eval seg)
-            top2: list[tuple[int, float, float]] = []     # per train segment: best item, its cos, next item's cos
-            for j in range(len(segs)):
-                owners: list[tuple[int, float]] = []
-                for s, i in zip(sims[row + j].tolist(), ids[row + j].tolist()):
-                    if i < 0:
-                        continue
-                    pos = int(self.seg_owner[i])
-                    if pos not in best or s > best[pos][0]:
-                        best[pos] = (s, j, i)
-                    if len(owners) < 2 and all(pos != o for o, _ in owners):
-                        owners.append((pos, s))
-                top2.append((owners[0][0], owners[0][1], owners[1][1] if len(owners) > 1 else 0.0)
-                            if owners else (-1, 0.0, 0.0))
-            row += len(segs)
-            ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: self.config.top_k]
-            for rank, (pos, (cos, j, i)) in enumerate(ranked):
+        for tr, view, segs in units:
+            n = len(segs)
+            cand = sorted({int(self.seg_owner[i]) for i in ids[row:row + n].ravel().tolist() if i >= 0})
+            uvecs, ukinds = vecs[row:row + n], [s.kind for s in segs]
+            row += n
+            if not cand:
+                continue
+            tvec = self.tfidf.vector(segs[0].text)
+            scored = []
+            for pos in cand:
+                cos, j, i = self._pair(uvecs, ukinds, pos)
+                lex = self.tfidf.cosine(tvec, pos)
+                scored.append((cos + w.lexical * lex, pos, cos, lex, j, i))
+            scored.sort(key=lambda x: (-x[0], x[1]))
+            for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: self.config.top_k]):
                 if cos < self.config.min_cosine:
-                    break
-                first, c0, c1 = top2[j]
-                margin = cos - (c1 if first == pos else c0)
+                    continue
+                margin = sim - max((x[0] for x in scored if x[1] != pos), default=0.0)
                 if self.config.require_best and margin <= 0:
                     continue
-                view, tseg = segs[j]
+                tseg = segs[j]
                 overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
-                parts = Parts(cosine=float(cos), margin=float(margin),
-                              mutual=int(cos >= float(self.nearest_other[i])),
+                parts = Parts(cosine=cos, lexical=float(lex), margin=float(margin),
+                              mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
                               overlap=overlap, entities=entities, conflict=conflict)
                 score = parts.score(w)
                 if score >= w.threshold:
