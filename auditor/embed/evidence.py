@@ -15,8 +15,9 @@ together. Each candidate therefore gets these parts, all reported in the finding
 ``overlap``   rapidfuzz ``token_set_ratio`` of the two matched segments' normalized texts, in [0, 1]
 ``entities``  share of the eval segment's numbers and named tokens (capitalised words, quoted
               strings, identifiers with digits) found in the training segment; 1 when it has none
-``conflict``  1 when both sides carry numbers and none of the eval segment's numbers is in the
-              training segment (the same template filled with other values), else 0
+``conflict``  1 when both segments carry at least two entities (numbers, names) and share none:
+              the same template filled with other values ("a trip to Rome" / "a trip to Madrid");
+              not used for code, whose rephrasings rename identifiers
 
 ``score = cosine + w_lexical·lexical + w_margin·clip(margin, −0.2, 0.2) + w_mutual·mutual + w_overlap·overlap
 + w_entities·(entities − 1) − w_conflict·conflict``; a finding needs ``score >= threshold``. The
@@ -55,7 +56,7 @@ class Weights:
     mutual: float = 0.1
     overlap: float = 0.0
     entities: float = 0.1
-    conflict: float = 0.1
+    conflict: float = 1.0
     threshold: float = 0.5
 
 
@@ -90,12 +91,11 @@ def named(text: str) -> set[str]:
 def lexical(eval_text: str, train_text: str) -> tuple[float, float, int]:
     """``(overlap, entities, conflict)`` for an eval segment against a training segment."""
     overlap = fuzz.token_set_ratio(normalize(eval_text), normalize(train_text)) / 100.0
-    en, tn = numbers(eval_text), numbers(train_text)
-    conflict = int(bool(en) and bool(tn) and not (en & tn))
-    wanted = en | named(eval_text)
+    wanted = numbers(eval_text) | named(eval_text)
+    have = numbers(train_text) | named(train_text)
     if not wanted:
-        return overlap, 1.0, conflict
-    have = tn | named(train_text)
+        return overlap, 1.0, 0
     norm_train = " " + normalize(train_text) + " "
     found = sum(1 for x in wanted if x in have or f" {normalize(x)} " in norm_train)
+    conflict = int(found == 0 and len(wanted) >= 2 and len(have) >= 2)
     return overlap, found / len(wanted), conflict

@@ -51,7 +51,7 @@ class EmbeddingConfig(MethodConfig):
     w_mutual: float = 0.1
     w_overlap: float = 0.0
     w_entities: float = 0.1
-    w_conflict: float = 0.1
+    w_conflict: float = 1.0
     require_best: bool = True           # a finding only for the eval item a training segment is closest to
     max_words: int = 160                # longer texts are also embedded as windows of this many words
     approximate: str = "auto"           # "auto" | "exact" | "hnsw" | "ivf"
@@ -233,6 +233,9 @@ class EmbeddingIndex(Index):
                     continue
                 tseg = segs[j]
                 overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
+                is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
+                if is_code:  # code rephrasings rename identifiers: no entity conflict there
+                    conflict = 0
                 parts = Parts(cosine=cos, lexical=float(lex), margin=float(margin),
                               mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
                               overlap=overlap, entities=entities, conflict=conflict)
@@ -240,7 +243,7 @@ class EmbeddingIndex(Index):
                 if score >= w.threshold:
                     out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
                                             eval_segment=self.seg_label[i], train_segment=tseg.label(),
-                                            train_view=view, rank=rank))
+                                            train_view=view, rank=rank, code=is_code))
         self.save_cache()
         return out
 
