@@ -197,3 +197,43 @@ def test_calibrate_auto_and_labelled_pairs(model, stb_records, tmp_path):
 
     with pytest.raises(InputError, match="line 1"):
         calibrate([], pairs_file=str(pairs))
+
+
+def test_audit_with_embedding_reports_evidence_and_throughput(model, tmp_path):
+    from click.testing import CliRunner
+
+    from auditor import methods
+    from auditor.cli import main
+
+    assert "embedding" in methods.available() and "embedding" not in methods.default_methods()
+    ev = tmp_path / "eval.jsonl"
+    tr = tmp_path / "train.jsonl"
+    ev.write_text("\n".join(json.dumps({"id": i, "question": q}) for i, q in enumerate([
+        "What is the capital city of Australia?",
+        "How many bones are in the adult human body?",
+        "Which planet in the solar system has the most moons?"])) + "\n")
+    tr.write_text("\n".join(json.dumps({"text": t}) for t in [
+        "Name the city that serves as Australia's capital.",
+        "Give me a recipe for banana bread with walnuts."]) + "\n")
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(main, ["audit", "--train", str(tr), "--eval", str(ev), "--method", "embedding",
+                                    "--report-dir", str(out)])
+    assert res.exit_code == 1, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert [(f["eval_id"], f["train_id"], f["method"]) for f in report["findings"]] == [("0", "0", "embedding")]
+    assert report["findings"][0]["evidence"]["margin"] > 0
+    enc = report["run"]["encoding"][0]
+    assert enc["method"] == "embedding" and enc["encoded"] == 5 and enc["sentences_per_s"] > 0
+
+
+def test_calibrate_cli(model, tmp_path):
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    res = CliRunner().invoke(main, ["calibrate", "--eval", "tau2-airline", "--param", "top_k=3", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert doc["positives"] == 25 and len(doc["rows"]) == 19
+    bad = CliRunner().invoke(main, ["calibrate", "--eval", "tau2-airline", "--param", "nonsense"])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output

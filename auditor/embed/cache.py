@@ -50,7 +50,7 @@ class EmbeddingCache:
         self.dim = dim
         self.model = model
         self._vec: dict[int, np.ndarray] = {}
-        self.dirty = False
+        self.unsaved = 0
 
     def __len__(self) -> int:
         return len(self._vec)
@@ -64,7 +64,7 @@ class EmbeddingCache:
             raise ValueError(f"vectors of shape {vectors.shape} for {len(keys)} keys of dimension {self.dim}")
         for k, v in zip(keys.tolist(), vectors):
             self._vec[k] = v
-        self.dirty = True
+        self.unsaved += len(keys)
 
     @staticmethod
     def folder_for(root: str | Path, model: str) -> Path:
@@ -83,7 +83,7 @@ class EmbeddingCache:
                "count": int(len(keys)), "keys_sha256": hashlib.sha256(kb).hexdigest(),
                "vectors_sha256": hashlib.sha256(vb).hexdigest()}
         atomic_write_text(folder / "cache.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        self.dirty = False
+        self.unsaved = 0
         return folder
 
     @classmethod

@@ -43,6 +43,7 @@ class EmbeddingConfig(MethodConfig):
     device: str = "cpu"
     batch_size: int = 64
     cache_dir: str = ""                 # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
+    save_every: int = 20_000            # persist the cache after this many new texts during a scan
     top_k: int = 5                      # candidate eval items scored per training record
     min_cosine: float = 0.4             # candidates below this cosine are not scored
     threshold: float = 0.5              # decision on the combined score (see auditor.embed.evidence)
@@ -63,7 +64,8 @@ class EmbeddingIndex(Index):
     name = "embedding"
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
-    summary = ("paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
+    in_default = False  # model-based and slower: runs when named (--method embedding)
+    summary = ("[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
                "token overlap and shared entities; finding at >= threshold (0.5)")
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
@@ -107,9 +109,11 @@ class EmbeddingIndex(Index):
             self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
         return self.encoder
 
-    def save_cache(self) -> None:
+    def save_cache(self, at_least: int = 1) -> None:
+        """Persist new embeddings (when ``at_least`` are unsaved); after build, every
+        ``save_every`` new texts during a scan, and when the check's stats are taken at its end."""
         root = self.cache_root()
-        if root and self.encoder is not None and self.encoder.cache.dirty:
+        if root and self.encoder is not None and self.encoder.cache.unsaved >= max(1, at_least):
             self.encoder.cache.save(root)
 
     # -- build -------------------------------------------------------------------------------
@@ -244,10 +248,11 @@ class EmbeddingIndex(Index):
                     out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
                                             eval_segment=self.seg_label[i], train_segment=tseg.label(),
                                             train_view=view, rank=rank, code=is_code))
-        self.save_cache()
+        self.save_cache(self.config.save_every)
         return out
 
     def stats(self) -> dict[str, Any]:
+        self.save_cache()
         out = super().stats()
         if getattr(self, "vindex", None) is not None:
             out["search"] = self.vindex.describe()
