@@ -69,6 +69,13 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "cpu") -> Any:
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         from sentence_transformers import SentenceTransformer
 
+        try:  # the weight-loading bar is noise in a CLI run; the encoding bar stays
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:
+            pass
+
         try:
             _LOADED[key] = SentenceTransformer(where, device=device, local_files_only=True)
         except (OSError, ValueError) as e:

@@ -4,9 +4,11 @@ The eval items are cut into segments (:mod:`auditor.embed.segment`: the whole it
 line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
 MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
 measured recall for large eval sets). Each training record's views are segmented and embedded the
-same way, its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
-margin over the next eval item, mutual best match, token overlap, shared entities/numbers), and a
-finding is made when the combined score reaches ``threshold``. The finding's evidence names the
+same way (one *unit* per view — whole text, question line and code prose together — plus one per
+window), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
+TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
+entities/numbers), and a finding is made when the combined score reaches ``threshold``. Being slower
+and model-based, the method runs only when a check names it (``in_default = False``). The finding's evidence names the
 matched segments (``eval_segment``, ``train_segment``) and every score part.
 
 Embeddings are cached by normalized-text hash in ``cache_dir`` (default
