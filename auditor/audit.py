@@ -124,6 +124,8 @@ def run_audit(config: AuditConfig) -> Report:
         verdict = "fail"
     elif "incomplete" in verdicts:
         verdict = "incomplete"
+    encoding = [{"check": c["name"], "method": ms["method"], **ms["encoding"]}
+                for c in checks for ms in c["method_stats"] if "encoding" in ms]
     used = {n for c in config.checks for n in c.train + c.eval}
     used |= {n for p in config.provenance for n in p.derived + p.sources}
     described = {n: datasets[n].describe() for n in sorted(used)}
@@ -139,7 +141,8 @@ def run_audit(config: AuditConfig) -> Report:
         findings=[f.to_dict() for f in findings],
         run={"tool": "auditor", "version": __version__, "engine": engine.name,
              "started": started.isoformat(timespec="seconds"),
-             "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict()},
+             "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict(),
+             **({"encoding": encoding} if encoding else {})},
         texts=_texts(findings, datasets),
         extra=extra,
     )
@@ -147,7 +150,7 @@ def run_audit(config: AuditConfig) -> Report:
 
 def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], engine,
                store: FindingStore, scan_stats: ScanStats, error_types: ErrorTypes) -> dict[str, Any]:
-    method_names = check.methods or methods.available()
+    method_names = check.methods or methods.default_methods()
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
     indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]

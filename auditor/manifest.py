@@ -21,7 +21,7 @@
     name = "toolmvr"
     train = ["toolbench_v"]
     eval = ["stb"]
-    methods = ["exact", "ngram"]          # default: every available method
+    methods = ["exact", "ngram"]          # default: every available method but `embedding` (runs when named)
     max_contaminated = 0                  # default 0
 
     [[provenance]]                        # optional (see auditor.provenance); a manifest may have

@@ -94,7 +94,7 @@ class ProvenanceSpec:
 
     def content_methods(self) -> list[str]:
         if self.methods is None:
-            return [m for m in methods.available() if methods.get(m).conclusive]
+            return [m for m in methods.default_methods() if methods.get(m).conclusive]
         for m in self.methods:
             if not methods.get(m).conclusive:
                 raise ConfigError(f"provenance '{self.name}': '{m}' cannot attribute content (ids are "

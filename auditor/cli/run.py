@@ -47,7 +47,7 @@ def _finish(report, report_dir: str) -> None:
 @click.option("--eval-format", default=None, help="Format of the eval files (default: detected).")
 @click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
 @click.option("--id-field", default=None, help="Dotted path of the id field, for generic formats.")
-@click.option("--method", "methods", multiple=True, help="Detection method (repeatable; default: all available).")
+@click.option("--method", "methods", multiple=True, help="Detection method (repeatable; default: every available method except those run only when named, e.g. embedding).")
 @click.option("--max-contaminated", type=float, default=0, show_default=True,
               help="Allowed contaminated eval items (a count, or a share when below 1).")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,

@@ -1,7 +1,7 @@
 """Detection methods. Importing this package registers every built-in method module.
 
 :func:`create` makes an index by name with parameters; :func:`available` lists the methods whose
-optional dependencies are installed (the default set of a check).
+optional dependencies are installed; :func:`default_methods` those a check runs when it names none.
 """
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ def available() -> list[str]:
     return [n for n, cls in sorted(registry().items()) if not cls.missing_requirements()]
 
 
+def default_methods() -> list[str]:
+    """The methods a check runs when it names none: available ones with ``in_default`` set."""
+    return [n for n in available() if registry()[n].in_default]
+
+
 def get(name: str) -> type[Index]:
     try:
         return registry()[name]
@@ -38,4 +43,4 @@ def create(name: str, params: dict[str, Any] | None = None) -> Index:
     return get(name)(**(params or {}))
 
 
-__all__ = ["Finding", "Index", "MethodConfig", "available", "create", "get", "names", "registry"]
+__all__ = ["Finding", "Index", "MethodConfig", "available", "create", "default_methods", "get", "names", "registry"]

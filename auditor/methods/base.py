@@ -89,6 +89,8 @@ class Index(ABC):
     requires: ClassVar[dict[str, str]] = {}
     #: one line for ``auditor methods`` and the README
     summary: ClassVar[str] = ""
+    #: False for methods a check runs only when named (slow, model-based tiers such as ``embedding``)
+    in_default: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)

@@ -1,0 +1,61 @@
+"""``auditor calibrate``: precision/recall per threshold of the ``embedding`` method on your data."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..datasets import Dataset, DatasetSpec
+from ..errors import ConfigError
+from . import main
+from ._common import library_errors
+
+
+def _param(value: str) -> tuple[str, object]:
+    key, sep, raw = value.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--param expects KEY=VALUE, got '{value}'")
+    try:
+        return key, json.loads(raw)
+    except ValueError:
+        return key, raw
+
+
+@main.command()
+@click.option("--eval", "eval_", required=True, metavar="PATH|NAME[:split]",
+              help="Eval set: file, glob or bundled name (its items are indexed, rewritten and held out).")
+@click.option("--eval-format", default=None, help="Format of the eval files (default: detected).")
+@click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
+@click.option("--pairs", default=None, type=click.Path(dir_okay=False),
+              help='Labelled pairs (JSON Lines: {"eval": ..., "train": ..., "label": 0|1}) instead of automatic rewrites.')
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="embedding method parameter, e.g. model=/path/to/model or w_margin=1.5 (repeatable).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the automatic split and rewrites.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
+    """Print precision and recall per threshold of the embedding method, to choose a threshold.
+
+    Positives are rewrites of eval items (automatic) or label-1 pairs (--pairs); hard negatives are
+    held-out items of the same set (automatic) or every other pairing. Exit code 2 on bad input.
+    """
+    from ..embed.calibrate import calibrate as run
+
+    with library_errors():
+        records = []
+        if not pairs:
+            ds = Dataset(DatasetSpec(name="calibrate", paths=[eval_], role="eval", format=eval_format,
+                                     text_field=text_field))
+            records = list(ds.records())
+        result = run(records, pairs_file=pairs, params=dict(_param(p) for p in params), seed=seed)
+    if as_json:
+        click.echo(json.dumps({"mode": result.mode, "positives": result.positives, "negatives": result.negatives,
+                               "rows": [r.__dict__ for r in result.rows]}, indent=2))
+        return
+    click.echo(f"{result.mode}; {result.positives} positives, {result.negatives} negatives, "
+               f"{result.candidates} scored candidates")
+    click.echo(f"{'threshold':>9} {'precision':>9} {'recall':>7} {'f1':>6} {'tp':>5} {'fp':>5} {'fn':>5}")
+    for r in result.rows:
+        click.echo(f"{r.threshold:>9.2f} {r.precision:>9.3f} {r.recall:>7.3f} {r.f1:>6.3f} {r.tp:>5} {r.fp:>5} {r.fn:>5}")
+    b = result.best()
+    click.echo(f"best F1 {b.f1:.3f} at threshold {b.threshold:.2f} (set it with [methods.embedding] threshold = {b.threshold})")

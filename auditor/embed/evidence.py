@@ -1,0 +1,101 @@
+"""Evidence for one (training segment, eval item) candidate and the calibrated decision.
+
+A bare cosine threshold fails on template-like sets (ToolBench's "I'm planning a trip…", MMLU's
+"Find the degree of the field extension Q(√2) over Q"): unrelated items of one template sit close
+together. Each candidate therefore gets these parts, all reported in the finding's evidence:
+
+``cosine``    segment cosine: the best cosine between a segment of the training unit and one of the
+              eval item; for code on both sides the mean of the whole-text and the doc-segment
+              cosines (two views of one program agree; a chance match of one does not)
+``lexical``   TF-IDF cosine of the identifier-split words (:mod:`auditor.embed.tfidf`)
+``margin``    similarity (cosine + w_lexical·lexical) minus that of the training unit's next-best eval
+              item; a finding needs a positive margin (``require_best``): one training unit, one item
+``mutual``    1 when the training segment is closer to the matched eval segment than that segment's
+              nearest segment of another eval item is (the record would be its nearest neighbour)
+``overlap``   rapidfuzz ``token_set_ratio`` of the two matched segments' normalized texts, in [0, 1]
+``entities``  share of the eval segment's numbers and named tokens (capitalised words, quoted
+              strings, identifiers with digits) found in the training segment; 1 when it has none
+``conflict``  1 when both segments carry at least two entities (numbers, names) and share none:
+              the same template filled with other values ("a trip to Rome" / "a trip to Madrid");
+              not used for code, whose rephrasings rename identifiers
+
+``score = cosine + w_lexical·lexical + w_margin·clip(margin, −0.2, 0.2) + w_mutual·mutual + w_overlap·overlap
++ w_entities·(entities − 1) − w_conflict·conflict``; a finding needs ``score >= threshold``. The
+weights and threshold are :class:`Weights` defaults, chosen by a grid search on the
+llm-decontaminator rephrasing files (``tests/bench_embedding.py``; so the benchmark's figures are
+in-sample) and re-checkable on any data with ``auditor calibrate``. The grid search gave
+``overlap`` weight 0 (it is still reported); the F1 plateau spans thresholds 0.35–0.55. Most of the
+precision comes from ``require_best`` and the margin: on those files a positive margin alone
+leaves 1–7 false candidates per file.
+
+>>> w = Weights()
+>>> p = Parts(cosine=0.9, lexical=0.5, margin=0.3, mutual=1, overlap=0.7, entities=1.0, conflict=0)
+>>> round(p.score(w), 3) > w.threshold
+True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from ..normalize import normalize
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)?")
+_QUOTED = re.compile(r"[\"“']([^\"”']{2,60})[\"”']")
+_NAMED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*|[A-Za-z]+\d\w*)")
+
+
+@dataclass
+class Weights:
+    lexical: float = 0.2
+    margin: float = 2.0
+    mutual: float = 0.1
+    overlap: float = 0.0
+    entities: float = 0.1
+    conflict: float = 1.0
+    threshold: float = 0.5
+
+
+@dataclass
+class Parts:
+    cosine: float
+    lexical: float
+    margin: float
+    mutual: int
+    overlap: float
+    entities: float
+    conflict: int
+
+    def score(self, w: Weights) -> float:
+        return (self.cosine + w.lexical * self.lexical + w.margin * max(-0.2, min(0.2, self.margin)) + w.mutual * self.mutual
+                + w.overlap * self.overlap + w.entities * (self.entities - 1.0) - w.conflict * self.conflict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def numbers(text: str) -> set[str]:
+    return {m.replace(",", ".").lstrip("+") for m in _NUMBER.findall(text)}
+
+
+def named(text: str) -> set[str]:
+    out = {normalize(q) for q in _QUOTED.findall(text)}
+    out |= {normalize(m) for m in _NAMED.findall(text)}
+    return {x for x in out if x}
+
+
+def lexical(eval_text: str, train_text: str) -> tuple[float, float, int]:
+    """``(overlap, entities, conflict)`` for an eval segment against a training segment."""
+    overlap = fuzz.token_set_ratio(normalize(eval_text), normalize(train_text)) / 100.0
+    wanted = numbers(eval_text) | named(eval_text)
+    have = numbers(train_text) | named(train_text)
+    if not wanted:
+        return overlap, 1.0, 0
+    norm_train = " " + normalize(train_text) + " "
+    found = sum(1 for x in wanted if x in have or f" {normalize(x)} " in norm_train)
+    conflict = int(found == 0 and len(wanted) >= 2 and len(have) >= 2)
+    return overlap, found / len(wanted), conflict

