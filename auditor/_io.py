@@ -56,6 +56,78 @@ def load_json(path: str | Path) -> Any:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
+class _CountingReader:
+    """Binary reader that drops a UTF-8 BOM and counts the newlines it has handed out."""
+
+    def __init__(self, f: IO[bytes]):
+        self.f = f
+        self.lines = 1
+        self._first = True
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        if self._first:
+            self._first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+        self.lines += data.count(b"\n")
+        return data
+
+
+#: on a parse error in a streamed JSON document, files up to this size are re-read whole to name
+#: the exact line; larger ones report the line the streaming parser had reached
+EXACT_ERROR_LINE_MAX_BYTES = 256 * 1024 * 1024
+
+
+def json_container(path: str | Path) -> str | None:
+    """``"array"`` or ``"object"`` by the first significant byte of a JSON file, else None."""
+    with open_binary(path) as raw:
+        reader = _CountingReader(raw)
+        head = reader.read(1)
+        while head and head.isspace():
+            head = reader.read(1)
+    return {b"[": "array", b"{": "object"}.get(head)
+
+
+def iter_json_items(path: str | Path) -> Iterator[tuple[int, str | None, Any]]:
+    """Stream a JSON document's top-level items without loading it: ``(position, key, value)``.
+
+    Array elements come with ``key`` None, object members with their key. Memory holds one item.
+    A top-level value that is neither an array nor an object yields one ``(0, None, value)``.
+    Raises :class:`InputError` naming the file and line of invalid JSON, as :func:`load_json` does.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> _ = open(p, "w").write('[{"q": 1}, {"q": 2}]')
+    >>> list(iter_json_items(p))
+    [(0, None, {'q': 1}), (1, None, {'q': 2})]
+    """
+    import ijson
+
+    reader = None
+    try:
+        kind = json_container(path)
+        if kind is None:
+            yield 0, None, load_json(path)
+            return
+        with open_binary(path) as raw:
+            reader = _CountingReader(raw)
+            if kind == "array":
+                for i, value in enumerate(ijson.items(reader, "item", use_float=True)):
+                    yield i, None, value
+            else:
+                for i, (key, value) in enumerate(ijson.kvitems(reader, "", use_float=True)):
+                    yield i, key, value
+    except (ijson.JSONError, UnicodeDecodeError, ValueError) as e:
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        if size <= EXACT_ERROR_LINE_MAX_BYTES:
+            load_json(path)  # raises InputError with the exact line and message
+        line = reader.lines if reader else None
+        raise InputError(str(path), f"line {line}" if line else None, f"invalid JSON: {e}") from None
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
     """Yield ``(line_number, object, error)`` for each non-blank line; ``object`` is None on error."""
     try:

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .._io import iter_jsonl, load_json, base_suffix
+from .._io import base_suffix, iter_json_items, iter_jsonl, json_container, load_json
 from ..records import QUERY, TEXT, Record, Skip
 from .base import Adapter
 
@@ -94,11 +94,11 @@ class ChatAdapter(Adapter):
                 yield Skip(source, err) if err else self._one(obj, position, source)
                 position += 1
             return
-        doc = load_json(path)
-        if not isinstance(doc, list):
+        if json_container(path) != "array":
+            load_json(path)  # invalid JSON: InputError naming the line
             yield Skip(str(path), "expected a JSON list of chat records")
             return
-        for i, obj in enumerate(doc):
+        for i, _, obj in iter_json_items(path):  # streamed, one record in memory
             yield self._one(obj, i, f"{path}#{i}")
 
     def _one(self, obj: Any, position: int, source: str) -> Record | Skip:
