@@ -23,7 +23,9 @@ def open_binary(path: str | Path) -> IO[bytes]:
         if p.endswith(".zst"):
             import zstandard
 
-            return zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
+            # buffered: the raw zstd reader cannot iterate lines
+            return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True),
+                                     buffer_size=1 << 20)
         return open(p, "rb")
     except OSError as e:
         raise InputError(p, None, f"cannot open: {e.strerror or e}") from None

@@ -23,6 +23,7 @@ from .datasets import Dataset, DatasetSpec
 from .engine import ScanStats, get_engine
 from .errors import ConfigError
 from .methods.base import Finding
+from .progress import peak_rss_mb
 from .report import Report
 from .store import FindingStore
 
@@ -52,6 +53,10 @@ class AuditConfig:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     engine: str = "local"
     batch_size: int = 512
+    workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
+    ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
+    findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
+    findings_db: str | None = None  # keep the DuckDB file of every finding here (default: temporary)
     keep_per_item: int = 5
     report_dir: str | None = None
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
@@ -81,6 +86,17 @@ class AuditConfig:
             methods.get(m)
 
 
+def make_store(config: AuditConfig):
+    """The findings store of a run: DuckDB on disk (default) or in memory; same interface."""
+    if config.findings_store == "memory":
+        return FindingStore(keep=config.keep_per_item)
+    if config.findings_store == "duckdb":
+        from .findings_db import DuckDBFindingStore
+
+        return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
+    raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
+
+
 def default_index_dir() -> str:
     return os.environ.get("AUDITOR_INDEX_DIR", "indexes")
 
@@ -94,14 +110,20 @@ def run_audit(config: AuditConfig) -> Report:
     config.validate()
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    engine = get_engine(config.engine, batch_size=config.batch_size)
+    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers,
+                        address=config.ray_address)
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
-    store = FindingStore(keep=config.keep_per_item)
+    store = make_store(config)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
-    for check in config.checks:
-        checks.append(_run_check(check, config, datasets, engine, store, scan_stats))
-    findings = store.findings()
+    try:
+        for check in config.checks:
+            checks.append(_run_check(check, config, datasets, engine, store, scan_stats))
+        findings = store.findings()
+        findings_total = store.total
+    finally:
+        if hasattr(store, "close"):
+            store.close()
     verdict = "pass"
     if any(c["verdict"] == "fail" for c in checks):
         verdict = "fail"
@@ -116,7 +138,11 @@ def run_audit(config: AuditConfig) -> Report:
         findings=[f.to_dict() for f in findings],
         run={"tool": "auditor", "version": __version__, "engine": engine.name,
              "started": started.isoformat(timespec="seconds"),
-             "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict()},
+             "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict(),
+             "workers": engine.workers, "findings_store": config.findings_store,
+             "findings_total": findings_total, "records_per_s": scan_stats.as_dict()["records_per_s"],
+             "mb_per_s": scan_stats.as_dict()["mb_per_s"], "peak_rss_mb": peak_rss_mb(),
+             "peak_worker_rss_mb": peak_rss_mb(children=True)},
         texts=_texts(findings, datasets),
     )
 

@@ -28,6 +28,24 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
     return name
 
 
+def engine_options(f):
+    """``--engine``, ``--workers``, ``--ray-address``: how the scan runs (flags override the manifest)."""
+    f = click.option("--ray-address", default=None, help="Ray cluster address for --engine ray (default: a local Ray).")(f)
+    f = click.option("--workers", type=click.IntRange(min=1), default=None,
+                     help="Scan workers (default: every core; for ray every cluster CPU).")(f)
+    return click.option("--engine", type=click.Choice(["local", "ray"]), default=None,
+                        help="Scan engine: local processes (default) or Ray Data (extra [ray]).")(f)
+
+
+def _apply_engine(config, engine, workers, ray_address) -> None:
+    if engine:
+        config.engine = engine
+    if workers:
+        config.workers = workers
+    if ray_address:
+        config.ray_address = ray_address
+
+
 def _finish(report, report_dir: str) -> None:
     paths = report.write(report_dir)
     click.echo(report.summary_line())
@@ -51,8 +69,9 @@ def _finish(report, report_dir: str) -> None:
               help="For training data: stop at the first bad record, or skip and count it.")
 @click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
 @click.option("--index-dir", default=None, help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).")
+@engine_options
 def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
-          on_error, report_dir, index_dir):
+          on_error, report_dir, index_dir, engine, workers, ray_address):
     """Audit training data against eval data in one check and write a report.
 
     Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
@@ -75,6 +94,7 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
             max_contaminated=max_contaminated)])
         if index_dir:
             config.index_dir = index_dir
+        _apply_engine(config, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or default_report_dir("audit"))
 
@@ -83,7 +103,8 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
 @click.argument("manifest", type=click.Path(dir_okay=False))
 @click.option("--report-dir", default=None, help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).")
 @click.option("--index-dir", default=None, help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).")
-def verify(manifest, report_dir, index_dir):
+@engine_options
+def verify(manifest, report_dir, index_dir, engine, workers, ray_address):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
@@ -92,5 +113,6 @@ def verify(manifest, report_dir, index_dir):
         config = load_manifest(manifest)
         if index_dir:
             config.index_dir = index_dir
+        _apply_engine(config, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))
