@@ -139,7 +139,7 @@ def run_audit(config: AuditConfig) -> Report:
         run={"tool": "auditor", "version": __version__, "engine": engine.name,
              "started": started.isoformat(timespec="seconds"),
              "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict(),
-             "workers": engine.workers, "findings_store": config.findings_store,
+             "workers": getattr(engine, "workers_used", engine.workers), "findings_store": config.findings_store,
              "findings_total": findings_total, "records_per_s": scan_stats.as_dict()["records_per_s"],
              "mb_per_s": scan_stats.as_dict()["mb_per_s"], "peak_rss_mb": peak_rss_mb(),
              "peak_worker_rss_mb": peak_rss_mb(children=True)},

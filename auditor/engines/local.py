@@ -75,6 +75,7 @@ class LocalEngine:
         stats.bytes += size
         progress = ScanProgress(dataset.name, size, enabled=self.progress)
         parallel = self.workers > 1 and size >= self.min_parallel_bytes
+        self.workers_used = self.workers if parallel else 1
         try:
             batches = self._batches(dataset, stats, progress)
             if parallel:
