@@ -60,8 +60,7 @@ class NgramScanner:
         starts = np.empty(len(texts), dtype=np.int64)
         for d, text in enumerate(texts):
             starts[d] = len(toks)
-            # ASCII: the same tokens as normalize.tokens() with one split instead of two
-            toks += text.lower().translate(_ASCII_PUNCT).split() if text.isascii() else tokens(text)
+            toks += text_tokens(text)
             toks.append(_SEP)
         ids = np.fromiter(map(self.vocab.get, toks, repeat(0)), dtype=np.int64, count=len(toks))
         zeros = np.concatenate(([0], np.cumsum(ids == 0)))
@@ -104,6 +103,29 @@ class NgramScanner:
 _ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.normalize
 
 
+_TOKENS_CACHE: dict[int, tuple[str, list[str]]] = {}
+_TOKENS_CACHE_MAX = 1024  # about two batches of records
+
+
+def text_tokens(text: str) -> list[str]:
+    """:func:`auditor.normalize.tokens` of ``text``, remembered for the last ~1024 texts.
+
+    The exact and n-gram tiers tokenize the same training texts one after the other; this makes the
+    second one free. ASCII text takes one ``split`` instead of two. Do not mutate the result.
+
+    >>> text_tokens("Book a flight to N.Y.C.!")
+    ['book', 'a', 'flight', 'to', 'n', 'y', 'c']
+    """
+    hit = _TOKENS_CACHE.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    toks = text.lower().translate(_ASCII_PUNCT).split() if text.isascii() else tokens(text)
+    if len(_TOKENS_CACHE) >= _TOKENS_CACHE_MAX:
+        _TOKENS_CACHE.clear()
+    _TOKENS_CACHE[id(text)] = (text, toks)
+    return toks
+
+
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     """``(unit, hash of normalized text)`` for the whole text and (when ``lines``) each non-blank line.
 
@@ -113,16 +135,17 @@ def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     >>> [u for u, _ in exact_units("Hi there\\n\\nBook it!", lines=True)]
     ['whole', 'line 1', 'line 3']
     """
+    whole = ("whole", text_hash(" ".join(text_tokens(text))))
     if not (lines and "\n" in text):
-        return [("whole", text_hash(normalize(text)))]
+        return [whole]
     if text.isascii():
         low = text.lower().translate(_ASCII_PUNCT)
-        out = [("whole", text_hash(" ".join(low.split())))]
+        out = [whole]
         for i, (raw, line) in enumerate(zip(text.split("\n"), low.split("\n")), start=1):
             if raw.strip():
                 out.append((f"line {i}", text_hash(" ".join(line.split()))))
         return out
-    out = [("whole", text_hash(normalize(text)))]
+    out = [whole]
     for i, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             out.append((f"line {i}", text_hash(normalize(line))))
