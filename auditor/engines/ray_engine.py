@@ -82,7 +82,7 @@ class RayEngine:
     batch_size: int = 512
     workers: int | None = None  # default: every CPU of the cluster
     address: str | None = None
-    chunk_batches: int = 64
+    chunk_batches: int = 16
     progress: bool | None = None
     name: str = field(default="ray", init=False)
 
