@@ -142,7 +142,7 @@ def run_audit(config: AuditConfig) -> Report:
              "workers": getattr(engine, "workers_used", engine.workers), "findings_store": config.findings_store,
              "findings_total": findings_total, "records_per_s": scan_stats.as_dict()["records_per_s"],
              "mb_per_s": scan_stats.as_dict()["mb_per_s"], "peak_rss_mb": peak_rss_mb(),
-             "peak_worker_rss_mb": peak_rss_mb(children=True)},
+             "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0)},
         texts=_texts(findings, datasets),
     )
 

@@ -30,7 +30,7 @@ import xxhash
 from .normalize import normalize, text_hash, tokens
 
 _P = np.uint64(0x100000001B3)  # must equal auditor.methods.ngram._P
-_SEP = "\x00"  # normalize() never yields it: a record boundary token outside every vocabulary
+_SEP = b"\x00"  # normalize() never yields it: a record boundary token outside every vocabulary
 
 
 class NgramScanner:
@@ -41,14 +41,15 @@ class NgramScanner:
     """
 
     def __init__(self, vocab_tokens: Iterable[str], tables: dict[int, tuple[np.ndarray, np.ndarray]]):
-        vocab: dict[str, int] = {}
+        vocab: dict[bytes, int] = {}
         for t in vocab_tokens:
-            if t not in vocab:
-                vocab[t] = len(vocab) + 1
+            b = t.encode("utf-8")
+            if b not in vocab:
+                vocab[b] = len(vocab) + 1
         self.vocab = vocab
         th = np.zeros(len(vocab) + 1, dtype=np.uint64)
-        for t, i in vocab.items():
-            th[i] = xxhash.xxh64_intdigest(t.encode("utf-8"))
+        for b, i in vocab.items():
+            th[i] = xxhash.xxh64_intdigest(b)
         self.token_hash = th
         self.tables = tables
 
@@ -56,7 +57,7 @@ class NgramScanner:
         """``(text index, eval position, distinct matched n-grams)``, sorted by text then eval position."""
         if not self.tables or not texts:
             return []
-        toks: list[str] = []
+        toks: list[bytes] = []
         starts = np.empty(len(texts), dtype=np.int64)
         for d, text in enumerate(texts):
             starts[d] = len(toks)
@@ -101,25 +102,30 @@ class NgramScanner:
 
 
 _ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.normalize
-
-
-_TOKENS_CACHE: dict[int, tuple[str, list[str]]] = {}
+#: ASCII bytes: lower case, punctuation → space, and the separators str.split() treats as
+#: whitespace but bytes.split() does not (\x1c-\x1f) → space; one pass, same tokens as normalize
+_ASCII_BYTES = bytes(32 if (chr(i) in punctuation or 0x1C <= i <= 0x1F) else ord(chr(i).lower()) if i < 128 else i
+                     for i in range(256))
+_TOKENS_CACHE: dict[int, tuple[str, list[bytes]]] = {}
 _TOKENS_CACHE_MAX = 1024  # about two batches of records
 
 
-def text_tokens(text: str) -> list[str]:
-    """:func:`auditor.normalize.tokens` of ``text``, remembered for the last ~1024 texts.
+def text_tokens(text: str) -> list[bytes]:
+    """:func:`auditor.normalize.tokens` of ``text`` as UTF-8 bytes, remembered for the last ~1024 texts.
 
     The exact and n-gram tiers tokenize the same training texts one after the other; this makes the
-    second one free. ASCII text takes one ``split`` instead of two. Do not mutate the result.
+    second one free. ASCII text takes one ``bytes.translate`` and one ``split``. Do not mutate the result.
 
     >>> text_tokens("Book a flight to N.Y.C.!")
-    ['book', 'a', 'flight', 'to', 'n', 'y', 'c']
+    [b'book', b'a', b'flight', b'to', b'n', b'y', b'c']
     """
     hit = _TOKENS_CACHE.get(id(text))
     if hit is not None and hit[0] is text:
         return hit[1]
-    toks = text.lower().translate(_ASCII_PUNCT).split() if text.isascii() else tokens(text)
+    if text.isascii():
+        toks = text.encode("ascii").translate(_ASCII_BYTES).split()
+    else:
+        toks = [t.encode("utf-8") for t in tokens(text)]
     if len(_TOKENS_CACHE) >= _TOKENS_CACHE_MAX:
         _TOKENS_CACHE.clear()
     _TOKENS_CACHE[id(text)] = (text, toks)
@@ -135,7 +141,7 @@ def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     >>> [u for u, _ in exact_units("Hi there\\n\\nBook it!", lines=True)]
     ['whole', 'line 1', 'line 3']
     """
-    whole = ("whole", text_hash(" ".join(text_tokens(text))))
+    whole = ("whole", xxhash.xxh64_intdigest(b" ".join(text_tokens(text))))  # == text_hash(normalize(text))
     if not (lines and "\n" in text):
         return [whole]
     if text.isascii():

@@ -174,9 +174,11 @@ def test_local_processes_give_the_serial_findings_in_the_same_order(corpus):
     ds = Dataset(DatasetSpec("tr", [str(corpus / "train.jsonl")], role="train"))
     serial = list(get_engine("local", workers=1, batch_size=100).scan(indexes, ds, ScanStats()))
     stats = ScanStats()
-    parallel = list(get_engine("local", workers=2, batch_size=100, min_parallel_bytes=0).scan(indexes, ds, stats))
+    engine = get_engine("local", workers=2, batch_size=100, min_parallel_bytes=0)
+    parallel = list(engine.scan(indexes, ds, stats))
     assert serial and [f.to_dict() for f in parallel] == [f.to_dict() for f in serial]
     assert stats.records == 1500
+    assert engine.workers_used == 2 and engine.peak_worker_rss_mb > 0
 
 
 @pytest.fixture(scope="session")
@@ -250,3 +252,22 @@ def test_ngram_kernel_counts_equal_the_per_record_reference():
                     counts[int(p)] = counts.get(int(p), 0) + 1
         expected += [(d, p, c) for p, c in sorted(counts.items())]
     assert expected and index._scanner().matches(texts, len(ev)) == expected
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab Z,.!\n\t\x1c\x1f\x0b-'é ﬁ") + ["\u2028", "Ｔ"]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_kernel_tokenization_and_exact_units_equal_normalize(text):
+    from auditor.kernels import _TOKENS_CACHE, exact_units, text_tokens
+    from auditor.normalize import normalize, text_hash
+
+    _TOKENS_CACHE.clear()
+    assert text_tokens(text) == [t.encode("utf-8") for t in tokens(text)]
+    units = [("whole", text)]
+    if "\n" in text:
+        units += [(f"line {i}", line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    assert exact_units(text, lines=True) == [(u, text_hash(normalize(c))) for u, c in units]

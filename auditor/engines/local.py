@@ -31,7 +31,7 @@ from ..datasets import Dataset
 from ..engine import ScanStats, batched, search_all
 from ..errors import ConfigError
 from ..methods.base import Finding, Index
-from ..progress import ScanProgress
+from ..progress import ScanProgress, peak_rss_mb
 
 _WORKER_INDEXES: list[Index] = []
 
@@ -41,8 +41,8 @@ def _init_worker(indexes: list[Index]) -> None:
     _WORKER_INDEXES = indexes
 
 
-def _work(batch) -> list[Finding]:
-    return search_all(_WORKER_INDEXES, batch)
+def _work(batch) -> tuple[list[Finding], float]:
+    return search_all(_WORKER_INDEXES, batch), peak_rss_mb()
 
 
 def dataset_bytes(dataset: Dataset) -> int:
@@ -62,6 +62,8 @@ class LocalEngine:
     min_parallel_bytes: int = 8_000_000
     progress: bool | None = None  # None: when stderr is a terminal
     name: str = field(default="local", init=False)
+    #: the largest peak RSS a worker process reported (MB); 0 when the scan ran in-process
+    peak_worker_rss_mb: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.workers, int) or self.workers < 1:
@@ -105,6 +107,11 @@ class LocalEngine:
             for batch in batches:
                 pending.append(pool.apply_async(_work, (batch,)))
                 while len(pending) >= 2 * self.workers:
-                    yield from pending.popleft().get()
+                    yield from self._collect(pending.popleft())
             while pending:
-                yield from pending.popleft().get()
+                yield from self._collect(pending.popleft())
+
+    def _collect(self, result) -> list[Finding]:
+        findings, rss = result.get()
+        self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, rss)
+        return findings
