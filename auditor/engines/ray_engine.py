@@ -12,8 +12,9 @@ the caller is bounded by one chunk.
 started with ``workers`` CPUs (default: every core). A Ray already initialised in this process is
 used as is.
 
->>> RayEngine.__name__
-'RayEngine'
+>>> engine = RayEngine(workers=2, address=None)  # Ray itself starts at the first scan
+>>> engine.name, engine.workers, engine.chunk_batches
+('ray', 2, 16)
 
 Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[ray]'``) when Ray
 is not installed; :class:`~auditor.errors.ConfigError` for bad options.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -98,7 +100,8 @@ class RayEngine:
         import ray
 
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                      "logging_level": logging.WARNING}
             if self.address:
                 kwargs["address"] = self.address
             else:
@@ -109,6 +112,7 @@ class RayEngine:
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False  # the scan has its own progress bar
         ctx.print_on_execution_start = False
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
@@ -144,7 +148,7 @@ class RayEngine:
         blocks = max(1, min(len(rows) // self.batch_size, 4 * (self.workers or 1)))
         ds = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
             _scan_batch, fn_kwargs={"ref_holder": holder}, batch_size=self.batch_size,
-            batch_format="numpy", concurrency=self.workers, num_cpus=1)
+            batch_format="numpy", compute=ray.data.TaskPoolStrategy(size=self.workers), num_cpus=1)
         out = [(json.loads(r["key"]), r["finding"]) for r in ds.iter_rows()]
         out.sort(key=lambda kv: kv[0])
         return [Finding(**json.loads(f)) for _, f in out]
