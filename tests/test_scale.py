@@ -184,6 +184,9 @@ def test_local_processes_give_the_serial_findings_in_the_same_order(corpus):
 @pytest.fixture(scope="session")
 def ray_local():
     ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    if ray.is_initialized():  # another test module started it: share it
+        yield ray
+        return
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
