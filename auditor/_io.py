@@ -167,6 +167,98 @@ def load_json(path: str | Path) -> Any:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
+class _CountingReader:
+    """Binary reader that drops a UTF-8 BOM and counts the newlines it has handed out."""
+
+    def __init__(self, f: IO[bytes]):
+        self.f = f
+        self.lines = 1
+        self._first = True
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        if self._first and data:  # ijson probes with read(0) first
+            self._first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+            elif data.startswith(b"\xef") and len(data) < 3:
+                data = (data + self.f.read(3 - len(data))).removeprefix(b"\xef\xbb\xbf")
+        self.lines += data.count(b"\n")
+        return data
+
+
+#: on a parse error in a streamed JSON document, files up to this size are re-read whole to name
+#: the exact line; larger ones report the line the streaming parser had reached
+EXACT_ERROR_LINE_MAX_BYTES = 256 * 1024 * 1024
+
+
+def json_container(path: str | Path) -> str | None:
+    """``"array"`` or ``"object"`` by the first significant byte of a JSON file (after a BOM), else None."""
+    with open_binary(path) as raw:
+        head = raw.read(4096)
+        if head.startswith(b"\xef\xbb\xbf"):
+            head = head[3:]
+        while head:
+            stripped = head.lstrip()
+            if stripped:
+                return {b"[": "array", b"{": "object"}.get(stripped[:1])
+            head = raw.read(4096)
+    return None
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """True when ``value`` nests containers more than ``limit`` levels (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        obj, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = obj.values() if isinstance(obj, dict) else obj
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def iter_json_items(path: str | Path) -> Iterator[tuple[int, str | None, Any]]:
+    """Stream a JSON document's top-level items without loading it: ``(position, key, value)``.
+
+    Array elements come with ``key`` None, object members with their key. Memory holds one item.
+    A top-level value that is neither an array nor an object yields one ``(0, None, value)``.
+    Raises :class:`InputError` naming the file and line of invalid JSON, as :func:`load_json` does.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> _ = open(p, "w").write('[{"q": 1}, {"q": 2}]')
+    >>> list(iter_json_items(p))
+    [(0, None, {'q': 1}), (1, None, {'q': 2})]
+    """
+    import ijson
+
+    reader = None
+    try:
+        kind = json_container(path)
+        if kind is None:
+            yield 0, None, load_json(path)
+            return
+        with open_binary(path) as raw:
+            reader = _CountingReader(raw)
+            pairs = (((None, v) for v in ijson.items(reader, "item", use_float=True)) if kind == "array"
+                     else ijson.kvitems(reader, "", use_float=True))
+            for i, (key, value) in enumerate(pairs):
+                if isinstance(value, (dict, list)) and _too_deep(value, MAX_JSON_DEPTH - 1):
+                    line = locate_depth(path, MAX_JSON_DEPTH)
+                    raise InputError(str(path), f"line {line}" if line else None,
+                                     f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+                yield i, key, value
+    except (ijson.JSONError, UnicodeDecodeError, ValueError) as e:
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        if size <= EXACT_ERROR_LINE_MAX_BYTES:
+            load_json(path)  # raises InputError with the exact line and message
+        line = reader.lines if reader else None
+        raise InputError(str(path), f"line {line}" if line else None, f"invalid JSON: {e}") from None
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
+
+
 def locate_bad_utf8(path: str | Path) -> int | None:
     """1-based number of the first line that is not valid UTF-8 (error path only)."""
     with open_binary(path) as f:

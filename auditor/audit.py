@@ -24,6 +24,7 @@ from .engine import ScanStats, get_engine
 from .errors import ConfigError
 from .errortypes import ErrorTypes
 from .methods.base import Finding
+from .progress import peak_rss_mb
 from .report import Report
 from .store import FindingStore
 
@@ -53,6 +54,10 @@ class AuditConfig:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     engine: str = "local"
     batch_size: int = 512
+    workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
+    ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
+    findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
+    findings_db: str | None = None  # keep the DuckDB file of every finding here (default: temporary)
     keep_per_item: int = 5
     report_dir: str | None = None
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
@@ -89,6 +94,17 @@ class AuditConfig:
             methods.get(m)
 
 
+def make_store(config: AuditConfig):
+    """The findings store of a run: DuckDB on disk (default) or in memory; same interface."""
+    if config.findings_store == "memory":
+        return FindingStore(keep=config.keep_per_item)
+    if config.findings_store == "duckdb":
+        from .findings_db import DuckDBFindingStore
+
+        return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
+    raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
+
+
 def default_index_dir() -> str:
     return os.environ.get("AUDITOR_INDEX_DIR", "indexes")
 
@@ -102,22 +118,38 @@ def run_audit(config: AuditConfig) -> Report:
     config.validate()
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    engine = get_engine(config.engine, batch_size=config.batch_size)
+    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers,
+                        address=config.ray_address)
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
-    store = FindingStore(keep=config.keep_per_item)
+    store = make_store(config)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
     error_types = ErrorTypes()
-    for check in config.checks:
-        checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types))
-    findings = store.findings()
-    extra: dict[str, Any] = {"error_types": error_types.report()} if config.checks else {}
-    if config.provenance:
-        from .provenance import run_provenance
+    extra: dict[str, Any] = {}
+    try:
+        for check in config.checks:
+            checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types))
+        findings = store.findings()
+        findings_total = store.total
+        if config.checks:
+            extra["error_types"] = error_types.report()
+        if config.provenance:
+            from .provenance import run_provenance
 
-        extra["provenance"] = [run_provenance(p, datasets, method_params=config.method_params,
-                                              index_dir=config.index_dir, batch_size=config.batch_size)
-                               for p in config.provenance]
+            extra["provenance"] = [run_provenance(p, datasets, method_params=config.method_params,
+                                                  index_dir=config.index_dir, batch_size=config.batch_size)
+                                   for p in config.provenance]
+        used = {n for c in config.checks for n in c.train + c.eval}
+        used |= {n for p in config.provenance for n in p.derived + p.sources}
+        described = {n: datasets[n].describe() for n in sorted(used)}
+        if config.write_clean:
+            from .clean import write_clean
+
+            train_names = sorted({n for c in config.checks for n in c.train})
+            extra["clean"] = write_clean(config.write_clean, [datasets[n] for n in train_names], store.train_hits)
+    finally:
+        if hasattr(store, "close"):
+            store.close()
     verdicts = [c["verdict"] for c in checks + extra.get("provenance", [])]
     verdict = "pass"
     if "fail" in verdicts:
@@ -126,14 +158,6 @@ def run_audit(config: AuditConfig) -> Report:
         verdict = "incomplete"
     encoding = [{"check": c["name"], "method": ms["method"], **ms["encoding"]}
                 for c in checks for ms in c["method_stats"] if "encoding" in ms]
-    used = {n for c in config.checks for n in c.train + c.eval}
-    used |= {n for p in config.provenance for n in p.derived + p.sources}
-    described = {n: datasets[n].describe() for n in sorted(used)}
-    if config.write_clean:
-        from .clean import write_clean
-
-        train_names = sorted({n for c in config.checks for n in c.train})
-        extra["clean"] = write_clean(config.write_clean, [datasets[n] for n in train_names], store.train_hits)
     return Report(
         verdict=verdict,
         datasets=described,
@@ -142,7 +166,11 @@ def run_audit(config: AuditConfig) -> Report:
         run={"tool": "auditor", "version": __version__, "engine": engine.name,
              "started": started.isoformat(timespec="seconds"),
              "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict(),
-             **({"encoding": encoding} if encoding else {})},
+             **({"encoding": encoding} if encoding else {}),
+             "workers": getattr(engine, "workers_used", engine.workers), "findings_store": config.findings_store,
+             "findings_total": findings_total, "records_per_s": scan_stats.as_dict()["records_per_s"],
+             "mb_per_s": scan_stats.as_dict()["mb_per_s"], "peak_rss_mb": peak_rss_mb(),
+             "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0)},
         texts=_texts(findings, datasets),
         extra=extra,
     )

@@ -1,13 +1,27 @@
 """Engines run a scan: stream a training dataset in batches through built indexes.
 
-The local engine runs in this process; other engines (Ray) implement the same :class:`Engine`
-protocol and must yield the same findings for the same input.
+Every engine implements :class:`Engine` and must yield the same findings for the same input:
+
+``local`` (default)  :class:`auditor.engines.local.LocalEngine`, worker processes on every core
+                     (``workers``; in-process for small inputs or ``workers = 1``)
+``ray``              :class:`auditor.engines.ray_engine.RayEngine`, Ray Data ``map_batches`` on a
+                     local or remote cluster (``address``); needs the ``[ray]`` extra
+
+The dataset is always read by the caller's process, in order, so record ordinals, skips and split
+selection are the same whatever the engine; only batches travel. Memory is bounded by the eval
+indexes and ``batch_size`` × the batches in flight, never by the corpus.
+
+>>> get_engine("local", workers=1).name
+'local'
+>>> get_engine("spark")
+Traceback (most recent call last):
+...
+auditor.errors.ConfigError: unknown engine 'spark' (engines: local, ray)
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from typing import Iterable, Iterator, Protocol, Sequence
 
@@ -15,21 +29,29 @@ from .datasets import Dataset
 from .methods.base import Finding, Index
 from .records import Record
 
+ENGINES = ("local", "ray")
+
 
 @dataclass
 class ScanStats:
+    """What the scans of a run read and how fast (the report's ``run.scan``)."""
+
     records: int = 0
     chars: int = 0
+    bytes: int = 0  # size on disk of the training files scanned
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
         rate = self.records / self.seconds if self.seconds else 0.0
-        return {"records": self.records, "chars": self.chars, "seconds": round(self.seconds, 3),
-                "records_per_s": round(rate, 1)}
+        mb_rate = self.bytes / 1e6 / self.seconds if self.seconds else 0.0
+        return {"records": self.records, "chars": self.chars, "bytes": self.bytes,
+                "seconds": round(self.seconds, 3), "records_per_s": round(rate, 1),
+                "mb_per_s": round(mb_rate, 2)}
 
 
 class Engine(Protocol):
     name: str
+    workers: int
 
     def scan(self, indexes: Sequence[Index], dataset: Dataset, stats: ScanStats) -> Iterator[Finding]: ...
 
@@ -40,26 +62,33 @@ def batched(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
         yield batch
 
 
-@dataclass
-class LocalEngine:
-    """Single-process engine: read a batch, run every index on it, yield findings."""
-
-    batch_size: int = 512
-    name: str = field(default="local", init=False)
-
-    def scan(self, indexes: Sequence[Index], dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
-        start = time.perf_counter()
-        for batch in batched(dataset.records(), self.batch_size):
-            stats.records += len(batch)
-            stats.chars += sum(len(r.view("text")) for r in batch)
-            for index in indexes:
-                yield from index.search(batch)
-        stats.seconds += time.perf_counter() - start
+def search_all(indexes: Sequence[Index], batch: Sequence[Record]) -> list[Finding]:
+    """Every index's findings for one batch, in index order (what each engine runs per batch)."""
+    out: list[Finding] = []
+    for index in indexes:
+        out.extend(index.search(batch))
+    return out
 
 
 def get_engine(name: str, **options) -> Engine:
+    """The engine called ``name``; options: ``batch_size``, ``workers``, and ``address`` (ray).
+
+    Raises :class:`~auditor.errors.ConfigError` for an unknown engine or option, and
+    :class:`~auditor.errors.MissingDependencyError` for ``ray`` without the ``[ray]`` extra.
+    """
     from .errors import ConfigError
 
-    if name == "local":
-        return LocalEngine(**options)
-    raise ConfigError(f"unknown engine '{name}' (engines: local)")
+    options = {k: v for k, v in options.items() if v is not None}
+    try:
+        if name == "local":
+            from .engines.local import LocalEngine
+
+            options.pop("address", None)
+            return LocalEngine(**options)
+        if name == "ray":
+            from .engines.ray_engine import RayEngine
+
+            return RayEngine(**options)
+    except TypeError as e:
+        raise ConfigError(f"engine '{name}': {e}") from None
+    raise ConfigError(f"unknown engine '{name}' (engines: {', '.join(ENGINES)})")

@@ -57,7 +57,8 @@ DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on
                 "max_record_chars"}
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
 PROVENANCE_KEYS = {"name", "derived", "sources", "id_pattern", "methods", "held_out", "max_held_out"}
-TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size", "provenance", "write_clean"}
+TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size", "provenance", "write_clean",
+            "workers", "ray_address", "findings_store", "findings_db"}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -160,10 +161,13 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise ManifestError(f"{name}: [methods.NAME] entries must be tables of parameters")
     config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params, provenance=provenance)
-    for key in ("engine", "batch_size"):
+    for key, kind in (("engine", str), ("batch_size", int), ("workers", int), ("ray_address", str),
+                      ("findings_store", str)):
         if key in doc:
+            if not isinstance(doc[key], kind) or isinstance(doc[key], bool):
+                raise ManifestError(f"{name}: '{key}' must be a{'n integer' if kind is int else ' string'}")
             setattr(config, key, doc[key])
-    for key in ("report_dir", "index_dir", "write_clean"):
+    for key in ("report_dir", "index_dir", "write_clean", "findings_db"):
         if key in doc:
             if not isinstance(doc[key], str):
                 raise ManifestError(f"{name}: '{key}' must be a string (a folder)")

@@ -13,7 +13,7 @@ import time
 from auditor import indexstore
 from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
 
-TIMING_KEYS = ("started", "seconds")
+TIMING_KEYS = ("started", "seconds", "mb_per_s", "records_per_s", "peak_rss_mb", "peak_worker_rss_mb", "encoding")
 
 
 def _training_file(path, n: int, seed: int = 7) -> None:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
-from .._io import iter_jsonl, load_json, base_suffix
+from .._io import base_suffix, iter_json_items, iter_jsonl, json_container, load_json
 from ..records import TEXT, Record, Skip
 from ._trajectory import Turn, extract_task, trajectory_views
 from .base import Adapter
@@ -116,20 +116,21 @@ class ChatAdapter(Adapter):
                 yield Skip(source, err) if err else self._one(obj, position, source)
                 position += 1
             return
-        doc = load_json(path)
-        if isinstance(doc, dict):
-            yield from self._nested(path, doc)
+        kind = json_container(path)
+        if kind == "object":  # StepTool's nested layout, streamed one query at a time
+            yield from self._nested(path, ((key, value) for _, key, value in iter_json_items(path)))
             return
-        if not isinstance(doc, list):
+        if kind != "array":
+            load_json(path)  # invalid JSON: InputError naming the line
             yield Skip(str(path), "expected a JSON list of chat records")
             return
-        for i, obj in enumerate(doc):
+        for i, _, obj in iter_json_items(path):  # streamed, one record in memory
             yield self._one(obj, i, f"{path}#{i}")
 
-    def _nested(self, path: Path, doc: dict) -> Iterator[Record | Skip]:
+    def _nested(self, path: Path, items: Iterable[tuple[str, Any]]) -> Iterator[Record | Skip]:
         """StepTool: ``{query_id: {cnt, instances: [{id, conversations}]}}``."""
         position = 0
-        for qid, entry in doc.items():
+        for qid, entry in items:
             source = f"{path}#{position}"
             instances = entry.get("instances") if isinstance(entry, dict) else None
             if not isinstance(instances, list):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from .._io import iter_jsonl, load_json
+from .._io import iter_json_items, iter_jsonl, json_container
 from ..records import Record, Skip
 from ._fields import extract
 from .base import Adapter
@@ -33,25 +33,21 @@ class JsonAdapter(Adapter):
         return True
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
-        doc = load_json(path)
-        if isinstance(doc, list):
-            items = enumerate(doc)
-        elif isinstance(doc, dict):
-            items = enumerate(doc.items())
-        else:
-            yield Skip(str(path), f"top-level JSON is {type(doc).__name__}, not an array or object")
-            return
-        for i, item in items:
+        # streamed: one item in memory at a time, whatever the file's size
+        container = json_container(path)
+        for i, key, item in iter_json_items(path):
             source = f"{path}#{i}"
-            if isinstance(doc, dict):
-                key, value = item
+            if container is None:
+                yield Skip(str(path), f"top-level JSON is {type(item).__name__}, not an array or object")
+                return
+            if key is not None:
+                value = item
                 if isinstance(value, dict) and not self.options.id_field:
                     rec = extract(self, value, i, source)
                     if isinstance(rec, Record) and not any(k in value for k in ("id", "query_id", "task_id")):
                         rec.id = str(key)
                     yield rec
                     continue
-                item = value
             yield extract(self, item, i, source)
 
 

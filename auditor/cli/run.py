@@ -29,6 +29,24 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
     return name
 
 
+def engine_options(f):
+    """``--engine``, ``--workers``, ``--ray-address``: how the scan runs (flags override the manifest)."""
+    f = click.option("--ray-address", default=None, help="Ray cluster address for --engine ray (default: a local Ray).")(f)
+    f = click.option("--workers", type=click.IntRange(min=1), default=None,
+                     help="Scan workers (default: every core; for ray every cluster CPU).")(f)
+    return click.option("--engine", type=click.Choice(["local", "ray"]), default=None,
+                        help="Scan engine: local processes (default) or Ray Data (extra [ray]).")(f)
+
+
+def _apply_engine(config, engine, workers, ray_address) -> None:
+    if engine:
+        config.engine = engine
+    if workers:
+        config.workers = workers
+    if ray_address:
+        config.ray_address = ray_address
+
+
 def _finish(report, report_dir: str) -> None:
     paths = report.write(report_dir)
     click.echo(report.summary_line())
@@ -58,8 +76,9 @@ def _finish(report, report_dir: str) -> None:
 @click.option("--index-dir", default=None, help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).")
 @click.option("--write-clean", default=None, metavar="DIR",
               help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.")
+@engine_options
 def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
-          on_error, max_record_chars, report_dir, index_dir, write_clean):
+          on_error, max_record_chars, report_dir, index_dir, write_clean, engine, workers, ray_address):
     """Audit training data against eval data in one check and write a report.
 
     Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
@@ -85,6 +104,7 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
             config.index_dir = index_dir
         if write_clean:
             config.write_clean = write_clean
+        _apply_engine(config, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or default_report_dir("audit"))
 
@@ -95,7 +115,8 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
 @click.option("--index-dir", default=None, help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).")
 @click.option("--write-clean", default=None, metavar="DIR",
               help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).")
-def verify(manifest, report_dir, index_dir, write_clean):
+@engine_options
+def verify(manifest, report_dir, index_dir, write_clean, engine, workers, ray_address):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
@@ -106,5 +127,6 @@ def verify(manifest, report_dir, index_dir, write_clean):
             config.index_dir = index_dir
         if write_clean:
             config.write_clean = write_clean
+        _apply_engine(config, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

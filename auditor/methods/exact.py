@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..kernels import exact_units
 from ..normalize import normalize, text_hash
 from ..records import Record
 from .base import Finding, Index, MethodConfig
@@ -53,11 +54,8 @@ class ExactIndex(Index):
                 text = tr.views.get(view)
                 if not text:
                     continue
-                units = [("whole", text)]
-                if self.config.lines and "\n" in text:
-                    units += [(f"line {i}", line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
-                for unit, chunk in units:
-                    for pos in table.get(text_hash(normalize(chunk)), ()):
+                for unit, digest in exact_units(text, self.config.lines):
+                    for pos in table.get(digest, ()):
                         hits.setdefault(pos, (view, unit))
             for pos, (view, unit) in sorted(hits.items()):
                 out.append(self.finding(self.eval_records[pos], tr, 1.0, train_view=view, unit=unit))

@@ -112,36 +112,34 @@ class NgramIndex(Index):
         self.tables = {int(n): (arrays[f"h{n}"], arrays[f"p{n}"]) for n in meta.get("ns", [])}
         return self
 
+    def _scanner(self):
+        """The batch kernel (:mod:`auditor.kernels`), built once from the eval vocabulary and tables."""
+        scanner = getattr(self, "_kernel", None)
+        if scanner is None or scanner.tables is not self.tables:
+            from ..kernels import NgramScanner
+
+            vocab = (t for ev in self.eval_records for t in tokens(ev.view(self.config.eval_view)))
+            scanner = self._kernel = NgramScanner(vocab, self.tables)
+        return scanner
+
+    def __getstate__(self):  # engines ship the index to workers; the kernel is rebuilt there
+        state = dict(self.__dict__)
+        state.pop("_kernel", None)
+        return state
+
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
         if not self.tables:
             return out
+        texts = []
         for tr in batch:
             text = "\n".join(tr.views[v] for v in self.config.train_views if tr.views.get(v))
-            if not text:
-                text = tr.view(TEXT)
-            th = token_hashes(tokens(text))
-            counts: dict[int, int] = {}
-            for n, (H, P) in self.tables.items():
-                grams = np.unique(ngram_hashes(th, n))
-                if not len(grams):
-                    continue
-                left = np.searchsorted(H, grams, "left")
-                right = np.searchsorted(H, grams, "right")
-                hit = right > left
-                if not hit.any():
-                    continue
-                left, right = left[hit], right[hit]
-                lengths = right - left
-                idx = np.repeat(left - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths) + np.arange(lengths.sum())
-                pos, c = np.unique(P[idx], return_counts=True)
-                for p_, c_ in zip(pos.tolist(), c.tolist()):
-                    counts[p_] = counts.get(p_, 0) + c_
-            for pos in sorted(counts):
-                score = counts[pos] / self.totals[pos]
-                if score >= self.config.threshold:
-                    out.append(self.finding(self.eval_records[pos], tr, round(min(score, 1.0), 6),
-                                            n=int(self.item_n[pos]), matched_ngrams=counts[pos],
-                                            eval_ngrams=int(self.totals[pos]),
-                                            train_views=list(self.config.train_views)))
+            texts.append(text or tr.view(TEXT))
+        for d, pos, matched in self._scanner().matches(texts, len(self.eval_records)):
+            score = matched / self.totals[pos]
+            if score >= self.config.threshold:
+                out.append(self.finding(self.eval_records[pos], batch[d], round(min(score, 1.0), 6),
+                                        n=int(self.item_n[pos]), matched_ngrams=matched,
+                                        eval_ngrams=int(self.totals[pos]),
+                                        train_views=list(self.config.train_views)))
         return out

@@ -1,0 +1,1 @@
+"""Scan engines (see :mod:`auditor.engine` for the protocol and :func:`auditor.engine.get_engine`)."""

@@ -1,0 +1,134 @@
+"""A findings store on disk (DuckDB): every finding is appended as the scan runs; the report's best
+findings per eval item and method are a query over it.
+
+Same interface as :class:`auditor.store.FindingStore` (``add``, ``add_all``, ``findings``,
+``contaminated``, ``by_eval_item``, ``match_counts``, ``total``) and the same result: per eval item
+and method, the ``keep`` best findings by score, ties broken by training dataset then position.
+Memory holds one buffer of ``flush_every`` findings, so a corpus with millions of findings still
+yields a report. ``path``: keep the database there (table ``findings``, one row per finding with
+its JSON); without it a temporary file is used and removed by :meth:`close`.
+
+>>> from auditor.methods.base import Finding
+>>> store = DuckDBFindingStore(keep=1)
+>>> for score, tr in ((0.6, 3), (0.9, 7)):
+...     store.add(Finding("ev", "q1", "ev#0", "tr", f"t{tr}", f"tr:{tr}", "ngram", score, check="c",
+...                       eval_ordinal=0, train_ordinal=tr))
+>>> [(f.train_id, f.score) for f in store.findings()], store.total, store.match_counts
+([('t7', 0.9)], 2, {('c', 'ev', 0, 'ngram'): 2})
+>>> store.close()
+
+Errors: :class:`~auditor.errors.ConfigError` when ``path`` cannot be opened as a DuckDB database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from typing import Iterable, Iterator
+
+from .errors import ConfigError
+from .methods.base import Finding
+
+_COLUMNS = ("check_name", "eval_dataset", "eval_ordinal", "method", "score", "conclusive",
+            "train_dataset", "train_ordinal", "seq", "finding")
+
+
+class DuckDBFindingStore:
+    def __init__(self, keep: int = 5, path: str | None = None, flush_every: int = 20_000):
+        import duckdb
+
+        self.keep = keep
+        self.flush_every = flush_every
+        self._tmpdir = None
+        if path is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="auditor-findings-")
+            path = os.path.join(self._tmpdir, "findings.duckdb")
+        else:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.path = path
+        try:
+            self._con = duckdb.connect(path)
+        except duckdb.Error as e:
+            raise ConfigError(f"findings database {path}: {e}") from None
+        self._con.execute("DROP TABLE IF EXISTS findings")
+        self._con.execute(
+            "CREATE TABLE findings (check_name VARCHAR, eval_dataset VARCHAR, eval_ordinal BIGINT, "
+            "method VARCHAR, score DOUBLE, conclusive BOOLEAN, train_dataset VARCHAR, "
+            "train_ordinal BIGINT, seq BIGINT, finding VARCHAR)")
+        self._buffer: list[tuple] = []
+        self._kept: list[Finding] | None = None
+        self.total = 0
+
+    def add(self, f: Finding) -> None:
+        self._buffer.append((f.check, f.eval_dataset, f.eval_ordinal, f.method, float(f.score),
+                             bool(f.conclusive), f.train_dataset, f.train_ordinal, self.total,
+                             json.dumps(dataclasses.asdict(f), ensure_ascii=False)))
+        self.total += 1
+        self._kept = None
+        if len(self._buffer) >= self.flush_every:
+            self.flush()
+
+    def add_all(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            self.add(f)
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        import pyarrow as pa
+
+        cols = list(zip(*self._buffer))
+        table = pa.table({name: list(col) for name, col in zip(_COLUMNS, cols)})
+        self._con.register("_incoming", table)
+        self._con.execute("INSERT INTO findings SELECT * FROM _incoming")
+        self._con.unregister("_incoming")
+        self._buffer = []
+
+    @property
+    def match_counts(self) -> dict[tuple, int]:
+        self.flush()
+        rows = self._con.execute("SELECT check_name, eval_dataset, eval_ordinal, method, count(*) "
+                                 "FROM findings GROUP BY ALL").fetchall()
+        return {tuple(r[:4]): r[4] for r in sorted(rows)}
+
+    @property
+    def train_hits(self) -> dict[tuple[str, int], Finding]:
+        """(train dataset, train ordinal) → its best conclusive finding (for --write-clean)."""
+        self.flush()
+        rows = self._con.execute(
+            "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY train_dataset, train_ordinal "
+            "ORDER BY score DESC, seq) AS rn FROM findings WHERE conclusive) WHERE rn = 1").fetchall()
+        hits = (Finding(**json.loads(r[0])) for r in rows)
+        return {(f.train_dataset, f.train_ordinal): f for f in hits}
+
+    def findings(self) -> list[Finding]:
+        """The kept findings (``keep`` best per eval item and method) in a deterministic order."""
+        if self._kept is None:
+            self.flush()
+            rows = self._con.execute(
+                "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY check_name, "
+                "eval_dataset, eval_ordinal, method ORDER BY score DESC, train_dataset, train_ordinal, seq) "
+                "AS rn FROM findings) WHERE rn <= ?", [self.keep]).fetchall()
+            self._kept = sorted((Finding(**json.loads(r[0])) for r in rows), key=Finding.sort_key)
+        return list(self._kept)
+
+    def contaminated(self, check: str, conclusive_only: bool = True) -> set[tuple[str, int]]:
+        return {(f.eval_dataset, f.eval_ordinal) for f in self.findings()
+                if f.check == check and (f.conclusive or not conclusive_only)}
+
+    def by_eval_item(self, check: str) -> Iterator[tuple[tuple[str, int], list[Finding]]]:
+        grouped: dict[tuple[str, int], list[Finding]] = defaultdict(list)
+        for f in self.findings():
+            if f.check == check:
+                grouped[(f.eval_dataset, f.eval_ordinal)].append(f)
+        yield from sorted(grouped.items())
+
+    def close(self) -> None:
+        self.flush()
+        self._con.close()
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
