@@ -20,7 +20,7 @@ from typing import Any
 
 from . import __version__, boilerplate, methods
 from .datasets import Dataset, DatasetSpec
-from .engine import ScanStats, get_engine
+from .engine import ObservedDataset, ScanStats, get_engine
 from .errors import ConfigError
 from .errortypes import ErrorTypes
 from .methods.base import Finding
@@ -186,9 +186,9 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
     masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
     for name in check.eval:
         error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
-    scan_indexes = [*masker.indexes, error_types.tap(check.train)]
+    observers = [error_types.observer(check.train), masker.premask]
     for name in check.train:
-        for f in engine.scan(scan_indexes, datasets[name], scan_stats):
+        for f in engine.scan(masker.indexes, ObservedDataset(datasets[name], observers), scan_stats):
             f.check = check.name
             store.add(f)
             if f.conclusive:

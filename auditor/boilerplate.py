@@ -175,6 +175,9 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     return bp
 
 
+_MASKED = "_masked_views"  # meta key: views with boilerplate masked, set by Masker.premask
+
+
 class MaskingIndex:
     """Wraps a built index so that its :meth:`search` sees masked training records."""
 
@@ -186,6 +189,10 @@ class MaskingIndex:
         return self.inner.search(self.masker.masked(batch))
 
     def __getattr__(self, name: str) -> Any:
+        # only reached for attributes MaskingIndex lacks; guard the ones unpickling probes before
+        # ``inner`` exists (worker processes receive indexes pickled), or it would recurse forever
+        if name.startswith("__") or name in ("inner", "masker"):
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
@@ -200,12 +207,24 @@ class Masker:
     methods: list[str] = field(default_factory=list)
     _last: tuple[int, list[Record]] | None = None
 
+    def premask(self, record: Record) -> None:
+        """Observer run in the calling process: mask once, count once, carry the masked views along."""
+        if self.boilerplate is not None and self.methods:
+            masked = self.boilerplate.mask_record(record, self.views)
+            record.meta[_MASKED] = masked.views if masked is not record else None
+
     def masked(self, batch: Sequence[Record]) -> list[Record]:
         if self._last is not None and self._last[0] == id(batch):
             return self._last[1]
-        out = [self.boilerplate.mask_record(r, self.views) for r in batch]  # type: ignore[union-attr]
+        out = [self._premasked(r) if _MASKED in r.meta
+               else self.boilerplate.mask_record(r, self.views) for r in batch]  # type: ignore[union-attr]
         self._last = (id(batch), out)
         return out
+
+    @staticmethod
+    def _premasked(record: Record) -> Record:
+        views = record.meta[_MASKED]
+        return record if views is None else dataclasses.replace(record, views=views)
 
     def report(self) -> dict[str, Any]:
         if self.boilerplate is None:

@@ -56,6 +56,28 @@ class Engine(Protocol):
     def scan(self, indexes: Sequence[Index], dataset: Dataset, stats: ScanStats) -> Iterator[Finding]: ...
 
 
+class ObservedDataset:
+    """A dataset whose records pass through ``observers`` in the calling process as they are read.
+
+    Engines read data in the calling process and ship batches to workers; whatever must see every
+    training record exactly once and keep state (error-type counts, boilerplate masking statistics)
+    observes here, not as an index (an index's state stays in the worker that ran it).
+    """
+
+    def __init__(self, dataset: Dataset, observers: Sequence):
+        self._dataset = dataset
+        self._observers = list(observers)
+
+    def records(self) -> Iterator[Record]:
+        for record in self._dataset.records():
+            for observe in self._observers:
+                observe(record)
+            yield record
+
+    def __getattr__(self, name: str):
+        return getattr(self._dataset, name)
+
+
 def batched(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
     it = iter(items)
     while batch := list(islice(it, size)):

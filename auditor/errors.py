@@ -49,5 +49,9 @@ class MissingDependencyError(AuditorError):
         )
 
 
+class ScanError(AuditorError):
+    """A scan that could not finish (e.g. a worker process died)."""
+
+
 class IndexFileError(AuditorError):
     """A persisted index that is missing, truncated, tampered with or of another format version."""

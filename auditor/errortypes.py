@@ -146,11 +146,16 @@ class ErrorTypes:
             self.counts[name] = Counter()
             self.add(records)
 
-    def tap(self, datasets: Sequence[str]) -> "_Tap":
-        fresh = [d for d in datasets if d not in self.counts]
+    def observer(self, datasets: Sequence[str]):
+        """A per-record callback counting the labels of training records (each dataset counted once)."""
+        fresh = {d for d in datasets if d not in self.counts}
         for d in fresh:
             self.counts[d] = Counter()
-        return _Tap(self, set(fresh))
+
+        def observe(record: Record) -> None:
+            if record.dataset in fresh:
+                self.add((record,))
+        return observe
 
     def novel(self, eval_names: Sequence[str], train_names: Sequence[str]) -> list[str]:
         ev = set().union(*(self.counts.get(n, Counter()) for n in eval_names)) if eval_names else set()
@@ -159,17 +164,3 @@ class ErrorTypes:
 
     def report(self) -> dict[str, dict[str, int]]:
         return {name: dict(sorted(c.items())) for name, c in sorted(self.counts.items())}
-
-
-class _Tap:
-    """Scanned alongside the indexes: counts the labels of training records, finds nothing."""
-
-    name = "error-types"
-
-    def __init__(self, owner: ErrorTypes, datasets: set[str]):
-        self.owner, self.datasets = owner, datasets
-
-    def search(self, batch: Sequence[Record]) -> list:
-        if self.datasets:
-            self.owner.add(r for r in batch if r.dataset in self.datasets)
-        return []

@@ -279,3 +279,30 @@ def test_kernel_tokenization_and_exact_units_equal_normalize(text):
     if "\n" in text:
         units += [(f"line {i}", line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
     assert exact_units(text, lines=True) == [(u, text_hash(normalize(c))) for u, c in units]
+
+
+def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, monkeypatch):
+    """Statistics gathered per training record (boilerplate masking, error types) are counted in the
+    calling process, so a scan in worker processes reports the same as one in-process."""
+    from conftest import shared_file
+
+    import auditor.audit as audit_mod
+
+    trajectories = shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")
+
+    def config(workers):
+        return AuditConfig(
+            datasets={"ev": DatasetSpec("ev", ["tau2-airline:test"], role="eval"),
+                      "tr": DatasetSpec("tr", [str(trajectories)], role="train")},
+            checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["exact", "ngram", "calls"])],
+            index_dir=str(tmp_path / "idx"), workers=workers, batch_size=32, findings_store="memory")
+
+    serial = run_audit(config(1))
+    real_get_engine = audit_mod.get_engine
+    monkeypatch.setattr(audit_mod, "get_engine", lambda name, **kw: real_get_engine(name, min_parallel_bytes=0, **kw))
+    parallel = run_audit(config(2))
+    assert parallel.run["workers"] == 2 and serial.run["workers"] == 1
+    assert parallel.findings == serial.findings and serial.findings
+    assert serial.checks[0]["boilerplate"]["masked_records"] > 0
+    assert parallel.checks[0]["boilerplate"] == serial.checks[0]["boilerplate"]
+    assert serial.extra["error_types"]["tr"] and parallel.extra["error_types"] == serial.extra["error_types"]

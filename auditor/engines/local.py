@@ -24,12 +24,14 @@ import multiprocessing as mp
 import os
 import time
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 from ..datasets import Dataset
 from ..engine import ScanStats, batched, search_all
-from ..errors import ConfigError
+from ..errors import ConfigError, ScanError
 from ..methods.base import Finding, Index
 from ..progress import ScanProgress, peak_rss_mb
 
@@ -102,16 +104,22 @@ class LocalEngine:
 
     def _parallel(self, indexes: list[Index], batches) -> Iterator[Finding]:
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-        with ctx.Pool(self.workers, initializer=_init_worker, initargs=(indexes,)) as pool:
+        # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
+        # breaks the pool with an error instead of being restarted forever (a silent hang)
+        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(indexes,)) as pool:
             pending: deque = deque()
             for batch in batches:
-                pending.append(pool.apply_async(_work, (batch,)))
+                pending.append(pool.submit(_work, batch))
                 while len(pending) >= 2 * self.workers:
                     yield from self._collect(pending.popleft())
             while pending:
                 yield from self._collect(pending.popleft())
 
     def _collect(self, result) -> list[Finding]:
-        findings, rss = result.get()
+        try:
+            findings, rss = result.result()
+        except BrokenProcessPool as e:
+            raise ScanError(f"a worker process failed ({e}); rerun with --workers 1 to see the cause") from None
         self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, rss)
         return findings
