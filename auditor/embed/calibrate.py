@@ -159,7 +159,8 @@ def calibrate(eval_records: Sequence[Record], pairs_file: str | None = None, par
     for f in index.search_scored(train, decide=False):
         key = (f.eval_ordinal, f.train_ordinal)
         best[key] = max(best.get(key, float("-inf")), f.score)
-        if index.calibration.accepts(f.score, f.evidence["rival"], f.evidence["cosine"]):
+        if index.calibration.accepts(f.score, float("-inf") if f.evidence["rival"] is None else f.evidence["rival"],
+                                     f.evidence["cosine"]):
             accepted[key] = 1.0
     scored = [(s, key in positives) for key, s in best.items()]
     if thresholds is None:

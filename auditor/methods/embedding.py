@@ -78,7 +78,8 @@ class EmbeddingIndex(Index):
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = ("[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
-               "token overlap and shared entities; finding at >= threshold (0.5)")
+               "token overlap and shared entities; finding at >= a threshold self-calibrated on the eval set "
+               "(q99.5 of eval-vs-eval scores + 0.05, at least 0.5) that also beats the item's nearest eval neighbour")
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         super().__init__(config, **params)
@@ -313,7 +314,8 @@ class EmbeddingIndex(Index):
                 continue
             out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
                                     eval_segment=self.seg_label[i], train_segment=tseg.label(),
-                                    train_view=view, rank=rank, code=is_code, rival=round(rival, 4),
+                                    train_view=view, rank=rank, code=is_code,
+                                    rival=round(rival, 4) if np.isfinite(rival) else None,
                                     threshold=round(cal.threshold, 4), threshold_rule=cal.rule))
         self.save_cache(self.config.save_every)
         return out
