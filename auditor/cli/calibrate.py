@@ -50,7 +50,8 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
         result = run(records, pairs_file=pairs, params=dict(_param(p) for p in params), seed=seed)
     if as_json:
         click.echo(json.dumps({"mode": result.mode, "positives": result.positives, "negatives": result.negatives,
-                               "rows": [r.__dict__ for r in result.rows]}, indent=2))
+                               "rows": [r.__dict__ for r in result.rows], "decision": result.decision,
+                               "at_decision": result.at_decision.__dict__ if result.at_decision else None}, indent=2))
         return
     click.echo(f"{result.mode}; {result.positives} positives, {result.negatives} negatives, "
                f"{result.candidates} scored candidates")
@@ -58,4 +59,8 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
     for r in result.rows:
         click.echo(f"{r.threshold:>9.2f} {r.precision:>9.3f} {r.recall:>7.3f} {r.f1:>6.3f} {r.tp:>5} {r.fp:>5} {r.fn:>5}")
     b = result.best()
+    if result.at_decision is not None:
+        a = result.at_decision
+        click.echo(f"self-calibrated rule ({result.decision['rule']}): precision {a.precision:.3f} recall {a.recall:.3f} "
+                   f"f1 {a.f1:.3f} (tp {a.tp}, fp {a.fp})")
     click.echo(f"best F1 {b.f1:.3f} at threshold {b.threshold:.2f} (set it with [methods.embedding] threshold = {b.threshold})")

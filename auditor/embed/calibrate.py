@@ -53,6 +53,8 @@ class Calibration:
     negatives: int
     candidates: int
     mode: str
+    decision: dict[str, Any] | None = None   # the self-calibrated rule of the indexed half
+    at_decision: Row | None = None           # precision/recall of that rule (threshold and rival)
 
     def best(self) -> Row:
         return max(self.rows, key=lambda r: (r.f1, -r.threshold))
@@ -141,7 +143,7 @@ def calibrate(eval_records: Sequence[Record], pairs_file: str | None = None, par
     from ..methods.embedding import EmbeddingIndex
 
     params = dict(params or {})
-    params.pop("threshold", None)
+    base = params.pop("threshold", None)
     view = params.get("eval_view", QUERY)
     if pairs_file:
         indexed, train, positives = load_pairs(pairs_file)
@@ -149,14 +151,22 @@ def calibrate(eval_records: Sequence[Record], pairs_file: str | None = None, par
     else:
         indexed, train, positives = auto_pairs(eval_records, seed, view)
         mode = f"automatic: {len(indexed)} indexed items, their rewrites and {len(train) - len(indexed)} held-out items (seed {seed})"
-    index = EmbeddingIndex(threshold=float("-inf"), **{k: v for k, v in params.items() if k != "eval_view"})
+    extra = {} if base is None else {"threshold": base}  # the sweep ignores it; the self-calibrated rule uses it
+    index = EmbeddingIndex(**extra, **{k: v for k, v in params.items() if k != "eval_view"})
     index.build(indexed)
     best: dict[tuple[int, int], float] = {}
-    for f in index.search(train):
+    accepted: dict[tuple[int, int], float] = {}
+    for f in index.search_scored(train, decide=False):
         key = (f.eval_ordinal, f.train_ordinal)
         best[key] = max(best.get(key, float("-inf")), f.score)
+        if index.calibration.accepts(f.score, float("-inf") if f.evidence["rival"] is None else f.evidence["rival"],
+                                     f.evidence["cosine"]):
+            accepted[key] = 1.0
     scored = [(s, key in positives) for key, s in best.items()]
     if thresholds is None:
-        thresholds = [round(0.3 + 0.05 * i, 2) for i in range(19)]
+        thresholds = [round(0.3 + 0.05 * i, 2) for i in range(27)]
     rows = sweep(scored, len(positives), thresholds)
-    return Calibration(rows, len(positives), len(train) - len({t for _, t in positives}), len(scored), mode)
+    decision = index.calibration.describe()
+    at = sweep([(float("inf"), key in positives) for key in accepted], len(positives), [decision["threshold"]])[0]
+    return Calibration(rows, len(positives), len(train) - len({t for _, t in positives}), len(scored), mode,
+                       decision, at)

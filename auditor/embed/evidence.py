@@ -20,7 +20,9 @@ together. Each candidate therefore gets these parts, all reported in the finding
               not used for code, whose rephrasings rename identifiers
 
 ``score = cosine + w_lexical·lexical + w_margin·clip(margin, −0.2, 0.2) + w_mutual·mutual + w_overlap·overlap
-+ w_entities·(entities − 1) − w_conflict·conflict``; a finding needs ``score >= threshold``. The
++ w_entities·(entities − 1) − w_conflict·conflict``; a finding needs ``score >= threshold`` — and, by
+default, the self-calibrated rule of :mod:`auditor.embed.selfcal` (a threshold from the eval set's own
+eval-vs-eval scores, and beating the item's nearest eval neighbour). The
 weights and threshold are :class:`Weights` defaults, chosen by a grid search on the
 llm-decontaminator rephrasing files (``tests/bench_embedding.py``; so the benchmark's figures are
 in-sample) and re-checkable on any data with ``auditor calibrate``. The grid search gave

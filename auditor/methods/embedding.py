@@ -7,7 +7,10 @@ measured recall for large eval sets). Each training record's views are segmented
 same way (one *unit* per view — whole text, question line and code prose together — plus one per
 window), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
 TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers), and a finding is made when the combined score reaches ``threshold``. Being slower
+entities/numbers), and a finding is made when the combined score reaches the decision threshold:
+``max(threshold, q99.5 of the eval items' scores against *other* eval items + 0.05)`` and beats the
+item's own best other-eval-item score (self-calibration, :mod:`auditor.embed.selfcal`; the rule and
+its figures are in ``stats()["decision"]`` and each finding's ``threshold``/``threshold_rule``/``rival``). Being slower
 and model-based, the method runs only when a check names it (``in_default = False``). The finding's evidence names the
 matched segments (``eval_segment``, ``train_segment``) and every score part.
 
@@ -35,6 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
+from ..normalize import normalize
 from ..records import QUERY, TEXT, Record
 from .base import Finding, Index, MethodConfig
 
@@ -56,6 +60,12 @@ class EmbeddingConfig(MethodConfig):
     w_entities: float = 0.1
     w_conflict: float = 1.0
     require_best: bool = True           # a finding only for the eval item a training segment is closest to
+    self_calibrate: bool = True         # threshold and rival rule from eval-vs-eval scores (auditor.embed.selfcal)
+    null_quantile: float = 0.995        # quantile of the eval items' best scores against other eval items
+    null_pad: float = 0.05              # added to that quantile
+    rival_margin: float = 0.0           # a finding must beat the item's best other-eval-item score by this
+    null_min_items: int = 20            # fewer eval items: the configured threshold alone
+    copy_cosine: float = 0.98           # at or above: a near-copy, found at the configured threshold alone
     max_words: int = 160                # longer texts are also embedded as windows of this many words
     approximate: str = "auto"           # "auto" | "exact" | "hnsw" | "ivf"
     approx_min: int = 200_000           # "auto" switches to HNSW from this many eval segments
@@ -68,7 +78,8 @@ class EmbeddingIndex(Index):
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = ("[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
-               "token overlap and shared entities; finding at >= threshold (0.5)")
+               "token overlap and shared entities; finding at >= a threshold self-calibrated on the eval set "
+               "(q99.5 of eval-vs-eval scores + 0.05, at least 0.5) that also beats the item's nearest eval neighbour")
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         super().__init__(config, **params)
@@ -142,6 +153,8 @@ class EmbeddingIndex(Index):
                 self.seg_kind.append(s.kind)
                 owner.append(pos)
         self.seg_owner = np.array(owner, dtype=np.int64)
+        first: dict[str, int] = {}  # eval items with one normalized text are one item (group = first position)
+        self.group = [first.setdefault(normalize(t), pos) for pos, t in enumerate(texts)]
         self.item_segs: list[list[int]] = [[] for _ in self.eval_records]
         for i, pos in enumerate(owner):
             self.item_segs[pos].append(i)
@@ -150,7 +163,39 @@ class EmbeddingIndex(Index):
         self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
         self.nearest_other = self._nearest_other(self.vectors)
         self.tfidf = TfIdf(texts)
+        self.calibration = self._self_calibrate()
         self.save_cache()
+
+    def _self_calibrate(self):
+        """Score each eval item against the other eval items (see :mod:`auditor.embed.selfcal`)."""
+        from ..embed.selfcal import SelfCalibration
+
+        c = self.config
+        self.rival = np.full(len(self.eval_records), -np.inf)
+        if not c.self_calibrate:
+            return SelfCalibration.off(c.threshold, copy_cosine=c.copy_cosine)
+        reps = sorted(set(self.group))
+        units, unit_group = [], []
+        for pos in reps:
+            for _, segs in self.train_units(self.eval_records[pos], (c.eval_view,)):
+                units.append((self.eval_records[pos], "eval", segs))
+                unit_group.append(pos)
+        null = {pos: -np.inf for pos in reps}
+        if units:
+            vecs = self._encoder().encode([s.text for _, _, segs in units for s in segs])
+            for u, pos, parts, score, *_ in self._candidates(units, vecs, exclude=unit_group):
+                if parts.cosine >= c.copy_cosine:  # a near-copy inside the eval set is not "a different item"
+                    continue
+                g = unit_group[u]
+                null[g] = max(null[g], score)
+                self.rival[pos] = max(self.rival[pos], score)
+        best: dict[int, float] = {}  # items sharing a text share their rival
+        for pos, g in enumerate(self.group):
+            best[g] = max(best.get(g, -np.inf), self.rival[pos])
+        self.rival = np.array([best[g] for g in self.group]) if self.group else self.rival
+        self.null_scores = np.array([null[p] for p in reps])
+        return SelfCalibration.fit(self.null_scores, c.threshold, c.null_quantile, c.null_pad,
+                                   c.rival_margin, c.null_min_items, c.copy_cosine)
 
     def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
         """Per eval segment: its best cosine to a segment of another eval item (-1 when none)."""
@@ -160,19 +205,19 @@ class EmbeddingIndex(Index):
         sims, ids = self.vindex.search(vecs, min(len(vecs), 2 * self.max_segs + 1))
         for row, pos in enumerate(self.seg_owner.tolist()):
             for s, i in zip(sims[row].tolist(), ids[row].tolist()):
-                if i >= 0 and self.seg_owner[i] != pos:
+                if i >= 0 and self.group[int(self.seg_owner[i])] != self.group[pos]:
                     out[row] = s
                     break
         return out
 
     # -- search ------------------------------------------------------------------------------
-    def train_units(self, tr: Record) -> list[tuple[str, list]]:
+    def train_units(self, tr: Record, views: Sequence[str] | None = None) -> list[tuple[str, list]]:
         """The record's units: per view, its whole/last/doc segments together, and each window alone."""
         from ..embed.segment import segments
 
         seen: set[str] = set()
         units: list[tuple[str, list]] = []
-        for v in self.config.train_views:
+        for v in views or self.config.train_views:
             start = len(units)
             head: list = []
             for s in segments(tr.views.get(v) or "", self.config.max_words):
@@ -201,25 +246,24 @@ class EmbeddingIndex(Index):
             j, k = unit_kinds.index("doc"), ekinds.index("doc")
         return cos, int(j), segs[int(k)]
 
-    def search(self, batch: Sequence[Record]) -> list[Finding]:
+    def _candidates(self, units, vecs: np.ndarray, exclude: Sequence[int] | None = None):
+        """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg, rank, code)``.
+
+        ``exclude[u]`` (self-calibration) is an eval group the unit must not be matched to: its own item
+        and the items with the same text. The margin is taken over other *groups*: two eval items with
+        one text are one item here.
+        """
         from ..embed.evidence import Parts, lexical
 
-        if not len(self.seg_text):
-            return []
-        enc = self._encoder()
-        units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
-        texts = [s.text for _, _, segs in units for s in segs]
-        if not texts:
-            return []
-        vecs = enc.encode(texts)
-        k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
+        k = min(len(self.seg_text), (self.config.top_k + 1 + (exclude is not None)) * self.max_segs)
         sims, ids = self.vindex.search(vecs, k)
         w = self.weights()
-        out: list[Finding] = []
         row = 0
-        for tr, view, segs in units:
+        for u, (tr, view, segs) in enumerate(units):
             n = len(segs)
-            cand = sorted({int(self.seg_owner[i]) for i in ids[row:row + n].ravel().tolist() if i >= 0})
+            skip = -1 if exclude is None else exclude[u]
+            cand = sorted({int(self.seg_owner[i]) for i in ids[row:row + n].ravel().tolist()
+                           if i >= 0 and self.group[int(self.seg_owner[i])] != skip})
             uvecs, ukinds = vecs[row:row + n], [s.kind for s in segs]
             row += n
             if not cand:
@@ -234,7 +278,8 @@ class EmbeddingIndex(Index):
             for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: self.config.top_k]):
                 if cos < self.config.min_cosine:
                     continue
-                margin = sim - max((x[0] for x in scored if x[1] != pos), default=0.0)
+                g = self.group[pos]
+                margin = sim - max((x[0] for x in scored if self.group[x[1]] != g), default=0.0)
                 if self.config.require_best and margin <= 0:
                     continue
                 tseg = segs[j]
@@ -245,11 +290,33 @@ class EmbeddingIndex(Index):
                 parts = Parts(cosine=cos, lexical=float(lex), margin=float(margin),
                               mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
                               overlap=overlap, entities=entities, conflict=conflict)
-                score = parts.score(w)
-                if score >= w.threshold:
-                    out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
-                                            eval_segment=self.seg_label[i], train_segment=tseg.label(),
-                                            train_view=view, rank=rank, code=is_code))
+                yield u, pos, parts, parts.score(w), i, tseg, rank, is_code
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        return self.search_scored(batch, decide=True)
+
+    def search_scored(self, batch: Sequence[Record], decide: bool = True) -> list[Finding]:
+        """Findings for ``batch``; with ``decide=False`` every scored candidate (for ``auditor calibrate``)."""
+        if not len(self.seg_text):
+            return []
+        enc = self._encoder()
+        units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
+        texts = [s.text for _, _, segs in units for s in segs]
+        if not texts:
+            return []
+        vecs = enc.encode(texts)
+        cal = self.calibration
+        out: list[Finding] = []
+        for u, pos, parts, score, i, tseg, rank, is_code in self._candidates(units, vecs):
+            tr, view, _ = units[u]
+            rival = float(self.rival[pos])
+            if decide and not cal.accepts(score, rival, parts.cosine):
+                continue
+            out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
+                                    eval_segment=self.seg_label[i], train_segment=tseg.label(),
+                                    train_view=view, rank=rank, code=is_code,
+                                    rival=round(rival, 4) if np.isfinite(rival) else None,
+                                    threshold=round(cal.threshold, 4), threshold_rule=cal.rule))
         self.save_cache(self.config.save_every)
         return out
 
@@ -259,6 +326,8 @@ class EmbeddingIndex(Index):
         if getattr(self, "vindex", None) is not None:
             out["search"] = self.vindex.describe()
             out["eval_segments"] = len(self.seg_text)
+        if getattr(self, "calibration", None) is not None:
+            out["decision"] = self.calibration.describe()
         if self.encoder is not None:
             out["encoding"] = self.encoder.throughput()
         return out
