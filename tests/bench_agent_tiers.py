@@ -1,6 +1,6 @@
 """Throughput of the agent-aware pieces on real tool-calling transcripts; prints figures, asserts nothing.
 
-    python benchmarks/bench_agent_tiers.py [--copies 10]
+    python tests/bench_agent_tiers.py [--copies 10]
 
 Reads tau-bench's gpt-4o airline trajectories (../shared/data, 200 records, 4 MB) ``--copies`` times
 as the training side, tau2-airline (50 tasks) as the eval side, and reports records/s and MB/s for:

@@ -1,12 +1,12 @@
 """Scale benchmark (a script, not a test): this toolkit (local and Ray engines) against lm-eval's
 13-gram Janitor and datatrove's NGramsDecontFilter on the same synthetic corpus.
 
-    python benchmarks/bench_scale.py --sizes 20 100 --peer-python /tmp/peers-venv/bin/python
+    python tests/bench_scale.py --sizes 20 100 --peer-python /tmp/peers-venv/bin/python
 
 For each size (MB) it writes a JSONL corpus of 300-word documents with StableToolBench queries
-planted verbatim in every 200th document (benchmarks/corpus.py), then runs, as child processes:
+planted verbatim in every 200th document (tests/bench_corpus.py), then runs, as child processes:
 ``auditor audit --method exact --method ngram`` with ``--engine local --workers 1``, ``--workers N``
-and ``--engine ray`` (1 and N workers), and the two peers (benchmarks/peers.py, in their own venv,
+and ``--engine ray`` (1 and N workers), and the two peers (tests/bench_peers.py, in their own venv,
 each stopped after ``--peer-limit`` seconds and measured on what it scanned). It prints MB/s per
 core (scan time only; for auditor the report's ``run.scan``), peak RSS, and planted documents found
 (recall) with false positives. Peers absent from --peer-python are reported as skipped.
@@ -25,8 +25,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.corpus import generate_docs  # noqa: E402
+from bench_corpus import generate_docs  # noqa: E402
 
 
 def eval_texts() -> list[str]:
@@ -70,7 +71,7 @@ def run_auditor(train: Path, eval_file: Path, engine: str, workers: int, out: Pa
 
 
 def run_peer(python: str, tool: str, eval_file: Path, train: Path, limit: float) -> dict:
-    proc = subprocess.run([python, str(REPO / "benchmarks" / "peers.py"), tool, str(eval_file), str(train),
+    proc = subprocess.run([python, str(REPO / "tests" / "bench_peers.py"), tool, str(eval_file), str(train),
                            str(limit)], capture_output=True, text=True)
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}

@@ -9,7 +9,7 @@
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/bench_reliability.py [SIZE_MB] [N]
+    PYTHONPATH=. python tests/bench_reliability.py [SIZE_MB] [N]
 """
 
 from __future__ import annotations
