@@ -80,6 +80,18 @@ class Adapter(ABC):
                       raw=raw, split=split)
 
 
+class GenericAdapter(Adapter):
+    """Base of the generic formats (json, jsonl, csv, parquet): chosen by suffix when no specific
+    adapter recognizes a file, configured by ``text_field`` / ``id_field``, written back as read."""
+
+    priority = 1000
+    writable = True
+
+    @classmethod
+    def sniff(cls, path: Path, sample: Any) -> bool:
+        return True
+
+
 def registry() -> dict[str, type[Adapter]]:
     """All registered adapters by name (importing :mod:`auditor.adapters` registers the built-ins)."""
     return dict(_REGISTRY)

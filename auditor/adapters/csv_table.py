@@ -16,18 +16,12 @@ from .._io import base_suffix, open_text
 from ..errors import InputError
 from ..records import Record, Skip
 from ._fields import extract
-from .base import Adapter
+from .base import GenericAdapter
 
 
-class CsvAdapter(Adapter):
+class CsvAdapter(GenericAdapter):
     name = "csv"
     suffixes = (".csv", ".tsv")
-    priority = 1000
-    writable = True
-
-    @classmethod
-    def sniff(cls, path: Path, sample: object) -> bool:
-        return True
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         csv.field_size_limit(self.options.max_record_chars)

@@ -19,18 +19,12 @@ from typing import Iterator
 from .._io import iter_json_items, iter_jsonl, json_container
 from ..records import Record, Skip
 from ._fields import extract
-from .base import Adapter
+from .base import GenericAdapter
 
 
-class JsonAdapter(Adapter):
+class JsonAdapter(GenericAdapter):
     name = "json"
     suffixes = (".json",)
-    priority = 1000
-    writable = True
-
-    @classmethod
-    def sniff(cls, path: Path, sample: object) -> bool:
-        return True
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         # streamed: one item in memory at a time, whatever the file's size
@@ -51,11 +45,10 @@ class JsonAdapter(Adapter):
             yield extract(self, item, i, source)
 
 
-class JsonLinesAdapter(Adapter):
+class JsonLinesAdapter(GenericAdapter):
     name = "jsonl"
     suffixes = (".jsonl", ".json")
     priority = 999
-    writable = True
 
     @classmethod
     def sniff(cls, path: Path, sample: object) -> bool:

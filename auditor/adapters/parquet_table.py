@@ -8,18 +8,12 @@ from typing import Iterator
 from ..errors import InputError
 from ..records import Record, Skip
 from ._fields import extract
-from .base import Adapter
+from .base import GenericAdapter
 
 
-class ParquetAdapter(Adapter):
+class ParquetAdapter(GenericAdapter):
     name = "parquet"
     suffixes = (".parquet",)
-    priority = 1000
-    writable = True
-
-    @classmethod
-    def sniff(cls, path: Path, sample: object) -> bool:
-        return True
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         import pyarrow as pa
