@@ -10,7 +10,7 @@ import pytest
 
 import auditor
 
-MODULES = sorted(m.name for m in pkgutil.walk_packages(auditor.__path__, "auditor.")
+MODULES = ["auditor"] + sorted(m.name for m in pkgutil.walk_packages(auditor.__path__, "auditor.")
                  if not m.name.endswith("__main__") and not m.name.startswith("auditor.data._"))
 
 
