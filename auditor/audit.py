@@ -208,9 +208,15 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         notes.append(f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked"
                      + (f"; {files_skipped['eval']} eval and {files_skipped['train']} training files were "
                         "not read" if any(files_skipped.values()) else ""))
+    # eval items no conclusive method could check (too short for every text tier, no calls ...)
+    uncovered = [ev for ev in eval_records if not any(ix.covers(ev) for ix in indexes)]
+    if uncovered:
+        shown = ", ".join(f"{ev.dataset}#{ev.id}" for ev in uncovered[:10])
+        notes.append(f"{len(uncovered)} eval items could not be checked by any conclusive method "
+                     f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}")
     if len(contaminated) > allowance:
         verdict = "fail"
-    elif unchecked:
+    elif unchecked or uncovered:
         verdict = "incomplete"  # never a plain pass when something was not checked
     else:
         verdict = "pass"
@@ -226,6 +232,7 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "train_records": sum(datasets[n].stats.yielded for n in check.train),
         "skipped": {"eval": eval_skipped, "train": train_skipped},
         "skipped_files": files_skipped,
+        "uncovered_items": len(uncovered),
         "method_stats": [ix.stats() for ix in indexes],
         "notes": notes,
         "matrix": [{"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}

@@ -176,3 +176,23 @@ def test_persisted_ngram_index_reused_with_same_findings(tmp_path):
     assert len(folders) == 1 and (folders[0] / "index.json").exists()
     second = audit(tmp_path, [train], methods=["ngram"])
     assert first.findings == second.findings
+
+
+def test_eval_item_no_method_can_check_makes_the_check_incomplete(tmp_path):
+    """A 2-word eval item is too short for exact (10 chars), ngram (8 tokens) and minhash: never 'pass'."""
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text(json.dumps({"id": "short", "text": "yes no"}) + "\n"
+                  + json.dumps({"id": "long", "text": stb_query("588")}) + "\n")
+    train = tmp_path / "t.jsonl"
+    train.write_text(json.dumps({"id": "x", "text": "an unrelated training record about cooking pasta at home"}) + "\n")
+    cfg = AuditConfig(datasets={"eval": DatasetSpec("eval", [str(ev)], role="eval"),
+                                "train": DatasetSpec("train", [str(train)], role="train")},
+                      checks=[CheckSpec("c", train=["train"], eval=["eval"], methods=["exact", "ngram", "minhash"])],
+                      index_dir=str(tmp_path / "idx"))
+    report = run_audit(cfg)
+    check = report.checks[0]
+    assert check["uncovered_items"] == 1 and check["verdict"] == "incomplete" and report.verdict == "incomplete"
+    assert any("eval#short" in n for n in check["notes"])
+    cfg.datasets["eval"] = DatasetSpec("eval", [str(ev)], role="eval", split="1:")  # only the long item
+    report = run_audit(cfg)
+    assert report.checks[0]["uncovered_items"] == 0 and report.verdict == "pass"

@@ -134,6 +134,13 @@ class Index(ABC):
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         """Findings for a batch of training records."""
 
+    def covers(self, record: Record) -> bool:
+        """Can this method prove contamination of eval ``record``? (False: too short, no calls ...).
+
+        The audit uses it to find eval items that no conclusive method checked: such a check is
+        never reported as a plain pass."""
+        return self.conclusive
+
     # -- persistence (optional): methods whose index is worth keeping return arrays here --------
     def state(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """``(arrays, meta)`` describing the built index for :mod:`auditor.indexstore`, or None."""

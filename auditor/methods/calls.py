@@ -59,6 +59,9 @@ class CallsIndex(Index):
         ignore = {n.lower() for n in self.config.ignore}
         return [c for c in split_calls(text) if call_name(c) not in ignore]
 
+    def covers(self, record: Record) -> bool:
+        return len(set(self._seq(record.view(self.config.eval_view)))) >= self.config.conclusive_min_calls
+
     def _build(self) -> None:
         self.seqs: list[list[str]] = []
         self.by_call: dict[str, set[int]] = {}

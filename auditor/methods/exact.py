@@ -45,6 +45,9 @@ class ExactIndex(Index):
                 continue
             self.table.setdefault(text_hash(norm), []).append(pos)
 
+    def covers(self, record: Record) -> bool:
+        return len(normalize(record.view(self.config.eval_view))) >= self.config.min_chars
+
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
         table = self.table

@@ -152,6 +152,10 @@ class MinHashIndex(Index):
                   "pos": self.pos, "item_len": self.item_len}
         return arrays, {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
 
+    def covers(self, record: Record) -> bool:
+        cfg = self.config
+        return len(distinct(shingle_hashes(record.view(cfg.eval_view), cfg.shingle, cfg.shingle_size))) >= max(1, cfg.min_shingles)
+
     def restore(self, eval_records, arrays, meta):
         self.eval_records = list(eval_records)
         self.not_indexed = Counter(meta.get("not_indexed", {}))

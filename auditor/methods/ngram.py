@@ -99,6 +99,9 @@ class NgramIndex(Index):
             order = np.lexsort((p, h))
             self.tables[n] = (h[order], p[order])
 
+    def covers(self, record: Record) -> bool:
+        return len(tokens(record.view(self.config.eval_view))) >= self.config.min_n
+
     def state(self):
         arrays = {"totals": self.totals, "item_n": self.item_n}
         for n, (h, p) in self.tables.items():
