@@ -38,7 +38,7 @@ class CheckSpec:
     name: str
     train: list[str]
     eval: list[str]
-    methods: list[str] | None = None  # None: every available method
+    methods: list[str] | None = None  # None: the default methods (every available one but embedding)
     max_contaminated: float = 0  # an item count, or a share of eval items when < 1 and not 0
 
     def allowance(self, eval_items: int) -> int:
