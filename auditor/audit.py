@@ -27,6 +27,7 @@ from .methods.base import Finding
 from .progress import peak_rss_mb
 from .report import Report
 from .store import FindingStore
+from .texts import TextCapture, collect_texts
 
 VERDICTS = ("pass", "fail", "incomplete")
 
@@ -125,10 +126,13 @@ def run_audit(config: AuditConfig) -> Report:
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
     error_types = ErrorTypes()
+    # texts for the report, taken as the records stream past (no second pass over the corpus)
+    capture = TextCapture(window=config.batch_size * (getattr(engine, "chunk_batches", 0)
+                                                      + 2 * (getattr(engine, "workers", None) or 1) + 2))
     extra: dict[str, Any] = {}
     try:
         for check in config.checks:
-            checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types))
+            checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types, capture))
         findings = store.findings()
         findings_total = store.total
         if config.checks:
@@ -171,13 +175,14 @@ def run_audit(config: AuditConfig) -> Report:
              "findings_total": findings_total, "records_per_s": scan_stats.as_dict()["records_per_s"],
              "mb_per_s": scan_stats.as_dict()["mb_per_s"], "peak_rss_mb": peak_rss_mb(),
              "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0)},
-        texts=_texts(findings, datasets),
+        texts=collect_texts(findings, datasets, capture.texts),
         extra=extra,
     )
 
 
 def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], engine,
-               store: FindingStore, scan_stats: ScanStats, error_types: ErrorTypes) -> dict[str, Any]:
+               store: FindingStore, scan_stats: ScanStats, error_types: ErrorTypes,
+               capture: TextCapture) -> dict[str, Any]:
     method_names = check.methods or methods.default_methods()
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
@@ -186,11 +191,14 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
     masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
     for name in check.eval:
         error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
-    observers = [error_types.observer(check.train), masker.premask]
+    observers = [error_types.observer(check.train), masker.premask, capture.observe]
+    eval_by_key = {(r.dataset, r.ordinal): r for r in eval_records}
     for name in check.train:
         for f in engine.scan(masker.indexes, ObservedDataset(datasets[name], observers), scan_stats):
             f.check = check.name
             store.add(f)
+            if capture.keep(f.train_dataset, f.train_ordinal):
+                capture.keep_eval([eval_by_key[(f.eval_dataset, f.eval_ordinal)]])
             if f.conclusive:
                 pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
@@ -272,23 +280,3 @@ def build_index(method: str, params: dict[str, Any] | None, eval_records: list, 
     arrays, meta = index.state()
     save_index(index_dir, method, index.params(), fp, arrays, meta)
     return index
-
-
-def _texts(findings: list[Finding], datasets: dict[str, Dataset], limit: int = 200) -> dict[str, str]:
-    """Texts of the records behind the top findings, for the human-readable report."""
-    wanted: dict[str, set[int]] = {}
-    for f in findings[:limit]:
-        wanted.setdefault(f.eval_dataset, set()).add(f.eval_ordinal)
-        wanted.setdefault(f.train_dataset, set()).add(f.train_ordinal)
-    out: dict[str, str] = {}
-    for name, ords in wanted.items():
-        ds = datasets[name]
-        remaining = set(ords)
-        for r in ds.records():
-            if r.ordinal in remaining:
-                view = "query" if ds.role == "eval" else "text"
-                out[f"{name}#{r.ordinal}"] = r.view(view)[:4000]
-                remaining.discard(r.ordinal)
-                if not remaining:
-                    break
-    return out

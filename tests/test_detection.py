@@ -196,3 +196,30 @@ def test_eval_item_no_method_can_check_makes_the_check_incomplete(tmp_path):
     cfg.datasets["eval"] = DatasetSpec("eval", [str(ev)], role="eval", split="1:")  # only the long item
     report = run_audit(cfg)
     assert report.checks[0]["uncovered_items"] == 0 and report.verdict == "pass"
+
+
+def test_report_texts_need_no_second_pass_over_the_training_data(tmp_path, monkeypatch):
+    """The texts shown beside findings are captured while the training set streams past."""
+    from auditor.datasets import Dataset
+
+    reads: dict[str, int] = {}
+    original = Dataset.records
+
+    def counting(self):
+        reads[self.name] = reads.get(self.name, 0) + 1
+        yield from original(self)
+
+    monkeypatch.setattr(Dataset, "records", counting)
+    cfg = AuditConfig(
+        datasets={"test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
+                  "train": DatasetSpec("train", ["webshop:500:"], role="train")},
+        checks=[CheckSpec("webshop", train=["train"], eval=["test"], methods=["exact", "ngram"])],
+        index_dir=str(tmp_path), batch_size=64)
+    report = run_audit(cfg)
+    # one look at a sample for boilerplate, one scan: no read after the scan for the report's texts
+    assert reads["train"] == 2
+    assert report.findings
+    for f in report.findings:
+        assert report.texts[f"train#{f['train_ordinal']}"] and report.texts[f"test#{f['eval_ordinal']}"]
+    f = next(f for f in report.findings if f["method"] == "exact")
+    assert report.texts[f"train#{f['train_ordinal']}"].lower() == report.texts[f"test#{f['eval_ordinal']}"].lower()

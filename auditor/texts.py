@@ -1,0 +1,81 @@
+"""The record texts a report shows beside its findings, captured during the scan.
+
+The report's Markdown and HTML show the eval item and the training record side by side. Re-reading a
+training corpus after the scan to fetch them would be a second full pass over it, so the calling
+process keeps the texts of the records it has just read (a window as wide as the batches in flight)
+and copies the ones that produce findings. Only texts the window missed are read again afterwards.
+
+>>> from auditor.records import Record
+>>> cap = TextCapture(window=2, limit=10)
+>>> for i in range(3):
+...     cap.observe(Record("tr", str(i), f"t:{i}", {"text": f"record {i}"}, ordinal=i))
+>>> cap.keep("tr", 2), cap.keep("tr", 0)
+(True, False)
+>>> cap.texts
+{'tr#2': 'record 2'}
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+from .records import QUERY, TEXT, Record
+
+MAX_CHARS = 4000
+
+
+class TextCapture:
+    """Keeps the last ``window`` records' texts and, on request, up to ``limit`` of them for good."""
+
+    def __init__(self, window: int, limit: int = 2000):
+        self.window = max(1, window)
+        self.limit = limit
+        self._recent: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self.texts: dict[str, str] = {}
+
+    def observe(self, record: Record) -> None:
+        """Observer for :class:`auditor.engine.ObservedDataset` (training side)."""
+        self._recent[(record.dataset, record.ordinal)] = record.view(TEXT)[:MAX_CHARS]
+        if len(self._recent) > self.window:
+            self._recent.popitem(last=False)
+
+    def keep(self, dataset: str, ordinal: int) -> bool:
+        """Keep the text of a record that produced a finding; False when it left the window."""
+        key = f"{dataset}#{ordinal}"
+        if key in self.texts:
+            return True
+        text = self._recent.get((dataset, ordinal))
+        if text is None or len(self.texts) >= self.limit:
+            return False
+        self.texts[key] = text
+        return True
+
+    def keep_eval(self, records: Iterable[Record]) -> None:
+        """Eval items are in memory anyway: keep their query texts for the findings."""
+        for r in records:
+            self.texts.setdefault(f"{r.dataset}#{r.ordinal}", r.view(QUERY)[:MAX_CHARS])
+
+
+def collect_texts(findings, datasets, captured: dict[str, str], limit: int = 200) -> dict[str, str]:
+    """Texts of the records behind the top ``limit`` findings: captured ones, the rest read again."""
+    wanted: dict[str, set[int]] = {}
+    for f in findings[:limit]:
+        for name, ordinal in ((f.eval_dataset, f.eval_ordinal), (f.train_dataset, f.train_ordinal)):
+            if f"{name}#{ordinal}" not in captured:
+                wanted.setdefault(name, set()).add(ordinal)
+    out = {}
+    for f in findings[:limit]:
+        for key in (f"{f.eval_dataset}#{f.eval_ordinal}", f"{f.train_dataset}#{f.train_ordinal}"):
+            if key in captured:
+                out[key] = captured[key]
+    for name, ords in wanted.items():
+        ds = datasets[name]
+        remaining = set(ords)
+        for r in ds.records():
+            if r.ordinal in remaining:
+                out[f"{name}#{r.ordinal}"] = r.view(QUERY if ds.role == "eval" else TEXT)[:MAX_CHARS]
+                remaining.discard(r.ordinal)
+                if not remaining:
+                    break
+    return dict(sorted(out.items()))
