@@ -38,7 +38,12 @@ def engine_options(f):
                         help="Scan engine: local processes (default) or Ray Data (extra [ray]).")(f)
 
 
-def _apply_engine(config, engine, workers, ray_address) -> None:
+def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address) -> None:
+    """Flags given on the command line win over the manifest's (or the defaults')."""
+    if index_dir:
+        config.index_dir = index_dir
+    if write_clean:
+        config.write_clean = write_clean
     if engine:
         config.engine = engine
     if workers:
@@ -100,11 +105,7 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
         config = AuditConfig(datasets=datasets, checks=[CheckSpec(
             name="audit", train=sides["train"], eval=sides["eval"], methods=list(methods) or None,
             max_contaminated=max_contaminated)])
-        if index_dir:
-            config.index_dir = index_dir
-        if write_clean:
-            config.write_clean = write_clean
-        _apply_engine(config, engine, workers, ray_address)
+        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or default_report_dir("audit"))
 
@@ -123,10 +124,6 @@ def verify(manifest, report_dir, index_dir, write_clean, engine, workers, ray_ad
     """
     with library_errors():
         config = load_manifest(manifest)
-        if index_dir:
-            config.index_dir = index_dir
-        if write_clean:
-            config.write_clean = write_clean
-        _apply_engine(config, engine, workers, ray_address)
+        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

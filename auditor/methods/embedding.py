@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..embed.evidence import Weights
 from ..errors import ConfigError
 from ..normalize import normalize
 from ..records import QUERY, TEXT, Record
@@ -52,13 +53,13 @@ class EmbeddingConfig(MethodConfig):
     save_every: int = 20_000            # persist the cache after this many new texts during a scan
     top_k: int = 5                      # candidate eval items scored per training record
     min_cosine: float = 0.4             # candidates below this cosine are not scored
-    threshold: float = 0.5              # decision on the combined score (see auditor.embed.evidence)
-    w_lexical: float = 0.2
-    w_margin: float = 2.0
-    w_mutual: float = 0.1
-    w_overlap: float = 0.0
-    w_entities: float = 0.1
-    w_conflict: float = 1.0
+    threshold: float = Weights.threshold  # decision on the combined score (see auditor.embed.evidence)
+    w_lexical: float = Weights.lexical    # score weights: defaults live in auditor.embed.evidence.Weights
+    w_margin: float = Weights.margin
+    w_mutual: float = Weights.mutual
+    w_overlap: float = Weights.overlap
+    w_entities: float = Weights.entities
+    w_conflict: float = Weights.conflict
     require_best: bool = True           # a finding only for the eval item a training segment is closest to
     self_calibrate: bool = True         # threshold and rival rule from eval-vs-eval scores (auditor.embed.selfcal)
     null_quantile: float = 0.995        # quantile of the eval items' best scores against other eval items
@@ -96,7 +97,6 @@ class EmbeddingIndex(Index):
 
     # -- model and cache ---------------------------------------------------------------------
     def weights(self):
-        from ..embed.evidence import Weights
 
         c = self.config
         return Weights(lexical=c.w_lexical, margin=c.w_margin, mutual=c.w_mutual, overlap=c.w_overlap, entities=c.w_entities,
