@@ -18,8 +18,14 @@ __version__ = "0.1.0"
 from .audit import AuditConfig, CheckSpec, run_audit  # noqa: E402
 from .datasets import Dataset, DatasetSpec  # noqa: E402
 from .errors import (  # noqa: E402
-    AuditorError, ConfigError, IndexFileError, InputError, ManifestError, MissingDependencyError,
-    RegistryError, ScanError,
+    AuditorError,
+    ConfigError,
+    IndexFileError,
+    InputError,
+    ManifestError,
+    MissingDependencyError,
+    RegistryError,
+    ScanError,
 )
 from .manifest import load_manifest, parse_manifest  # noqa: E402
 from .methods import Finding, Index  # noqa: E402
@@ -27,8 +33,25 @@ from .records import Record, Skip  # noqa: E402
 from .report import Report  # noqa: E402
 
 __all__ = [
-    "AuditConfig", "AuditorError", "CheckSpec", "ConfigError", "Dataset", "DatasetSpec", "Finding",
-    "Index", "IndexFileError", "InputError", "ManifestError", "MissingDependencyError", "Record",
-    "RegistryError", "Report", "ScanError", "Skip", "__version__", "load_manifest", "parse_manifest",
+    "AuditConfig",
+    "AuditorError",
+    "CheckSpec",
+    "ConfigError",
+    "Dataset",
+    "DatasetSpec",
+    "Finding",
+    "Index",
+    "IndexFileError",
+    "InputError",
+    "ManifestError",
+    "MissingDependencyError",
+    "Record",
+    "RegistryError",
+    "Report",
+    "ScanError",
+    "Skip",
+    "__version__",
+    "load_manifest",
+    "parse_manifest",
     "run_audit",
 ]

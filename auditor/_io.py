@@ -9,8 +9,9 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from .errors import InputError
 
@@ -71,7 +72,7 @@ class _GzipRaw(io.RawIOBase):
             raise InputError(self._path, None, "truncated compressed data (gzip stream ends early)") from None
         except zlib.error as e:
             raise InputError(self._path, None, f"corrupt compressed data: {e}") from None
-        b[:len(data)] = data
+        b[: len(data)] = data
         return len(data)
 
     def close(self) -> None:
@@ -108,7 +109,7 @@ class _ZstdRaw(io.RawIOBase):
                     if self._fed and not self._d.eof:
                         raise InputError(self._path, None, "truncated compressed data (zstd frame ends early)")
                     return 0
-            piece, self._pending = self._pending[:self._SLICE], self._pending[self._SLICE:]
+            piece, self._pending = self._pending[: self._SLICE], self._pending[self._SLICE :]
             if self._d.eof:  # a further frame
                 self._d = self._zstd.ZstdDecompressor().decompressobj()
             try:
@@ -158,8 +159,9 @@ def load_json(path: str | Path) -> Any:
         raise InputError(str(path), f"line {e.lineno}", f"invalid JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:
         line = locate_depth(path, MAX_JSON_DEPTH)
-        raise InputError(str(path), f"line {line}" if line else None,
-                         f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+        raise InputError(
+            str(path), f"line {line}" if line else None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        ) from None
     except UnicodeDecodeError:
         line = locate_bad_utf8(path)
         raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
@@ -241,13 +243,17 @@ def iter_json_items(path: str | Path) -> Iterator[tuple[int, str | None, Any]]:
             return
         with open_binary(path) as raw:
             reader = _CountingReader(raw)
-            pairs = (((None, v) for v in ijson.items(reader, "item", use_float=True)) if kind == "array"
-                     else ijson.kvitems(reader, "", use_float=True))
+            pairs = (
+                ((None, v) for v in ijson.items(reader, "item", use_float=True))
+                if kind == "array"
+                else ijson.kvitems(reader, "", use_float=True)
+            )
             for i, (key, value) in enumerate(pairs):
                 if isinstance(value, (dict, list)) and _too_deep(value, MAX_JSON_DEPTH - 1):
                     line = locate_depth(path, MAX_JSON_DEPTH)
-                    raise InputError(str(path), f"line {line}" if line else None,
-                                     f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+                    raise InputError(
+                        str(path), f"line {line}" if line else None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+                    )
                 yield i, key, value
     except (ijson.JSONError, UnicodeDecodeError, ValueError) as e:
         size = os.path.getsize(path) if os.path.exists(path) else 0

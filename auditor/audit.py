@@ -15,7 +15,6 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from . import __version__, boilerplate, methods
@@ -23,7 +22,6 @@ from .datasets import Dataset, DatasetSpec
 from .engine import ObservedDataset, ScanStats, get_engine
 from .errors import ConfigError
 from .errortypes import ErrorTypes
-from .methods.base import Finding
 from .progress import peak_rss_mb
 from .report import Report
 from .store import FindingStore
@@ -84,11 +82,15 @@ class AuditConfig:
                     raise ConfigError(f"check '{check.name}': no {side} dataset")
                 for n in names:
                     if n not in self.datasets:
-                        raise ConfigError(f"check '{check.name}': unknown dataset '{n}' "
-                                          f"(defined: {', '.join(sorted(self.datasets)) or 'none'})")
+                        raise ConfigError(
+                            f"check '{check.name}': unknown dataset '{n}' "
+                            f"(defined: {', '.join(sorted(self.datasets)) or 'none'})"
+                        )
                     if self.datasets[n].role != role:
-                        raise ConfigError(f"check '{check.name}': dataset '{n}' has role "
-                                          f"'{self.datasets[n].role}' but is used as {side}")
+                        raise ConfigError(
+                            f"check '{check.name}': dataset '{n}' has role "
+                            f"'{self.datasets[n].role}' but is used as {side}"
+                        )
             for m in check.methods or []:
                 methods.get(m)
         for m in self.method_params:
@@ -119,16 +121,17 @@ def run_audit(config: AuditConfig) -> Report:
     config.validate()
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers,
-                        address=config.ray_address)
+    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers, address=config.ray_address)
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
     store = make_store(config)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
     error_types = ErrorTypes()
     # texts for the report, taken as the records stream past (no second pass over the corpus)
-    capture = TextCapture(window=config.batch_size * (getattr(engine, "chunk_batches", 0)
-                                                      + 2 * (getattr(engine, "workers", None) or 1) + 2))
+    capture = TextCapture(
+        window=config.batch_size
+        * (getattr(engine, "chunk_batches", 0) + 2 * (getattr(engine, "workers", None) or 1) + 2)
+    )
     extra: dict[str, Any] = {}
     try:
         for check in config.checks:
@@ -140,9 +143,16 @@ def run_audit(config: AuditConfig) -> Report:
         if config.provenance:
             from .provenance import run_provenance
 
-            extra["provenance"] = [run_provenance(p, datasets, method_params=config.method_params,
-                                                  index_dir=config.index_dir, batch_size=config.batch_size)
-                                   for p in config.provenance]
+            extra["provenance"] = [
+                run_provenance(
+                    p,
+                    datasets,
+                    method_params=config.method_params,
+                    index_dir=config.index_dir,
+                    batch_size=config.batch_size,
+                )
+                for p in config.provenance
+            ]
         used = {n for c in config.checks for n in c.train + c.eval}
         used |= {n for p in config.provenance for n in p.derived + p.sources}
         described = {n: datasets[n].describe() for n in sorted(used)}
@@ -160,29 +170,48 @@ def run_audit(config: AuditConfig) -> Report:
         verdict = "fail"
     elif "incomplete" in verdicts:
         verdict = "incomplete"
-    encoding = [{"check": c["name"], "method": ms["method"], **ms["encoding"]}
-                for c in checks for ms in c["method_stats"] if "encoding" in ms]
+    encoding = [
+        {"check": c["name"], "method": ms["method"], **ms["encoding"]}
+        for c in checks
+        for ms in c["method_stats"]
+        if "encoding" in ms
+    ]
     return Report(
         verdict=verdict,
         datasets=described,
         checks=checks,
         findings=[f.to_dict() for f in findings],
-        run={"tool": "auditor", "version": __version__, "engine": engine.name,
-             "started": started.isoformat(timespec="seconds"),
-             "seconds": round(time.perf_counter() - t0, 3), "scan": scan_stats.as_dict(),
-             **({"encoding": encoding} if encoding else {}),
-             "workers": getattr(engine, "workers_used", engine.workers), "findings_store": config.findings_store,
-             "findings_total": findings_total, "records_per_s": scan_stats.as_dict()["records_per_s"],
-             "mb_per_s": scan_stats.as_dict()["mb_per_s"], "peak_rss_mb": peak_rss_mb(),
-             "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0)},
+        run={
+            "tool": "auditor",
+            "version": __version__,
+            "engine": engine.name,
+            "started": started.isoformat(timespec="seconds"),
+            "seconds": round(time.perf_counter() - t0, 3),
+            "scan": scan_stats.as_dict(),
+            **({"encoding": encoding} if encoding else {}),
+            "workers": getattr(engine, "workers_used", engine.workers),
+            "findings_store": config.findings_store,
+            "findings_total": findings_total,
+            "records_per_s": scan_stats.as_dict()["records_per_s"],
+            "mb_per_s": scan_stats.as_dict()["mb_per_s"],
+            "peak_rss_mb": peak_rss_mb(),
+            "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0),
+        },
         texts=collect_texts(findings, datasets, capture.texts),
         extra=extra,
     )
 
 
-def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], engine,
-               store: FindingStore, scan_stats: ScanStats, error_types: ErrorTypes,
-               capture: TextCapture) -> dict[str, Any]:
+def _run_check(
+    check: CheckSpec,
+    config: AuditConfig,
+    datasets: dict[str, Dataset],
+    engine,
+    store: FindingStore,
+    scan_stats: ScanStats,
+    error_types: ErrorTypes,
+    capture: TextCapture,
+) -> dict[str, Any]:
     method_names = check.methods or methods.default_methods()
     eval_records = [r for name in check.eval for r in datasets[name].records()]
     eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
@@ -202,8 +231,10 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
             if f.conclusive:
                 pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
-    files_skipped = {side: sum(len(datasets[n].stats.skipped_files) for n in names)
-                     for side, names in (("eval", check.eval), ("train", check.train))}
+    files_skipped = {
+        side: sum(len(datasets[n].stats.skipped_files) for n in names)
+        for side, names in (("eval", check.eval), ("train", check.train))
+    }
     contaminated = store.contaminated(check.name)
     allowance = check.allowance(len(eval_records))
     per_method: dict[str, int] = {}
@@ -213,15 +244,22 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
     notes = []
     unchecked = eval_skipped or train_skipped or any(files_skipped.values())
     if unchecked:
-        notes.append(f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked"
-                     + (f"; {files_skipped['eval']} eval and {files_skipped['train']} training files were "
-                        "not read" if any(files_skipped.values()) else ""))
+        notes.append(
+            f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked"
+            + (
+                f"; {files_skipped['eval']} eval and {files_skipped['train']} training files were not read"
+                if any(files_skipped.values())
+                else ""
+            )
+        )
     # eval items no conclusive method could check (too short for every text tier, no calls ...)
     uncovered = [ev for ev in eval_records if not any(ix.covers(ev) for ix in indexes)]
     if uncovered:
         shown = ", ".join(f"{ev.dataset}#{ev.id}" for ev in uncovered[:10])
-        notes.append(f"{len(uncovered)} eval items could not be checked by any conclusive method "
-                     f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}")
+        notes.append(
+            f"{len(uncovered)} eval items could not be checked by any conclusive method "
+            f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}"
+        )
     if len(contaminated) > allowance:
         verdict = "fail"
     elif unchecked or uncovered:
@@ -232,10 +270,16 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         verdict = "incomplete"
         notes.append("the eval side has no records")
     return {
-        "name": check.name, "train": check.train, "eval": check.eval, "methods": method_names,
-        "eval_items": len(eval_records), "contaminated_items": len(contaminated),
+        "name": check.name,
+        "train": check.train,
+        "eval": check.eval,
+        "methods": method_names,
+        "eval_items": len(eval_records),
+        "contaminated_items": len(contaminated),
         "contaminated_share": round(len(contaminated) / len(eval_records), 6) if eval_records else 0.0,
-        "max_contaminated": check.max_contaminated, "allowance": allowance, "verdict": verdict,
+        "max_contaminated": check.max_contaminated,
+        "allowance": allowance,
+        "verdict": verdict,
         "items_by_method": {m: len(v) for m, v in sorted(per_method.items())},  # type: ignore[arg-type]
         "train_records": sum(datasets[n].stats.yielded for n in check.train),
         "skipped": {"eval": eval_skipped, "train": train_skipped},
@@ -243,8 +287,11 @@ def _run_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Datase
         "uncovered_items": len(uncovered),
         "method_stats": [ix.stats() for ix in indexes],
         "notes": notes,
-        "matrix": [{"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}
-                   for t in check.train for e in check.eval],
+        "matrix": [
+            {"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}
+            for t in check.train
+            for e in check.eval
+        ],
         "eval_subsets": _subsets(eval_records, contaminated),
         "boilerplate": masker.report(),
         "novel_error_types": error_types.novel(check.eval, check.train),
@@ -259,8 +306,10 @@ def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[dic
         c = counts.setdefault((r.dataset, str(label)), [0, 0])
         c[0] += 1
         c[1] += (r.dataset, r.ordinal) in contaminated
-    return [{"eval": ds, "subset": label, "eval_items": n, "contaminated_items": k}
-            for (ds, label), (n, k) in sorted(counts.items())]
+    return [
+        {"eval": ds, "subset": label, "eval_items": n, "contaminated_items": k}
+        for (ds, label), (n, k) in sorted(counts.items())
+    ]
 
 
 def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):

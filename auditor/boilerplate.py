@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -96,10 +97,10 @@ class Boilerplate:
             return lines
         covered = np.zeros(len(flat), dtype=bool)
         for start in np.flatnonzero(hit):
-            covered[start:start + n] = True
+            covered[start : start + n] = True
         out, offset = [], 0
         for line, ts in zip(lines, toks_per_line):
-            cov = covered[offset:offset + len(ts)]
+            cov = covered[offset : offset + len(ts)]
             offset += len(ts)
             if not cov.any():
                 out.append(line)
@@ -128,11 +129,19 @@ class Boilerplate:
         return dataclasses.replace(record, views=new_views)
 
     def report(self) -> dict[str, Any]:
-        return {"enabled": True, "sampled_records": self.sampled, "share": self.config.share,
-                "lines": len(self.lines), "ngrams": int(len(self.ngrams)), "n": self.config.n,
-                "examples": self.examples, "masked_records": self.masked_records,
-                "masked_chars": self.masked_chars, "scanned_chars": self.scanned_chars,
-                "masked_share": round(self.masked_chars / self.scanned_chars, 6) if self.scanned_chars else 0.0}
+        return {
+            "enabled": True,
+            "sampled_records": self.sampled,
+            "share": self.config.share,
+            "lines": len(self.lines),
+            "ngrams": int(len(self.ngrams)),
+            "n": self.config.n,
+            "examples": self.examples,
+            "masked_records": self.masked_records,
+            "masked_chars": self.masked_chars,
+            "scanned_chars": self.scanned_chars,
+            "masked_share": round(self.masked_chars / self.scanned_chars, 6) if self.scanned_chars else 0.0,
+        }
 
 
 def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: BoilerplateConfig | None = None) -> Boilerplate:
@@ -140,8 +149,7 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     from .methods.ngram import ngram_hashes, token_hashes
 
     cfg = config or BoilerplateConfig()
-    bp = Boilerplate(cfg, sampled=len(sample),
-                     protected={text_hash(normalize(t)) for t in eval_texts if t})
+    bp = Boilerplate(cfg, sampled=len(sample), protected={text_hash(normalize(t)) for t in eval_texts if t})
     if len(sample) < cfg.min_records:
         return bp
     need = max(2, int(np.ceil(cfg.share * len(sample))))
@@ -158,8 +166,11 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
             first_text.setdefault(h, line.strip())
         line_df.update(seen)
     bp.lines = {h for h, c in line_df.items() if c >= need} - bp.protected
-    bp.examples = [{"kind": "line", "text": first_text[h][:160], "share": round(c / len(sample), 4)}
-                   for h, c in line_df.most_common() if h in bp.lines][:5]
+    bp.examples = [
+        {"kind": "line", "text": first_text[h][:160], "share": round(c / len(sample), 4)}
+        for h, c in line_df.most_common()
+        if h in bp.lines
+    ][:5]
     grams = []
     for r in sample:
         rest = bp.mask_text(r.view(TEXT))
@@ -181,7 +192,7 @@ _MASKED = "_masked_views"  # meta key: views with boilerplate masked, set by Mas
 class MaskingIndex:
     """Wraps a built index so that its :meth:`search` sees masked training records."""
 
-    def __init__(self, inner: Any, masker: "Masker"):
+    def __init__(self, inner: Any, masker: Masker):
         self.inner = inner
         self.masker = masker
 
@@ -216,8 +227,7 @@ class Masker:
     def masked(self, batch: Sequence[Record]) -> list[Record]:
         if self._last is not None and self._last[0] == id(batch):
             return self._last[1]
-        out = [self._premasked(r) if _MASKED in r.meta
-               else self.boilerplate.mask_record(r, self.views) for r in batch]  # type: ignore[union-attr]
+        out = [self._premasked(r) if _MASKED in r.meta else self.boilerplate.mask_record(r, self.views) for r in batch]  # type: ignore[union-attr]
         self._last = (id(batch), out)
         return out
 
@@ -232,8 +242,12 @@ class Masker:
         return {**self.boilerplate.report(), "methods": self.methods}
 
 
-def prepare(indexes: Sequence[Any], train_datasets: Sequence[Any], eval_records: Sequence[Record],
-            config: BoilerplateConfig | None = None) -> Masker:
+def prepare(
+    indexes: Sequence[Any],
+    train_datasets: Sequence[Any],
+    eval_records: Sequence[Record],
+    config: BoilerplateConfig | None = None,
+) -> Masker:
     """Sample the training sets, detect boilerplate, wrap the indexes that mask it.
 
     ``Masker.indexes`` is the list to scan with (wrapped where masking applies)."""
@@ -246,8 +260,12 @@ def prepare(indexes: Sequence[Any], train_datasets: Sequence[Any], eval_records:
     eval_texts = {ev.view(ix.config.eval_view) for ix in masking for ev in eval_records}
     bp = detect(sample, eval_texts, cfg)
     if len(sample) < cfg.min_records:
-        return Masker(None, list(indexes), reason=f"only {len(sample)} training records (< {cfg.min_records}): "
-                                                  "too few to tell boilerplate from content")
+        return Masker(
+            None,
+            list(indexes),
+            reason=f"only {len(sample)} training records (< {cfg.min_records}): "
+            "too few to tell boilerplate from content",
+        )
     if not bp.lines and not len(bp.ngrams):
         return Masker(bp, list(indexes), methods=[])
     views = tuple(dict.fromkeys(v for ix in masking for v in ix.config.train_views))

@@ -107,8 +107,16 @@ def _encode(path: Path, out: Path, adapter_name: str, writable: bool, records: l
             atomic_write_bytes(out, sink.getvalue().to_pybytes())
             return out, adapter_name
     out = out.with_name(out.name + ".jsonl")
-    atomic_write_text(out, "".join(json.dumps({"id": r.id, "source": r.source, "views": r.views, "meta": r.meta},
-                                              ensure_ascii=False, default=str) + "\n" for r in records))
+    atomic_write_text(
+        out,
+        "".join(
+            json.dumps(
+                {"id": r.id, "source": r.source, "views": r.views, "meta": r.meta}, ensure_ascii=False, default=str
+            )
+            + "\n"
+            for r in records
+        ),
+    )
     return out, "jsonl"
 
 
@@ -126,11 +134,25 @@ def write_clean(out_dir: str | Path, datasets: list[Dataset], hits: dict[tuple[s
             hit = hits.get((ds.name, r.ordinal))
             if hit is not None:
                 removed += 1
-                removed_lines.append(json.dumps({
-                    "dataset": ds.name, "id": r.id, "source": r.source, "check": hit.check,
-                    "method": hit.method, "score": round(float(hit.score), 6), "eval_dataset": hit.eval_dataset,
-                    "eval_id": hit.eval_id, "eval_source": hit.eval_source, "evidence": hit.evidence},
-                    ensure_ascii=False, default=str) + "\n")
+                removed_lines.append(
+                    json.dumps(
+                        {
+                            "dataset": ds.name,
+                            "id": r.id,
+                            "source": r.source,
+                            "check": hit.check,
+                            "method": hit.method,
+                            "score": round(float(hit.score), 6),
+                            "eval_dataset": hit.eval_dataset,
+                            "eval_id": hit.eval_id,
+                            "eval_source": hit.eval_source,
+                            "evidence": hit.evidence,
+                        },
+                        ensure_ascii=False,
+                        default=str,
+                    )
+                    + "\n"
+                )
                 continue
             by_file.setdefault(_file_of(r), []).append(r)
         taken: set[str] = set()
@@ -150,7 +172,12 @@ def write_clean(out_dir: str | Path, datasets: list[Dataset], hits: dict[tuple[s
                 shutil.copyfile(sibling, written.with_name("split_tasks.json"))
             kept += len(records)
             files.append({"source": str(path), "written": str(written), "format": fmt, "records": len(records)})
-        summary["datasets"][ds.name] = {"kept": kept, "removed": removed, "not_written_skipped": ds.stats.skipped,
-                                        "not_written_files": sorted(unread), "files": files}
+        summary["datasets"][ds.name] = {
+            "kept": kept,
+            "removed": removed,
+            "not_written_skipped": ds.stats.skipped,
+            "not_written_files": sorted(unread),
+            "files": files,
+        }
     atomic_write_text(out / "removed.jsonl", "".join(removed_lines))
     return summary

@@ -27,9 +27,9 @@ import hashlib
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from . import registry
 from ._io import DEFAULT_MAX_RECORD_CHARS, check_regular_file, sha256_file, too_long
@@ -69,12 +69,17 @@ class DatasetSpec:
         if self.on_error is not None and self.on_error not in ON_ERROR:
             raise ConfigError(f"dataset '{self.name}': on_error must be one of {ON_ERROR}, not '{self.on_error}'")
         if self.on_error == "skip" and self.role == "eval":
-            raise ConfigError(f"dataset '{self.name}': on_error = 'skip' is not allowed for an eval set "
-                              "(an unchecked eval item would be reported as clean)")
+            raise ConfigError(
+                f"dataset '{self.name}': on_error = 'skip' is not allowed for an eval set "
+                "(an unchecked eval item would be reported as clean)"
+            )
         if not self.paths:
             raise ConfigError(f"dataset '{self.name}': no path given")
-        if isinstance(self.max_record_chars, bool) or not isinstance(self.max_record_chars, int) \
-                or self.max_record_chars < 1:
+        if (
+            isinstance(self.max_record_chars, bool)
+            or not isinstance(self.max_record_chars, int)
+            or self.max_record_chars < 1
+        ):
             raise ConfigError(f"dataset '{self.name}': max_record_chars must be a positive integer")
 
 
@@ -97,10 +102,17 @@ class DatasetStats:
         return bool(self.skipped or self.skipped_files)
 
     def as_dict(self) -> dict:
-        return {"read": self.read, "records": self.yielded, "skipped": self.skipped,
-                "filtered_by_split": self.filtered, "skip_reasons": dict(sorted(self.skip_reasons.items())),
-                "skip_examples": self.skip_examples[:10], "skipped_files": self.skipped_files,
-                "duplicate_ids": self.duplicate_ids, "duplicate_id_examples": self.duplicate_id_examples[:10]}
+        return {
+            "read": self.read,
+            "records": self.yielded,
+            "skipped": self.skipped,
+            "filtered_by_split": self.filtered,
+            "skip_reasons": dict(sorted(self.skip_reasons.items())),
+            "skip_examples": self.skip_examples[:10],
+            "skipped_files": self.skipped_files,
+            "duplicate_ids": self.duplicate_ids,
+            "duplicate_id_examples": self.duplicate_id_examples[:10],
+        }
 
 
 class Dataset:
@@ -124,7 +136,11 @@ class Dataset:
 
     def _resolve_files(self) -> list[Path]:
         spec = self.spec
-        if len(spec.paths) == 1 and registry.is_registry_ref(spec.paths[0]) and not _looks_like_path(spec.paths[0], spec.base_dir):
+        if (
+            len(spec.paths) == 1
+            and registry.is_registry_ref(spec.paths[0])
+            and not _looks_like_path(spec.paths[0], spec.base_dir)
+        ):
             entry = registry.resolve(spec.paths[0])
             self.registry_entry = entry
             if entry.split and spec.split and entry.split != spec.split:
@@ -143,9 +159,14 @@ class Dataset:
             elif os.path.isdir(full):
                 raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
             elif not os.path.lexists(full):
-                hint = "" if ("/" in pattern or os.sep in pattern) else (
-                    f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
-                    f"bundled: {', '.join(registry.names())})")
+                hint = (
+                    ""
+                    if ("/" in pattern or os.sep in pattern)
+                    else (
+                        f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
+                        f"bundled: {', '.join(registry.names())})"
+                    )
+                )
                 raise InputError(full, None, "no such file" + hint)
             else:
                 found = [Path(full)]
@@ -189,8 +210,7 @@ class Dataset:
         """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
         self.stats = stats = DatasetStats()
         limit = self.spec.max_record_chars
-        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field,
-                                 max_record_chars=limit)
+        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field, max_record_chars=limit)
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None
@@ -212,7 +232,7 @@ class Dataset:
                     item.ordinal = ordinal
                     ordinal += 1
                     if bundled_prefix and item.source.startswith(bundled_prefix):
-                        item.source = "bundled:" + item.source[len(bundled_prefix):]
+                        item.source = "bundled:" + item.source[len(bundled_prefix) :]
                     seen_splits[item.split] += 1
                     if selector(item):
                         stats.yielded += 1
@@ -226,12 +246,18 @@ class Dataset:
             except InputError as e:
                 if self.spec.on_error != "skip":
                     raise
-                stats.skipped_files.append({"file": str(path), "reason": e.problem if e.path == str(path)
-                                            else str(e), "records_read_before": stats.read - before})
+                stats.skipped_files.append(
+                    {
+                        "file": str(path),
+                        "reason": e.problem if e.path == str(path) else str(e),
+                        "records_read_before": stats.read - before,
+                    }
+                )
         if self.split and stats.yielded == 0 and not _RANGE.match(self.split):
             known = ", ".join(sorted(str(s) for s in seen_splits if s)) or "none"
-            raise ConfigError(f"dataset '{self.spec.name}': split '{self.split}' matches no record "
-                              f"(splits in the data: {known})")
+            raise ConfigError(
+                f"dataset '{self.spec.name}': split '{self.split}' matches no record (splits in the data: {known})"
+            )
 
     def _count_duplicate(self, ids: set, path: str, item: Record) -> None:
         key = (path, item.meta.get("group") or "", item.id)
@@ -256,11 +282,17 @@ class Dataset:
             self.stats.skip_examples.append(f"{item.source}: {item.reason}")
 
     def describe(self) -> dict:
-        return {"role": self.role, "files": [str(f) for f in self.files], "format": self.format or "auto",
-                "split": self.split, "split_label": self.spec.split_label, "sha256": self.sha256(),
-                "bundled": self.registry_entry.name if self.registry_entry else None,
-                "licence": self.registry_entry.licence if self.registry_entry else None,
-                **self.stats.as_dict()}
+        return {
+            "role": self.role,
+            "files": [str(f) for f in self.files],
+            "format": self.format or "auto",
+            "split": self.split,
+            "split_label": self.spec.split_label,
+            "sha256": self.sha256(),
+            "bundled": self.registry_entry.name if self.registry_entry else None,
+            "licence": self.registry_entry.licence if self.registry_entry else None,
+            **self.stats.as_dict(),
+        }
 
 
 def _check_confined(path: Path, root: str, pattern: str) -> None:
@@ -268,8 +300,12 @@ def _check_confined(path: Path, root: str, pattern: str) -> None:
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if os.path.commonpath([real_root, real]) != real_root:
-        raise InputError(str(path), None, f"path '{pattern}' leads outside the manifest's folder "
-                         f"{real_root}; give an absolute path to read data elsewhere")
+        raise InputError(
+            str(path),
+            None,
+            f"path '{pattern}' leads outside the manifest's folder "
+            f"{real_root}; give an absolute path to read data elsewhere",
+        )
 
 
 def _looks_like_path(ref: str, base_dir: str) -> bool:

@@ -21,9 +21,10 @@ auditor.errors.ConfigError: unknown engine 'spark' (engines: local, ray)
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Iterable, Iterator, Protocol, Sequence
+from typing import Protocol
 
 from .datasets import Dataset
 from .methods.base import Finding, Index
@@ -44,9 +45,14 @@ class ScanStats:
     def as_dict(self) -> dict:
         rate = self.records / self.seconds if self.seconds else 0.0
         mb_rate = self.bytes / 1e6 / self.seconds if self.seconds else 0.0
-        return {"records": self.records, "chars": self.chars, "bytes": self.bytes,
-                "seconds": round(self.seconds, 3), "records_per_s": round(rate, 1),
-                "mb_per_s": round(mb_rate, 2)}
+        return {
+            "records": self.records,
+            "chars": self.chars,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "records_per_s": round(rate, 1),
+            "mb_per_s": round(mb_rate, 2),
+        }
 
 
 class Engine(Protocol):

@@ -44,9 +44,7 @@ class MissingDependencyError(AuditorError):
     """An optional dependency (an extra) is needed but not installed."""
 
     def __init__(self, package: str, extra: str, purpose: str):
-        super().__init__(
-            f"{purpose} needs the package '{package}'; install it with: pip install 'auditor[{extra}]'"
-        )
+        super().__init__(f"{purpose} needs the package '{package}'; install it with: pip install 'auditor[{extra}]'")
 
 
 class ScanError(AuditorError):

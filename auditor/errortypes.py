@@ -34,26 +34,49 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .adapters._trajectory import is_error
 from .records import Record
 from .toolcalls import canonical_call, canonical_value
 
-LABELS = ("unknown_tool", "schema_invalid_arguments", "ungrounded_identifier", "ignored_error_result",
-          "repeated_identical_call", "missing_precondition_step", "answered_without_call")
+LABELS = (
+    "unknown_tool",
+    "schema_invalid_arguments",
+    "ungrounded_identifier",
+    "ignored_error_result",
+    "repeated_identical_call",
+    "missing_precondition_step",
+    "answered_without_call",
+)
 
-_UNKNOWN_TOOL = re.compile(r"invalid api name|no such (?:tool|function|api)|unknown (?:tool|function|api)|"
-                           r"(?:tool|function|api) .{0,40}(?:does not exist|not found)", re.I)
-_BAD_ARGS = re.compile(r"missing (?:required )?param|required param\w* .{0,40}missing|invalid (?:param|argument)|"
-                       r"unexpected (?:keyword )?argument|parameters? (?:are |is )?(?:missing|invalid|incomplete)", re.I)
+_UNKNOWN_TOOL = re.compile(
+    r"invalid api name|no such (?:tool|function|api)|unknown (?:tool|function|api)|"
+    r"(?:tool|function|api) .{0,40}(?:does not exist|not found)",
+    re.I,
+)
+_BAD_ARGS = re.compile(
+    r"missing (?:required )?param|required param\w* .{0,40}missing|invalid (?:param|argument)|"
+    r"unexpected (?:keyword )?argument|parameters? (?:are |is )?(?:missing|invalid|incomplete)",
+    re.I,
+)
 _IDLIKE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_#@.\-]{5,}$|^#?W?\d{5,}$|^[a-z]+_[a-z]+_\d{4}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
-_WRITE = re.compile(r"^(?:book|cancel|update|modify|exchange|return|create|delete|remove|send|transfer|pay|"
-                    r"purchase|buy|submit|post|place|add|edit|set)(?:_|$)", re.I)
+_WRITE = re.compile(
+    r"^(?:book|cancel|update|modify|exchange|return|create|delete|remove|send|transfer|pay|"
+    r"purchase|buy|submit|post|place|add|edit|set)(?:_|$)",
+    re.I,
+)
 _READ = re.compile(r"^(?:get|search|list|find|check|lookup|fetch|query|retrieve|read|view|calculate|show)(?:_|$)", re.I)
-_JSON_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-               "array": (list,), "object": (dict,)}
+_JSON_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
 
 
 def _schema_problems(args: dict[str, Any], schema: Any) -> bool:
@@ -155,6 +178,7 @@ class ErrorTypes:
         def observe(record: Record) -> None:
             if record.dataset in fresh:
                 self.add((record,))
+
         return observe
 
     def novel(self, eval_names: Sequence[str], train_names: Sequence[str]) -> list[str]:

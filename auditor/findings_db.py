@@ -28,13 +28,23 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .errors import ConfigError
 from .methods.base import Finding
 
-_COLUMNS = ("check_name", "eval_dataset", "eval_ordinal", "method", "score", "conclusive",
-            "train_dataset", "train_ordinal", "seq", "finding")
+_COLUMNS = (
+    "check_name",
+    "eval_dataset",
+    "eval_ordinal",
+    "method",
+    "score",
+    "conclusive",
+    "train_dataset",
+    "train_ordinal",
+    "seq",
+    "finding",
+)
 
 
 class DuckDBFindingStore:
@@ -58,15 +68,27 @@ class DuckDBFindingStore:
         self._con.execute(
             "CREATE TABLE findings (check_name VARCHAR, eval_dataset VARCHAR, eval_ordinal BIGINT, "
             "method VARCHAR, score DOUBLE, conclusive BOOLEAN, train_dataset VARCHAR, "
-            "train_ordinal BIGINT, seq BIGINT, finding VARCHAR)")
+            "train_ordinal BIGINT, seq BIGINT, finding VARCHAR)"
+        )
         self._buffer: list[tuple] = []
         self._kept: list[Finding] | None = None
         self.total = 0
 
     def add(self, f: Finding) -> None:
-        self._buffer.append((f.check, f.eval_dataset, f.eval_ordinal, f.method, float(f.score),
-                             bool(f.conclusive), f.train_dataset, f.train_ordinal, self.total,
-                             json.dumps(dataclasses.asdict(f), ensure_ascii=False)))
+        self._buffer.append(
+            (
+                f.check,
+                f.eval_dataset,
+                f.eval_ordinal,
+                f.method,
+                float(f.score),
+                bool(f.conclusive),
+                f.train_dataset,
+                f.train_ordinal,
+                self.total,
+                json.dumps(dataclasses.asdict(f), ensure_ascii=False),
+            )
+        )
         self.total += 1
         self._kept = None
         if len(self._buffer) >= self.flush_every:
@@ -91,8 +113,9 @@ class DuckDBFindingStore:
     @property
     def match_counts(self) -> dict[tuple, int]:
         self.flush()
-        rows = self._con.execute("SELECT check_name, eval_dataset, eval_ordinal, method, count(*) "
-                                 "FROM findings GROUP BY ALL").fetchall()
+        rows = self._con.execute(
+            "SELECT check_name, eval_dataset, eval_ordinal, method, count(*) FROM findings GROUP BY ALL"
+        ).fetchall()
         return {tuple(r[:4]): r[4] for r in sorted(rows)}
 
     @property
@@ -101,7 +124,8 @@ class DuckDBFindingStore:
         self.flush()
         rows = self._con.execute(
             "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY train_dataset, train_ordinal "
-            "ORDER BY score DESC, seq) AS rn FROM findings WHERE conclusive) WHERE rn = 1").fetchall()
+            "ORDER BY score DESC, seq) AS rn FROM findings WHERE conclusive) WHERE rn = 1"
+        ).fetchall()
         hits = (Finding(**json.loads(r[0])) for r in rows)
         return {(f.train_dataset, f.train_ordinal): f for f in hits}
 
@@ -112,13 +136,18 @@ class DuckDBFindingStore:
             rows = self._con.execute(
                 "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY check_name, "
                 "eval_dataset, eval_ordinal, method ORDER BY score DESC, train_dataset, train_ordinal, seq) "
-                "AS rn FROM findings) WHERE rn <= ?", [self.keep]).fetchall()
+                "AS rn FROM findings) WHERE rn <= ?",
+                [self.keep],
+            ).fetchall()
             self._kept = sorted((Finding(**json.loads(r[0])) for r in rows), key=Finding.sort_key)
         return list(self._kept)
 
     def contaminated(self, check: str, conclusive_only: bool = True) -> set[tuple[str, int]]:
-        return {(f.eval_dataset, f.eval_ordinal) for f in self.findings()
-                if f.check == check and (f.conclusive or not conclusive_only)}
+        return {
+            (f.eval_dataset, f.eval_ordinal)
+            for f in self.findings()
+            if f.check == check and (f.conclusive or not conclusive_only)
+        }
 
     def by_eval_item(self, check: str) -> Iterator[tuple[tuple[str, int], list[Finding]]]:
         grouped: dict[tuple[str, int], list[Finding]] = defaultdict(list)

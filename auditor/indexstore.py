@@ -32,8 +32,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -61,8 +62,14 @@ def index_path(root: str | Path, method: str, params: dict[str, Any], fingerprin
     return Path(root) / f"{method}-{fingerprint[:16]}-{params_hash(params)[:12]}"
 
 
-def save_index(root: str | Path, method: str, params: dict[str, Any], fingerprint: str,
-               arrays: dict[str, np.ndarray], meta: dict[str, Any] | None = None) -> Path:
+def save_index(
+    root: str | Path,
+    method: str,
+    params: dict[str, Any],
+    fingerprint: str,
+    arrays: dict[str, np.ndarray],
+    meta: dict[str, Any] | None = None,
+) -> Path:
     """Write an index folder atomically; returns its path."""
     final = index_path(root, method, params, fingerprint)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -76,10 +83,21 @@ def save_index(root: str | Path, method: str, params: dict[str, Any], fingerprin
             np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
             data = buf.getvalue()
             (tmp / f"{name}.npy").write_bytes(data)
-            entries[name] = {"file": f"{name}.npy", "sha256": hashlib.sha256(data).hexdigest(),
-                             "dtype": str(arr.dtype), "shape": list(arr.shape)}
-        doc = {"format": FORMAT, "version": VERSION, "method": method, "params": params,
-               "eval_fingerprint": fingerprint, "arrays": entries, "meta": meta or {}}
+            entries[name] = {
+                "file": f"{name}.npy",
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "dtype": str(arr.dtype),
+                "shape": list(arr.shape),
+            }
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "method": method,
+            "params": params,
+            "eval_fingerprint": fingerprint,
+            "arrays": entries,
+            "meta": meta or {},
+        }
         doc = json.loads(json.dumps(doc, default=str))  # the checksum covers what is read back
         doc["checksum"] = _doc_checksum(doc)
         (tmp / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
@@ -101,8 +119,9 @@ def _doc_checksum(doc: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-def load_index(root: str | Path, method: str, params: dict[str, Any],
-               fingerprint: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def load_index(
+    root: str | Path, method: str, params: dict[str, Any], fingerprint: str
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Load and verify an index folder. Raises FileNotFoundError when absent, IndexFileError when bad."""
     folder = index_path(root, method, params, fingerprint)
     if not (folder / "index.json").exists():
@@ -110,8 +129,9 @@ def load_index(root: str | Path, method: str, params: dict[str, Any],
     return read_index_folder(folder, method, params, fingerprint)
 
 
-def read_index_folder(folder: str | Path, method: str | None = None, params: dict[str, Any] | None = None,
-                      fingerprint: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def read_index_folder(
+    folder: str | Path, method: str | None = None, params: dict[str, Any] | None = None, fingerprint: str | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     folder = Path(folder)
     where = str(folder / "index.json")
     try:
@@ -121,7 +141,9 @@ def read_index_folder(folder: str | Path, method: str | None = None, params: dic
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise IndexFileError(f"{where}: not an auditor index")
     if doc.get("version") != VERSION:
-        raise IndexFileError(f"{where}: index format version {doc.get('version')}, this auditor reads {VERSION}; rebuild it")
+        raise IndexFileError(
+            f"{where}: index format version {doc.get('version')}, this auditor reads {VERSION}; rebuild it"
+        )
     if doc.get("checksum") != _doc_checksum(doc):
         raise IndexFileError(f"{where}: checksum mismatch (index description modified); delete the folder to rebuild")
     for key, want in (("method", method), ("eval_fingerprint", fingerprint)):

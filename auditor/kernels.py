@@ -20,9 +20,9 @@ No errors are raised here: empty texts and empty tables give no matches.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from string import punctuation
-from typing import Iterable, Sequence
 
 import numpy as np
 import xxhash
@@ -71,7 +71,7 @@ class NgramScanner:
             count = len(ids) - n + 1
             if count <= 0 or not len(H):
                 continue
-            starts_ok = np.flatnonzero(zeros[n:n + count] == zeros[:count])
+            starts_ok = np.flatnonzero(zeros[n : n + count] == zeros[:count])
             if not len(starts_ok):
                 continue
             h = np.zeros(len(starts_ok), dtype=np.uint64)
@@ -104,8 +104,9 @@ class NgramScanner:
 _ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.normalize
 #: ASCII bytes: lower case, punctuation → space, and the separators str.split() treats as
 #: whitespace but bytes.split() does not (\x1c-\x1f) → space; one pass, same tokens as normalize
-_ASCII_BYTES = bytes(32 if (chr(i) in punctuation or 0x1C <= i <= 0x1F) else ord(chr(i).lower()) if i < 128 else i
-                     for i in range(256))
+_ASCII_BYTES = bytes(
+    32 if (chr(i) in punctuation or 0x1C <= i <= 0x1F) else ord(chr(i).lower()) if i < 128 else i for i in range(256)
+)
 _TOKENS_CACHE: dict[int, tuple[str, list[bytes]]] = {}
 _TOKENS_CACHE_MAX = 1024  # about two batches of records
 

@@ -38,7 +38,6 @@ followed; an absolute path is the explicit way to point elsewhere. Bundled names
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -53,12 +52,34 @@ from .audit import AuditConfig, CheckSpec
 from .datasets import Dataset, DatasetSpec
 from .errors import AuditorError, ManifestError
 
-DATASET_KEYS = {"path", "role", "format", "split", "text_field", "id_field", "on_error", "split_label",
-                "max_record_chars"}
+DATASET_KEYS = {
+    "path",
+    "role",
+    "format",
+    "split",
+    "text_field",
+    "id_field",
+    "on_error",
+    "split_label",
+    "max_record_chars",
+}
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
 PROVENANCE_KEYS = {"name", "derived", "sources", "id_pattern", "methods", "held_out", "max_held_out"}
-TOP_KEYS = {"datasets", "checks", "methods", "report_dir", "index_dir", "engine", "batch_size", "provenance", "write_clean",
-            "workers", "ray_address", "findings_store", "findings_db"}
+TOP_KEYS = {
+    "datasets",
+    "checks",
+    "methods",
+    "report_dir",
+    "index_dir",
+    "engine",
+    "batch_size",
+    "provenance",
+    "write_clean",
+    "workers",
+    "ray_address",
+    "findings_store",
+    "findings_db",
+}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -72,8 +93,10 @@ def _strs(value: Any, where: str) -> list[str]:
 def _unknown(keys, allowed: set[str], where: str) -> None:
     extra = sorted(set(keys) - allowed)
     if extra:
-        raise ManifestError(f"{where}: unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} "
-                            f"(allowed: {', '.join(sorted(allowed))})")
+        raise ManifestError(
+            f"{where}: unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} "
+            f"(allowed: {', '.join(sorted(allowed))})"
+        )
 
 
 def _confined_dir(value: str, base: str, where: str) -> str:
@@ -83,8 +106,9 @@ def _confined_dir(value: str, base: str, where: str) -> str:
     full = os.path.join(base, value)
     root = os.path.realpath(base)
     if os.path.commonpath([root, os.path.realpath(full)]) != root:
-        raise ManifestError(f"{where}: '{value}' leads outside the manifest's folder {root}; "
-                            "give an absolute path to write elsewhere")
+        raise ManifestError(
+            f"{where}: '{value}' leads outside the manifest's folder {root}; give an absolute path to write elsewhere"
+        )
     return full
 
 
@@ -123,8 +147,9 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             raise ManifestError(f"{where}: missing 'path'")
         if "role" not in entry:
             raise ManifestError(f"{where}: missing 'role' (train or eval)")
-        opts = {k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error", "split_label")
-                if k in entry}
+        opts = {
+            k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error", "split_label") if k in entry
+        }
         for k, v in opts.items():
             if not isinstance(v, str):
                 raise ManifestError(f"{where}: '{k}' must be a string")
@@ -134,8 +159,14 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
                 raise ManifestError(f"{where}: 'max_record_chars' must be a positive integer")
             opts["max_record_chars"] = mrc
         try:
-            datasets[ds_name] = DatasetSpec(name=ds_name, paths=_strs(entry["path"], f"{where} path"),
-                                            role=entry["role"], base_dir=base, confine_to=base, **opts)
+            datasets[ds_name] = DatasetSpec(
+                name=ds_name,
+                paths=_strs(entry["path"], f"{where} path"),
+                role=entry["role"],
+                base_dir=base,
+                confine_to=base,
+                **opts,
+            )
             Dataset(datasets[ds_name])  # resolves files and globs now: a missing file is a manifest error
         except AuditorError as e:
             raise ManifestError(f"{where}: {e}") from None
@@ -153,16 +184,26 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         mc = entry.get("max_contaminated", 0)
         if not isinstance(mc, (int, float)) or isinstance(mc, bool) or mc < 0:
             raise ManifestError(f"{where}: max_contaminated must be a non-negative number")
-        checks.append(CheckSpec(name=str(entry["name"]), train=_strs(entry["train"], f"{where} train"),
-                                eval=_strs(entry["eval"], f"{where} eval"),
-                                methods=_strs(entry["methods"], f"{where} methods") if "methods" in entry else None,
-                                max_contaminated=mc))
+        checks.append(
+            CheckSpec(
+                name=str(entry["name"]),
+                train=_strs(entry["train"], f"{where} train"),
+                eval=_strs(entry["eval"], f"{where} eval"),
+                methods=_strs(entry["methods"], f"{where} methods") if "methods" in entry else None,
+                max_contaminated=mc,
+            )
+        )
     method_params = doc.get("methods") or {}
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise ManifestError(f"{name}: [methods.NAME] entries must be tables of parameters")
     config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params, provenance=provenance)
-    for key, kind in (("engine", str), ("batch_size", int), ("workers", int), ("ray_address", str),
-                      ("findings_store", str)):
+    for key, kind in (
+        ("engine", str),
+        ("batch_size", int),
+        ("workers", int),
+        ("ray_address", str),
+        ("findings_store", str),
+    ):
         if key in doc:
             if not isinstance(doc[key], kind) or isinstance(doc[key], bool):
                 raise ManifestError(f"{name}: '{key}' must be a{'n integer' if kind is int else ' string'}")
@@ -209,8 +250,15 @@ def _provenance(raw: Any, name: str) -> list:
         if "held_out" in entry:
             kw["held_out"] = _strs(entry["held_out"], f"{where} held_out")
         try:
-            out.append(ProvenanceSpec(name=str(entry["name"]), derived=_strs(entry["derived"], f"{where} derived"),
-                                      sources=_strs(entry["sources"], f"{where} sources"), id_pattern=pattern, **kw))
+            out.append(
+                ProvenanceSpec(
+                    name=str(entry["name"]),
+                    derived=_strs(entry["derived"], f"{where} derived"),
+                    sources=_strs(entry["sources"], f"{where} sources"),
+                    id_pattern=pattern,
+                    **kw,
+                )
+            )
         except AuditorError as e:
             raise ManifestError(f"{where}: {e}") from None
     return out

@@ -84,8 +84,13 @@ def fmix(hv: np.ndarray, width: int) -> np.ndarray:
 def _perms(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     gen = np.random.RandomState(seed)
     if scheme == "legacy":
-        pairs = np.array([(gen.randint(1, _MERSENNE, dtype=np.uint64), gen.randint(0, _MERSENNE, dtype=np.uint64))
-                          for _ in range(num_perm)], dtype=np.uint64).T
+        pairs = np.array(
+            [
+                (gen.randint(1, _MERSENNE, dtype=np.uint64), gen.randint(0, _MERSENNE, dtype=np.uint64))
+                for _ in range(num_perm)
+            ],
+            dtype=np.uint64,
+        ).T
         return pairs[0], pairs[1]
     width, dtype = _WIDTHS[scheme], _DTYPES[scheme]
     a = gen.randint(0, 1 << (width - 1), num_perm, dtype=dtype) * dtype(2) + dtype(1)
@@ -196,7 +201,7 @@ def band_keys(sigs: np.ndarray, bands: int, rows: int) -> np.ndarray:
     """64-bit key of each band of each signature: shape ``(len(sigs), bands)``; band index mixed in."""
     if bands * rows > sigs.shape[1]:
         raise ConfigError(f"{bands} bands x {rows} rows exceed num_perm={sigs.shape[1]}")
-    s = sigs[:, :bands * rows].astype(np.uint64).reshape(len(sigs), bands, rows)
+    s = sigs[:, : bands * rows].astype(np.uint64).reshape(len(sigs), bands, rows)
     keys = np.broadcast_to(np.arange(1, bands + 1, dtype=np.uint64), (len(sigs), bands)).copy()
     with np.errstate(over="ignore"):
         for j in range(rows):

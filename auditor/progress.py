@@ -45,19 +45,29 @@ class ScanProgress:
         if self._bar is None:
             if time.perf_counter() - self.start < self.delay:
                 return
-            from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                                 TextColumn("{task.fields[records]:,} records  {task.fields[mb]:.1f} MB  "
-                                            "{task.fields[rate]:,.0f} rec/s"),
-                                 TimeElapsedColumn(), TimeRemainingColumn(),
-                                 transient=True, console=None)
+            self._bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn(
+                    "{task.fields[records]:,} records  {task.fields[mb]:.1f} MB  {task.fields[rate]:,.0f} rec/s"
+                ),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                transient=True,
+                console=None,
+            )
             self._bar.start()
             self._task = self._bar.add_task(f"scan {self.label}", total=self.total, records=0, mb=0.0, rate=0.0)
         elapsed = max(time.perf_counter() - self.start, 1e-9)
-        self._bar.update(self._task, completed=min(self.chars, self.total * 0.99), records=self.records,
-                         mb=self.chars / 1e6, rate=self.records / elapsed)
+        self._bar.update(
+            self._task,
+            completed=min(self.chars, self.total * 0.99),
+            records=self.records,
+            mb=self.chars / 1e6,
+            rate=self.records / elapsed,
+        )
 
     def close(self) -> None:
         if self._bar is not None:

@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import methods
 from .datasets import Dataset
@@ -81,10 +82,15 @@ class ProvenanceSpec:
             except re.error as e:
                 raise ConfigError(f"provenance '{self.name}': invalid id_pattern {self.id_pattern!r}: {e}") from None
             if "id" not in self.regex.groupindex:
-                raise ConfigError(f"provenance '{self.name}': id_pattern {self.id_pattern!r} has no named "
-                                  "group 'id' (e.g. 'G(?P<group>\\d)@(?P<id>\\d+)')")
-        if isinstance(self.max_held_out, bool) or not isinstance(self.max_held_out, (int, float)) \
-                or self.max_held_out < 0:
+                raise ConfigError(
+                    f"provenance '{self.name}': id_pattern {self.id_pattern!r} has no named "
+                    "group 'id' (e.g. 'G(?P<group>\\d)@(?P<id>\\d+)')"
+                )
+        if (
+            isinstance(self.max_held_out, bool)
+            or not isinstance(self.max_held_out, (int, float))
+            or self.max_held_out < 0
+        ):
             raise ConfigError(f"provenance '{self.name}': max_held_out must be a non-negative number")
 
     def allowance(self, records: int) -> int:
@@ -97,8 +103,10 @@ class ProvenanceSpec:
             return [m for m in methods.default_methods() if methods.get(m).conclusive]
         for m in self.methods:
             if not methods.get(m).conclusive:
-                raise ConfigError(f"provenance '{self.name}': '{m}' cannot attribute content (ids are "
-                                  "always compared; map them with id_pattern)")
+                raise ConfigError(
+                    f"provenance '{self.name}': '{m}' cannot attribute content (ids are "
+                    "always compared; map them with id_pattern)"
+                )
         return list(self.methods)
 
     def validate(self, datasets: dict) -> None:
@@ -108,8 +116,10 @@ class ProvenanceSpec:
                 raise ConfigError(f"provenance '{self.name}': no {side} dataset")
             for n in names:
                 if n not in datasets:
-                    raise ConfigError(f"provenance '{self.name}': unknown dataset '{n}' "
-                                      f"(defined: {', '.join(sorted(datasets)) or 'none'})")
+                    raise ConfigError(
+                        f"provenance '{self.name}': unknown dataset '{n}' "
+                        f"(defined: {', '.join(sorted(datasets)) or 'none'})"
+                    )
         both = set(self.derived) & set(self.sources)
         if both:
             raise ConfigError(f"provenance '{self.name}': dataset '{sorted(both)[0]}' is both derived and source")
@@ -133,9 +143,14 @@ class _Source:
     rank: int  # position of its dataset in the entry's sources
 
 
-def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
-                   method_params: dict[str, dict[str, Any]] | None = None, index_dir: str | None = None,
-                   batch_size: int = 512) -> dict[str, Any]:
+def run_provenance(
+    spec: ProvenanceSpec,
+    datasets: dict[str, Dataset],
+    *,
+    method_params: dict[str, dict[str, Any]] | None = None,
+    index_dir: str | None = None,
+    batch_size: int = 512,
+) -> dict[str, Any]:
     """Attribute every record of ``spec.derived`` to the records of ``spec.sources``; the report entry."""
     from .audit import build_index  # audit imports this module lazily; keep the cycle one-way
 
@@ -148,8 +163,9 @@ def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
         label = ds.spec.split_label
         for r in ds.records():
             source_records.append(r)
-            sources[r.key] = _Source(name, r.id, r.source, label or r.split or UNLABELLED,
-                                     group_key(r.meta.get("group")), rank)
+            sources[r.key] = _Source(
+                name, r.id, r.source, label or r.split or UNLABELLED, group_key(r.meta.get("group")), rank
+            )
     content_names = spec.content_methods()
     indexes = [build_index(m, method_params.get(m), source_records, index_dir) for m in content_names]
     id_index = methods.create("id", method_params.get("id")).build(source_records)
@@ -177,8 +193,10 @@ def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
         verdict = "fail"
     elif total["skipped"] or source_skipped or unread_files:
         verdict = "incomplete"
-        notes.append(f"{total['skipped']} derived and {source_skipped} source records were skipped and not attributed"
-                     + (f"; {unread_files} files were not read" if unread_files else ""))
+        notes.append(
+            f"{total['skipped']} derived and {source_skipped} source records were skipped and not attributed"
+            + (f"; {unread_files} files were not read" if unread_files else "")
+        )
     elif not rows:
         verdict = "incomplete"
         notes.append("the derived datasets have no records")
@@ -188,20 +206,36 @@ def run_provenance(spec: ProvenanceSpec, datasets: dict[str, Dataset], *,
         verdict = "incomplete" if verdict == "pass" else verdict
         notes.append("the source datasets have no records")
     return {
-        "name": spec.name, "derived": list(spec.derived), "sources": list(spec.sources),
-        "held_out_splits": sorted(held), "methods": content_names + ["id"], "id_pattern": spec.id_pattern,
-        "records_total": total["records"], "by_split": total["by_split"], "share_by_split": total["share_by_split"],
-        "source_items_by_split": total["source_items_by_split"], "by_how": total["by_how"],
-        "unattributed": total["unattributed"], "conflicts": total["conflicts"],
-        "held_out_records": total["held_out_records"], "ambiguous": total["ambiguous"], "max_held_out": spec.max_held_out,
-        "allowance": allowance, "verdict": verdict, "skipped": total["skipped"], "source_skipped": source_skipped,
+        "name": spec.name,
+        "derived": list(spec.derived),
+        "sources": list(spec.sources),
+        "held_out_splits": sorted(held),
+        "methods": content_names + ["id"],
+        "id_pattern": spec.id_pattern,
+        "records_total": total["records"],
+        "by_split": total["by_split"],
+        "share_by_split": total["share_by_split"],
+        "source_items_by_split": total["source_items_by_split"],
+        "by_how": total["by_how"],
+        "unattributed": total["unattributed"],
+        "conflicts": total["conflicts"],
+        "held_out_records": total["held_out_records"],
+        "ambiguous": total["ambiguous"],
+        "max_held_out": spec.max_held_out,
+        "allowance": allowance,
+        "verdict": verdict,
+        "skipped": total["skipped"],
+        "source_skipped": source_skipped,
         "source_split_sizes": dict(sorted(Counter(s.split for s in sources.values()).items())),
-        "per_dataset": per_dataset, "notes": notes, "records": rows,
+        "per_dataset": per_dataset,
+        "notes": notes,
+        "records": rows,
     }
 
 
-def _id_hits(spec: ProvenanceSpec, id_index, batch: Sequence[Record],
-             sources: dict[tuple[str, int], _Source]) -> dict[int, list[tuple[Finding, bool]]]:
+def _id_hits(
+    spec: ProvenanceSpec, id_index, batch: Sequence[Record], sources: dict[tuple[str, int], _Source]
+) -> dict[int, list[tuple[Finding, bool]]]:
     """Derived ordinal → [(id finding, group verified)] through the ``id`` index.
 
     Without ``id_pattern`` the records go in as they are (own id, adapter ``ref_ids``, ``group``).
@@ -233,18 +267,33 @@ def _id_hits(spec: ProvenanceSpec, id_index, batch: Sequence[Record],
     return out
 
 
-def _attribute(r: Record, id_hits: list[tuple[Finding, bool]], content: list[Finding],
-               sources: dict[tuple[str, int], _Source], held: set[str]) -> dict[str, Any]:
+def _attribute(
+    r: Record,
+    id_hits: list[tuple[Finding, bool]],
+    content: list[Finding],
+    sources: dict[tuple[str, int], _Source],
+    held: set[str],
+) -> dict[str, Any]:
     best: dict[tuple[str, int], tuple[float, list[str]]] = {}
     for f in content:
         key = (f.eval_dataset, f.eval_ordinal)
         score, used = best.get(key, (0.0, []))
         best[key] = (max(score, f.score), sorted({*used, f.method}))
     id_keys = {(f.eval_dataset, f.eval_ordinal): verified for f, verified in id_hits}
-    row: dict[str, Any] = {"derived_dataset": r.dataset, "derived_id": r.id, "derived_source": r.source,
-                           "source_dataset": None, "source_id": None, "source_split": None,
-                           "source_record": None, "how": "unattributed", "score": 0.0, "confidence": 0.0, "methods": [],
-                           "held_out": False}
+    row: dict[str, Any] = {
+        "derived_dataset": r.dataset,
+        "derived_id": r.id,
+        "derived_source": r.source,
+        "source_dataset": None,
+        "source_id": None,
+        "source_split": None,
+        "source_record": None,
+        "how": "unattributed",
+        "score": 0.0,
+        "confidence": 0.0,
+        "methods": [],
+        "held_out": False,
+    }
     # best score first; among equal scores a held-out item first (the conservative reading), then
     # the order of the sources in the entry, then file order
     ranked = sorted(best, key=lambda k: (-best[k][0], sources[k].split not in held, sources[k].rank, k[1]))
@@ -256,8 +305,9 @@ def _attribute(r: Record, id_hits: list[tuple[Finding, bool]], content: list[Fin
         key, how = ranked[0], "conflicting"
         confidence = _CONFLICT_FACTOR * best[key][0]
         idk = other_ids[0]
-        row.update(id_source_dataset=sources[idk].dataset, id_source_id=sources[idk].id,
-                   id_source_split=sources[idk].split)
+        row.update(
+            id_source_dataset=sources[idk].dataset, id_source_id=sources[idk].id, id_source_split=sources[idk].split
+        )
     elif ranked:
         key, how, confidence = ranked[0], "content", best[ranked[0]][0]
     elif id_keys:
@@ -268,9 +318,16 @@ def _attribute(r: Record, id_hits: list[tuple[Finding, bool]], content: list[Fin
         return row
     src = sources[key]
     score, used = best.get(key, (1.0, []))
-    row.update(source_dataset=src.dataset, source_id=src.id, source_split=src.split, how=how,
-               score=round(float(score), 6), confidence=round(confidence, 6),
-               methods=used + (["id"] if key in id_keys else []), source_record=src.source)
+    row.update(
+        source_dataset=src.dataset,
+        source_id=src.id,
+        source_split=src.split,
+        how=how,
+        score=round(float(score), 6),
+        confidence=round(confidence, 6),
+        methods=used + (["id"] if key in id_keys else []),
+        source_record=src.source,
+    )
     candidates = [sources[k] for k in dict.fromkeys(ranked + other_ids) if k != key][:_CANDIDATES]
     if candidates:
         row["candidates"] = [f"{c.dataset}:{c.id}" for c in candidates]
@@ -288,18 +345,21 @@ def _summary(rows: list[dict[str, Any]], held: set[str], skipped: int) -> dict[s
         if r["source_split"] is not None:
             items[r["source_split"]].add((r["source_dataset"], r["source_id"]))
     n = len(rows)
-    return {"records": n, "by_split": dict(sorted(by_split.items())),
-            "share_by_split": {s: round(c / n, 6) for s, c in sorted(by_split.items())},
-            "source_items_by_split": {s: len(v) for s, v in sorted(items.items())},
-            "by_how": {h: c for h in HOW if (c := sum(1 for r in rows if r["how"] == h))},
-            "unattributed": sum(1 for r in rows if r["how"] == "unattributed"),
-            "conflicts": sum(1 for r in rows if r["how"] == "conflicting"),
-            "held_out_records": sum(1 for r in rows if r["held_out"]),
-            "ambiguous": sum(1 for r in rows if r.get("ambiguous_splits")), "skipped": skipped}
+    return {
+        "records": n,
+        "by_split": dict(sorted(by_split.items())),
+        "share_by_split": {s: round(c / n, 6) for s, c in sorted(by_split.items())},
+        "source_items_by_split": {s: len(v) for s, v in sorted(items.items())},
+        "by_how": {h: c for h in HOW if (c := sum(1 for r in rows if r["how"] == h))},
+        "unattributed": sum(1 for r in rows if r["how"] == "unattributed"),
+        "conflicts": sum(1 for r in rows if r["how"] == "conflicting"),
+        "held_out_records": sum(1 for r in rows if r["held_out"]),
+        "ambiguous": sum(1 for r in rows if r.get("ambiguous_splits")),
+        "skipped": skipped,
+    }
 
 
-
-def audit_provenance(config) -> "Report":
+def audit_provenance(config) -> Report:
     """Run only the provenance entries of an :class:`~auditor.audit.AuditConfig` (its checks are not run).
 
     Raises ConfigError when the configuration has no provenance entry.

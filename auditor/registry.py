@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def _catalogue() -> dict[str, dict[str, Any]]:
 
 def source_file(path: str) -> str:
     """The real file behind a record source path (``bundled:webshop/human_goals.json`` → its installed path)."""
-    return str(DATA_DIR / path[len("bundled:"):]) if path.startswith("bundled:") else path
+    return str(DATA_DIR / path[len("bundled:") :]) if path.startswith("bundled:") else path
 
 
 def names() -> list[str]:
@@ -51,7 +51,9 @@ def names() -> list[str]:
 
 def describe() -> list[dict[str, Any]]:
     """One dict per bundled set: name, format, records' description, splits, licence, source."""
-    return [{"name": n, **{k: v for k, v in e.items() if k not in ("sha256",)}} for n, e in sorted(_catalogue().items())]
+    return [
+        {"name": n, **{k: v for k, v in e.items() if k not in ("sha256",)}} for n, e in sorted(_catalogue().items())
+    ]
 
 
 def split_name(ref: str) -> tuple[str, str | None]:
@@ -64,7 +66,7 @@ def is_registry_ref(ref: str) -> bool:
     return split_name(ref)[0] in _catalogue()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _verified(name: str) -> str:
     entry = _catalogue()[name]
     import hashlib
@@ -76,8 +78,10 @@ def _verified(name: str) -> str:
             raise RegistryError(f"bundled dataset '{name}': file {rel} is missing from the installation")
         actual = sha256_file(path)
         if actual != expected:
-            raise RegistryError(f"bundled dataset '{name}': {rel} fails its fingerprint check "
-                                f"(sha256 {actual[:12]}…, expected {expected[:12]}…)")
+            raise RegistryError(
+                f"bundled dataset '{name}': {rel} fails its fingerprint check "
+                f"(sha256 {actual[:12]}…, expected {expected[:12]}…)"
+            )
         combined.update(f"{rel}:{actual}\n".encode())
     return combined.hexdigest()
 
@@ -90,6 +94,12 @@ def resolve(ref: str) -> RegistryEntry:
         raise RegistryError(f"unknown bundled dataset '{name}' (bundled: {', '.join(sorted(cat))})")
     entry = cat[name]
     fingerprint = _verified(name)
-    return RegistryEntry(name=name, format=entry["format"],
-                         paths=tuple(str(DATA_DIR / f) for f in entry["files"]), split=split,
-                         licence=entry["licence"], description=entry["description"], sha256=fingerprint)
+    return RegistryEntry(
+        name=name,
+        format=entry["format"],
+        paths=tuple(str(DATA_DIR / f) for f in entry["files"]),
+        split=split,
+        licence=entry["licence"],
+        description=entry["description"],
+        sha256=fingerprint,
+    )

@@ -18,7 +18,7 @@ and copies the ones that produce findings. Only texts the window missed are read
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from collections.abc import Iterable
 
 from .records import QUERY, TEXT, Record
 

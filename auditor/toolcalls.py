@@ -24,10 +24,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 _NUM = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-_ACTION = re.compile(r"Action:\s*([^\n]+?)\s*\n\s*Action Input:\s*(.*?)(?=\n\s*(?:Thought|Action|Observation):|\Z)", re.S)
+_ACTION = re.compile(
+    r"Action:\s*([^\n]+?)\s*\n\s*Action Input:\s*(.*?)(?=\n\s*(?:Thought|Action|Observation):|\Z)", re.S
+)
 _CODE_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: names that are control flow, not tool calls (ToolBench's Finish, python builtins around calls)
 NOT_TOOLS = frozenset({"finish", "print", "str", "int", "float", "len", "list", "dict", "json.dumps"})
@@ -91,8 +94,7 @@ def step(name: str, arguments: Any, observation: str | None = None) -> dict[str,
 
 def calls_view(steps: Iterable[dict[str, Any]]) -> str:
     """The ``calls`` view: one canonical call per line, control calls (``Finish``) left out."""
-    return "\n".join(canonical_call(s["name"], s["args"]) for s in steps
-                     if s["name"].strip().lower() not in NOT_TOOLS)
+    return "\n".join(canonical_call(s["name"], s["args"]) for s in steps if s["name"].strip().lower() not in NOT_TOOLS)
 
 
 def split_calls(view: str) -> list[str]:

@@ -43,30 +43,50 @@ OTHER = {"id": "t2", "text": "an unrelated training record about cooking pasta a
 
 #: name -> (file bytes, problem in the one-line error, where in the file ('line N'/'item N'/None))
 CORPUS: dict[str, tuple[bytes, str, str | None]] = {
-    "truncated.json": (json.dumps([GOOD, OTHER, OTHER], indent=1).encode()[:-25],
-                       "invalid JSON", "line 12"),
-    "invalid_utf8.jsonl": (jl(GOOD) + b'{"id": "t2", "text": "caf\xe9 au lait"}\n' + jl(OTHER),
-                           "not valid UTF-8", "line 2"),
-    "invalid_utf8.json": (b'[\n' + json.dumps(GOOD).encode() + b',\n{"id": 2, "text": "caf\xe9"}\n]',
-                          "not valid UTF-8", "line 3"),
+    "truncated.json": (json.dumps([GOOD, OTHER, OTHER], indent=1).encode()[:-25], "invalid JSON", "line 12"),
+    "invalid_utf8.jsonl": (
+        jl(GOOD) + b'{"id": "t2", "text": "caf\xe9 au lait"}\n' + jl(OTHER),
+        "not valid UTF-8",
+        "line 2",
+    ),
+    "invalid_utf8.json": (
+        b"[\n" + json.dumps(GOOD).encode() + b',\n{"id": 2, "text": "caf\xe9"}\n]',
+        "not valid UTF-8",
+        "line 3",
+    ),
     "nul.jsonl": (jl(GOOD) + b'{"id": "t2", "text": "nul\x00byte"}\n', "invalid JSON", "line 2"),
-    "nul.json": (b'[\n' + json.dumps(GOOD).encode() + b',\n{"id": 2, "text": "a\x00b"}\n]',
-                 "NUL byte in a JSON document", "line 3"),
+    "nul.json": (
+        b"[\n" + json.dumps(GOOD).encode() + b',\n{"id": 2, "text": "a\x00b"}\n]',
+        "NUL byte in a JSON document",
+        "line 3",
+    ),
     "nul.csv": (b'id,text\nt1,"' + LEAK.encode() + b'"\nt2,nul\x00byte\n', "NUL byte in row", "line 3"),
     "empty.jsonl": (b"", "no records in the file", None),
     "empty.json": (b"  \n", "empty file", None),
-    "deep.json": (b"[\n" + json.dumps(GOOD).encode() + b",\n" + b"[" * 5000 + b"]" * 5000 + b"\n]",
-                  "JSON nested deeper than", "line 3"),
+    "deep.json": (
+        b"[\n" + json.dumps(GOOD).encode() + b",\n" + b"[" * 5000 + b"]" * 5000 + b"\n]",
+        "JSON nested deeper than",
+        "line 3",
+    ),
     "deep.jsonl": (jl(GOOD) + b"[" * 100000 + b"]" * 100000 + b"\n", "JSON nested deeper than", "line 2"),
     "wrong_schema.jsonl": (jl(GOOD, {"id": "t2", "text": 5}), "text field 'text' is int, not a string", "line 2"),
     "missing_field.jsonl": (jl(GOOD, {"id": "t2", "body": "no text here"}), "no text field found", "line 2"),
-    "toolbench_wrong.json": (json.dumps([{"query_id": 1, "query": LEAK}, {"query_id": 2, "query": 7}]).encode(),
-                             "missing or non-string 'query'", "item 1"),
+    "toolbench_wrong.json": (
+        json.dumps([{"query_id": 1, "query": LEAK}, {"query_id": 2, "query": 7}]).encode(),
+        "missing or non-string 'query'",
+        "item 1",
+    ),
     "truncated.jsonl.gz": (gzip.compress(jl(GOOD, OTHER) * 50)[:-30], "truncated compressed data", None),
-    "truncated.jsonl.zst": (zstandard.ZstdCompressor().compress(jl(GOOD, OTHER) * 50)[:-30],
-                            "truncated compressed data", None),
-    "csv_unterminated.csv": (b'id,text\nt1,"' + LEAK.encode() + b'"\nt2,"open quote\nt3,more\n',
-                             "malformed CSV: unexpected end of data", "line 4"),
+    "truncated.jsonl.zst": (
+        zstandard.ZstdCompressor().compress(jl(GOOD, OTHER) * 50)[:-30],
+        "truncated compressed data",
+        None,
+    ),
+    "csv_unterminated.csv": (
+        b'id,text\nt1,"' + LEAK.encode() + b'"\nt2,"open quote\nt3,more\n',
+        "malformed CSV: unexpected end of data",
+        "line 4",
+    ),
 }
 
 
@@ -84,8 +104,15 @@ def cli(*args: str):
 def run_cli(*args: str, timeout: float = 120, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
     """Run ``python -m auditor`` in a real subprocess from the repository root."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "auditor", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, env=full_env, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        **kw,
+    )
 
 
 def report(report_dir: Path) -> dict:

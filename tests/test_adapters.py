@@ -7,15 +7,21 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import shared_file
 
 from auditor.adapters import detect
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.errors import ConfigError, InputError
-from conftest import shared_file
 
 STB = "stabletoolbench/solvable_queries/test_instruction"
-STB_COUNTS = {"G1_instruction": 163, "G1_category": 153, "G1_tool": 158, "G2_instruction": 106,
-              "G2_category": 124, "G3_instruction": 61}
+STB_COUNTS = {
+    "G1_instruction": 163,
+    "G1_category": 153,
+    "G1_tool": 158,
+    "G2_instruction": 106,
+    "G2_category": 124,
+    "G3_instruction": 61,
+}
 
 
 def read(path, **kw):
@@ -62,7 +68,10 @@ def test_chat_toolbench_v_extracts_task_between_task_and_begin():
 def test_chat_toolbench_r_reflection_ids():
     _, recs = read(shared_file("tool-mvr/data/training_data/selected_Toolbench_R.json"))
     assert [(r.meta["group"], r.meta["ref_ids"]) for r in recs] == [
-        ("G1", ["46112"]), ("G2", ["42932"]), ("G3", ["2526"])]
+        ("G1", ["46112"]),
+        ("G2", ["42932"]),
+        ("G3", ["2526"]),
+    ]
 
 
 @pytest.mark.parametrize("domain,train,test", [("airline", 30, 20), ("retail", 74, 40)])
@@ -75,7 +84,9 @@ def test_tau2_tasks_with_split(domain, train, test):
     assert sum(r.split == "test" for r in recs) == test
     _, test_recs = read(path, split="test")
     split_doc = json.loads(path.with_name("split_tasks.json").read_text())
-    assert [r.id for r in test_recs] == [t for t in (r["id"] for r in json.loads(path.read_text())) if t in split_doc["test"]]
+    assert [r.id for r in test_recs] == [
+        t for t in (r["id"] for r in json.loads(path.read_text())) if t in split_doc["test"]
+    ]
 
 
 def test_tau2_query_is_user_scenario():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import shared_file
 
 from auditor.adapters import detect
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.errors import InputError
 from auditor.toolcalls import canonical_call, split_calls
-from conftest import shared_file
 
 
 def _records(*paths, **kw):
@@ -28,7 +28,8 @@ def test_dfsdt_answer_tree_query_and_calls():
     assert r.view("query").startswith("Can you retrieve the contact details of the 'Gondrand' customs agency")
     assert split_calls(r.view("calls")) == [
         canonical_call("transitaires_for_transitaires", {}),
-        canonical_call("transitaire_for_transitaires", '{\n  "is_id": "ACT_AGENCE_CALEDONIENNE_DE_TRANSIT"\n}')]
+        canonical_call("transitaire_for_transitaires", '{\n  "is_id": "ACT_AGENCE_CALEDONIENNE_DE_TRANSIT"\n}'),
+    ]
     assert "finish" not in r.view("calls")
     assert r.view("answer").startswith("The contact details of the 'Gondrand' customs agency")
     assert set(r.meta["tools"]) >= {"transitaire_for_transitaires", "transitaires_for_transitaires"}
@@ -45,18 +46,24 @@ def test_all_toolbench_answer_trees_and_stabletoolbench_examples():
     assert sorted(r.id for r in recs) == ["1073", "1073", "588", "588", "608", "608"]
     cot = [r for r in recs if r.source.split("#")[0].endswith("588_CoT@1.json")][0]
     # the CoT try: six calls, first one searches Messi
-    assert split_calls(cot.view("calls"))[0] == canonical_call("transfermarkt_search_for_theclique", {"name": "Lionel Messi"})
+    assert split_calls(cot.view("calls"))[0] == canonical_call(
+        "transfermarkt_search_for_theclique", {"name": "Lionel Messi"}
+    )
     assert len(split_calls(cot.view("calls"))) == 6
 
 
 def test_tooleval_converted_answers():
-    path = shared_file("stabletoolbench/toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT/G1_instruction.json")
+    path = shared_file(
+        "stabletoolbench/toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT/G1_instruction.json"
+    )
     assert detect(path).name == "toolbench-answers"
     _, recs = _records(path)
     assert len(recs) == 100 and len({r.id for r in recs}) == 100
     assert all(r.meta["group"] == "G1" and r.split == "G1_instruction" for r in recs)
     assert sum(bool(r.view("calls")) for r in recs) >= 95
-    conv = shared_file("stabletoolbench/data_example/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json")
+    conv = shared_file(
+        "stabletoolbench/data_example/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json"
+    )
     _, recs = _records(conv)
     assert sorted(r.id for r in recs) == ["1073", "588", "608"]
     r = [r for r in recs if r.id == "1073"][0]
@@ -69,7 +76,10 @@ def test_refinetoolbench_cases():
     assert [r.split for r in recs] == ["I1"] * 3 + ["I2"] * 3 + ["I3"] * 3
     assert recs[2].view("query") == "Convert a temperature of 100 degrees Kelvin to Fahrenheit."
     # erroneous call kept in the trace, corrected call in the calls/answer views; "100" and 100 agree
-    assert recs[2].view("answer") == 'temperature_from_to_number_for_unitconversion({"is_from":"kelvin","number":100,"to":"fahrenheit"})'
+    assert (
+        recs[2].view("answer")
+        == 'temperature_from_to_number_for_unitconversion({"is_from":"kelvin","number":100,"to":"fahrenheit"})'
+    )
     assert recs[2].meta["trace"][-1]["args"]["number"] == "100"
     i3 = recs[6]
     assert (i3.meta["group"], i3.meta["ref_ids"]) == ("G2", ["13487"])
@@ -115,21 +125,47 @@ def test_toolmvr_chat_python_calls():
 
 
 CAFT_LINES = [
-    {"task_id": "webshop-17", "environment": "webshop", "split": "train",
-     "tools": [{"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
-                                                 "required": ["q"]}},
-               {"name": "click", "parameters": {"type": "object", "properties": {"asin": {"type": "string"}},
-                                                "required": ["asin"]}}],
-     "turns": [
-         {"role": "user", "content": "Find a red ceramic mug under 10 dollars"},
-         {"role": "assistant", "content": "I will search.", "tool_call": {"name": "search", "arguments": {"q": "red mug"}},
-          "annotation": {"label": "correct"}},
-         {"role": "tool", "content": "[B07XJ8C8F5] Red ceramic mug $8"},
-         {"role": "assistant", "content": "", "tool_call": {"name": "click", "arguments": {"asin": "B000000000"}},
-          "annotation": {"label": "incorrect", "critique": "The ASIN B000000000 was never shown.",
-                         "corrected_action": {"name": "click", "arguments": {"asin": "B07XJ8C8F5"}}}}]},
-    {"task_id": "webshop-18", "environment": "webshop", "split": "test",
-     "turns": [{"role": "user", "content": "Buy blue socks"}, {"role": "assistant", "content": "Done."}]},
+    {
+        "task_id": "webshop-17",
+        "environment": "webshop",
+        "split": "train",
+        "tools": [
+            {
+                "name": "search",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+            },
+            {
+                "name": "click",
+                "parameters": {"type": "object", "properties": {"asin": {"type": "string"}}, "required": ["asin"]},
+            },
+        ],
+        "turns": [
+            {"role": "user", "content": "Find a red ceramic mug under 10 dollars"},
+            {
+                "role": "assistant",
+                "content": "I will search.",
+                "tool_call": {"name": "search", "arguments": {"q": "red mug"}},
+                "annotation": {"label": "correct"},
+            },
+            {"role": "tool", "content": "[B07XJ8C8F5] Red ceramic mug $8"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_call": {"name": "click", "arguments": {"asin": "B000000000"}},
+                "annotation": {
+                    "label": "incorrect",
+                    "critique": "The ASIN B000000000 was never shown.",
+                    "corrected_action": {"name": "click", "arguments": {"asin": "B07XJ8C8F5"}},
+                },
+            },
+        ],
+    },
+    {
+        "task_id": "webshop-18",
+        "environment": "webshop",
+        "split": "test",
+        "turns": [{"role": "user", "content": "Buy blue socks"}, {"role": "assistant", "content": "Done."}],
+    },
 ]
 
 
@@ -168,8 +204,19 @@ def test_bad_agent_files_fail_with_file_and_problem(tmp_path):
     with pytest.raises(InputError, match=r"7_ChatGPT_DFS_woFilter_w2.json:item 0: answer file has no query"):
         _records(tree)
     refine = tmp_path / "I1.json"
-    refine.write_text(json.dumps([{"query": "q", "action": {"json_function_calling": {"api_name": "f", "parameters": {}}},
-                                   "answer": {"parameters": {}}}]))
+    refine.write_text(
+        json.dumps(
+            [
+                {
+                    "query": "q",
+                    "action": {"json_function_calling": {"api_name": "f", "parameters": {}}},
+                    "answer": {"parameters": {}},
+                }
+            ]
+        )
+    )
     assert detect(refine).name == "refinetoolbench"
-    with pytest.raises(InputError, match=r"I1.json:item 0: case lacks an erroneous 'action' or a corrected 'answer' call"):
+    with pytest.raises(
+        InputError, match=r"I1.json:item 0: case lacks an erroneous 'action' or a corrected 'answer' call"
+    ):
         _records(refine)

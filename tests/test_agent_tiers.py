@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 
+from conftest import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.datasets import DatasetSpec
 from auditor.toolcalls import canonical_call
-from conftest import shared_file
 
-_scalars = st.one_of(st.integers(-10**6, 10**6), st.text(st.characters(codec="utf-8"), max_size=8),
-                     st.booleans(), st.none())
+_scalars = st.one_of(
+    st.integers(-(10**6), 10**6), st.text(st.characters(codec="utf-8"), max_size=8), st.booleans(), st.none()
+)
 _args = st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=6), _scalars, max_size=6)
 
 
@@ -27,17 +28,23 @@ def test_canonical_call_ignores_key_order_and_whitespace(args, rnd):
 
 
 def test_canonical_call_normalizes_scalars_not_values():
-    assert canonical_call("f", {"page": "0", "ok": "True", "n": 2.0}) == canonical_call("f", '{"n": 2, "ok": true, "page": 0}')
+    assert canonical_call("f", {"page": "0", "ok": "True", "n": 2.0}) == canonical_call(
+        "f", '{"n": 2, "ok": true, "page": 0}'
+    )
     assert canonical_call("f", {"zip": "00123"}) != canonical_call("f", {"zip": 123})  # leading zeros are ids
     assert canonical_call("f", {"a": 1}) != canonical_call("f", {"a": 2})
 
 
 def _audit(tmp_path, train, eval_, methods, params=None, train_format=None, eval_format=None):
     cfg = AuditConfig(
-        datasets={"train": DatasetSpec("train", [str(p) for p in train], role="train", format=train_format),
-                  "eval": DatasetSpec("eval", [str(p) for p in eval_], role="eval", format=eval_format)},
+        datasets={
+            "train": DatasetSpec("train", [str(p) for p in train], role="train", format=train_format),
+            "eval": DatasetSpec("eval", [str(p) for p in eval_], role="eval", format=eval_format),
+        },
         checks=[CheckSpec("c", train=["train"], eval=["eval"], methods=methods)],
-        method_params=params or {}, index_dir=None)
+        method_params=params or {},
+        index_dir=None,
+    )
     return run_audit(cfg)
 
 
@@ -69,7 +76,9 @@ def test_planted_tau2_user_id_found_with_location(tmp_path):
     s, e = loc["span"]
     assert rec.view("text")[s:e] == "emma_kim_9957"
     assert report.checks[0]["contaminated_items"] == 0  # evidence only
-    clean = _audit(tmp_path, [shared_file("steptool/data_train/rft/rft_data_example.json")], ["tau2-airline"], ["entities"])
+    clean = _audit(
+        tmp_path, [shared_file("steptool/data_train/rft/rft_data_example.json")], ["tau2-airline"], ["entities"]
+    )
     assert not clean.findings
 
 
@@ -83,18 +92,21 @@ def test_entities_user_patterns_and_bad_regex(tmp_path):
 
     from auditor.errors import ConfigError
     from auditor.methods import create
+
     with pytest.raises(ConfigError, match="not a valid regex"):
         create("entities", {"patterns": {"bad": "("}})
 
 
 def test_calls_tier_tau2_solutions_in_tau_bench_trajectories(tmp_path):
-    report = _audit(tmp_path, [shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")],
-                    ["tau2-airline"], ["calls"])
+    report = _audit(
+        tmp_path, [shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")], ["tau2-airline"], ["calls"]
+    )
     found = report.findings
     assert found and all(f["evidence"]["view"] == "calls" for f in found)
     conclusive = [f for f in found if f["conclusive"]]
-    assert conclusive and all(f["evidence"]["kind"] in ("sequence", "contained") and f["evidence"]["eval_calls"] >= 2
-                              for f in conclusive)
+    assert conclusive and all(
+        f["evidence"]["kind"] in ("sequence", "contained") and f["evidence"]["eval_calls"] >= 2 for f in conclusive
+    )
     assert report.checks[0]["contaminated_items"] == len({f["eval_id"] for f in conclusive})
 
 
@@ -104,14 +116,21 @@ def test_calls_tier_refinetoolbench_correction_in_training_chat(tmp_path):
 
     i3 = shared_file("tool-mvr/data/RefineToolBench/I3.json")
     ev = list(Dataset(DatasetSpec("e", [str(i3)], role="eval")).records())[0]
-    calls = [json.loads(line[line.index("("):][1:-1]) | {} for line in ev.view("calls").split("\n")]
+    calls = [json.loads(line[line.index("(") :][1:-1]) | {} for line in ev.view("calls").split("\n")]
     names = [line.split("(", 1)[0] for line in ev.view("calls").split("\n")]
     msgs = [{"role": "user", "content": ev.view("query")}]
     for n, a in zip(names, calls):
         rev = dict(reversed(list({k: str(v) for k, v in a.items()}.items())))
-        msgs += [{"role": "assistant", "content": None,
-                  "tool_calls": [{"id": "c", "type": "function", "function": {"name": n, "arguments": json.dumps(rev, indent=1)}}]},
-                 {"role": "tool", "content": "{}"}]
+        msgs += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": n, "arguments": json.dumps(rev, indent=1)}}
+                ],
+            },
+            {"role": "tool", "content": "{}"},
+        ]
     train = tmp_path / "train.json"
     train.write_text(json.dumps([{"id": "x1", "messages": msgs}]))
     report = _audit(tmp_path, [train], [i3], ["calls"])
@@ -120,11 +139,21 @@ def test_calls_tier_refinetoolbench_correction_in_training_chat(tmp_path):
 
 
 def _boilerplate_corpus(tmp_path, n=30):
-    policy = ("Before taking any action that updates the booking database you must list the action details "
-              "and obtain explicit user confirmation to proceed, and you should deny requests against policy.")
-    rows = [{"id": f"r{i}", "messages": [{"role": "system", "content": f"# Policy\n{policy}\nTools: get_user, book"},
-                                          {"role": "user", "content": f"Please book seat {i} on flight HAT{100 + i}."},
-                                          {"role": "assistant", "content": f"Booked seat {i}."}]} for i in range(n)]
+    policy = (
+        "Before taking any action that updates the booking database you must list the action details "
+        "and obtain explicit user confirmation to proceed, and you should deny requests against policy."
+    )
+    rows = [
+        {
+            "id": f"r{i}",
+            "messages": [
+                {"role": "system", "content": f"# Policy\n{policy}\nTools: get_user, book"},
+                {"role": "user", "content": f"Please book seat {i} on flight HAT{100 + i}."},
+                {"role": "assistant", "content": f"Booked seat {i}."},
+            ],
+        }
+        for i in range(n)
+    ]
     train = tmp_path / "train.json"
     train.write_text(json.dumps(rows))
     evalf = tmp_path / "eval.jsonl"

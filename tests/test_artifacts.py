@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hostile import GOOD, LEAK, OTHER, cli, jl, report, write_eval
 
 from auditor import _io, indexstore
 from auditor.errors import IndexFileError, ManifestError
 from auditor.manifest import load_manifest
 from auditor.report import Report
-from hostile import GOOD, LEAK, OTHER, cli, jl, report, write_eval
 
 PACKAGE = Path(__file__).resolve().parent.parent / "auditor"
 
@@ -146,8 +146,19 @@ def test_cli_refuses_a_tampered_persisted_ngram_index_and_rebuilds_when_deleted(
     train = tmp_path / "train.jsonl"
     train.write_bytes(jl(GOOD, OTHER))
     idx = tmp_path / "idx"
-    args = ["audit", "--eval", str(ev), "--train", str(train), "--method", "ngram", "--index-dir", str(idx),
-            "--report-dir", str(tmp_path / "r")]
+    args = [
+        "audit",
+        "--eval",
+        str(ev),
+        "--train",
+        str(train),
+        "--method",
+        "ngram",
+        "--index-dir",
+        str(idx),
+        "--report-dir",
+        str(tmp_path / "r"),
+    ]
     assert cli(*args).exit_code == 1
     (folder,) = [p for p in idx.iterdir() if p.name.startswith("ngram-")]
     first = report(tmp_path / "r")["findings"]
@@ -156,8 +167,9 @@ def test_cli_refuses_a_tampered_persisted_ngram_index_and_rebuilds_when_deleted(
     array.write_bytes(array.read_bytes()[:-8])  # truncated
     res = cli(*args)
     assert res.exit_code == 2
-    assert res.stderr.strip() == (f"Error: {array}: checksum mismatch (truncated or modified); "
-                                  "delete the folder to rebuild")
+    assert res.stderr.strip() == (
+        f"Error: {array}: checksum mismatch (truncated or modified); delete the folder to rebuild"
+    )
     import shutil
 
     shutil.rmtree(folder)
@@ -177,11 +189,14 @@ def test_no_pickle_in_the_package():
 
 # -- manifest paths ---------------------------------------------------------------------------
 
+
 def _manifest(folder: Path, train_path: str, extra: str = "") -> Path:
     m = folder / "split.toml"
-    m.write_text(f'{extra}[datasets.ev]\npath = "eval.jsonl"\nrole = "eval"\n'
-                 f'[datasets.tr]\npath = {json.dumps(train_path)}\nrole = "train"\n'
-                 '[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\nmethods = ["exact"]\n')
+    m.write_text(
+        f'{extra}[datasets.ev]\npath = "eval.jsonl"\nrole = "eval"\n'
+        f'[datasets.tr]\npath = {json.dumps(train_path)}\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\nmethods = ["exact"]\n'
+    )
     return m
 
 
@@ -227,9 +242,11 @@ def test_manifest_absolute_paths_and_bundled_names_are_allowed(layout):
     res = cli("verify", str(_manifest(proj, str(outside))), "--report-dir", str(proj / "r"))
     assert res.exit_code == 1 and report(proj / "r")["checks"][0]["contaminated_items"] == 1
     m = proj / "bundled.toml"
-    m.write_text('[datasets.ev]\npath = "tau2-airline:test"\nrole = "eval"\n'
-                 '[datasets.tr]\npath = "data/inside.jsonl"\nrole = "train"\n'
-                 '[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\nmethods = ["exact"]\n')
+    m.write_text(
+        '[datasets.ev]\npath = "tau2-airline:test"\nrole = "eval"\n'
+        '[datasets.tr]\npath = "data/inside.jsonl"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\nmethods = ["exact"]\n'
+    )
     assert cli("verify", str(m), "--report-dir", str(proj / "r")).exit_code == 0
 
 
@@ -248,9 +265,11 @@ def test_manifest_output_folders_cannot_escape(layout, key):
 def test_manifest_max_record_chars(layout):
     proj, _ = layout
     m = proj / "m.toml"
-    body = ('[datasets.ev]\npath = "eval.jsonl"\nrole = "eval"\n'
-            '[datasets.tr]\npath = "data/inside.jsonl"\nrole = "train"\non_error = "skip"\nmax_record_chars = 20\n'
-            '[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\nmethods = ["exact"]\n')
+    body = (
+        '[datasets.ev]\npath = "eval.jsonl"\nrole = "eval"\n'
+        '[datasets.tr]\npath = "data/inside.jsonl"\nrole = "train"\non_error = "skip"\nmax_record_chars = 20\n'
+        '[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\nmethods = ["exact"]\n'
+    )
     m.write_text(body)
     res = cli("verify", str(m), "--report-dir", str(proj / "r"))
     doc = report(proj / "r")

@@ -21,8 +21,24 @@ def _goals(a: int, b: int) -> list[str]:
 def test_cli_write_clean_webshop_reaudits_clean(tmp_path):
     runner = CliRunner()
     clean = tmp_path / "clean"
-    res = runner.invoke(main, ["audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--method", "exact",
-                               "--method", "ngram", "--write-clean", str(clean), "--report-dir", str(tmp_path / "r1")])
+    res = runner.invoke(
+        main,
+        [
+            "audit",
+            "--eval",
+            "webshop:0:500",
+            "--train",
+            "webshop:500:",
+            "--method",
+            "exact",
+            "--method",
+            "ngram",
+            "--write-clean",
+            str(clean),
+            "--report-dir",
+            str(tmp_path / "r1"),
+        ],
+    )
     assert res.exit_code == 1, res.output
     report = json.loads((tmp_path / "r1" / "report.json").read_text())
     removed = [json.loads(line) for line in (clean / "removed.jsonl").read_text().splitlines()]
@@ -32,8 +48,22 @@ def test_cli_write_clean_webshop_reaudits_clean(tmp_path):
     assert all(r["method"] in ("exact", "ngram") and r["eval_dataset"] == "webshop:0:500" for r in removed)
     written = clean / "webshop_500_" / "human_goals.json"
     assert json.loads(written.read_text())[:1] and summary["files"][0]["format"] == "webshop-goals"
-    res = runner.invoke(main, ["audit", "--eval", "webshop:0:500", "--train", str(written), "--method", "exact",
-                               "--method", "ngram", "--report-dir", str(tmp_path / "r2")])
+    res = runner.invoke(
+        main,
+        [
+            "audit",
+            "--eval",
+            "webshop:0:500",
+            "--train",
+            str(written),
+            "--method",
+            "exact",
+            "--method",
+            "ngram",
+            "--report-dir",
+            str(tmp_path / "r2"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     again = json.loads((tmp_path / "r2" / "report.json").read_text())
     assert again["findings"] == [] and again["verdict"] == "pass"
@@ -47,8 +77,12 @@ def test_manifest_write_clean_keeps_formats(tmp_path):
         w = csv.DictWriter(f, fieldnames=["id", "text", "extra"])
         w.writeheader()
         w.writerows(rows)
-    pq.write_table(pa.Table.from_pylist([{"id": i, "text": f"Chat: {t} please", "n": i}
-                                         for i, t in enumerate(leaked[2:4] + other[4:8])]), tmp_path / "t.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(
+            [{"id": i, "text": f"Chat: {t} please", "n": i} for i, t in enumerate(leaked[2:4] + other[4:8])]
+        ),
+        tmp_path / "t.parquet",
+    )
     with gzip.open(tmp_path / "t.jsonl.gz", "wt") as f:
         for i, t in enumerate(leaked[4:6] + other[8:12]):
             f.write(json.dumps({"uid": f"j{i}", "prompt": t}) + "\n")
@@ -78,13 +112,24 @@ methods = ["exact", "ngram"]
     clean = tmp_path / "clean"
     removed = [json.loads(line) for line in (clean / "removed.jsonl").read_text().splitlines()]
     assert sorted((r["dataset"], r["id"]) for r in removed) == [
-        ("csvset", "c0"), ("csvset", "c1"), ("jset", "j0"), ("jset", "j1"), ("pqset", "0"), ("pqset", "1")]
+        ("csvset", "c0"),
+        ("csvset", "c1"),
+        ("jset", "j0"),
+        ("jset", "j1"),
+        ("pqset", "0"),
+        ("pqset", "1"),
+    ]
     with open(clean / "csvset" / "t.csv", newline="") as f:
         kept_rows = list(csv.DictReader(f))
     assert kept_rows == rows[2:]  # same columns, same values
     table = pq.read_table(clean / "pqset" / "t.parquet")
     assert table.schema == pq.read_schema(tmp_path / "t.parquet") and table.column("n").to_pylist() == [2, 3, 4, 5]
-    assert [json.loads(x)["uid"] for x in (clean / "jset" / "t.jsonl").read_text().splitlines()] == ["j2", "j3", "j4", "j5"]
+    assert [json.loads(x)["uid"] for x in (clean / "jset" / "t.jsonl").read_text().splitlines()] == [
+        "j2",
+        "j3",
+        "j4",
+        "j5",
+    ]
     again = tmp_path / "again.toml"
     again.write_text(body.format(csv="clean/csvset/t.csv", pq="clean/pqset/t.parquet", js="clean/jset/t.jsonl"))
     res = CliRunner().invoke(main, ["verify", str(again), "--report-dir", str(tmp_path / "r2")])
@@ -94,8 +139,22 @@ methods = ["exact", "ngram"]
 
 def test_write_clean_tau2_keeps_split_file(tmp_path):
     clean = tmp_path / "clean"
-    res = CliRunner().invoke(main, ["audit", "--eval", "tau2-airline:test", "--train", "tau2-airline:train",
-                                    "--method", "exact", "--write-clean", str(clean), "--report-dir", str(tmp_path / "r")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            "--eval",
+            "tau2-airline:test",
+            "--train",
+            "tau2-airline:train",
+            "--method",
+            "exact",
+            "--write-clean",
+            str(clean),
+            "--report-dir",
+            str(tmp_path / "r"),
+        ],
+    )
     assert res.exit_code in (0, 1), res.output
     out = clean / "tau2-airline_train" / "tasks.json"
     assert (out.parent / "split_tasks.json").exists()
@@ -108,12 +167,26 @@ def test_write_clean_tau2_keeps_split_file(tmp_path):
 def test_write_clean_bad_targets_are_one_line_errors(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    res = CliRunner().invoke(main, ["audit", "--eval", "webshop:0:50", "--train", "webshop:50:100", "--method", "exact",
-                                    "--write-clean", str(blocker)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            "--eval",
+            "webshop:0:50",
+            "--train",
+            "webshop:50:100",
+            "--method",
+            "exact",
+            "--write-clean",
+            str(blocker),
+        ],
+    )
     assert res.exit_code == 2 and "exists and is not a folder" in res.output and "Traceback" not in res.output
     manifest = tmp_path / "m.toml"
-    manifest.write_text('write_clean = 3\n[datasets.a]\npath = "webshop:0:5"\nrole = "eval"\n'
-                        '[datasets.b]\npath = "webshop:5:9"\nrole = "train"\n'
-                        '[[checks]]\nname = "c"\ntrain = ["b"]\neval = ["a"]\n')
+    manifest.write_text(
+        'write_clean = 3\n[datasets.a]\npath = "webshop:0:5"\nrole = "eval"\n'
+        '[datasets.b]\npath = "webshop:5:9"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["b"]\neval = ["a"]\n'
+    )
     res = CliRunner().invoke(main, ["verify", str(manifest)])
     assert res.exit_code == 2 and "'write_clean' must be a string" in res.output

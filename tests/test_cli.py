@@ -6,14 +6,13 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO, shared_file
 
 from auditor.cli import main
 from auditor.report import Report
-from conftest import REPO, shared_file
 
 runner = CliRunner()
 
@@ -32,8 +31,9 @@ def test_audit_clean_exits_0(tmp_path):
 
 
 def test_audit_contaminated_exits_1(tmp_path):
-    r = invoke("audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--method", "exact",
-               "--report-dir", tmp_path)
+    r = invoke(
+        "audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--method", "exact", "--report-dir", tmp_path
+    )
     assert r.exit_code == 1
     report = Report.load(tmp_path / "report.json")
     assert report.verdict == "fail" and report.checks[0]["contaminated_items"] > 0
@@ -49,8 +49,17 @@ def test_report_json_schema(tmp_path):
     for check in doc["checks"]:
         assert {"name", "train", "eval", "methods", "eval_items", "contaminated_items", "verdict"} <= set(check)
     for f in doc["findings"]:
-        assert {"check", "eval_dataset", "eval_id", "eval_source", "train_dataset", "train_id",
-                "train_source", "method", "score"} <= set(f)
+        assert {
+            "check",
+            "eval_dataset",
+            "eval_id",
+            "eval_source",
+            "train_dataset",
+            "train_id",
+            "train_source",
+            "method",
+            "score",
+        } <= set(f)
     md = (tmp_path / "report.md").read_text()
     assert md.startswith("# Contamination audit: **FAIL**")
     assert "| eval item | training record |" in md
@@ -115,15 +124,18 @@ def test_verify_relative_paths_and_report_dir_from_manifest(tmp_path):
     assert (tmp_path / "out" / "report.json").exists()
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda t: t.replace('role = "eval"', 'role = "eval"\ncolour = "red"'), "unknown key 'colour'"),
-    (lambda t: t.replace('eval = ["stb"]', 'eval = ["stbx"]'), "unknown dataset 'stbx'"),
-    (lambda t: t.replace("{train}", "missing/file.json"), "missing/file.json: no such file"),
-    (lambda t: t.replace('[[checks]]', '[[checks]]\nthreshold = 3'), "unknown key 'threshold'"),
-    (lambda t: t.replace('eval = ["stb"]', 'eval = ["v"]'), "has role 'train' but is used as eval"),
-    (lambda t: t + "\n[methods.ngram]\nsize = 5\n", "method 'ngram'"),
-    (lambda t: t.replace("[[checks]]", "[[checks]"), "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda t: t.replace('role = "eval"', 'role = "eval"\ncolour = "red"'), "unknown key 'colour'"),
+        (lambda t: t.replace('eval = ["stb"]', 'eval = ["stbx"]'), "unknown dataset 'stbx'"),
+        (lambda t: t.replace("{train}", "missing/file.json"), "missing/file.json: no such file"),
+        (lambda t: t.replace("[[checks]]", "[[checks]]\nthreshold = 3"), "unknown key 'threshold'"),
+        (lambda t: t.replace('eval = ["stb"]', 'eval = ["v"]'), "has role 'train' but is used as eval"),
+        (lambda t: t + "\n[methods.ngram]\nsize = 5\n", "method 'ngram'"),
+        (lambda t: t.replace("[[checks]]", "[[checks]"), "invalid TOML"),
+    ],
+)
 def test_manifest_errors_exit_2(tmp_path, edit, message):
     m = write_manifest(tmp_path, edit(MANIFEST).replace("{train}", "x.json"))
     if "missing/file.json" not in message:
@@ -140,8 +152,12 @@ def test_missing_manifest_exits_2(tmp_path):
 
 
 def test_real_subprocess_exit_code_and_stderr(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "auditor", "audit", "--train", str(tmp_path / "x.json"),
-                           "--eval", "stabletoolbench"], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "auditor", "audit", "--train", str(tmp_path / "x.json"), "--eval", "stabletoolbench"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("Error: ") and "x.json: no such file" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import json
 
-import pytest
+from conftest import shared_file
 
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.datasets import DatasetSpec
-from conftest import shared_file
 
 STB_G1 = "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json"
 
 
 def audit(tmp_path, train_paths, eval_ref="stabletoolbench", methods=None, **train_kw):
     cfg = AuditConfig(
-        datasets={"eval": DatasetSpec("eval", [eval_ref], role="eval"),
-                  "train": DatasetSpec("train", [str(p) for p in train_paths], role="train", **train_kw)},
+        datasets={
+            "eval": DatasetSpec("eval", [eval_ref], role="eval"),
+            "train": DatasetSpec("train", [str(p) for p in train_paths], role="train", **train_kw),
+        },
         checks=[CheckSpec("c", train=["train"], eval=["eval"], methods=methods)],
-        index_dir=str(tmp_path / "idx"))
+        index_dir=str(tmp_path / "idx"),
+    )
     return run_audit(cfg)
 
 
@@ -38,15 +40,18 @@ def test_toolbench_v_sample_is_clean_against_stabletoolbench(tmp_path):
 
 def test_planted_verbatim_copy_found(tmp_path):
     train = tmp_path / "train.jsonl"
-    rows = [{"id": "a", "text": "Plan a birthday party for my daughter with a unicorn theme please."},
-            {"id": "b", "text": stb_query("588").upper()},  # case change only
-            {"id": "c", "text": "Totally unrelated training text about cooking pasta al dente at home."}]
+    rows = [
+        {"id": "a", "text": "Plan a birthday party for my daughter with a unicorn theme please."},
+        {"id": "b", "text": stb_query("588").upper()},  # case change only
+        {"id": "c", "text": "Totally unrelated training text about cooking pasta al dente at home."},
+    ]
     train.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     report = audit(tmp_path, [train])
     assert report.verdict == "fail"
     exact = [f for f in report.findings if f["method"] == "exact"]
     assert [(f["eval_id"], f["train_id"], f["train_source"], f["score"]) for f in exact] == [
-        ("588", "b", f"{train}:2", 1.0)]
+        ("588", "b", f"{train}:2", 1.0)
+    ]
     assert exact[0]["eval_source"].endswith("G1_instruction.json#0")
     assert report.checks[0]["contaminated_items"] == 1
 
@@ -119,10 +124,13 @@ def test_id_group_scoping(tmp_path):
 def test_caft_webshop_split_is_clean(tmp_path):
     """CAFT's WebShop split: goals 0-99 eval, 100-199 train share no goal."""
     cfg = AuditConfig(
-        datasets={"test": DatasetSpec("test", ["webshop:0:100"], role="eval"),
-                  "train": DatasetSpec("train", ["webshop:100:200"], role="train")},
+        datasets={
+            "test": DatasetSpec("test", ["webshop:0:100"], role="eval"),
+            "train": DatasetSpec("train", ["webshop:100:200"], role="train"),
+        },
         checks=[CheckSpec("webshop", train=["train"], eval=["test"])],
-        index_dir=str(tmp_path))
+        index_dir=str(tmp_path),
+    )
     report = run_audit(cfg)
     assert report.verdict == "pass" and report.findings == []
     assert report.checks[0]["eval_items"] == 100 and report.checks[0]["train_records"] == 100
@@ -131,10 +139,13 @@ def test_caft_webshop_split_is_clean(tmp_path):
 def test_tau2_airline_test_task_is_a_variant_of_a_train_task(tmp_path):
     """Real finding: airline test task 16 repeats most of train task 15's scenario (same user, trip, ask)."""
     cfg = AuditConfig(
-        datasets={"test": DatasetSpec("test", ["tau2-airline:test"], role="eval"),
-                  "train": DatasetSpec("train", ["tau2-airline:train"], role="train")},
+        datasets={
+            "test": DatasetSpec("test", ["tau2-airline:test"], role="eval"),
+            "train": DatasetSpec("train", ["tau2-airline:train"], role="train"),
+        },
         checks=[CheckSpec("tau2", train=["train"], eval=["test"], methods=["exact", "ngram"])],
-        index_dir=str(tmp_path))
+        index_dir=str(tmp_path),
+    )
     report = run_audit(cfg)
     assert report.checks[0]["eval_items"] == 20 and report.checks[0]["train_records"] == 30
     assert [(f["method"], f["eval_id"], f["train_id"]) for f in report.findings] == [("ngram", "16", "15")]
@@ -145,14 +156,20 @@ def test_tau2_airline_test_task_is_a_variant_of_a_train_task(tmp_path):
 def test_webshop_baseline_split_leaks(tmp_path):
     """WebShop's own baseline split (test 0:500, train 500:) repeats test goals verbatim."""
     goals = json.loads(shared_file("webshop/baseline_models/data/human_goals.json").read_text())
-    norm = lambda s: " ".join("".join(c if c.isalnum() else " " for c in s.lower()).split())
+
+    def norm(s):
+        return " ".join("".join(c if c.isalnum() else " " for c in s.lower()).split())
+
     train_norm = {norm(g) for g in goals[500:]}
     expected = {str(i) for i, g in enumerate(goals[:500]) if norm(g) in train_norm}
     cfg = AuditConfig(
-        datasets={"test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
-                  "train": DatasetSpec("train", ["webshop:500:"], role="train")},
+        datasets={
+            "test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
+            "train": DatasetSpec("train", ["webshop:500:"], role="train"),
+        },
         checks=[CheckSpec("webshop", train=["train"], eval=["test"], methods=["exact"])],
-        index_dir=str(tmp_path))
+        index_dir=str(tmp_path),
+    )
     report = run_audit(cfg)
     found = {f["eval_id"] for f in report.findings}
     assert found == expected and len(found) > 0
@@ -161,10 +178,13 @@ def test_webshop_baseline_split_leaks(tmp_path):
 
 def test_allowance_as_share(tmp_path):
     cfg = AuditConfig(
-        datasets={"test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
-                  "train": DatasetSpec("train", ["webshop:500:"], role="train")},
+        datasets={
+            "test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
+            "train": DatasetSpec("train", ["webshop:500:"], role="train"),
+        },
         checks=[CheckSpec("w", train=["train"], eval=["test"], methods=["exact"], max_contaminated=0.1)],
-        index_dir=str(tmp_path))
+        index_dir=str(tmp_path),
+    )
     report = run_audit(cfg)
     assert report.checks[0]["allowance"] == 50 and report.verdict == "pass"
 
@@ -181,14 +201,22 @@ def test_persisted_ngram_index_reused_with_same_findings(tmp_path):
 def test_eval_item_no_method_can_check_makes_the_check_incomplete(tmp_path):
     """A 2-word eval item is too short for exact (10 chars), ngram (8 tokens) and minhash: never 'pass'."""
     ev = tmp_path / "ev.jsonl"
-    ev.write_text(json.dumps({"id": "short", "text": "yes no"}) + "\n"
-                  + json.dumps({"id": "long", "text": stb_query("588")}) + "\n")
+    ev.write_text(
+        json.dumps({"id": "short", "text": "yes no"})
+        + "\n"
+        + json.dumps({"id": "long", "text": stb_query("588")})
+        + "\n"
+    )
     train = tmp_path / "t.jsonl"
     train.write_text(json.dumps({"id": "x", "text": "an unrelated training record about cooking pasta at home"}) + "\n")
-    cfg = AuditConfig(datasets={"eval": DatasetSpec("eval", [str(ev)], role="eval"),
-                                "train": DatasetSpec("train", [str(train)], role="train")},
-                      checks=[CheckSpec("c", train=["train"], eval=["eval"], methods=["exact", "ngram", "minhash"])],
-                      index_dir=str(tmp_path / "idx"))
+    cfg = AuditConfig(
+        datasets={
+            "eval": DatasetSpec("eval", [str(ev)], role="eval"),
+            "train": DatasetSpec("train", [str(train)], role="train"),
+        },
+        checks=[CheckSpec("c", train=["train"], eval=["eval"], methods=["exact", "ngram", "minhash"])],
+        index_dir=str(tmp_path / "idx"),
+    )
     report = run_audit(cfg)
     check = report.checks[0]
     assert check["uncovered_items"] == 1 and check["verdict"] == "incomplete" and report.verdict == "incomplete"
@@ -211,10 +239,14 @@ def test_report_texts_need_no_second_pass_over_the_training_data(tmp_path, monke
 
     monkeypatch.setattr(Dataset, "records", counting)
     cfg = AuditConfig(
-        datasets={"test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
-                  "train": DatasetSpec("train", ["webshop:500:"], role="train")},
+        datasets={
+            "test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
+            "train": DatasetSpec("train", ["webshop:500:"], role="train"),
+        },
         checks=[CheckSpec("webshop", train=["train"], eval=["test"], methods=["exact", "ngram"])],
-        index_dir=str(tmp_path), batch_size=64)
+        index_dir=str(tmp_path),
+        batch_size=64,
+    )
     report = run_audit(cfg)
     # one look at a sample for boilerplate, one scan: no read after the scan for the report's texts
     assert reads["train"] == 2

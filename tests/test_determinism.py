@@ -10,8 +10,9 @@ import subprocess
 import sys
 import time
 
-from auditor import indexstore
 from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
+
+from auditor import indexstore
 
 TIMING_KEYS = ("started", "seconds", "mb_per_s", "records_per_s", "peak_rss_mb", "peak_worker_rss_mb", "encoding")
 
@@ -20,8 +21,10 @@ def _training_file(path, n: int, seed: int = 7) -> None:
     """Random word records, with every eval item copied (whole, or inside a longer record) many
     times: more matches per item than the report keeps, so tie-breaking is exercised."""
     rng = random.Random(seed)
-    words = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
-             "sigma tau upsilon phi chi psi omega").split()
+    words = (
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+        "sigma tau upsilon phi chi psi omega"
+    ).split()
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             if i % 97 == 0:
@@ -48,9 +51,22 @@ def test_same_inputs_give_identical_findings_and_reports(tmp_path):
     # different hash seeds, a fresh index, then a reused (loaded) index
     for i, (seed, idx) in enumerate([("1", "idx_a"), ("2", "idx_b"), ("3", "idx_b")]):
         out = tmp_path / f"r{i}"
-        p = run_cli("audit", "--eval", str(ev), "--eval", "webshop:0:200", "--train", str(train),
-                    "--train", "webshop:200:1500", "--report-dir", str(out), "--index-dir", str(tmp_path / idx),
-                    env={"PYTHONHASHSEED": seed})
+        p = run_cli(
+            "audit",
+            "--eval",
+            str(ev),
+            "--eval",
+            "webshop:0:200",
+            "--train",
+            str(train),
+            "--train",
+            "webshop:200:1500",
+            "--report-dir",
+            str(out),
+            "--index-dir",
+            str(tmp_path / idx),
+            env={"PYTHONHASHSEED": seed},
+        )
         assert p.returncode == 1, p.stderr
         runs.append(out)
     first = (runs[0] / "report.json").read_text(encoding="utf-8")
@@ -63,8 +79,11 @@ def test_same_inputs_give_identical_findings_and_reports(tmp_path):
         assert _strip_timings(other) == _strip_timings(doc)
 
         def md(folder):
-            return [ln for ln in (folder / "report.md").read_text(encoding="utf-8").splitlines()
-                    if not ln.startswith("auditor ")]  # the line with start time and seconds
+            return [
+                ln
+                for ln in (folder / "report.md").read_text(encoding="utf-8").splitlines()
+                if not ln.startswith("auditor ")
+            ]  # the line with start time and seconds
 
         assert md(out) == md(runs[0])
 
@@ -74,8 +93,20 @@ def test_killed_scan_leaves_no_half_written_report_and_rerun_works(tmp_path):
     train = tmp_path / "big.jsonl"
     _training_file(train, 150_000)
     out, idx = tmp_path / "reports", tmp_path / "idx"
-    args = [sys.executable, "-m", "auditor", "audit", "--eval", str(ev), "--train", str(train),
-            "--report-dir", str(out), "--index-dir", str(idx)]
+    args = [
+        sys.executable,
+        "-m",
+        "auditor",
+        "audit",
+        "--eval",
+        str(ev),
+        "--train",
+        str(train),
+        "--report-dir",
+        str(out),
+        "--index-dir",
+        str(idx),
+    ]
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (idx.exists() and any(p.name.startswith("ngram-") for p in idx.iterdir())):
@@ -107,9 +138,26 @@ def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path):
     train = tmp_path / "big.jsonl"
     _training_file(train, 150_000)
     out, idx = tmp_path / "reports", tmp_path / "idx"
-    proc = subprocess.Popen([sys.executable, "-m", "auditor", "audit", "--eval", str(ev), "--train", str(train),
-                             "--report-dir", str(out), "--index-dir", str(idx)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "auditor",
+            "audit",
+            "--eval",
+            str(ev),
+            "--train",
+            str(train),
+            "--report-dir",
+            str(out),
+            "--index-dir",
+            str(idx),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (idx.exists() and any(p.name.startswith("ngram-") for p in idx.iterdir())):
         assert proc.poll() is None and time.monotonic() < deadline
@@ -126,10 +174,12 @@ def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path):
 def test_index_save_killed_at_random_moments_never_leaves_a_broken_index(tmp_path):
     """SIGKILL a process writing a large index at several moments: afterwards there is either no
     index folder or a complete one that verifies."""
-    code = ("import sys, numpy as np\nfrom auditor import indexstore\n"
-            "a = np.arange(8_000_000, dtype=np.uint64)\n"
-            "while True:\n"
-            "    indexstore.save_index(sys.argv[1], 'ngram', {'n': 13}, 'e' * 64, {'h': a, 'p': a}, {'ns': [13]})\n")
+    code = (
+        "import sys, numpy as np\nfrom auditor import indexstore\n"
+        "a = np.arange(8_000_000, dtype=np.uint64)\n"
+        "while True:\n"
+        "    indexstore.save_index(sys.argv[1], 'ngram', {'n': 13}, 'e' * 64, {'h': a, 'p': a}, {'ns': [13]})\n"
+    )
     rng = random.Random(3)
     for attempt in range(4):
         root = tmp_path / f"root{attempt}"

@@ -10,8 +10,11 @@ import pytest
 
 import auditor
 
-MODULES = ["auditor"] + sorted(m.name for m in pkgutil.walk_packages(auditor.__path__, "auditor.")
-                 if not m.name.endswith("__main__") and not m.name.startswith("auditor.data._"))
+MODULES = ["auditor"] + sorted(
+    m.name
+    for m in pkgutil.walk_packages(auditor.__path__, "auditor.")
+    if not m.name.endswith("__main__") and not m.name.startswith("auditor.data._")
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

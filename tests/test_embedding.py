@@ -23,10 +23,14 @@ from auditor.errors import ConfigError, IndexFileError, MissingDependencyError  
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
 from auditor.records import Record  # noqa: E402
 
-PLANTED = ("For our family holiday in Italy, could you list the FlixBus stops and look up trips from "
-           "Rome to Venice on 2022-04-30 for six travellers?")
-SAME_TEMPLATE = ("I'm planning a family vacation in Spain. Please give me a list of Renfe stations and search "
-                 "for available trains from Madrid to Seville on 2023-06-12 for 3 people.")
+PLANTED = (
+    "For our family holiday in Italy, could you list the FlixBus stops and look up trips from "
+    "Rome to Venice on 2022-04-30 for six travellers?"
+)
+SAME_TEMPLATE = (
+    "I'm planning a family vacation in Spain. Please give me a list of Renfe stations and search "
+    "for available trains from Madrid to Seville on 2023-06-12 for 3 people."
+)
 
 
 class CountingModel:
@@ -61,8 +65,13 @@ def test_bundled_model_loads_offline_and_embeds(model, monkeypatch):
     assert (bundled_model_path() / "model.safetensors").exists()
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
     enc = Encoder(model, show_progress=False)
-    v = enc.encode(["Book a flight from Paris to Rome", "Reserve a plane ticket from Paris to Rome",
-                    "What is the boiling point of water?"])
+    v = enc.encode(
+        [
+            "Book a flight from Paris to Rome",
+            "Reserve a plane ticket from Paris to Rome",
+            "What is the boiling point of water?",
+        ]
+    )
     assert v.shape == (3, embedding_dim(model)) == (3, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.3
@@ -72,13 +81,24 @@ def test_planted_paraphrase_found_and_same_template_query_not(model, stb_records
     target = next(r for r in stb_records if r.id == "3510")
     assert "Flixbus" in target.view("query")
     index = EmbeddingIndex(cache_dir="none").build(stb_records)
-    train = [Record("train", "planted", "t.jsonl:1", {"text": PLANTED}, ordinal=0),
-             Record("train", "template", "t.jsonl:2", {"text": SAME_TEMPLATE}, ordinal=1)]
+    train = [
+        Record("train", "planted", "t.jsonl:1", {"text": PLANTED}, ordinal=0),
+        Record("train", "template", "t.jsonl:2", {"text": SAME_TEMPLATE}, ordinal=1),
+    ]
     findings = index.search(train)
     assert [(f.train_id, f.eval_id) for f in findings] == [("planted", "3510")]
     ev = findings[0].evidence
-    assert {"cosine", "lexical", "margin", "mutual", "overlap", "entities", "conflict",
-            "eval_segment", "train_segment"} <= set(ev)
+    assert {
+        "cosine",
+        "lexical",
+        "margin",
+        "mutual",
+        "overlap",
+        "entities",
+        "conflict",
+        "eval_segment",
+        "train_segment",
+    } <= set(ev)
     assert ev["margin"] > 0 and ev["eval_segment"] == "whole"
     # the same-template query is this item's nearest neighbour, but its entities conflict
     index_all = EmbeddingIndex(cache_dir="none", threshold=float("-inf")).build(stb_records)
@@ -93,7 +113,7 @@ def test_cache_hits_avoid_reencoding(model, tmp_path):
     enc = Encoder(counting, EmbeddingCache(embedding_dim(model), "m"), show_progress=False)
     texts = ["Find hotels in Lisbon", "find hotels in LISBON!", "Weather in Oslo tomorrow"]
     first = enc.encode(texts)
-    assert (counting.calls, counting.texts) == (1, 2)   # the two Lisbon texts normalize alike
+    assert (counting.calls, counting.texts) == (1, 2)  # the two Lisbon texts normalize alike
     again = enc.encode(texts[::-1])
     assert (counting.calls, counting.texts) == (1, 2)
     assert np.array_equal(again, first[::-1])
@@ -131,24 +151,41 @@ def test_faiss_search_equals_brute_force(model, stb_records):
 
 
 def test_segments_of_passage_items_and_code():
-    item = ('"The far-reaching, the boundless future will be the era of American greatness." ' * 12
-            + "\nJohn L. O'Sullivan, 1839\nBy what means did the United States take possession of the Oregon Territory?")
+    item = (
+        '"The far-reaching, the boundless future will be the era of American greatness." ' * 12
+        + "\nJohn L. O'Sullivan, 1839\nBy what means did the United States take possession of the Oregon Territory?"
+    )
     segs = segments(item, max_words=60)
     kinds = [s.kind for s in segs]
     assert kinds[:2] == ["whole", "last"] and "window" in kinds
     assert segs[1].text.startswith("By what means")
-    c_code = ("#include <stdio.h>\n// Check whether two numbers are closer than a threshold\n"
-              "int hasCloseElements(float* numbers, int n, float threshold) {\n  return 0;\n}\n")
+    c_code = (
+        "#include <stdio.h>\n// Check whether two numbers are closer than a threshold\n"
+        "int hasCloseElements(float* numbers, int n, float threshold) {\n  return 0;\n}\n"
+    )
     doc = [s for s in segments(c_code) if s.kind == "doc"][0]
     assert doc.text.startswith("has Close Elements Check whether two numbers")
 
 
 def test_long_item_matches_on_its_question_segment(model):
-    passage = ("The charter granted every inhabitant liberty of conscience and the free exercise of worship. " * 8)
-    ev = [Record("bench", str(i), f"b#{i}", {"query": passage + "\n" + q}, ordinal=i) for i, q in enumerate([
-        "Which colony became known for religious toleration as a result of this charter?",
-        "Which economic consequence followed from the charter described above?"])]
-    tr = [Record("train", "0", "t:1", {"text": "As a result of this charter, which colony became known for tolerating religions?"})]
+    passage = "The charter granted every inhabitant liberty of conscience and the free exercise of worship. " * 8
+    ev = [
+        Record("bench", str(i), f"b#{i}", {"query": passage + "\n" + q}, ordinal=i)
+        for i, q in enumerate(
+            [
+                "Which colony became known for religious toleration as a result of this charter?",
+                "Which economic consequence followed from the charter described above?",
+            ]
+        )
+    ]
+    tr = [
+        Record(
+            "train",
+            "0",
+            "t:1",
+            {"text": "As a result of this charter, which colony became known for tolerating religions?"},
+        )
+    ]
     findings = EmbeddingIndex(cache_dir="none").build(ev).search(tr)
     assert [(f.eval_id, f.evidence["eval_segment"]) for f in findings] == [("0", "last@1")]
 
@@ -187,9 +224,13 @@ def test_calibrate_auto_and_labelled_pairs(model, stb_records, tmp_path):
     assert low.tp > 0
     pairs = tmp_path / "pairs.jsonl"
     q = next(r for r in stb_records if r.id == "3510").view("query")
-    pairs.write_text("\n".join(json.dumps(x) for x in [
-        {"eval": q, "train": PLANTED, "label": 1},
-        {"eval": q, "train": SAME_TEMPLATE, "label": 0}]) + "\n")
+    pairs.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [{"eval": q, "train": PLANTED, "label": 1}, {"eval": q, "train": SAME_TEMPLATE, "label": 0}]
+        )
+        + "\n"
+    )
     rows = calibrate([], pairs_file=str(pairs), thresholds=[0.5]).rows
     assert (rows[0].tp, rows[0].fp, rows[0].fn) == (1, 0, 0)
     pairs.write_text('{"eval": "x", "label": 1}\n')
@@ -208,16 +249,33 @@ def test_audit_with_embedding_reports_evidence_and_throughput(model, tmp_path):
     assert "embedding" in methods.available() and "embedding" not in methods.default_methods()
     ev = tmp_path / "eval.jsonl"
     tr = tmp_path / "train.jsonl"
-    ev.write_text("\n".join(json.dumps({"id": i, "question": q}) for i, q in enumerate([
-        "What is the capital city of Australia?",
-        "How many bones are in the adult human body?",
-        "Which planet in the solar system has the most moons?"])) + "\n")
-    tr.write_text("\n".join(json.dumps({"text": t}) for t in [
-        "Name the city that serves as Australia's capital.",
-        "Give me a recipe for banana bread with walnuts."]) + "\n")
+    ev.write_text(
+        "\n".join(
+            json.dumps({"id": i, "question": q})
+            for i, q in enumerate(
+                [
+                    "What is the capital city of Australia?",
+                    "How many bones are in the adult human body?",
+                    "Which planet in the solar system has the most moons?",
+                ]
+            )
+        )
+        + "\n"
+    )
+    tr.write_text(
+        "\n".join(
+            json.dumps({"text": t})
+            for t in [
+                "Name the city that serves as Australia's capital.",
+                "Give me a recipe for banana bread with walnuts.",
+            ]
+        )
+        + "\n"
+    )
     out = tmp_path / "rep"
-    res = CliRunner().invoke(main, ["audit", "--train", str(tr), "--eval", str(ev), "--method", "embedding",
-                                    "--report-dir", str(out)])
+    res = CliRunner().invoke(
+        main, ["audit", "--train", str(tr), "--eval", str(ev), "--method", "embedding", "--report-dir", str(out)]
+    )
     assert res.exit_code == 1, res.output
     report = json.loads((out / "report.json").read_text())
     assert [(f["eval_id"], f["train_id"], f["method"]) for f in report["findings"]] == [("0", "0", "embedding")]
@@ -233,7 +291,7 @@ def test_calibrate_cli(model, tmp_path):
 
     res = CliRunner().invoke(main, ["calibrate", "--eval", "tau2-airline", "--param", "top_k=3", "--json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output[res.output.index("{"):])
+    doc = json.loads(res.output[res.output.index("{") :])
     assert doc["positives"] == 25 and len(doc["rows"]) == 27
     assert doc["decision"]["threshold"] >= 0.5 and "q99.5" in doc["decision"]["rule"]
     assert doc["at_decision"]["tp"] + doc["at_decision"]["fn"] == 25
@@ -242,7 +300,7 @@ def test_calibrate_cli(model, tmp_path):
 
 
 WEBSHOP_FALSE_PAIRS = [  # (eval ordinal, train ordinal): other products of the same template, once reported
-    (0, 825),   # "a long clip-in hair extension which is natural looking" / "a high quality hair extension"
+    (0, 825),  # "a long clip-in hair extension which is natural looking" / "a high quality hair extension"
 ]
 
 
@@ -289,6 +347,7 @@ def test_self_calibration_needs_enough_items():
     with pytest.raises(ConfigError, match="null_quantile"):
         SelfCalibration.fit(np.array([1.0] * 30), base=0.5, quantile=1.5, pad=0.0, rival_margin=0.0, min_items=1)
     # items with no candidate at all (-inf) count as far below any threshold
-    c = SelfCalibration.fit(np.array([-np.inf] * 99 + [1.0]), base=0.5, quantile=0.5, pad=0.05, rival_margin=0.0,
-                            min_items=20)
+    c = SelfCalibration.fit(
+        np.array([-np.inf] * 99 + [1.0]), base=0.5, quantile=0.5, pad=0.05, rival_margin=0.0, min_items=20
+    )
     assert c.threshold == 0.5

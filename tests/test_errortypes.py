@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import pytest
+from conftest import shared_file
 
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.datasets import DatasetSpec
 from auditor.errortypes import LABELS, label
 from auditor.records import Record
-from conftest import shared_file
 
 TOOLS = {
     "get_user": {"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]},
     "get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
-    "cancel_order": {"type": "object", "properties": {"order_id": {"type": "string"}, "reason": {"type": "string"}},
-                     "required": ["order_id"]},
+    "cancel_order": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["order_id"],
+    },
 }
 QUERY = "I am mia_li_3668 and want to cancel order #W1234567 because I changed my mind."
 OK_USER = {"name": "get_user", "args": {"user_id": "mia_li_3668"}, "observation": '{"orders": ["#W1234567"]}'}
 OK_ORDER = {"name": "get_order", "args": {"order_id": "#W1234567"}, "observation": '{"status": "pending"}'}
-OK_CANCEL = {"name": "cancel_order", "args": {"order_id": "#W1234567", "reason": "changed mind"},
-             "observation": '{"status": "cancelled"}'}
+OK_CANCEL = {
+    "name": "cancel_order",
+    "args": {"order_id": "#W1234567", "reason": "changed mind"},
+    "observation": '{"status": "cancelled"}',
+}
 
 
 def rec(trace, answer="Your order is cancelled.", tools=TOOLS, **meta):
@@ -59,11 +65,17 @@ def test_error_types_and_novel_types_in_report(tmp_path):
     tr = shared_file("tool-mvr/data/training_data/selected_Toolbench_R.json")
     caft = write_caft(tmp_path)
     cfg = AuditConfig(
-        datasets={"refine": DatasetSpec("refine", [f"{i}/I*.json"], role="eval"),
-                  "toolbench_r": DatasetSpec("toolbench_r", [str(tr)], role="train"),
-                  "caft": DatasetSpec("caft", [str(caft)], role="train")},
-        checks=[CheckSpec("r", train=["toolbench_r"], eval=["refine"], methods=["exact"]),
-                CheckSpec("c", train=["caft"], eval=["refine"], methods=["exact"])], index_dir=None)
+        datasets={
+            "refine": DatasetSpec("refine", [f"{i}/I*.json"], role="eval"),
+            "toolbench_r": DatasetSpec("toolbench_r", [str(tr)], role="train"),
+            "caft": DatasetSpec("caft", [str(caft)], role="train"),
+        },
+        checks=[
+            CheckSpec("r", train=["toolbench_r"], eval=["refine"], methods=["exact"]),
+            CheckSpec("c", train=["caft"], eval=["refine"], methods=["exact"]),
+        ],
+        index_dir=None,
+    )
     report = run_audit(cfg)
     et = report.to_dict()["error_types"]
     # RefineToolBench: 9 erroneous calls, 8 with a rule-detectable error; ToolBench-R: 3 reflections

@@ -10,9 +10,21 @@ import subprocess
 import sys
 
 import pytest
-
-from hostile import (CORPUS, EVAL_ITEMS, GOOD, LEAK, OTHER, REPO, assert_accounting, cli, jl, make_file,
-                     report, run_cli, write_eval)
+from hostile import (
+    CORPUS,
+    EVAL_ITEMS,
+    GOOD,
+    LEAK,
+    OTHER,
+    REPO,
+    assert_accounting,
+    cli,
+    jl,
+    make_file,
+    report,
+    run_cli,
+    write_eval,
+)
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
@@ -48,8 +60,17 @@ def test_bad_training_file_is_skipped_and_counted(tmp_path, name):
     assert doc["verdict"] != "pass"
     assert doc["checks"][0]["notes"], "the verdict must say what was not checked"
     # what could be read was read and checked: the leak is found when it sits before the damage
-    if name not in ("empty.jsonl", "empty.json", "invalid_utf8.json", "nul.json", "truncated.json",
-                    "deep.json", "csv_unterminated.csv", "truncated.jsonl.gz", "truncated.jsonl.zst"):
+    if name not in (
+        "empty.jsonl",
+        "empty.json",
+        "invalid_utf8.json",
+        "nul.json",
+        "truncated.json",
+        "deep.json",
+        "csv_unterminated.csv",
+        "truncated.jsonl.gz",
+        "truncated.jsonl.zst",
+    ):
         assert doc["checks"][0]["contaminated_items"] == 1, name
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "skipped" in md or "file not read" in md
@@ -66,7 +87,8 @@ def test_bad_eval_file_fails_and_eval_cannot_be_skipped(tmp_path, name):
     (tmp_path / "m.toml").write_text(
         f'[datasets.ev]\npath = "{bad.name}"\nrole = "eval"\non_error = "skip"\n'
         f'[datasets.tr]\npath = "train.jsonl"\nrole = "train"\n'
-        f'[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\n')
+        f'[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\n'
+    )
     res = cli("verify", str(tmp_path / "m.toml"))
     assert res.exit_code == 2 and "not allowed for an eval set" in res.stderr
 
@@ -77,8 +99,9 @@ def test_subprocess_errors_are_one_line_without_traceback(tmp_path):
     p = run_cli("audit", "--eval", str(ev), "--train", str(bad), "--report-dir", str(tmp_path / "r"))
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [f"Error: {bad}:line 3: JSON nested deeper than 900 levels"]
-    p = run_cli("audit", "--eval", str(ev), "--train", str(bad), "--on-error", "skip",
-                "--report-dir", str(tmp_path / "r"))
+    p = run_cli(
+        "audit", "--eval", str(ev), "--train", str(bad), "--on-error", "skip", "--report-dir", str(tmp_path / "r")
+    )
     # the file is streamed: its first (leaking) record was read before the bad one, so the verdict is
     # fail, and the report still says the rest of the file went unchecked
     assert p.returncode == 1 and not p.stderr.strip()
@@ -91,9 +114,11 @@ def test_subprocess_errors_are_one_line_without_traceback(tmp_path):
 def test_bom_files_are_read_whole(tmp_path):
     ev = write_eval(tmp_path)
     bom = b"\xef\xbb\xbf"
-    files = {"bom.jsonl": bom + jl(GOOD, OTHER),
-             "bom.json": bom + json.dumps([GOOD, OTHER]).encode(),
-             "bom.csv": bom + b'id,text\nt1,"' + LEAK.encode() + b'"\nt2,other\n'}
+    files = {
+        "bom.jsonl": bom + jl(GOOD, OTHER),
+        "bom.json": bom + json.dumps([GOOD, OTHER]).encode(),
+        "bom.csv": bom + b'id,text\nt1,"' + LEAK.encode() + b'"\nt2,other\n',
+    }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
         out = tmp_path / name.replace(".", "_")
@@ -109,8 +134,9 @@ def test_bom_files_are_read_whole(tmp_path):
 def test_csv_with_embedded_newlines_keeps_records_and_lines(tmp_path):
     ev = write_eval(tmp_path)
     table = tmp_path / "table.csv"
-    table.write_text('id,text\nt0,"first line\nsecond line\nthird"\nt1,"' + LEAK + '"\nt2,"a, b\nc"\n',
-                     encoding="utf-8")
+    table.write_text(
+        'id,text\nt0,"first line\nsecond line\nthird"\nt1,"' + LEAK + '"\nt2,"a, b\nc"\n', encoding="utf-8"
+    )
     out = tmp_path / "r"
     res = cli("audit", "--eval", str(ev), "--train", str(table), "--report-dir", str(out))
     assert res.exit_code == 1
@@ -139,8 +165,15 @@ def test_duplicate_ids_in_eval_are_reported_and_all_checked(tmp_path):
 def _mixed_folder(tmp_path):
     d = tmp_path / "mixed"
     d.mkdir()
-    (d / "a_chat.jsonl").write_text(json.dumps({"id": "c1", "messages": [
-        {"role": "system", "content": "You are helpful."}, {"role": "user", "content": LEAK}]}) + "\n")
+    (d / "a_chat.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "c1",
+                "messages": [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": LEAK}],
+            }
+        )
+        + "\n"
+    )
     (d / "b_goals.json").write_text(json.dumps(["i need a red cotton t-shirt under 20 dollars", EVAL_ITEMS[1]["text"]]))
     (d / "c_table.csv").write_text("id,text\nr1," + EVAL_ITEMS[2]["text"] + "\n")
     (d / "sub").mkdir()  # folders matched by a glob are not data
@@ -156,13 +189,27 @@ def test_mixed_formats_in_one_glob(tmp_path):
     doc = report(out)
     assert doc["checks"][0]["contaminated_items"] == 3
     assert {f["train_source"].split(":")[0].split("#")[0] for f in doc["findings"]} == {
-        str(d / "a_chat.jsonl"), str(d / "b_goals.json"), str(d / "c_table.csv")}
+        str(d / "a_chat.jsonl"),
+        str(d / "b_goals.json"),
+        str(d / "c_table.csv"),
+    }
     # an unreadable member of the glob: exit 2 naming it, or skipped as a file with --on-error skip
     (d / "notes.txt").write_text("not data")
     res = cli("audit", "--eval", str(ev), "--train", str(d / "*"), "--method", "exact")
     assert res.exit_code == 2 and f"{d / 'notes.txt'}: no adapter reads '.txt' files" in res.stderr
-    res = cli("audit", "--eval", str(ev), "--train", str(d / "*"), "--method", "exact", "--on-error", "skip",
-              "--report-dir", str(out))
+    res = cli(
+        "audit",
+        "--eval",
+        str(ev),
+        "--train",
+        str(d / "*"),
+        "--method",
+        "exact",
+        "--on-error",
+        "skip",
+        "--report-dir",
+        str(out),
+    )
     doc = report(out)
     assert res.exit_code == 1 and doc["checks"][0]["contaminated_items"] == 3
     assert doc["checks"][0]["skipped_files"] == {"eval": 0, "train": 1}
@@ -223,8 +270,7 @@ def test_permission_denied_file(tmp_path):
     locked = base / "locked.jsonl"
     locked.write_bytes(jl(GOOD))
     os.chmod(locked, 0o000)
-    p = run_cli("audit", "--eval", str(ev), "--train", str(locked), preexec_fn=_drop_root_file_powers,
-                timeout=120)
+    p = run_cli("audit", "--eval", str(ev), "--train", str(locked), preexec_fn=_drop_root_file_powers, timeout=120)
     assert p.returncode == 2, p.stderr
     assert p.stderr.strip() == f"Error: {locked}: cannot open: Permission denied"
 
@@ -243,15 +289,23 @@ def test_hundred_megabyte_line_is_bounded(tmp_path):
         f.write(jl(OTHER))
     assert big.stat().st_size > 100_000_000
     rss_file = tmp_path / "rss"
-    code = ("import atexit, resource, sys\n"
-            "out = sys.argv[1]\n"
-            "atexit.register(lambda: open(out, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
-            "sys.argv = ['auditor'] + sys.argv[2:]\n"
-            "from auditor.cli import main\nmain()\n")
+    code = (
+        "import atexit, resource, sys\n"
+        "out = sys.argv[1]\n"
+        "atexit.register(lambda: open(out, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+        "sys.argv = ['auditor'] + sys.argv[2:]\n"
+        "from auditor.cli import main\nmain()\n"
+    )
     args = ["--eval", str(ev), "--train", str(big), "--method", "ngram", "--max-record-chars", "1000000"]
+
     def run(*extra):
-        return subprocess.run([sys.executable, "-c", code, str(rss_file), "audit", *extra], cwd=REPO,
-                              capture_output=True, text=True, timeout=180)
+        return subprocess.run(
+            [sys.executable, "-c", code, str(rss_file), "audit", *extra],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
 
     small = tmp_path / "small.jsonl"
     small.write_bytes(jl(GOOD, OTHER))
@@ -282,8 +336,9 @@ def test_json_array_of_a_million_records(tmp_path):
         f.write(",".join('{"id":%d,"text":"training record %d says hello"}' % (i, i) for i in range(n - 1)))
         f.write("," + json.dumps({"id": n - 1, "text": LEAK}) + "]")
     out = tmp_path / "r"
-    p = run_cli("audit", "--eval", str(ev), "--train", str(path), "--method", "exact", "--report-dir", str(out),
-                timeout=300)
+    p = run_cli(
+        "audit", "--eval", str(ev), "--train", str(path), "--method", "exact", "--report-dir", str(out), timeout=300
+    )
     assert p.returncode == 1, p.stderr
     doc = report(out)
     assert_accounting(doc)
@@ -296,8 +351,21 @@ def test_write_clean_leaves_out_unreadable_files_and_says_so(tmp_path):
     d = _mixed_folder(tmp_path)
     (d / "notes.txt").write_text("not data")
     out, clean = tmp_path / "r", tmp_path / "clean"
-    res = cli("audit", "--eval", str(ev), "--train", str(d / "*"), "--method", "exact", "--on-error", "skip",
-              "--report-dir", str(out), "--write-clean", str(clean))
+    res = cli(
+        "audit",
+        "--eval",
+        str(ev),
+        "--train",
+        str(d / "*"),
+        "--method",
+        "exact",
+        "--on-error",
+        "skip",
+        "--report-dir",
+        str(out),
+        "--write-clean",
+        str(clean),
+    )
     assert res.exit_code == 1, res.output
     summary = report(out)["clean"]["datasets"]["*"]
     assert summary["not_written_files"] == [str(d / "notes.txt")]
@@ -309,9 +377,11 @@ def test_provenance_with_an_unread_file_is_incomplete(tmp_path):
     (tmp_path / "der").mkdir()
     (tmp_path / "der" / "a.jsonl").write_bytes(jl(OTHER))
     m = tmp_path / "m.toml"
-    m.write_text('[datasets.src]\npath = "src.jsonl"\nrole = "eval"\nsplit_label = "test"\n'
-                 '[datasets.der]\npath = "der/*"\nrole = "train"\non_error = "skip"\n'
-                 '[[provenance]]\nname = "p"\nderived = ["der"]\nsources = ["src"]\nmethods = ["exact"]\n')
+    m.write_text(
+        '[datasets.src]\npath = "src.jsonl"\nrole = "eval"\nsplit_label = "test"\n'
+        '[datasets.der]\npath = "der/*"\nrole = "train"\non_error = "skip"\n'
+        '[[provenance]]\nname = "p"\nderived = ["der"]\nsources = ["src"]\nmethods = ["exact"]\n'
+    )
     out = tmp_path / "r"
     res = cli("verify", str(m), "--report-dir", str(out))
     assert res.exit_code == 0, res.output  # everything read: a plain pass
@@ -331,8 +401,19 @@ def test_skip_tally_is_by_kind_and_bounded(tmp_path):
     train.write_text("\n".join(lines) + "\n")
     ev = write_eval(tmp_path)
     out = tmp_path / "r"
-    res = cli("audit", "--eval", str(ev), "--train", str(train), "--on-error", "skip", "--report-dir", str(out),
-              "--text-field", "text")
+    res = cli(
+        "audit",
+        "--eval",
+        str(ev),
+        "--train",
+        str(train),
+        "--on-error",
+        "skip",
+        "--report-dir",
+        str(out),
+        "--text-field",
+        "text",
+    )
     assert res.exit_code == 1
     d = report(out)["datasets"]["messy"]
     assert d["read"] == len(lines) and d["records"] == 1 and d["skipped"] == len(lines) - 1

@@ -15,18 +15,34 @@ from auditor.datasets import Dataset, DatasetSpec
 from auditor.report.html import highlight, render_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="the Debian 'chromium' package is not installed "
-                                    "(.ci/run installs it: apt-get install -y chromium)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0", "--hide-scrollbars"]
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="the Debian 'chromium' package is not installed (.ci/run installs it: apt-get install -y chromium)",
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--hide-scrollbars",
+]
 
 
 def chromium(page: Path, tmp: Path, *args: str) -> tuple[str, list[str]]:
     """Run Chromium on ``page`` with a fresh profile; return (stdout, console lines from the log)."""
     profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
-    proc = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
     return proc.stdout, console
 
@@ -42,16 +58,32 @@ def report(tmp_path):
     g1 = [r for r in qs if r.split == "G1_instruction"][:3]
     g3 = [r for r in qs if r.split == "G3_instruction"][:1]
     a = tmp_path / "train_a.jsonl"
-    a.write_text("".join(json.dumps({"id": f"a{i}", "text": r.view("query")}) + "\n" for i, r in enumerate(g1))
-                 + json.dumps({"id": "a9", "text": "Plan a trip to the moon with three stops."}) + "\n")
+    a.write_text(
+        "".join(json.dumps({"id": f"a{i}", "text": r.view("query")}) + "\n" for i, r in enumerate(g1))
+        + json.dumps({"id": "a9", "text": "Plan a trip to the moon with three stops."})
+        + "\n"
+    )
     b = tmp_path / "train_b.jsonl"
-    b.write_text(json.dumps({"id": "b0", "text": "System: you are a tool agent.\nUser: " + g3[0].view("query")
-                             + "\nAssistant: calling the API now."}) + "\n")
+    b.write_text(
+        json.dumps(
+            {
+                "id": "b0",
+                "text": "System: you are a tool agent.\nUser: "
+                + g3[0].view("query")
+                + "\nAssistant: calling the API now.",
+            }
+        )
+        + "\n"
+    )
     cfg = AuditConfig(
-        datasets={"stb": DatasetSpec("stb", ["stabletoolbench"], role="eval"),
-                  "train_a": DatasetSpec("train_a", [str(a)]), "train_b": DatasetSpec("train_b", [str(b)])},
+        datasets={
+            "stb": DatasetSpec("stb", ["stabletoolbench"], role="eval"),
+            "train_a": DatasetSpec("train_a", [str(a)]),
+            "train_b": DatasetSpec("train_b", [str(b)]),
+        },
         checks=[CheckSpec("stb-leak", train=["train_a", "train_b"], eval=["stb"], methods=["exact", "ngram", "id"])],
-        index_dir=None)
+        index_dir=None,
+    )
     return run_audit(cfg)
 
 
@@ -72,8 +104,10 @@ def test_report_sections_and_numbers(report, tmp_path):
 
 
 def test_highlight_marks_shared_span_only():
-    ev, tr = highlight("Book a cheap flight to Rome for two adults next May",
-                       "Unrelated words here. book a cheap flight to Rome for two adults next May! Thanks <b>")
+    ev, tr = highlight(
+        "Book a cheap flight to Rome for two adults next May",
+        "Unrelated words here. book a cheap flight to Rome for two adults next May! Thanks <b>",
+    )
     assert ev == "<mark>Book a cheap flight to Rome for two adults next May</mark>"
     assert tr.startswith("Unrelated words here. <mark>book a cheap") and tr.endswith("May</mark>! Thanks &lt;b&gt;")
     assert "<mark>" not in highlight("alpha beta gamma", "delta epsilon")[1]
@@ -99,7 +133,9 @@ def test_page_renders_in_chromium(report, tmp_path):
 def test_console_check_catches_errors(tmp_path):
     """The console check above can fail: a page with a script error is caught."""
     bad = tmp_path / "bad.html"
-    bad.write_text(render_html(_empty_report()).replace("document.body.setAttribute('data-ready'", "undefinedFn();x('data-ready'"))
+    bad.write_text(
+        render_html(_empty_report()).replace("document.body.setAttribute('data-ready'", "undefinedFn();x('data-ready'")
+    )
     dom, console = chromium(bad, tmp_path, "--dump-dom")
     assert any("undefinedFn" in line for line in console)
     assert 'data-ready="1"' not in dom

@@ -33,8 +33,9 @@ def _validate(doc: str) -> ET.Element:
         assert int(suite.get("errors")) == sum(len(c.findall("error")) for c in cases)
         for c in cases:
             assert CASE_ATTRS <= set(c.attrib) and float(c.get("time")) >= 0
-            assert len(list(c)) <= 1 and all(e.tag in ("failure", "error") and e.get("message") and e.get("type")
-                                              for e in c)
+            assert len(list(c)) <= 1 and all(
+                e.tag in ("failure", "error") and e.get("message") and e.get("type") for e in c
+            )
     return root
 
 
@@ -79,23 +80,52 @@ methods = ["exact"]
     failure = cases["leaky"].find("failure")
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     top = [f for f in report["findings"] if f["check"] == "leaky"][0]
-    assert f"{top['eval_dataset']}#{top['eval_id']} in {top['train_dataset']}#{top['train_id']}" in failure.get("message")
+    assert f"{top['eval_dataset']}#{top['eval_id']} in {top['train_dataset']}#{top['train_id']}" in failure.get(
+        "message"
+    )
     assert cases["tolerated"].find("failure") is None and cases["airline"].find("failure") is None
     assert root.find("testsuite").get("failures") == "1"
 
 
 def test_junit_incomplete_is_an_error():
-    r = Report("incomplete", {}, [{"name": "c", "train": ["t"], "eval": ["e"], "methods": ["exact"], "eval_items": 4,
-                                   "contaminated_items": 0, "verdict": "incomplete", "notes": ["2 training records were skipped"]}],
-               [], run={"started": "2026-01-02T03:04:05+00:00", "seconds": 1.5})
+    r = Report(
+        "incomplete",
+        {},
+        [
+            {
+                "name": "c",
+                "train": ["t"],
+                "eval": ["e"],
+                "methods": ["exact"],
+                "eval_items": 4,
+                "contaminated_items": 0,
+                "verdict": "incomplete",
+                "notes": ["2 training records were skipped"],
+            }
+        ],
+        [],
+        run={"started": "2026-01-02T03:04:05+00:00", "seconds": 1.5},
+    )
     root = _validate(r.render("junit"))
     err = root.find("testsuite/testcase/error")
     assert "skipped" in err.get("message") and root.find("testsuite").get("errors") == "1"
 
 
 def test_report_command_rerenders_without_rerunning(tmp_path):
-    res = CliRunner().invoke(main, ["audit", "--eval", "webshop:0:100", "--train", "webshop:500:2000", "--method",
-                                    "exact", "--report-dir", str(tmp_path / "r")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            "--eval",
+            "webshop:0:100",
+            "--train",
+            "webshop:500:2000",
+            "--method",
+            "exact",
+            "--report-dir",
+            str(tmp_path / "r"),
+        ],
+    )
     assert res.exit_code == 1, res.output
     src = tmp_path / "r" / "report.json"
     doc = json.loads(src.read_text())

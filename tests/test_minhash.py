@@ -28,10 +28,21 @@ def stb():
 def chat_train(tmp_path, queries: dict[str, str], name: str = "train"):
     """Real chat-format training file (Task: ... Begin!) read through the chat adapter."""
     path = tmp_path / f"{name}.jsonl"
-    path.write_text("\n".join(json.dumps({"id": k, "messages": [
-        {"role": "system", "content": "You are an AutoGPT, capable of utilizing numerous APIs."},
-        {"role": "user", "content": f"Task:\n{q}\nBegin!"},
-        {"role": "assistant", "content": "Thought: call the API first."}]}) for k, q in queries.items()))
+    path.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": k,
+                    "messages": [
+                        {"role": "system", "content": "You are an AutoGPT, capable of utilizing numerous APIs."},
+                        {"role": "user", "content": f"Task:\n{q}\nBegin!"},
+                        {"role": "assistant", "content": "Thought: call the API first."},
+                    ],
+                }
+            )
+            for k, q in queries.items()
+        )
+    )
     return path
 
 
@@ -60,7 +71,7 @@ def test_window_signatures_are_signatures_of_each_window(stb):
     wins = sk.window_signatures(hv, perms, 5, 6)
     assert len(wins) == -(-len(hv) // 5) - 6 + 1
     for i in (0, 7, len(wins) - 1):
-        assert np.array_equal(wins[i], sk.signatures(hv[i * 5:i * 5 + 30], np.array([0]), perms)[0])
+        assert np.array_equal(wins[i], sk.signatures(hv[i * 5 : i * 5 + 30], np.array([0]), perms)[0])
 
 
 def test_band_parameters_are_datasketchs():
@@ -94,7 +105,7 @@ def test_planted_near_duplicate_found_with_verified_score(tmp_path, stb):
 def test_candidate_below_threshold_after_verification_is_not_reported(tmp_path, stb):
     target = stb[10].view("query")
     words = target.split()
-    half = " ".join(words[: len(words) // 2]) + " " + " ".join(reversed(words[len(words) // 2:]))
+    half = " ".join(words[: len(words) // 2]) + " " + " ".join(reversed(words[len(words) // 2 :]))
     jac = exact_jaccard(target, half)
     assert 0.2 < jac < 0.9
     path = chat_train(tmp_path, {"half": half})
@@ -112,7 +123,7 @@ def test_containment_mode_finds_short_item_in_long_record(tmp_path):
     evals = bundled("tau2-airline")
     item = evals[5].view("query")
     filler = " ".join(r.view("text") for r in bundled("tau2-retail")[:30])
-    long_text = filler[: len(filler) // 2] + "\n" + item + "\n" + filler[len(filler) // 2:]
+    long_text = filler[: len(filler) // 2] + "\n" + item + "\n" + filler[len(filler) // 2 :]
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps({"id": "long", "text": long_text}) + "\n")
     train = list(Dataset(DatasetSpec("train", [str(path)], format="jsonl", text_field="text")).records())
@@ -149,8 +160,15 @@ def test_index_round_trip_and_corrupted_file_refused(tmp_path, stb, monkeypatch)
 
 
 def test_bad_parameters_are_config_errors():
-    for params in ({"mode": "cosine"}, {"shingle": "line"}, {"threshold": 0}, {"scheme": "affine16"},
-                   {"lsh_threshold": 1.5}, {"nperm": 3}, {"threshold": "high"}):
+    for params in (
+        {"mode": "cosine"},
+        {"shingle": "line"},
+        {"threshold": 0},
+        {"scheme": "affine16"},
+        {"lsh_threshold": 1.5},
+        {"nperm": 3},
+        {"threshold": "high"},
+    ):
         with pytest.raises(ConfigError):
             MinHashIndex(**params)
 
@@ -158,10 +176,14 @@ def test_bad_parameters_are_config_errors():
 def test_audit_reports_rejected_candidates(tmp_path, stb):
     target = stb[20].view("query")
     path = chat_train(tmp_path, {"dup": target.lower() + " thanks", "far": " ".join(reversed(target.split()))})
-    cfg = AuditConfig(datasets={"stb": DatasetSpec("stb", ["stabletoolbench:G1_instruction"], role="eval"),
-                                "train": DatasetSpec("train", [str(path)], format="chat")},
-                      checks=[CheckSpec("c", train=["train"], eval=["stb"], methods=["minhash"])],
-                      method_params={"minhash": {"lsh_threshold": 0.1}})
+    cfg = AuditConfig(
+        datasets={
+            "stb": DatasetSpec("stb", ["stabletoolbench:G1_instruction"], role="eval"),
+            "train": DatasetSpec("train", [str(path)], format="chat"),
+        },
+        checks=[CheckSpec("c", train=["train"], eval=["stb"], methods=["minhash"])],
+        method_params={"minhash": {"lsh_threshold": 0.1}},
+    )
     report = run_audit(cfg)
     assert report.verdict == "fail"
     assert [(f["eval_id"], f["train_id"]) for f in report.findings] == [(stb[20].id, "dup")]

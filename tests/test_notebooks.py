@@ -7,9 +7,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import REPO, SHARED
+from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
@@ -37,7 +36,10 @@ def test_notebook_executes(path: Path, tmp_path, monkeypatch):
     if path.stem == "caft_split_audit":
         assert "webshop-split:" in text and "<svg" in text
     elif (SHARED / "tool-mvr" / "data" / "RefineToolBench" / "I3.json").exists():
-        assert "3 of 3 public I3 records are StableToolBench test queries, verbatim (the audit found the same items on its own: True)" in text
+        assert (
+            "3 of 3 public I3 records are StableToolBench test queries, verbatim (the audit found the same items on its own: True)"
+            in text
+        )
         assert "<svg" in text
     else:
         assert "MISSING" in text

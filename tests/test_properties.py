@@ -22,7 +22,7 @@ from auditor.datasets import Dataset, DatasetSpec
 from auditor.errors import InputError
 from auditor.normalize import _unicode_table, normalize, text_hash, tokens
 from auditor.records import Record
-from auditor.toolcalls import calls_in_text, call_name, canonical_call, parse_arguments
+from auditor.toolcalls import call_name, calls_in_text, canonical_call, parse_arguments
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -32,6 +32,7 @@ def _unicode_path(text: str) -> str:
 
 
 # -- normalization ------------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(st.text())
@@ -60,18 +61,44 @@ def test_normalize_ignores_case_punctuation_and_spacing(text):
 # -- adapters -----------------------------------------------------------------------------------
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**63, 2**63) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=30),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
-keys = st.sampled_from(["id", "text", "query", "query_id", "question", "messages", "conversations",
-                        "user_scenario", "role", "content", "from", "value", "instruction_text"])
-messages = st.lists(st.fixed_dictionaries({}, optional={
-    "role": st.sampled_from(["user", "system", "assistant", "tool", 3, None]),
-    "from": st.sampled_from(["human", "gpt", "function"]),
-    "content": st.one_of(st.text(max_size=40), st.lists(json_values, max_size=3), json_values),
-    "value": st.one_of(st.text(max_size=40), json_values)}), max_size=4)
+keys = st.sampled_from(
+    [
+        "id",
+        "text",
+        "query",
+        "query_id",
+        "question",
+        "messages",
+        "conversations",
+        "user_scenario",
+        "role",
+        "content",
+        "from",
+        "value",
+        "instruction_text",
+    ]
+)
+messages = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "role": st.sampled_from(["user", "system", "assistant", "tool", 3, None]),
+            "from": st.sampled_from(["human", "gpt", "function"]),
+            "content": st.one_of(st.text(max_size=40), st.lists(json_values, max_size=3), json_values),
+            "value": st.one_of(st.text(max_size=40), json_values),
+        },
+    ),
+    max_size=4,
+)
 record_like = st.dictionaries(keys, st.one_of(json_values, messages), max_size=5)
 items = st.lists(st.one_of(record_like, json_values), min_size=1, max_size=8)
 
@@ -93,12 +120,10 @@ def _read(path: Path, fmt: str | None = None):
 
 
 @SETTINGS
-@given(items, st.sampled_from([None, "json", "jsonl", "chat", "toolbench-queries", "tau2-tasks",
-                               "webshop-goals"]))
+@given(items, st.sampled_from([None, "json", "jsonl", "chat", "toolbench-queries", "tau2-tasks", "webshop-goals"]))
 def test_adapters_never_crash_and_account_for_every_item(docs, fmt):
     with tempfile.TemporaryDirectory() as d:
-        for suffix, data in ((".jsonl", "".join(json.dumps(x) + "\n" for x in docs)),
-                             (".json", json.dumps(docs))):
+        for suffix, data in ((".jsonl", "".join(json.dumps(x) + "\n" for x in docs)), (".json", json.dumps(docs))):
             if fmt in ("toolbench-queries", "tau2-tasks", "webshop-goals") and suffix == ".jsonl":
                 continue
             path = Path(d) / f"data{suffix}"
@@ -111,14 +136,26 @@ def test_adapters_never_crash_and_account_for_every_item(docs, fmt):
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-                                  min_size=1, max_size=40).filter(str.strip)), min_size=1, max_size=10))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(
+                alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+                min_size=1,
+                max_size=40,
+            ).filter(str.strip)
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
 def test_jsonl_and_csv_round_trip_texts_and_ids(rows):
     texts = [t for (t,) in rows]
     with tempfile.TemporaryDirectory() as d:
         jl = Path(d) / "x.jsonl"
-        jl.write_text("".join(json.dumps({"id": f"k{i}", "text": t}) + "\n" for i, t in enumerate(texts)),
-                      encoding="utf-8")
+        jl.write_text(
+            "".join(json.dumps({"id": f"k{i}", "text": t}) + "\n" for i, t in enumerate(texts)), encoding="utf-8"
+        )
         recs, _ = _read(jl)
         assert [(r.id, r.views["text"]) for r in recs] == [(f"k{i}", t) for i, t in enumerate(texts)]
         table = Path(d) / "x.csv"
@@ -158,13 +195,25 @@ def test_parse_turns_gives_role_text_turns(obj):
 
 # -- canonical tool calls -----------------------------------------------------------------------
 
-scalars = (st.booleans() | st.none() | st.integers(-10**12, 10**12)
-           | st.floats(allow_nan=False, allow_infinity=False, width=32) | st.text(max_size=12))
-arguments = st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k == k.strip()),
-                            st.recursive(scalars, lambda c: st.lists(c, max_size=3)
-                                         | st.dictionaries(st.text(min_size=1, max_size=5).filter(
-                                             lambda k: k == k.strip()), c, max_size=3), max_leaves=8),
-                            max_size=5)
+scalars = (
+    st.booleans()
+    | st.none()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(max_size=12)
+)
+arguments = st.dictionaries(
+    st.text(min_size=1, max_size=8).filter(lambda k: k == k.strip()),
+    st.recursive(
+        scalars,
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(st.text(min_size=1, max_size=5).filter(lambda k: k == k.strip()), c, max_size=3)
+        ),
+        max_leaves=8,
+    ),
+    max_size=5,
+)
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True)
 
 
@@ -184,7 +233,7 @@ def test_canonical_call_ignores_order_case_spacing_and_encoding(name, args, rnd)
 @given(names, arguments)
 def test_canonical_call_is_a_fixed_point(name, args):
     canon = canonical_call(name, args)
-    inner = canon[len(call_name(canon)) + 1:-1]
+    inner = canon[len(call_name(canon)) + 1 : -1]
     assert canonical_call(call_name(canon), inner) == canon
 
 
@@ -199,6 +248,7 @@ def test_tool_call_parsing_never_raises_on_arbitrary_text(text):
 
 
 # -- compressed input ---------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(st.lists(st.binary(max_size=70000), min_size=1, max_size=4), st.sampled_from([".gz", ".zst"]))

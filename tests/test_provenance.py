@@ -7,6 +7,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from conftest import shared_file
 
 from auditor import registry
 from auditor.audit import AuditConfig, run_audit
@@ -16,8 +17,6 @@ from auditor.errors import ConfigError, ManifestError
 from auditor.manifest import load_manifest
 from auditor.provenance import ProvenanceSpec, audit_provenance, group_key, run_provenance
 from auditor.report.provenance import statement
-
-from conftest import shared_file
 
 TOOLMVR = "tool-mvr/data/training_data/selected_Toolbench_{}.json"
 PATTERN = r"G(?P<group>\d)@(?P<id>\d+)"
@@ -53,8 +52,10 @@ def run(spec, specs):
 
 def test_steptool_rft_traces_query_12961_to_the_test_split(tmp_path):
     rft = steptool_as_jsonl("steptool/data_train/rft/rft_data_example.json", tmp_path / "rft.jsonl")
-    out = run(ProvenanceSpec("steptool", derived=["rft"], sources=["stb"], methods=["exact", "ngram"]),
-              [stb(), DatasetSpec("rft", [str(rft)])])
+    out = run(
+        ProvenanceSpec("steptool", derived=["rft"], sources=["stb"], methods=["exact", "ngram"]),
+        [stb(), DatasetSpec("rft", [str(rft)])],
+    )
     rows = out["records"]
     assert out["records_total"] == len(rows) == 22  # every instance listed, none dropped
     hit = [r for r in rows if r["derived_id"] == "12961"]
@@ -83,11 +84,19 @@ def test_steptool_allowance_turns_the_verdict(tmp_path):
 
 def test_toolmvr_samples_none_in_the_test_split():
     files = [str(shared_file(TOOLMVR.format(v))) for v in ("V", "R")]
-    out = run(ProvenanceSpec("toolmvr", ["tmvr"], ["stb"], id_pattern=PATTERN, methods=["exact", "ngram"]),
-              [stb(), DatasetSpec("tmvr", files)])
+    out = run(
+        ProvenanceSpec("toolmvr", ["tmvr"], ["stb"], id_pattern=PATTERN, methods=["exact", "ngram"]),
+        [stb(), DatasetSpec("tmvr", files)],
+    )
     ids = [r["derived_id"] for r in out["records"]]
-    assert ids == ["G1@33737", "G2@23833", "G1@2271", "G1@46112_reflection", "G2@42932_reflection",
-                   "G3@2526_reflection"]
+    assert ids == [
+        "G1@33737",
+        "G2@23833",
+        "G1@2271",
+        "G1@46112_reflection",
+        "G2@42932_reflection",
+        "G3@2526_reflection",
+    ]
     assert out["held_out_records"] == 0 and out["by_split"] == {} and out["unattributed"] == 6
     assert out["verdict"] == "pass"
     assert "none to the held-out split 'test'" in statement(out)
@@ -95,34 +104,59 @@ def test_toolmvr_samples_none_in_the_test_split():
 
 def _planted(tmp_path, rows):
     path = tmp_path / "planted.jsonl"
-    path.write_text("".join(json.dumps({"id": rid, "messages": [
-        {"role": "system", "content": "You are AutoGPT."},
-        {"role": "user", "content": f"Now I will give you a task.\nTask:\n{text}\nBegin!\n"},
-        {"role": "assistant", "content": "Thought: call the API."}]}) + "\n" for rid, text in rows), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": rid,
+                    "messages": [
+                        {"role": "system", "content": "You are AutoGPT."},
+                        {"role": "user", "content": f"Now I will give you a task.\nTask:\n{text}\nBegin!\n"},
+                        {"role": "assistant", "content": "Thought: call the API."},
+                    ],
+                }
+            )
+            + "\n"
+            for rid, text in rows
+        ),
+        encoding="utf-8",
+    )
     return str(path)
 
 
 def test_planted_conflict_and_group_scoping(tmp_path):
     other = stb_query("588")  # a G1_instruction query
-    planted = _planted(tmp_path, [
-        ("G2@12961", other),                          # id names 12961 (G2), text is 588's: conflict
-        ("G2@12961", stb_query("12961")),             # id and content agree
-        ("G1@12961", stb_query("12961")),             # wrong group: no id match, content only
-        ("G2@12961", "Tell me a joke about APIs and the weather in Paris today."),  # id only
-    ])
+    planted = _planted(
+        tmp_path,
+        [
+            ("G2@12961", other),  # id names 12961 (G2), text is 588's: conflict
+            ("G2@12961", stb_query("12961")),  # id and content agree
+            ("G1@12961", stb_query("12961")),  # wrong group: no id match, content only
+            ("G2@12961", "Tell me a joke about APIs and the weather in Paris today."),  # id only
+        ],
+    )
     files = [str(shared_file(TOOLMVR.format("V"))), planted]
-    out = run(ProvenanceSpec("planted", ["d"], ["stb"], id_pattern=PATTERN, methods=["exact", "ngram"]),
-              [stb(), DatasetSpec("d", files)])
+    out = run(
+        ProvenanceSpec("planted", ["d"], ["stb"], id_pattern=PATTERN, methods=["exact", "ngram"]),
+        [stb(), DatasetSpec("d", files)],
+    )
     rows = out["records"][3:]
     conflict, agree, wrong_group, id_only = rows
     assert conflict["how"] == "conflicting"
     assert (conflict["source_id"], conflict["id_source_id"], conflict["id_source_split"]) == ("588", "12961", "test")
     assert conflict["held_out"] and conflict["confidence"] == 0.5
     assert agree["how"] == "both" and agree["source_id"] == "12961"
-    assert wrong_group["how"] == "content" and wrong_group["source_id"] == "12961" and "id" not in wrong_group["methods"]
+    assert (
+        wrong_group["how"] == "content" and wrong_group["source_id"] == "12961" and "id" not in wrong_group["methods"]
+    )
     assert id_only["how"] == "id" and id_only["source_id"] == "12961" and id_only["confidence"] == 0.6
-    assert out["conflicts"] == 1 and out["by_how"] == {"both": 1, "content": 1, "id": 1, "conflicting": 1,
-                                                       "unattributed": 3}
+    assert out["conflicts"] == 1 and out["by_how"] == {
+        "both": 1,
+        "content": 1,
+        "id": 1,
+        "conflicting": 1,
+        "unattributed": 3,
+    }
     assert "1 record carry an id naming one source item" in statement(out)
 
 
@@ -139,29 +173,60 @@ def test_tau2_trajectories_carry_task_ids(tmp_path):
     lines = []
     for tid in train_ids:  # user simulator prompted with the task's instructions, verbatim
         instr = tasks[tid]["user_scenario"]["instructions"]
-        sim_prompt = "\n".join(instr[k] for k in ("reason_for_call", "known_info", "unknown_info",
-                                                  "task_instructions") if isinstance(instr.get(k), str))
-        lines.append({"id": f"airline-task-{tid}-trial-0", "messages": [
-            {"role": "system", "content": sim_prompt},
-            {"role": "user", "content": "Hi, I need help with a reservation."},
-            {"role": "assistant", "content": "Sure, may I have your user id?"}]})
+        sim_prompt = "\n".join(
+            instr[k]
+            for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")
+            if isinstance(instr.get(k), str)
+        )
+        lines.append(
+            {
+                "id": f"airline-task-{tid}-trial-0",
+                "messages": [
+                    {"role": "system", "content": sim_prompt},
+                    {"role": "user", "content": "Hi, I need help with a reservation."},
+                    {"role": "assistant", "content": "Sure, may I have your user id?"},
+                ],
+            }
+        )
     # a held-out task, paraphrased by the simulator: only its id says where it comes from
-    lines.append({"id": f"airline-task-{test_id}-trial-0", "messages": [
-        {"role": "user", "content": "Hello there, something is off with my booking."},
-        {"role": "assistant", "content": "I can look into that for you."}]})
-    lines.append({"id": "retail-task-3-trial-0", "messages": [  # scoped to the retail source
-        {"role": "user", "content": "I want to return an item I bought last week."}]})
+    lines.append(
+        {
+            "id": f"airline-task-{test_id}-trial-0",
+            "messages": [
+                {"role": "user", "content": "Hello there, something is off with my booking."},
+                {"role": "assistant", "content": "I can look into that for you."},
+            ],
+        }
+    )
+    lines.append(
+        {
+            "id": "retail-task-3-trial-0",
+            "messages": [  # scoped to the retail source
+                {"role": "user", "content": "I want to return an item I bought last week."}
+            ],
+        }
+    )
     traj = tmp_path / "traj.jsonl"
     traj.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    spec = ProvenanceSpec("tau2", ["traj"], ["airline", "retail"], id_pattern=r"(?P<source>\w+)-task-(?P<id>\d+)-",
-                          methods=["exact", "ngram"])
-    specs = [DatasetSpec("airline", ["tau2-airline"], role="eval"), DatasetSpec("retail", ["tau2-retail"], role="eval"),
-             DatasetSpec("traj", [str(traj)])]
+    spec = ProvenanceSpec(
+        "tau2",
+        ["traj"],
+        ["airline", "retail"],
+        id_pattern=r"(?P<source>\w+)-task-(?P<id>\d+)-",
+        methods=["exact", "ngram"],
+    )
+    specs = [
+        DatasetSpec("airline", ["tau2-airline"], role="eval"),
+        DatasetSpec("retail", ["tau2-retail"], role="eval"),
+        DatasetSpec("traj", [str(traj)]),
+    ]
     out = run(spec, specs)
     rows = out["records"]
     assert [(r["source_dataset"], r["source_id"], r["source_split"]) for r in rows] == [
-        *[("airline", t, "train") for t in train_ids], ("airline", test_id, "test"),
-        ("retail", "3", split_of("retail", "3"))]
+        *[("airline", t, "train") for t in train_ids],
+        ("airline", test_id, "test"),
+        ("retail", "3", split_of("retail", "3")),
+    ]
     assert [r["how"] for r in rows[:3]] == ["both"] * 3
     assert rows[3]["how"] == "id" and rows[3]["held_out"] and rows[3]["confidence"] == 0.6
     assert out["verdict"] == "fail" and out["by_split"]["test"] >= 1
@@ -223,8 +288,15 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
     entry = doc["provenance"][0]
     for key in ("name", "derived", "by_split", "unattributed", "conflicts", "verdict", "records"):
         assert key in entry
-    assert set(entry["records"][0]) >= {"derived_dataset", "derived_id", "source_dataset", "source_id",
-                                        "source_split", "how", "score"}
+    assert set(entry["records"][0]) >= {
+        "derived_dataset",
+        "derived_id",
+        "source_dataset",
+        "source_id",
+        "source_split",
+        "how",
+        "score",
+    }
     assert doc["verdict"] == "fail" and doc["checks"] == [] and "stb" in doc["datasets"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "## Provenance" in md and "| test (held out) | 4 | 18.2% |" in md and "█" in md
@@ -238,9 +310,11 @@ def test_checks_and_provenance_together(tmp_path):
     rft = steptool_as_jsonl("steptool/data_train/rft/rft_data_example.json", tmp_path / "rft.jsonl")
     from auditor.audit import CheckSpec
 
-    config = AuditConfig(datasets={"stb": stb(), "rft": DatasetSpec("rft", [str(rft)])},
-                         checks=[CheckSpec("leak", train=["rft"], eval=["stb"], methods=["exact"])],
-                         provenance=[ProvenanceSpec("prov", ["rft"], ["stb"], methods=["exact"])])
+    config = AuditConfig(
+        datasets={"stb": stb(), "rft": DatasetSpec("rft", [str(rft)])},
+        checks=[CheckSpec("leak", train=["rft"], eval=["stb"], methods=["exact"])],
+        provenance=[ProvenanceSpec("prov", ["rft"], ["stb"], methods=["exact"])],
+    )
     report = run_audit(config)
     assert report.checks[0]["contaminated_items"] == 1
     assert report.extra["provenance"][0]["held_out_records"] == 4 and report.verdict == "fail"
@@ -248,14 +322,20 @@ def test_checks_and_provenance_together(tmp_path):
     assert only.checks == [] and only.extra["provenance"][0]["by_split"] == {"test": 4}
 
 
-@pytest.mark.parametrize("body, message", [
-    ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["stb"]\ncolour = "red"\n', "unknown key 'colour'"),
-    ('[[provenance]]\nname = "p"\nderived = ["rft"]\n', "missing 'sources'"),
-    ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["nope"]\n', "unknown dataset 'nope'"),
-    ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["stb"]\nid_pattern = "G(\\\\d)"\n', "named group 'id'"),
-    ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["stb"]\nmax_held_out = -1\n', "non-negative"),
-    ("", "no [[checks]] (or [[provenance]]) entry"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["stb"]\ncolour = "red"\n', "unknown key 'colour'"),
+        ('[[provenance]]\nname = "p"\nderived = ["rft"]\n', "missing 'sources'"),
+        ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["nope"]\n', "unknown dataset 'nope'"),
+        (
+            '[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["stb"]\nid_pattern = "G(\\\\d)"\n',
+            "named group 'id'",
+        ),
+        ('[[provenance]]\nname = "p"\nderived = ["rft"]\nsources = ["stb"]\nmax_held_out = -1\n', "non-negative"),
+        ("", "no [[checks]] (or [[provenance]]) entry"),
+    ],
+)
 def test_bad_provenance_manifests_exit_2(tmp_path, body, message):
     (tmp_path / "rft.jsonl").write_text(json.dumps({"id": "1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
     manifest = tmp_path / "m.toml"
@@ -274,8 +354,10 @@ def test_report_without_provenance_is_a_clean_error(tmp_path):
 
 
 def _webshop_sources(order=("wtest", "wtrain")):
-    specs = {"wtest": DatasetSpec("wtest", ["webshop:0:500"], role="eval", split_label="test"),
-             "wtrain": DatasetSpec("wtrain", ["webshop:500:"], role="eval", split_label="train")}
+    specs = {
+        "wtest": DatasetSpec("wtest", ["webshop:0:500"], role="eval", split_label="test"),
+        "wtrain": DatasetSpec("wtrain", ["webshop:500:"], role="eval", split_label="train"),
+    }
     return [specs[n] for n in order]
 
 
@@ -283,8 +365,10 @@ def test_duplicate_goal_in_two_splits_is_flagged_and_counted_held_out(tmp_path):
     goals = [r.view("query") for r in Dataset(DatasetSpec("g", ["webshop:0:2000"])).records()]
     dup = next(i for i in range(500) if goals[i] in goals[500:])  # a test goal also in the train range
     derived = tmp_path / "d.jsonl"
-    derived.write_text(json.dumps({"id": "a", "text": goals[dup]}) + "\n"
-                       + json.dumps({"id": "b", "text": goals[1999]}) + "\n", encoding="utf-8")
+    derived.write_text(
+        json.dumps({"id": "a", "text": goals[dup]}) + "\n" + json.dumps({"id": "b", "text": goals[1999]}) + "\n",
+        encoding="utf-8",
+    )
     d = DatasetSpec("d", [str(derived)], text_field="text", id_field="id")
     for order in (("wtest", "wtrain"), ("wtrain", "wtest")):
         out = run(ProvenanceSpec("w", ["d"], list(order), methods=["exact"]), [*_webshop_sources(order), d])
@@ -298,10 +382,17 @@ def test_webshop_search_imitation_goals_trace_to_test_goals(tmp_path):
     # goal_query_map.json (the search model's imitation data): instruction -> human search queries
     doc = json.loads(shared_file("webshop/baseline_models/data/goal_query_map.json").read_text(encoding="utf-8"))
     derived = tmp_path / "gqm.jsonl"
-    derived.write_text("".join(json.dumps({"id": f"gqm{i}", "text": "\n".join([goal, *queries])}) + "\n"
-                               for i, (goal, queries) in enumerate(doc.items())), encoding="utf-8")
-    out = run(ProvenanceSpec("webshop", ["gqm"], ["wtest", "wtrain"], methods=["exact"]),
-              [*_webshop_sources(), DatasetSpec("gqm", [str(derived)], text_field="text", id_field="id")])
+    derived.write_text(
+        "".join(
+            json.dumps({"id": f"gqm{i}", "text": "\n".join([goal, *queries])}) + "\n"
+            for i, (goal, queries) in enumerate(doc.items())
+        ),
+        encoding="utf-8",
+    )
+    out = run(
+        ProvenanceSpec("webshop", ["gqm"], ["wtest", "wtrain"], methods=["exact"]),
+        [*_webshop_sources(), DatasetSpec("gqm", [str(derived)], text_field="text", id_field="id")],
+    )
     assert out["records_total"] == 1506 and out["unattributed"] == 0
     assert out["by_split"] == {"test": 480, "train": 1026} and out["ambiguous"] == 39
     assert out["source_items_by_split"]["test"] == 480 and out["verdict"] == "fail"
@@ -310,8 +401,11 @@ def test_webshop_search_imitation_goals_trace_to_test_goals(tmp_path):
 def test_manifest_without_provenance_entries_is_refused_by_the_command(tmp_path):
     (tmp_path / "t.jsonl").write_text(json.dumps({"id": "1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
     manifest = tmp_path / "m.toml"
-    manifest.write_text('[datasets.stb]\npath = "stabletoolbench"\nrole = "eval"\n[datasets.t]\npath = "t.jsonl"\n'
-                        'role = "train"\n[[checks]]\nname = "c"\ntrain = ["t"]\neval = ["stb"]\n', encoding="utf-8")
+    manifest.write_text(
+        '[datasets.stb]\npath = "stabletoolbench"\nrole = "eval"\n[datasets.t]\npath = "t.jsonl"\n'
+        'role = "train"\n[[checks]]\nname = "c"\ntrain = ["t"]\neval = ["stb"]\n',
+        encoding="utf-8",
+    )
     res = CliRunner().invoke(main, ["provenance", str(manifest)])
     assert res.exit_code == 2 and "no [[provenance]] entry to run" in res.output
 
@@ -320,11 +414,32 @@ def test_html_report_draws_provenance_bar(tmp_path):
     """The HTML report shows each provenance entry's statement and a bar per source split."""
     from auditor.report import Report
 
-    entry = {"name": "v", "derived": ["toolbench_v"], "sources": ["stb"], "records_total": 3,
-             "by_split": {"test": 1, "train": 1}, "source_items_by_split": {"test": 1}, "held_out_splits": ["test"],
-             "unattributed": 1, "conflicts": 0, "held_out_records": 1, "allowance": 0, "verdict": "fail",
-             "records": [{"derived_dataset": "toolbench_v", "derived_id": "G1@7", "how": "both", "source_split": "test",
-                          "source_dataset": "stb", "source_id": "7", "held_out": True, "score": 1.0}]}
+    entry = {
+        "name": "v",
+        "derived": ["toolbench_v"],
+        "sources": ["stb"],
+        "records_total": 3,
+        "by_split": {"test": 1, "train": 1},
+        "source_items_by_split": {"test": 1},
+        "held_out_splits": ["test"],
+        "unattributed": 1,
+        "conflicts": 0,
+        "held_out_records": 1,
+        "allowance": 0,
+        "verdict": "fail",
+        "records": [
+            {
+                "derived_dataset": "toolbench_v",
+                "derived_id": "G1@7",
+                "how": "both",
+                "source_split": "test",
+                "source_dataset": "stb",
+                "source_id": "7",
+                "held_out": True,
+                "score": 1.0,
+            }
+        ],
+    }
     page = Report("fail", {}, [], [], extra={"provenance": [entry]}).render("html")
     assert "derived records per source split" in page and "test (held out)" in page
     assert "1/3 (33.3%)" in page and statement(entry)[:40] in page and "G1@7" in page

@@ -5,11 +5,31 @@ from auditor.errors import AuditorError
 
 
 def test_public_names_are_pinned():
-    assert sorted(auditor.__all__) == sorted([
-        "AuditConfig", "AuditorError", "CheckSpec", "ConfigError", "Dataset", "DatasetSpec", "Finding",
-        "Index", "IndexFileError", "InputError", "ManifestError", "MissingDependencyError", "Record",
-        "RegistryError", "Report", "ScanError", "Skip", "__version__", "load_manifest", "parse_manifest",
-        "run_audit"])
+    assert sorted(auditor.__all__) == sorted(
+        [
+            "AuditConfig",
+            "AuditorError",
+            "CheckSpec",
+            "ConfigError",
+            "Dataset",
+            "DatasetSpec",
+            "Finding",
+            "Index",
+            "IndexFileError",
+            "InputError",
+            "ManifestError",
+            "MissingDependencyError",
+            "Record",
+            "RegistryError",
+            "Report",
+            "ScanError",
+            "Skip",
+            "__version__",
+            "load_manifest",
+            "parse_manifest",
+            "run_audit",
+        ]
+    )
     for name in auditor.__all__:
         assert hasattr(auditor, name), name
 

@@ -11,17 +11,16 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from auditor.adapters._fields import extract
+from auditor.adapters.generic_json import JsonLinesAdapter
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.engine import ScanStats, get_engine
 from auditor.manifest import parse_manifest
 from auditor.methods import create
-from auditor.adapters._fields import extract
-from auditor.adapters.generic_json import JsonLinesAdapter
 from auditor.methods.base import Index
 from auditor.methods.ngram import ngram_hashes, token_hashes
 from auditor.normalize import tokens
-from auditor.records import Record
 
 EVAL = "webshop:0:300"
 
@@ -47,9 +46,14 @@ def _docs(count: int, plant_every: int = 7, seed: int = 1) -> list[dict]:
 
 def _config(train_paths, **kw) -> AuditConfig:
     return AuditConfig(
-        datasets={"ev": DatasetSpec("ev", [EVAL], role="eval"),
-                  "tr": DatasetSpec("tr", [str(p) for p in train_paths], role="train", format=kw.pop("format", None))},
-        checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["exact", "ngram"])], index_dir=None, **kw)
+        datasets={
+            "ev": DatasetSpec("ev", [EVAL], role="eval"),
+            "tr": DatasetSpec("tr", [str(p) for p in train_paths], role="train", format=kw.pop("format", None)),
+        },
+        checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["exact", "ngram"])],
+        index_dir=None,
+        **kw,
+    )
 
 
 def _key(f: dict) -> tuple:
@@ -76,6 +80,7 @@ def corpus(tmp_path_factory):
 
 
 # -- streaming --------------------------------------------------------------------------------------
+
 
 class _Probe(Index):
     """Records, at each batch, how far the input generator had run ahead of the scan."""
@@ -106,6 +111,7 @@ class _GeneratedLines(JsonLinesAdapter):
     @classmethod
     def sniff(cls, path, sample):
         return False
+
     total = 150_000  # ~2 KB each: far more than fits in one batch
     produced = [0]
 
@@ -161,6 +167,7 @@ def test_json_stream_errors_name_the_line(tmp_path):
 
 # -- formats give the same findings -----------------------------------------------------------------
 
+
 def test_compressed_parquet_and_json_inputs_give_the_same_findings_as_plain_jsonl(corpus):
     results = {}
     for name in ("train.jsonl", "train.jsonl.gz", "train.jsonl.zst", "train.parquet", "train.json"):
@@ -172,6 +179,7 @@ def test_compressed_parquet_and_json_inputs_give_the_same_findings_as_plain_json
 
 
 # -- engines ---------------------------------------------------------------------------------------
+
 
 def test_local_processes_give_the_serial_findings_in_the_same_order(corpus):
     ev = _eval_records()
@@ -217,6 +225,7 @@ def test_unknown_engine_and_bad_workers_are_config_errors():
 
 # -- findings stores and run statistics ------------------------------------------------------------
 
+
 def test_duckdb_store_report_equals_memory_store_report(corpus, tmp_path):
     db = tmp_path / "kept" / "findings.duckdb"
     on_disk = run_audit(_config([corpus / "train.jsonl"], workers=1, findings_db=str(db)))
@@ -233,9 +242,14 @@ def test_duckdb_store_report_equals_memory_store_report(corpus, tmp_path):
 
 
 def test_manifest_engine_keys(tmp_path):
-    doc = {"engine": "ray", "workers": 3, "ray_address": "auto", "findings_store": "memory",
-           "datasets": {"e": {"path": EVAL, "role": "eval"}, "t": {"path": "webshop:300:400", "role": "train"}},
-           "checks": [{"name": "c", "train": ["t"], "eval": ["e"]}]}
+    doc = {
+        "engine": "ray",
+        "workers": 3,
+        "ray_address": "auto",
+        "findings_store": "memory",
+        "datasets": {"e": {"path": EVAL, "role": "eval"}, "t": {"path": "webshop:300:400", "role": "train"}},
+        "checks": [{"name": "c", "train": ["t"], "eval": ["e"]}],
+    }
     cfg = parse_manifest(doc, base_dir=tmp_path)
     assert (cfg.engine, cfg.workers, cfg.ray_address, cfg.findings_store) == ("ray", 3, "auto", "memory")
     from auditor.errors import ManifestError
@@ -245,6 +259,7 @@ def test_manifest_engine_keys(tmp_path):
 
 
 # -- the n-gram kernel equals the per-record reference ----------------------------------------------
+
 
 def test_ngram_kernel_counts_equal_the_per_record_reference():
     ev = _eval_records()
@@ -256,13 +271,14 @@ def test_ngram_kernel_counts_equal_the_per_record_reference():
         counts: dict[int, int] = {}
         for n, (H, P) in index.tables.items():
             for g in np.unique(ngram_hashes(th, n)):
-                for p in P[np.searchsorted(H, g, "left"):np.searchsorted(H, g, "right")]:
+                for p in P[np.searchsorted(H, g, "left") : np.searchsorted(H, g, "right")]:
                     counts[int(p)] = counts.get(int(p), 0) + 1
         expected += [(d, p, c) for p, c in sorted(counts.items())]
     assert expected and index._scanner().matches(texts, len(ev)) == expected
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 _TEXT = st.text(alphabet=st.sampled_from(list("ab Z,.!\n\t\x1c\x1f\x0b-'é ﬁ") + ["\u2028", "Ｔ"]), max_size=40)
 
@@ -292,10 +308,16 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
 
     def config(workers):
         return AuditConfig(
-            datasets={"ev": DatasetSpec("ev", ["tau2-airline:test"], role="eval"),
-                      "tr": DatasetSpec("tr", [str(trajectories)], role="train")},
+            datasets={
+                "ev": DatasetSpec("ev", ["tau2-airline:test"], role="eval"),
+                "tr": DatasetSpec("tr", [str(trajectories)], role="train"),
+            },
             checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["exact", "ngram", "calls"])],
-            index_dir=str(tmp_path / "idx"), workers=workers, batch_size=32, findings_store="memory")
+            index_dir=str(tmp_path / "idx"),
+            workers=workers,
+            batch_size=32,
+            findings_store="memory",
+        )
 
     serial = run_audit(config(1))
     real_get_engine = audit_mod.get_engine

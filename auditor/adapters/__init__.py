@@ -26,11 +26,9 @@ def detect(path: str | Path) -> type[Adapter]:
     """
     path = Path(path)
     suffix = base_suffix(path)
-    candidates = sorted((a for a in registry().values() if suffix in a.suffixes),
-                        key=lambda a: (a.priority, a.name))
+    candidates = sorted((a for a in registry().values() if suffix in a.suffixes), key=lambda a: (a.priority, a.name))
     if not candidates:
-        raise InputError(str(path), None, f"no adapter reads '{suffix or 'no suffix'}' files; "
-                         "pass a format explicitly")
+        raise InputError(str(path), None, f"no adapter reads '{suffix or 'no suffix'}' files; pass a format explicitly")
     sample = peek_json(path) if suffix in (".json", ".jsonl") else None
     if suffix in (".json", ".jsonl") and sample is None:
         # let the generic reader report the precise error (file, line, problem)

@@ -31,8 +31,7 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
             present = next((c for c in TEXT_CANDIDATES if obj.get(c) is not None), None)
             if present is not None:
                 return Skip(source, f"text field '{present}' is {type(obj[present]).__name__}, not a string")
-            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES)
-                        + "); pass text_field")
+            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + "); pass text_field")
         text = obj[field]
     if not isinstance(text, str):
         return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string")

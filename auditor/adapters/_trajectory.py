@@ -31,8 +31,9 @@ from ..records import QUERY, TEXT
 from ..toolcalls import NOT_TOOLS, calls_in_text, calls_view, canonical_call, parse_arguments, step
 
 _TASK = re.compile(r"Task:\s*(.*?)\s*(?:Begin!|$)", re.S)
-_ERROR = re.compile(r"""(?:^\s*(?:observation:\s*)?error\b|["']error["']\s*:\s*["'][^"'\s]|\bexception\b|\btraceback \(most)""",
-                    re.I)
+_ERROR = re.compile(
+    r"""(?:^\s*(?:observation:\s*)?error\b|["']error["']\s*:\s*["'][^"'\s]|\bexception\b|\btraceback \(most)""", re.I
+)
 
 
 def extract_task(content: str) -> str:
@@ -59,8 +60,9 @@ class Turn:
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
 
-def trajectory_views(turns: list[Turn], *, query: str | None = None, answer: str | None = None,
-                     parse_text_calls: bool = True) -> tuple[dict[str, str], dict[str, Any]]:
+def trajectory_views(
+    turns: list[Turn], *, query: str | None = None, answer: str | None = None, parse_text_calls: bool = True
+) -> tuple[dict[str, str], dict[str, Any]]:
     """Views and meta (``trace``, ``turn_starts``) of a trajectory; see the module doc."""
     trace: list[dict[str, Any]] = []
     parts: list[str] = []

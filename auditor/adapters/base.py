@@ -23,15 +23,16 @@ A new format is one new module in :mod:`auditor.adapters` defining a subclass::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 from .._io import DEFAULT_MAX_RECORD_CHARS
 from ..errors import ConfigError
 from ..records import Record, Skip
 
-_REGISTRY: dict[str, type["Adapter"]] = {}
+_REGISTRY: dict[str, type[Adapter]] = {}
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,12 @@ class Adapter(ABC):
     def read(self, path: Path) -> Iterator[Record | Skip]:
         """Yield one Record (or Skip) per item of ``path``, in file order."""
 
-    def record(self, id: Any, source: str, views: dict[str, str], *, raw: Any = None,
-               split: str | None = None, **meta: Any) -> Record:
+    def record(
+        self, id: Any, source: str, views: dict[str, str], *, raw: Any = None, split: str | None = None, **meta: Any
+    ) -> Record:
         """Build a Record of this adapter's dataset (``ordinal`` is set by the dataset loader)."""
         clean = {k: v for k, v in views.items() if isinstance(v, str) and v}
-        return Record(dataset=self.dataset, id=str(id), source=source, views=clean, meta=meta,
-                      raw=raw, split=split)
+        return Record(dataset=self.dataset, id=str(id), source=source, views=clean, meta=meta, raw=raw, split=split)
 
 
 class GenericAdapter(Adapter):

@@ -26,8 +26,9 @@ A line that breaks the schema is skipped with its reason (or fails the run, per 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._io import iter_jsonl
 from ..records import Record, Skip
@@ -85,9 +86,15 @@ def _parse_line(obj: Any) -> tuple[list[Turn], dict[str, Any]] | str:
     for tool in obj.get("tools") or []:
         if isinstance(tool, dict) and isinstance(tool.get("name"), str):
             tools[tool["name"]] = tool.get("parameters") if isinstance(tool.get("parameters"), dict) else None
-    meta = {"environment": obj.get("environment"), "incorrect_turns": incorrect, "mistake": bool(incorrect),
-            "corrections": corrections, "tools": tools, "critiques": critiques,
-            "answered_instead_of_call": answered_instead}
+    meta = {
+        "environment": obj.get("environment"),
+        "incorrect_turns": incorrect,
+        "mistake": bool(incorrect),
+        "corrections": corrections,
+        "tools": tools,
+        "critiques": critiques,
+        "answered_instead_of_call": answered_instead,
+    }
     return turns, meta
 
 
@@ -98,8 +105,13 @@ class CaftAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (isinstance(sample, list) and bool(sample) and isinstance(sample[0], dict)
-                and "task_id" in sample[0] and isinstance(sample[0].get("turns"), list))
+        return (
+            isinstance(sample, list)
+            and bool(sample)
+            and isinstance(sample[0], dict)
+            and "task_id" in sample[0]
+            and isinstance(sample[0].get("turns"), list)
+        )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         for lineno, obj, err in iter_jsonl(path):

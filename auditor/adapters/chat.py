@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .._io import base_suffix, iter_json_items, iter_jsonl, json_container, load_json
 from ..records import TEXT, Record, Skip
@@ -31,8 +32,15 @@ from ._trajectory import Turn, extract_task, trajectory_views
 from .base import Adapter
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
-_ROLE_ALIASES = {"human": "user", "gpt": "assistant", "function": "tool", "observation": "tool",
-                 "bot": "assistant", "model": "assistant", "ipython": "tool"}
+_ROLE_ALIASES = {
+    "human": "user",
+    "gpt": "assistant",
+    "function": "tool",
+    "observation": "tool",
+    "bot": "assistant",
+    "model": "assistant",
+    "ipython": "tool",
+}
 _MESSAGE_KEYS = ("messages", "conversations", "traj")
 
 __all__ = ["ChatAdapter", "extract_task", "parse_ref_id", "parse_turns"]
@@ -105,8 +113,12 @@ class ChatAdapter(Adapter):
         if isinstance(sample, dict) and len(sample) == 1:  # StepTool {query_id: {cnt, instances}}
             value = next(iter(sample.values()))
             return isinstance(value, dict) and isinstance(value.get("instances"), list)
-        return (isinstance(sample, list) and bool(sample) and isinstance(sample[0], dict)
-                and _message_list(sample[0]) is not None)
+        return (
+            isinstance(sample, list)
+            and bool(sample)
+            and isinstance(sample[0], dict)
+            and _message_list(sample[0]) is not None
+        )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         if base_suffix(path) == ".jsonl":

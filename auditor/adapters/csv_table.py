@@ -9,8 +9,8 @@ row holding NUL bytes is skipped with that reason.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .._io import base_suffix, open_text
 from ..errors import InputError

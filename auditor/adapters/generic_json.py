@@ -13,8 +13,8 @@ field among ``text, query, question, prompt, instruction, input, content, goal``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .._io import iter_json_items, iter_jsonl, json_container
 from ..records import Record, Skip

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
@@ -62,8 +63,12 @@ class RefineToolBenchAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (isinstance(sample, list) and bool(sample) and isinstance(sample[0], dict)
-                and {"query", "action", "answer"} <= set(sample[0]))
+        return (
+            isinstance(sample, list)
+            and bool(sample)
+            and isinstance(sample[0], dict)
+            and {"query", "action", "answer"} <= set(sample[0])
+        )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)
@@ -92,11 +97,22 @@ class RefineToolBenchAdapter(Adapter):
                 "observations": "\n".join(s["observation"] for s in trace if s["observation"]),
                 "critique": critique,
                 "answer": canonical_call(fixed["name"], fixed["args"]),
-                TEXT: "\n".join([case["query"], *(canonical_call(s["name"], s["args"]) for s in trace),
-                                 critique, canonical_call(fixed["name"], fixed["args"])]),
+                TEXT: "\n".join(
+                    [
+                        case["query"],
+                        *(canonical_call(s["name"], s["args"]) for s in trace),
+                        critique,
+                        canonical_call(fixed["name"], fixed["args"]),
+                    ]
+                ),
             }
-            meta: dict[str, Any] = {"trace": trace, "corrected": fixed, "tools": tools, "mistake": True,
-                                    "positional_id": True}
+            meta: dict[str, Any] = {
+                "trace": trace,
+                "corrected": fixed,
+                "tools": tools,
+                "mistake": True,
+                "positional_id": True,
+            }
             m = _DATA_PATH_ID.search(str(case.get("data_path", "")))
             if m:
                 meta["group"], meta["ref_ids"] = m.group(1), [m.group(2)]

@@ -9,8 +9,9 @@ view holds the expected actions as canonical calls (:mod:`auditor.toolcalls`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._io import load_json
 from ..errors import InputError
@@ -61,8 +62,13 @@ class Tau2TasksAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (isinstance(sample, list) and bool(sample) and isinstance(sample[0], dict)
-                and "user_scenario" in sample[0] and "id" in sample[0])
+        return (
+            isinstance(sample, list)
+            and bool(sample)
+            and isinstance(sample[0], dict)
+            and "user_scenario" in sample[0]
+            and "id" in sample[0]
+        )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)
@@ -88,10 +94,21 @@ class Tau2TasksAdapter(Adapter):
                 if isinstance(action, dict):
                     extra.append(f"{action.get('name')} {json.dumps(action.get('arguments'), sort_keys=True)}")
             tid = str(task["id"])
-            calls = calls_view([step(a["name"], a.get("arguments")) for a in criteria.get("actions") or []
-                                if isinstance(a, dict) and isinstance(a.get("name"), str)])
-            yield self.record(tid, source, {QUERY: query, TEXT: "\n".join([query, *extra]), "calls": calls}, raw=task,
-                              split=splits.get(tid), domain=_domain(task))
+            calls = calls_view(
+                [
+                    step(a["name"], a.get("arguments"))
+                    for a in criteria.get("actions") or []
+                    if isinstance(a, dict) and isinstance(a.get("name"), str)
+                ]
+            )
+            yield self.record(
+                tid,
+                source,
+                {QUERY: query, TEXT: "\n".join([query, *extra]), "calls": calls},
+                raw=task,
+                split=splits.get(tid),
+                domain=_domain(task),
+            )
 
 
 def _domain(task: dict) -> str | None:

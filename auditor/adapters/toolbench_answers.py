@@ -20,8 +20,9 @@ from the folder or file name (``G1_answer``, ``G1_instruction``), ``split`` is t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._io import load_json
 from ..records import QUERY, Record, Skip
@@ -112,8 +113,13 @@ def _message_repr(msg: str) -> dict[str, Any] | None:
 def _steps_views(query: str, steps: list[dict[str, Any]], answer: str) -> tuple[dict[str, str], dict[str, Any]]:
     tool_steps = [s for s in steps if s["name"].lower() != "finish"]
     text = "\n".join([query, *(canonical_call(s["name"], s["args"]) for s in tool_steps), answer])
-    views = {QUERY: query, "calls": calls_view(tool_steps), "answer": answer, "text": text,
-             "observations": "\n".join(s["observation"] for s in tool_steps if s.get("observation"))}
+    views = {
+        QUERY: query,
+        "calls": calls_view(tool_steps),
+        "answer": answer,
+        "text": text,
+        "observations": "\n".join(s["observation"] for s in tool_steps if s.get("observation")),
+    }
     return views, {"trace": tool_steps}
 
 
@@ -165,8 +171,16 @@ class ToolBenchAnswersAdapter(Adapter):
             answer = entry.get("answer") if isinstance(entry.get("answer"), dict) else {}
             steps = answer_detail_steps((answer.get("answer_details") or [None])[0])
             views, meta = _steps_views(entry["query"], steps, _final_answer(steps, answer.get("final_answer")))
-            yield self.record(qid, source, views, raw=entry, split=split, group=group,
-                              tools=_tool_schemas(entry.get("available_tools")), **meta)
+            yield self.record(
+                qid,
+                source,
+                views,
+                raw=entry,
+                split=split,
+                group=group,
+                tools=_tool_schemas(entry.get("available_tools")),
+                **meta,
+            )
 
     def _tree_file(self, path: Path, doc: dict, group: str | None, split: str) -> Record | Skip:
         source = f"{path}#0"
@@ -222,6 +236,7 @@ def _query_from_tree(doc: dict) -> str | None:
                 if found:
                     return found
         return None
+
     tree = doc.get("tree")
     return walk(tree.get("tree")) if isinstance(tree, dict) else None
 

@@ -8,8 +8,9 @@ The record id is ``query_id`` as a string. ToolBench ids are scoped by group, so
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
@@ -26,8 +27,13 @@ class ToolBenchQueriesAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (isinstance(sample, list) and bool(sample) and isinstance(sample[0], dict)
-                and "query_id" in sample[0] and "query" in sample[0])
+        return (
+            isinstance(sample, list)
+            and bool(sample)
+            and isinstance(sample[0], dict)
+            and "query_id" in sample[0]
+            and "query" in sample[0]
+        )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)
@@ -51,5 +57,12 @@ class ToolBenchQueriesAdapter(Adapter):
                 yield Skip(source, "'query_id' is not a scalar")
                 continue
             apis = obj.get("relevant APIs") or []
-            yield self.record(qid, source, {QUERY: query, TEXT: query}, raw=obj, split=stem,
-                              group=group, relevant_apis=[list(a) for a in apis if isinstance(a, list)])
+            yield self.record(
+                qid,
+                source,
+                {QUERY: query, TEXT: query},
+                raw=obj,
+                split=stem,
+                group=group,
+                relevant_apis=[list(a) for a in apis if isinstance(a, list)],
+            )

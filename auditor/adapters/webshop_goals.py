@@ -5,8 +5,9 @@ The id is the goal's 0-based index; select a split by index range (``webshop:0:1
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip

@@ -23,14 +23,28 @@ def _param(value: str) -> tuple[str, object]:
 
 
 @main.command()
-@click.option("--eval", "eval_", required=True, metavar="PATH|NAME[:split]",
-              help="Eval set: file, glob or bundled name (its items are indexed, rewritten and held out).")
+@click.option(
+    "--eval",
+    "eval_",
+    required=True,
+    metavar="PATH|NAME[:split]",
+    help="Eval set: file, glob or bundled name (its items are indexed, rewritten and held out).",
+)
 @click.option("--eval-format", default=None, help="Format of the eval files (default: detected).")
 @click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
-@click.option("--pairs", default=None, type=click.Path(dir_okay=False),
-              help='Labelled pairs (JSON Lines: {"eval": ..., "train": ..., "label": 0|1}) instead of automatic rewrites.')
-@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="embedding method parameter, e.g. model=/path/to/model or w_margin=1.5 (repeatable).")
+@click.option(
+    "--pairs",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help='Labelled pairs (JSON Lines: {"eval": ..., "train": ..., "label": 0|1}) instead of automatic rewrites.',
+)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="embedding method parameter, e.g. model=/path/to/model or w_margin=1.5 (repeatable).",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the automatic split and rewrites.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
@@ -44,23 +58,42 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
     with library_errors():
         records = []
         if not pairs:
-            ds = Dataset(DatasetSpec(name="calibrate", paths=[eval_], role="eval", format=eval_format,
-                                     text_field=text_field))
+            ds = Dataset(
+                DatasetSpec(name="calibrate", paths=[eval_], role="eval", format=eval_format, text_field=text_field)
+            )
             records = list(ds.records())
         result = run(records, pairs_file=pairs, params=dict(_param(p) for p in params), seed=seed)
     if as_json:
-        click.echo(json.dumps({"mode": result.mode, "positives": result.positives, "negatives": result.negatives,
-                               "rows": [r.__dict__ for r in result.rows], "decision": result.decision,
-                               "at_decision": result.at_decision.__dict__ if result.at_decision else None}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "mode": result.mode,
+                    "positives": result.positives,
+                    "negatives": result.negatives,
+                    "rows": [r.__dict__ for r in result.rows],
+                    "decision": result.decision,
+                    "at_decision": result.at_decision.__dict__ if result.at_decision else None,
+                },
+                indent=2,
+            )
+        )
         return
-    click.echo(f"{result.mode}; {result.positives} positives, {result.negatives} negatives, "
-               f"{result.candidates} scored candidates")
+    click.echo(
+        f"{result.mode}; {result.positives} positives, {result.negatives} negatives, "
+        f"{result.candidates} scored candidates"
+    )
     click.echo(f"{'threshold':>9} {'precision':>9} {'recall':>7} {'f1':>6} {'tp':>5} {'fp':>5} {'fn':>5}")
     for r in result.rows:
-        click.echo(f"{r.threshold:>9.2f} {r.precision:>9.3f} {r.recall:>7.3f} {r.f1:>6.3f} {r.tp:>5} {r.fp:>5} {r.fn:>5}")
+        click.echo(
+            f"{r.threshold:>9.2f} {r.precision:>9.3f} {r.recall:>7.3f} {r.f1:>6.3f} {r.tp:>5} {r.fp:>5} {r.fn:>5}"
+        )
     b = result.best()
     if result.at_decision is not None:
         a = result.at_decision
-        click.echo(f"self-calibrated rule ({result.decision['rule']}): precision {a.precision:.3f} recall {a.recall:.3f} "
-                   f"f1 {a.f1:.3f} (tp {a.tp}, fp {a.fp})")
-    click.echo(f"best F1 {b.f1:.3f} at threshold {b.threshold:.2f} (set it with [methods.embedding] threshold = {b.threshold})")
+        click.echo(
+            f"self-calibrated rule ({result.decision['rule']}): precision {a.precision:.3f} recall {a.recall:.3f} "
+            f"f1 {a.f1:.3f} (tp {a.tp}, fp {a.fp})"
+        )
+    click.echo(
+        f"best F1 {b.f1:.3f} at threshold {b.threshold:.2f} (set it with [methods.embedding] threshold = {b.threshold})"
+    )

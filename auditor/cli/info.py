@@ -34,7 +34,9 @@ def methods_cmd():
 def formats_cmd():
     """List the dataset formats (adapters) and the file suffixes they read."""
     for name, cls in sorted(adapters.registry().items()):
-        click.echo(f"{name:<18} {' '.join(cls.suffixes):<14} {(cls.__doc__ or '').strip().splitlines()[0] if cls.__doc__ else ''}")
+        click.echo(
+            f"{name:<18} {' '.join(cls.suffixes):<14} {(cls.__doc__ or '').strip().splitlines()[0] if cls.__doc__ else ''}"
+        )
 
 
 @main.command()
@@ -46,12 +48,28 @@ def formats_cmd():
 def inspect(dataset, fmt, text_field, id_field, limit):
     """Show how a dataset is read: format per file, counts, and the first records' views."""
     with library_errors():
-        ds = Dataset(DatasetSpec(name="inspect", paths=[dataset], format=fmt, text_field=text_field,
-                                 id_field=id_field, on_error="skip"))
+        ds = Dataset(
+            DatasetSpec(
+                name="inspect", paths=[dataset], format=fmt, text_field=text_field, id_field=id_field, on_error="skip"
+            )
+        )
         shown = []
         for r in ds.records():
             if len(shown) < limit:
-                shown.append({"id": r.id, "source": r.source, "split": r.split, "meta": r.meta,
-                              "views": {k: v[:300] for k, v in r.views.items()}})
-        click.echo(json.dumps({"formats": ds.formats(), **ds.stats.as_dict(), "first": shown},
-                              indent=2, ensure_ascii=False, default=str))
+                shown.append(
+                    {
+                        "id": r.id,
+                        "source": r.source,
+                        "split": r.split,
+                        "meta": r.meta,
+                        "views": {k: v[:300] for k, v in r.views.items()},
+                    }
+                )
+        click.echo(
+            json.dumps(
+                {"formats": ds.formats(), **ds.stats.as_dict(), "first": shown},
+                indent=2,
+                ensure_ascii=False,
+                default=str,
+            )
+        )

@@ -23,10 +23,17 @@ from ._common import exit_for, library_errors
 
 @main.command()
 @click.argument("source", metavar="MANIFEST.toml|REPORT.json", type=click.Path(dir_okay=False))
-@click.option("--statement", "as_statement", is_flag=True,
-              help="Print the split statement for a paper (one paragraph per provenance entry).")
-@click.option("--report-dir", default=None,
-              help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).")
+@click.option(
+    "--statement",
+    "as_statement",
+    is_flag=True,
+    help="Print the split statement for a paper (one paragraph per provenance entry).",
+)
+@click.option(
+    "--report-dir",
+    default=None,
+    help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).",
+)
 @click.option("--index-dir", default=None, help="Where source indexes are kept and reused.")
 def provenance(source, as_statement, report_dir, index_dir):
     """Trace every derived training record to its source item and split.

@@ -12,7 +12,7 @@ from .._io import DEFAULT_MAX_RECORD_CHARS
 from ..audit import AuditConfig, CheckSpec, default_report_dir, run_audit
 from ..datasets import DatasetSpec
 from ..manifest import load_manifest
-from ..registry import is_registry_ref, split_name
+from ..registry import is_registry_ref
 from . import main
 from ._common import exit_for, library_errors
 
@@ -31,11 +31,21 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
 
 def engine_options(f):
     """``--engine``, ``--workers``, ``--ray-address``: how the scan runs (flags override the manifest)."""
-    f = click.option("--ray-address", default=None, help="Ray cluster address for --engine ray (default: a local Ray).")(f)
-    f = click.option("--workers", type=click.IntRange(min=1), default=None,
-                     help="Scan workers (default: every core; for ray every cluster CPU).")(f)
-    return click.option("--engine", type=click.Choice(["local", "ray"]), default=None,
-                        help="Scan engine: local processes (default) or Ray Data (extra [ray]).")(f)
+    f = click.option(
+        "--ray-address", default=None, help="Ray cluster address for --engine ray (default: a local Ray)."
+    )(f)
+    f = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Scan workers (default: every core; for ray every cluster CPU).",
+    )(f)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "ray"]),
+        default=None,
+        help="Scan engine: local processes (default) or Ray Data (extra [ray]).",
+    )(f)
 
 
 def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address) -> None:
@@ -62,28 +72,84 @@ def _finish(report, report_dir: str) -> None:
 
 
 @main.command()
-@click.option("--train", "train", multiple=True, required=True, metavar="PATH|NAME[:split]",
-              help="Training data: file, glob, or bundled name (repeatable).")
-@click.option("--eval", "eval_", multiple=True, required=True, metavar="PATH|NAME[:split]",
-              help="Evaluation data: file, glob, or bundled name such as stabletoolbench, tau2-airline:test, webshop:0:500 (repeatable).")
+@click.option(
+    "--train",
+    "train",
+    multiple=True,
+    required=True,
+    metavar="PATH|NAME[:split]",
+    help="Training data: file, glob, or bundled name (repeatable).",
+)
+@click.option(
+    "--eval",
+    "eval_",
+    multiple=True,
+    required=True,
+    metavar="PATH|NAME[:split]",
+    help="Evaluation data: file, glob, or bundled name such as stabletoolbench, tau2-airline:test, webshop:0:500 (repeatable).",
+)
 @click.option("--train-format", default=None, help="Format of the training files (default: detected).")
 @click.option("--eval-format", default=None, help="Format of the eval files (default: detected).")
 @click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
 @click.option("--id-field", default=None, help="Dotted path of the id field, for generic formats.")
-@click.option("--method", "methods", multiple=True, help="Detection method (repeatable; default: every available method except those run only when named, e.g. embedding).")
-@click.option("--max-contaminated", type=float, default=0, show_default=True,
-              help="Allowed contaminated eval items (a count, or a share when below 1).")
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
-              help="For training data: stop at the first bad record, or skip and count it.")
-@click.option("--max-record-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORD_CHARS, show_default=True,
-              help="A record with more text than this is a bad record (an error, or skipped and counted with --on-error skip).")
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    help="Detection method (repeatable; default: every available method except those run only when named, e.g. embedding).",
+)
+@click.option(
+    "--max-contaminated",
+    type=float,
+    default=0,
+    show_default=True,
+    help="Allowed contaminated eval items (a count, or a share when below 1).",
+)
+@click.option(
+    "--on-error",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="For training data: stop at the first bad record, or skip and count it.",
+)
+@click.option(
+    "--max-record-chars",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_RECORD_CHARS,
+    show_default=True,
+    help="A record with more text than this is a bad record (an error, or skipped and counted with --on-error skip).",
+)
 @click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
-@click.option("--index-dir", default=None, help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).")
-@click.option("--write-clean", default=None, metavar="DIR",
-              help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.")
+@click.option(
+    "--index-dir",
+    default=None,
+    help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).",
+)
+@click.option(
+    "--write-clean",
+    default=None,
+    metavar="DIR",
+    help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.",
+)
 @engine_options
-def audit(train, eval_, train_format, eval_format, text_field, id_field, methods, max_contaminated,
-          on_error, max_record_chars, report_dir, index_dir, write_clean, engine, workers, ray_address):
+def audit(
+    train,
+    eval_,
+    train_format,
+    eval_format,
+    text_field,
+    id_field,
+    methods,
+    max_contaminated,
+    on_error,
+    max_record_chars,
+    report_dir,
+    index_dir,
+    write_clean,
+    engine,
+    workers,
+    ray_address,
+):
     """Audit training data against eval data in one check and write a report.
 
     Exit code 0 when no eval item leaks (beyond --max-contaminated), 1 when some do, 2 on bad input.
@@ -96,15 +162,29 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
             for ref in refs:
                 name = _dataset_name(ref, taken)
                 bundled = is_registry_ref(ref) and not os.path.exists(ref)
-                datasets[name] = DatasetSpec(name=name, paths=[ref], role=role, format=fmt,
-                                             text_field=None if bundled else text_field,
-                                             id_field=None if bundled else id_field,
-                                             on_error=on_error if role == "train" else None,
-                                             max_record_chars=max_record_chars)
+                datasets[name] = DatasetSpec(
+                    name=name,
+                    paths=[ref],
+                    role=role,
+                    format=fmt,
+                    text_field=None if bundled else text_field,
+                    id_field=None if bundled else id_field,
+                    on_error=on_error if role == "train" else None,
+                    max_record_chars=max_record_chars,
+                )
                 sides[role].append(name)
-        config = AuditConfig(datasets=datasets, checks=[CheckSpec(
-            name="audit", train=sides["train"], eval=sides["eval"], methods=list(methods) or None,
-            max_contaminated=max_contaminated)])
+        config = AuditConfig(
+            datasets=datasets,
+            checks=[
+                CheckSpec(
+                    name="audit",
+                    train=sides["train"],
+                    eval=sides["eval"],
+                    methods=list(methods) or None,
+                    max_contaminated=max_contaminated,
+                )
+            ],
+        )
         _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
         report = run_audit(config)
         _finish(report, report_dir or default_report_dir("audit"))
@@ -112,10 +192,22 @@ def audit(train, eval_, train_format, eval_format, text_field, id_field, methods
 
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False))
-@click.option("--report-dir", default=None, help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).")
-@click.option("--index-dir", default=None, help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).")
-@click.option("--write-clean", default=None, metavar="DIR",
-              help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).")
+@click.option(
+    "--report-dir",
+    default=None,
+    help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).",
+)
+@click.option(
+    "--index-dir",
+    default=None,
+    help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).",
+)
+@click.option(
+    "--write-clean",
+    default=None,
+    metavar="DIR",
+    help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).",
+)
 @engine_options
 def verify(manifest, report_dir, index_dir, write_clean, engine, workers, ray_address):
     """Verify every check of a split manifest (TOML) and write a report.

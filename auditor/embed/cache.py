@@ -74,20 +74,29 @@ class EmbeddingCache:
         """Write the cache under ``root/<model>/``; returns that folder."""
         folder = self.folder_for(root, self.model)
         keys = np.array(sorted(self._vec), dtype=np.uint64)
-        vecs = np.stack([self._vec[k] for k in keys.tolist()]).astype(np.float32) if len(keys) \
+        vecs = (
+            np.stack([self._vec[k] for k in keys.tolist()]).astype(np.float32)
+            if len(keys)
             else np.zeros((0, self.dim), dtype=np.float32)
+        )
         kb, vb = _npy_bytes(keys), _npy_bytes(vecs)
         atomic_write_bytes(folder / "keys.npy", kb)
         atomic_write_bytes(folder / "vectors.npy", vb)
-        doc = {"format": FORMAT, "version": VERSION, "model": self.model, "dim": self.dim,
-               "count": int(len(keys)), "keys_sha256": hashlib.sha256(kb).hexdigest(),
-               "vectors_sha256": hashlib.sha256(vb).hexdigest()}
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "model": self.model,
+            "dim": self.dim,
+            "count": int(len(keys)),
+            "keys_sha256": hashlib.sha256(kb).hexdigest(),
+            "vectors_sha256": hashlib.sha256(vb).hexdigest(),
+        }
         atomic_write_text(folder / "cache.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
         self.unsaved = 0
         return folder
 
     @classmethod
-    def load(cls, root: str | Path, model: str, dim: int) -> "EmbeddingCache":
+    def load(cls, root: str | Path, model: str, dim: int) -> EmbeddingCache:
         """The cache saved under ``root/<model>/``, or an empty one when there is none."""
         cache = cls(dim, model)
         folder = cls.folder_for(root, model)
@@ -102,10 +111,12 @@ class EmbeddingCache:
         if doc.get("format") != FORMAT or doc.get("version") != VERSION:
             raise IndexFileError(f"{where}: not an auditor embedding cache of version {VERSION}; delete it to rebuild")
         if doc.get("model") != model or doc.get("dim") != dim:
-            raise IndexFileError(f"{where}: cache of model {doc.get('model')!r} (dim {doc.get('dim')}), "
-                                 f"expected {model!r} (dim {dim})")
-        if hashlib.sha256(kb).hexdigest() != doc.get("keys_sha256") or \
-                hashlib.sha256(vb).hexdigest() != doc.get("vectors_sha256"):
+            raise IndexFileError(
+                f"{where}: cache of model {doc.get('model')!r} (dim {doc.get('dim')}), expected {model!r} (dim {dim})"
+            )
+        if hashlib.sha256(kb).hexdigest() != doc.get("keys_sha256") or hashlib.sha256(vb).hexdigest() != doc.get(
+            "vectors_sha256"
+        ):
             raise IndexFileError(f"{where}: checksum mismatch (truncated or modified); delete the folder to rebuild")
         keys = np.load(io.BytesIO(kb), allow_pickle=False)
         vecs = np.load(io.BytesIO(vb), allow_pickle=False)

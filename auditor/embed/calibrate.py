@@ -27,8 +27,9 @@ Errors: :class:`~auditor.errors.InputError` (bad pairs file), :class:`~auditor.e
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .._io import iter_jsonl
 from ..errors import ConfigError, InputError
@@ -53,8 +54,8 @@ class Calibration:
     negatives: int
     candidates: int
     mode: str
-    decision: dict[str, Any] | None = None   # the self-calibrated rule of the indexed half
-    at_decision: Row | None = None           # precision/recall of that rule (threshold and rival)
+    decision: dict[str, Any] | None = None  # the self-calibrated rule of the indexed half
+    at_decision: Row | None = None  # precision/recall of that rule (threshold and rival)
 
     def best(self) -> Row:
         return max(self.rows, key=lambda r: (r.f1, -r.threshold))
@@ -87,17 +88,29 @@ def auto_pairs(eval_records: Sequence[Record], seed: int = 0, view: str = QUERY)
     rng.shuffle(order)
     half = len(order) // 2
     a, b = sorted(order[:half]), sorted(order[half:])
-    indexed = [Record("eval", usable[i].id, usable[i].source, {QUERY: usable[i].view(view)}, ordinal=n)
-               for n, i in enumerate(a)]
+    indexed = [
+        Record("eval", usable[i].id, usable[i].source, {QUERY: usable[i].view(view)}, ordinal=n)
+        for n, i in enumerate(a)
+    ]
     train: list[Record] = []
     positives: set[tuple[int, int]] = set()
     for n, i in enumerate(a):
-        train.append(Record("train", f"rewrite:{usable[i].id}", usable[i].source,
-                            {"text": rewrite(usable[i].view(view), rng)}, ordinal=len(train)))
+        train.append(
+            Record(
+                "train",
+                f"rewrite:{usable[i].id}",
+                usable[i].source,
+                {"text": rewrite(usable[i].view(view), rng)},
+                ordinal=len(train),
+            )
+        )
         positives.add((n, len(train) - 1))
     for i in b:
-        train.append(Record("train", f"other:{usable[i].id}", usable[i].source,
-                            {"text": usable[i].view(view)}, ordinal=len(train)))
+        train.append(
+            Record(
+                "train", f"other:{usable[i].id}", usable[i].source, {"text": usable[i].view(view)}, ordinal=len(train)
+            )
+        )
     return indexed, train, positives
 
 
@@ -109,8 +122,12 @@ def load_pairs(path: str):
     for lineno, obj, err in iter_jsonl(path):
         if err:
             raise InputError(path, f"line {lineno}", err)
-        if not isinstance(obj, dict) or not isinstance(obj.get("eval"), str) or not isinstance(obj.get("train"), str) \
-                or obj.get("label") not in (0, 1, True, False):
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("eval"), str)
+            or not isinstance(obj.get("train"), str)
+            or obj.get("label") not in (0, 1, True, False)
+        ):
             raise InputError(path, f"line {lineno}", 'expected {"eval": text, "train": text, "label": 0 or 1}')
         e = evals.setdefault(obj["eval"], len(evals))
         t = trains.setdefault(obj["train"], len(trains))
@@ -137,8 +154,13 @@ def sweep(scored: Iterable[tuple[float, bool]], positives: int, thresholds: Sequ
     return rows
 
 
-def calibrate(eval_records: Sequence[Record], pairs_file: str | None = None, params: dict[str, Any] | None = None,
-              seed: int = 0, thresholds: Sequence[float] | None = None) -> Calibration:
+def calibrate(
+    eval_records: Sequence[Record],
+    pairs_file: str | None = None,
+    params: dict[str, Any] | None = None,
+    seed: int = 0,
+    thresholds: Sequence[float] | None = None,
+) -> Calibration:
     """Run the ``embedding`` index on labelled pairs and tabulate precision/recall per threshold."""
     from ..methods.embedding import EmbeddingIndex
 
@@ -159,8 +181,9 @@ def calibrate(eval_records: Sequence[Record], pairs_file: str | None = None, par
     for f in index.search_scored(train, decide=False):
         key = (f.eval_ordinal, f.train_ordinal)
         best[key] = max(best.get(key, float("-inf")), f.score)
-        if index.calibration.accepts(f.score, float("-inf") if f.evidence["rival"] is None else f.evidence["rival"],
-                                     f.evidence["cosine"]):
+        if index.calibration.accepts(
+            f.score, float("-inf") if f.evidence["rival"] is None else f.evidence["rival"], f.evidence["cosine"]
+        ):
             accepted[key] = 1.0
     scored = [(s, key in positives) for key, s in best.items()]
     if thresholds is None:
@@ -168,5 +191,6 @@ def calibrate(eval_records: Sequence[Record], pairs_file: str | None = None, par
     rows = sweep(scored, len(positives), thresholds)
     decision = index.calibration.describe()
     at = sweep([(float("inf"), key in positives) for key in accepted], len(positives), [decision["threshold"]])[0]
-    return Calibration(rows, len(positives), len(train) - len({t for _, t in positives}), len(scored), mode,
-                       decision, at)
+    return Calibration(
+        rows, len(positives), len(train) - len({t for _, t in positives}), len(scored), mode, decision, at
+    )

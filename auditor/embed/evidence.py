@@ -73,8 +73,15 @@ class Parts:
     conflict: int
 
     def score(self, w: Weights) -> float:
-        return (self.cosine + w.lexical * self.lexical + w.margin * max(-0.2, min(0.2, self.margin)) + w.mutual * self.mutual
-                + w.overlap * self.overlap + w.entities * (self.entities - 1.0) - w.conflict * self.conflict)
+        return (
+            self.cosine
+            + w.lexical * self.lexical
+            + w.margin * max(-0.2, min(0.2, self.margin))
+            + w.mutual * self.mutual
+            + w.overlap * self.overlap
+            + w.entities * (self.entities - 1.0)
+            - w.conflict * self.conflict
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}

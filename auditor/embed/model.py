@@ -21,8 +21,9 @@ import importlib.util
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +80,10 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "cpu") -> Any:
         try:
             _LOADED[key] = SentenceTransformer(where, device=device, local_files_only=True)
         except (OSError, ValueError) as e:
-            raise ConfigError(f"embedding model '{model}' cannot be loaded offline from {where}: "
-                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            raise ConfigError(
+                f"embedding model '{model}' cannot be loaded offline from {where}: "
+                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
     return _LOADED[key]
 
 
@@ -106,9 +109,15 @@ class Encoder:
     on stderr for batches of at least ``progress_min`` new texts.
     """
 
-    def __init__(self, model: Any, cache: EmbeddingCache | None = None, batch_size: int = 64,
-                 hash_fn: Callable[[str], int] = text_hash, show_progress: bool | None = None,
-                 progress_min: int = 256):
+    def __init__(
+        self,
+        model: Any,
+        cache: EmbeddingCache | None = None,
+        batch_size: int = 64,
+        hash_fn: Callable[[str], int] = text_hash,
+        show_progress: bool | None = None,
+        progress_min: int = 256,
+    ):
         self.model = model
         self.cache = cache if cache is not None else EmbeddingCache(embedding_dim(model))
         self.batch_size = batch_size
@@ -144,9 +153,13 @@ class Encoder:
         if missing:
             order = list(missing.items())
             t0 = time.perf_counter()
-            vecs = self.model.encode([texts[i] for _, i in order], batch_size=self.batch_size,
-                                     normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=self.show_progress and len(order) >= self.progress_min)
+            vecs = self.model.encode(
+                [texts[i] for _, i in order],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=self.show_progress and len(order) >= self.progress_min,
+            )
             self.seconds += time.perf_counter() - t0
             self.calls += 1
             self.encoded += len(order)
@@ -160,5 +173,10 @@ class Encoder:
 
     def throughput(self) -> dict[str, Any]:
         rate = self.encoded / self.seconds if self.seconds else 0.0
-        return {"encoded": self.encoded, "cache_hits": self.cache_hits, "model_calls": self.calls,
-                "encode_seconds": round(self.seconds, 3), "sentences_per_s": round(rate, 1)}
+        return {
+            "encoded": self.encoded,
+            "cache_hits": self.cache_hits,
+            "model_calls": self.calls,
+            "encode_seconds": round(self.seconds, 3),
+            "sentences_per_s": round(rate, 1),
+        }

@@ -90,5 +90,5 @@ def segments(text: str, max_words: int = 160, min_words: int = 3) -> list[Segmen
     if len(words) > max_words:
         stride = max(1, max_words // 2)
         for start in range(0, len(words) - max_words + stride, stride):
-            out.append(Segment("window", " ".join(words[start:start + max_words]), start))
+            out.append(Segment("window", " ".join(words[start : start + max_words]), start))
     return out

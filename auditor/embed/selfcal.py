@@ -52,32 +52,55 @@ class SelfCalibration:
     copy_cosine: float = 0.98
 
     @classmethod
-    def off(cls, base: float, why: str = "configured threshold (self-calibration off)",
-            copy_cosine: float = 0.98) -> "SelfCalibration":
+    def off(
+        cls, base: float, why: str = "configured threshold (self-calibration off)", copy_cosine: float = 0.98
+    ) -> SelfCalibration:
         return cls(base, base, float("-inf"), why, copy_cosine=copy_cosine)
 
     @classmethod
-    def fit(cls, null: np.ndarray, base: float, quantile: float, pad: float, rival_margin: float,
-            min_items: int, copy_cosine: float = 0.98) -> "SelfCalibration":
+    def fit(
+        cls,
+        null: np.ndarray,
+        base: float,
+        quantile: float,
+        pad: float,
+        rival_margin: float,
+        min_items: int,
+        copy_cosine: float = 0.98,
+    ) -> SelfCalibration:
         """``null``: per eval item, its best score against another eval item (``-inf``: no candidate)."""
         if not 0 < quantile <= 1:
             raise ConfigError(f"method 'embedding': null_quantile must be in (0, 1], not {quantile}")
         null = np.asarray(null, dtype=np.float64)
         if len(null) < min_items:
-            return cls(base, base, rival_margin, f"configured threshold {base:g} (only {len(null)} eval items: "
-                                                 f"too few to self-calibrate, need {min_items})",
-                       {"eval_items": int(len(null))}, copy_cosine)
+            return cls(
+                base,
+                base,
+                rival_margin,
+                f"configured threshold {base:g} (only {len(null)} eval items: "
+                f"too few to self-calibrate, need {min_items})",
+                {"eval_items": int(len(null))},
+                copy_cosine,
+            )
         scored = np.where(np.isfinite(null), null, -1.0)  # no candidate at all: far below any threshold
         q = float(np.quantile(scored, quantile))
         threshold = max(base, q + pad)
         qs = {f"q{p:g}": round(float(np.quantile(scored, p / 100)), 4) for p in (50, 90, 99, 99.5)}
-        rule = (f"max(configured {base:g}, q{quantile * 100:g} of eval-vs-eval nearest-neighbour scores "
-                f"{q:.3f} + {pad:g}) = {threshold:.3f}; and score > the item's best other-eval-item score"
-                + (f" + {rival_margin:g}" if rival_margin else "")
-                + f"; a near-copy (cosine >= {copy_cosine:g}) needs only the configured threshold")
-        stats = {"eval_items": int(len(null)), "null_quantile": quantile, "null_score_at_quantile": round(q, 4),
-                 "pad": pad, "null_scores": qs, "null_max": round(float(scored.max()), 4),
-                 "share_null_above_base": round(float((scored >= base).mean()), 4)}
+        rule = (
+            f"max(configured {base:g}, q{quantile * 100:g} of eval-vs-eval nearest-neighbour scores "
+            f"{q:.3f} + {pad:g}) = {threshold:.3f}; and score > the item's best other-eval-item score"
+            + (f" + {rival_margin:g}" if rival_margin else "")
+            + f"; a near-copy (cosine >= {copy_cosine:g}) needs only the configured threshold"
+        )
+        stats = {
+            "eval_items": int(len(null)),
+            "null_quantile": quantile,
+            "null_score_at_quantile": round(q, 4),
+            "pad": pad,
+            "null_scores": qs,
+            "null_max": round(float(scored.max()), 4),
+            "share_null_above_base": round(float((scored >= base).mean()), 4),
+        }
         return cls(base, threshold, rival_margin, rule, stats, copy_cosine)
 
     def accepts(self, score: float, rival: float, cosine: float = 0.0) -> bool:
@@ -88,6 +111,10 @@ class SelfCalibration:
         return not math.isfinite(rival) or score > rival + self.rival_margin
 
     def describe(self) -> dict[str, Any]:
-        return {"threshold": round(self.threshold, 4), "configured_threshold": self.base,
-                "rival_margin": self.rival_margin if math.isfinite(self.rival_margin) else None,
-                "rule": self.rule, **self.stats}
+        return {
+            "threshold": round(self.threshold, 4),
+            "configured_threshold": self.base,
+            "rival_margin": self.rival_margin if math.isfinite(self.rival_margin) else None,
+            "rule": self.rule,
+            **self.stats,
+        }

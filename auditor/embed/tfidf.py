@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")

@@ -33,12 +33,20 @@ def brute_force(base: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarr
 
 
 class VectorIndex:
-    def __init__(self, vectors: np.ndarray, approximate: str = "auto", approx_min: int = 200_000,
-                 seed: int = 0, recall_sample: int = 500):
+    def __init__(
+        self,
+        vectors: np.ndarray,
+        approximate: str = "auto",
+        approx_min: int = 200_000,
+        seed: int = 0,
+        recall_sample: int = 500,
+    ):
         import faiss
 
         if approximate not in APPROX:
-            raise ConfigError(f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{approximate}'")
+            raise ConfigError(
+                f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{approximate}'"
+            )
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         n, d = self.vectors.shape
         kind = approximate

@@ -24,10 +24,10 @@ import multiprocessing as mp
 import os
 import time
 from collections import deque
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from ..datasets import Dataset
 from ..engine import ScanStats, batched, search_all
@@ -106,8 +106,7 @@ class LocalEngine:
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang)
-        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(indexes,)) as pool:
+        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker, initargs=(indexes,)) as pool:
             pending: deque = deque()
             for batch in batches:
                 pending.append(pool.submit(_work, batch))

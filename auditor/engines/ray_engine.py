@@ -28,11 +28,12 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ..datasets import Dataset
-from ..engine import ScanStats, batched, search_all
+from ..engine import ScanStats, batched
 from ..errors import ConfigError, MissingDependencyError
 from ..methods.base import Finding, Index
 from ..progress import ScanProgress
@@ -54,8 +55,16 @@ def _indexes(ref_holder: list) -> list[Index]:
 
 
 def _record_row(batch_no: int, r: Record) -> dict[str, Any]:
-    return {"batch": batch_no, "dataset": r.dataset, "id": r.id, "source": r.source, "ordinal": r.ordinal,
-            "split": r.split or "", "views": json.dumps(r.views), "meta": json.dumps(r.meta, default=str)}
+    return {
+        "batch": batch_no,
+        "dataset": r.dataset,
+        "id": r.id,
+        "source": r.source,
+        "ordinal": r.ordinal,
+        "split": r.split or "",
+        "views": json.dumps(r.views),
+        "meta": json.dumps(r.meta, default=str),
+    }
 
 
 def _scan_batch(cols: dict, ref_holder: list) -> dict:
@@ -65,9 +74,15 @@ def _scan_batch(cols: dict, ref_holder: list) -> dict:
     indexes = _indexes(ref_holder)
     groups: dict[int, list[Record]] = {}
     for i in range(len(cols["ordinal"])):
-        rec = Record(dataset=str(cols["dataset"][i]), id=str(cols["id"][i]), source=str(cols["source"][i]),
-                     views=json.loads(cols["views"][i]), meta=json.loads(cols["meta"][i]),
-                     split=str(cols["split"][i]) or None, ordinal=int(cols["ordinal"][i]))
+        rec = Record(
+            dataset=str(cols["dataset"][i]),
+            id=str(cols["id"][i]),
+            source=str(cols["source"][i]),
+            views=json.loads(cols["views"][i]),
+            meta=json.loads(cols["meta"][i]),
+            split=str(cols["split"][i]) or None,
+            ordinal=int(cols["ordinal"][i]),
+        )
         groups.setdefault(int(cols["batch"][i]), []).append(rec)
     keys, findings = [], []
     for batch_no, records in groups.items():
@@ -75,8 +90,7 @@ def _scan_batch(cols: dict, ref_holder: list) -> dict:
             for seq, f in enumerate(index.search(records)):
                 keys.append((batch_no, index_no, f.train_ordinal, seq))
                 findings.append(json.dumps(dataclasses.asdict(f)))
-    return {"key": np.array([json.dumps(k) for k in keys], dtype=object),
-            "finding": np.array(findings, dtype=object)}
+    return {"key": np.array([json.dumps(k) for k in keys], dtype=object), "finding": np.array(findings, dtype=object)}
 
 
 @dataclass
@@ -100,8 +114,11 @@ class RayEngine:
         import ray
 
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                      "logging_level": logging.WARNING}
+            kwargs: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.WARNING,
+            }
             if self.address:
                 kwargs["address"] = self.address
             else:
@@ -147,8 +164,13 @@ class RayEngine:
 
         blocks = max(1, min(len(rows) // self.batch_size, 4 * (self.workers or 1)))
         ds = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
-            _scan_batch, fn_kwargs={"ref_holder": holder}, batch_size=self.batch_size,
-            batch_format="numpy", compute=ray.data.TaskPoolStrategy(size=self.workers), num_cpus=1)
+            _scan_batch,
+            fn_kwargs={"ref_holder": holder},
+            batch_size=self.batch_size,
+            batch_format="numpy",
+            compute=ray.data.TaskPoolStrategy(size=self.workers),
+            num_cpus=1,
+        )
         out = [(json.loads(r["key"]), r["finding"]) for r in ds.iter_rows()]
         out.sort(key=lambda kv: kv[0])
         return [Finding(**json.loads(f)) for _, f in out]

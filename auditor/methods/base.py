@@ -25,13 +25,14 @@ import dataclasses
 import importlib.util
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from ..errors import ConfigError, MissingDependencyError
 from ..records import QUERY, TEXT, Record
 
-_REGISTRY: dict[str, type["Index"]] = {}
+_REGISTRY: dict[str, type[Index]] = {}
 
 
 @dataclass(slots=True)
@@ -53,19 +54,35 @@ class Finding:
     check: str = ""
 
     def sort_key(self) -> tuple:
-        return (self.check, self.eval_dataset, self.eval_ordinal, self.method, -self.score,
-                self.train_dataset, self.train_ordinal)
+        return (
+            self.check,
+            self.eval_dataset,
+            self.eval_ordinal,
+            self.method,
+            -self.score,
+            self.train_dataset,
+            self.train_ordinal,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "eval_dataset": self.eval_dataset, "eval_id": self.eval_id,
-                "eval_source": self.eval_source, "train_dataset": self.train_dataset,
-                "train_id": self.train_id, "train_source": self.train_source, "method": self.method,
-                "score": round(float(self.score), 6), "conclusive": self.conclusive,
-                "evidence": self.evidence, "eval_ordinal": self.eval_ordinal,
-                "train_ordinal": self.train_ordinal}
+        return {
+            "check": self.check,
+            "eval_dataset": self.eval_dataset,
+            "eval_id": self.eval_id,
+            "eval_source": self.eval_source,
+            "train_dataset": self.train_dataset,
+            "train_id": self.train_id,
+            "train_source": self.train_source,
+            "method": self.method,
+            "score": round(float(self.score), 6),
+            "conclusive": self.conclusive,
+            "evidence": self.evidence,
+            "eval_ordinal": self.eval_ordinal,
+            "train_ordinal": self.train_ordinal,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -107,10 +124,13 @@ class Index(ABC):
                 config = self.Config(**params)
             except TypeError as e:
                 known = ", ".join(f.name for f in dataclasses.fields(self.Config))
-                raise ConfigError(f"method '{self.name}': {e.args[0].split(')')[-1].strip() or e} "
-                                  f"(parameters: {known})") from None
+                raise ConfigError(
+                    f"method '{self.name}': {e.args[0].split(')')[-1].strip() or e} (parameters: {known})"
+                ) from None
             if isinstance(config.train_views, (list, str)):
-                config.train_views = (config.train_views,) if isinstance(config.train_views, str) else tuple(config.train_views)
+                config.train_views = (
+                    (config.train_views,) if isinstance(config.train_views, str) else tuple(config.train_views)
+                )
         self.config = config
         self.eval_records: list[Record] = []
         self.not_indexed: Counter = Counter()
@@ -119,7 +139,7 @@ class Index(ABC):
     def missing_requirements(cls) -> list[tuple[str, str]]:
         return [(m, e) for m, e in cls.requires.items() if importlib.util.find_spec(m) is None]
 
-    def build(self, eval_records: Sequence[Record]) -> "Index":
+    def build(self, eval_records: Sequence[Record]) -> Index:
         """Index the eval side. Records keep their order; ``eval_records[i].ordinal`` need not be i."""
         self.eval_records = list(eval_records)
         self.not_indexed = Counter()
@@ -146,7 +166,7 @@ class Index(ABC):
         """``(arrays, meta)`` describing the built index for :mod:`auditor.indexstore`, or None."""
         return None
 
-    def restore(self, eval_records: Sequence[Record], arrays: dict[str, Any], meta: dict[str, Any]) -> "Index":
+    def restore(self, eval_records: Sequence[Record], arrays: dict[str, Any], meta: dict[str, Any]) -> Index:
         """Rebuild from :meth:`state` output instead of :meth:`_build`."""
         raise NotImplementedError
 
@@ -155,17 +175,30 @@ class Index(ABC):
 
     def stats(self) -> dict[str, Any]:
         """Parameters and coverage for the report."""
-        return {"method": self.name, "conclusive": self.conclusive,
-                "params": _jsonable(dataclasses.asdict(self.config)),
-                "eval_items": len(self.eval_records),
-                "eval_not_indexed": sum(self.not_indexed.values()),
-                "not_indexed_reasons": dict(sorted(self.not_indexed.items()))}
+        return {
+            "method": self.name,
+            "conclusive": self.conclusive,
+            "params": _jsonable(dataclasses.asdict(self.config)),
+            "eval_items": len(self.eval_records),
+            "eval_not_indexed": sum(self.not_indexed.values()),
+            "not_indexed_reasons": dict(sorted(self.not_indexed.items())),
+        }
 
     def finding(self, ev: Record, tr: Record, score: float, **evidence: Any) -> Finding:
-        return Finding(eval_dataset=ev.dataset, eval_id=ev.id, eval_source=ev.source,
-                       train_dataset=tr.dataset, train_id=tr.id, train_source=tr.source,
-                       method=self.name, score=float(score), conclusive=self.conclusive,
-                       evidence=evidence, eval_ordinal=ev.ordinal, train_ordinal=tr.ordinal)
+        return Finding(
+            eval_dataset=ev.dataset,
+            eval_id=ev.id,
+            eval_source=ev.source,
+            train_dataset=tr.dataset,
+            train_id=tr.id,
+            train_source=tr.source,
+            method=self.name,
+            score=float(score),
+            conclusive=self.conclusive,
+            evidence=evidence,
+            eval_ordinal=ev.ordinal,
+            train_ordinal=tr.ordinal,
+        )
 
 
 def _jsonable(obj: Any) -> Any:

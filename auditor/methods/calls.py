@@ -27,9 +27,9 @@ Names in ``ignore`` (``think``; ``Finish`` is never a call) are dropped on both 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Sequence
 
 from ..records import Record
 from ..toolcalls import call_name, split_calls
@@ -52,8 +52,10 @@ class CallsConfig(MethodConfig):
 class CallsIndex(Index):
     name = "calls"
     Config = CallsConfig
-    summary = ("canonical tool-call sequences (name + normalized sorted-key arguments): identical, contained, "
-               "same set, similar; multi-call exact solutions are conclusive")
+    summary = (
+        "canonical tool-call sequences (name + normalized sorted-key arguments): identical, contained, "
+        "same set, similar; multi-call exact solutions are conclusive"
+    )
 
     def _seq(self, text: str) -> list[str]:
         ignore = {n.lower() for n in self.config.ignore}
@@ -93,12 +95,22 @@ class CallsIndex(Index):
                     continue
                 kind, score, matched = found
                 distinct = set(self.seqs[pos])
-                conclusive = (kind in ("sequence", "contained")
-                              and len(distinct) >= self.config.conclusive_min_calls
-                              and any(not c.endswith("({})") for c in distinct))
-                f = self.finding(ev, tr, score, kind=kind, view="calls", matched_calls=matched[:10],
-                                 eval_calls=len(self.seqs[pos]), train_calls=len(tseq),
-                                 train_positions=[i + 1 for i, c in enumerate(tseq) if c in set(matched)][:20])
+                conclusive = (
+                    kind in ("sequence", "contained")
+                    and len(distinct) >= self.config.conclusive_min_calls
+                    and any(not c.endswith("({})") for c in distinct)
+                )
+                f = self.finding(
+                    ev,
+                    tr,
+                    score,
+                    kind=kind,
+                    view="calls",
+                    matched_calls=matched[:10],
+                    eval_calls=len(self.seqs[pos]),
+                    train_calls=len(tseq),
+                    train_positions=[i + 1 for i, c in enumerate(tseq) if c in set(matched)][:20],
+                )
                 f.conclusive = conclusive
                 out.append(f)
         return out
@@ -112,7 +124,7 @@ class CallsIndex(Index):
         if set(eseq) == tset:
             return "call_set", 1.0, list(eseq)
         sm = SequenceMatcher(None, eseq, tseq, autojunk=False)
-        matched = [c for b in sm.get_matching_blocks() for c in eseq[b.a:b.a + b.size]]
+        matched = [c for b in sm.get_matching_blocks() for c in eseq[b.a : b.a + b.size]]
         score = len(matched) / len(eseq)
         if score >= self.config.threshold:
             return "similar", round(score, 6), matched

@@ -32,8 +32,9 @@ Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,30 +47,30 @@ from .base import Finding, Index, MethodConfig
 
 @dataclass
 class EmbeddingConfig(MethodConfig):
-    model: str = "bundled"              # "bundled", a local sentence-transformers folder, or a cached name
+    model: str = "bundled"  # "bundled", a local sentence-transformers folder, or a cached name
     device: str = "cpu"
     batch_size: int = 64
-    cache_dir: str = ""                 # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
-    save_every: int = 20_000            # persist the cache after this many new texts during a scan
-    top_k: int = 5                      # candidate eval items scored per training record
-    min_cosine: float = 0.4             # candidates below this cosine are not scored
+    cache_dir: str = ""  # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
+    save_every: int = 20_000  # persist the cache after this many new texts during a scan
+    top_k: int = 5  # candidate eval items scored per training record
+    min_cosine: float = 0.4  # candidates below this cosine are not scored
     threshold: float = Weights.threshold  # decision on the combined score (see auditor.embed.evidence)
-    w_lexical: float = Weights.lexical    # score weights: defaults live in auditor.embed.evidence.Weights
+    w_lexical: float = Weights.lexical  # score weights: defaults live in auditor.embed.evidence.Weights
     w_margin: float = Weights.margin
     w_mutual: float = Weights.mutual
     w_overlap: float = Weights.overlap
     w_entities: float = Weights.entities
     w_conflict: float = Weights.conflict
-    require_best: bool = True           # a finding only for the eval item a training segment is closest to
-    self_calibrate: bool = True         # threshold and rival rule from eval-vs-eval scores (auditor.embed.selfcal)
-    null_quantile: float = 0.995        # quantile of the eval items' best scores against other eval items
-    null_pad: float = 0.05              # added to that quantile
-    rival_margin: float = 0.0           # a finding must beat the item's best other-eval-item score by this
-    null_min_items: int = 20            # fewer eval items: the configured threshold alone
-    copy_cosine: float = 0.98           # at or above: a near-copy, found at the configured threshold alone
-    max_words: int = 160                # longer texts are also embedded as windows of this many words
-    approximate: str = "auto"           # "auto" | "exact" | "hnsw" | "ivf"
-    approx_min: int = 200_000           # "auto" switches to HNSW from this many eval segments
+    require_best: bool = True  # a finding only for the eval item a training segment is closest to
+    self_calibrate: bool = True  # threshold and rival rule from eval-vs-eval scores (auditor.embed.selfcal)
+    null_quantile: float = 0.995  # quantile of the eval items' best scores against other eval items
+    null_pad: float = 0.05  # added to that quantile
+    rival_margin: float = 0.0  # a finding must beat the item's best other-eval-item score by this
+    null_min_items: int = 20  # fewer eval items: the configured threshold alone
+    copy_cosine: float = 0.98  # at or above: a near-copy, found at the configured threshold alone
+    max_words: int = 160  # longer texts are also embedded as windows of this many words
+    approximate: str = "auto"  # "auto" | "exact" | "hnsw" | "ivf"
+    approx_min: int = 200_000  # "auto" switches to HNSW from this many eval segments
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
 
@@ -78,9 +79,11 @@ class EmbeddingIndex(Index):
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     in_default = False  # model-based and slower: runs when named (--method embedding)
-    summary = ("[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
-               "token overlap and shared entities; finding at >= a threshold self-calibrated on the eval set "
-               "(q99.5 of eval-vs-eval scores + 0.05, at least 0.5) that also beats the item's nearest eval neighbour")
+    summary = (
+        "[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
+        "token overlap and shared entities; finding at >= a threshold self-calibrated on the eval set "
+        "(q99.5 of eval-vs-eval scores + 0.05, at least 0.5) that also beats the item's nearest eval neighbour"
+    )
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         super().__init__(config, **params)
@@ -92,22 +95,34 @@ class EmbeddingIndex(Index):
         from ..embed.vsearch import APPROX
 
         if c.approximate not in APPROX:
-            raise ConfigError(f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'")
+            raise ConfigError(
+                f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
+            )
         self.encoder = None
 
     # -- model and cache ---------------------------------------------------------------------
     def weights(self):
 
         c = self.config
-        return Weights(lexical=c.w_lexical, margin=c.w_margin, mutual=c.w_mutual, overlap=c.w_overlap, entities=c.w_entities,
-                       conflict=c.w_conflict, threshold=c.threshold)
+        return Weights(
+            lexical=c.w_lexical,
+            margin=c.w_margin,
+            mutual=c.w_mutual,
+            overlap=c.w_overlap,
+            entities=c.w_entities,
+            conflict=c.w_conflict,
+            threshold=c.threshold,
+        )
 
     def cache_root(self) -> str | None:
         c = self.config.cache_dir
         if c.lower() == "none":
             return None
-        return c or os.environ.get("AUDITOR_EMBED_CACHE") or os.path.join(
-            os.environ.get("AUDITOR_INDEX_DIR", "indexes"), "embeddings")
+        return (
+            c
+            or os.environ.get("AUDITOR_EMBED_CACHE")
+            or os.path.join(os.environ.get("AUDITOR_INDEX_DIR", "indexes"), "embeddings")
+        )
 
     def _encoder(self):
         if self.encoder is None:
@@ -194,8 +209,9 @@ class EmbeddingIndex(Index):
             best[g] = max(best.get(g, -np.inf), self.rival[pos])
         self.rival = np.array([best[g] for g in self.group]) if self.group else self.rival
         self.null_scores = np.array([null[p] for p in reps])
-        return SelfCalibration.fit(self.null_scores, c.threshold, c.null_quantile, c.null_pad,
-                                   c.rival_margin, c.null_min_items, c.copy_cosine)
+        return SelfCalibration.fit(
+            self.null_scores, c.threshold, c.null_quantile, c.null_pad, c.rival_margin, c.null_min_items, c.copy_cosine
+        )
 
     def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
         """Per eval segment: its best cosine to a segment of another eval item (-1 when none)."""
@@ -259,12 +275,17 @@ class EmbeddingIndex(Index):
         sims, ids = self.vindex.search(vecs, k)
         w = self.weights()
         row = 0
-        for u, (tr, view, segs) in enumerate(units):
+        for u, (_tr, _view, segs) in enumerate(units):
             n = len(segs)
             skip = -1 if exclude is None else exclude[u]
-            cand = sorted({int(self.seg_owner[i]) for i in ids[row:row + n].ravel().tolist()
-                           if i >= 0 and self.group[int(self.seg_owner[i])] != skip})
-            uvecs, ukinds = vecs[row:row + n], [s.kind for s in segs]
+            cand = sorted(
+                {
+                    int(self.seg_owner[i])
+                    for i in ids[row : row + n].ravel().tolist()
+                    if i >= 0 and self.group[int(self.seg_owner[i])] != skip
+                }
+            )
+            uvecs, ukinds = vecs[row : row + n], [s.kind for s in segs]
             row += n
             if not cand:
                 continue
@@ -287,9 +308,15 @@ class EmbeddingIndex(Index):
                 is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
                 if is_code:  # code rephrasings rename identifiers: no entity conflict there
                     conflict = 0
-                parts = Parts(cosine=cos, lexical=float(lex), margin=float(margin),
-                              mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
-                              overlap=overlap, entities=entities, conflict=conflict)
+                parts = Parts(
+                    cosine=cos,
+                    lexical=float(lex),
+                    margin=float(margin),
+                    mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
+                    overlap=overlap,
+                    entities=entities,
+                    conflict=conflict,
+                )
                 yield u, pos, parts, parts.score(w), i, tseg, rank, is_code
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
@@ -312,11 +339,22 @@ class EmbeddingIndex(Index):
             rival = float(self.rival[pos])
             if decide and not cal.accepts(score, rival, parts.cosine):
                 continue
-            out.append(self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(),
-                                    eval_segment=self.seg_label[i], train_segment=tseg.label(),
-                                    train_view=view, rank=rank, code=is_code,
-                                    rival=round(rival, 4) if np.isfinite(rival) else None,
-                                    threshold=round(cal.threshold, 4), threshold_rule=cal.rule))
+            out.append(
+                self.finding(
+                    self.eval_records[pos],
+                    tr,
+                    round(score, 6),
+                    **parts.as_dict(),
+                    eval_segment=self.seg_label[i],
+                    train_segment=tseg.label(),
+                    train_view=view,
+                    rank=rank,
+                    code=is_code,
+                    rival=round(rival, 4) if np.isfinite(rival) else None,
+                    threshold=round(cal.threshold, 4),
+                    threshold_rule=cal.rule,
+                )
+            )
         self.save_cache(self.config.save_every)
         return out
 

@@ -42,8 +42,9 @@ regex that does not compile.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..adapters._trajectory import turn_of
 from ..errors import ConfigError
@@ -86,8 +87,10 @@ class EntitiesIndex(Index):
     name = "entities"
     Config = EntitiesConfig
     conclusive = False
-    summary = ("identifiers grounding an eval item (tau user/order/reservation ids, flight numbers, ASINs, "
-               "ToolBench scoped ids, user regexes) found in training records; evidence, with location")
+    summary = (
+        "identifiers grounding an eval item (tau user/order/reservation ids, flight numbers, ASINs, "
+        "ToolBench scoped ids, user regexes) found in training records; evidence, with location"
+    )
 
     def __init__(self, config: EntitiesConfig | None = None, **params: Any):
         for key in ("eval_views", "kinds"):
@@ -162,9 +165,14 @@ class EntitiesIndex(Index):
                 ev = self.eval_records[pos]
                 if ev.dataset == tr.dataset and ev.ordinal == tr.ordinal:
                     continue
-                f = self.finding(ev, tr, round(len(where) / self.totals[pos], 6),
-                                 identifiers=list(where.values())[:20], matched_ids=len(where),
-                                 eval_ids=self.totals[pos])
+                f = self.finding(
+                    ev,
+                    tr,
+                    round(len(where) / self.totals[pos], 6),
+                    identifiers=list(where.values())[:20],
+                    matched_ids=len(where),
+                    eval_ids=self.totals[pos],
+                )
                 k = self.config.conclusive_min_ids
                 f.conclusive = bool(k) and len(where) >= k
                 out.append(f)

@@ -14,8 +14,8 @@ trajectory is found too. Score is 1.0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..kernels import exact_units
 from ..normalize import normalize, text_hash

@@ -15,8 +15,8 @@ candidate ids are its own id and ``meta['ref_ids']`` (e.g. ``33737`` from ToolBe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..records import Record
 from .base import Finding, Index, MethodConfig
@@ -57,6 +57,5 @@ class IdIndex(Index):
                     if g_ev and g_tr and g_ev != g_tr:
                         continue
                     seen.add(pos)
-                    out.append(self.finding(ev, tr, 1.0, matched_id=str(cid),
-                                            group=g_ev or g_tr))
+                    out.append(self.finding(ev, tr, 1.0, matched_id=str(cid), group=g_ev or g_tr))
         return out

@@ -35,8 +35,9 @@ Raises :class:`~auditor.errors.ConfigError` for bad parameters.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -93,7 +94,9 @@ def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarra
 class MinHashIndex(Index):
     name = "minhash"
     Config = MinHashConfig
-    summary = "MinHash-LSH near-duplicates (word 3-gram shingles), every candidate verified by exact Jaccard or containment"
+    summary = (
+        "MinHash-LSH near-duplicates (word 3-gram shingles), every candidate verified by exact Jaccard or containment"
+    )
 
     def __init__(self, config: MinHashConfig | None = None, **params: Any):
         super().__init__(config, **params)
@@ -125,7 +128,9 @@ class MinHashIndex(Index):
             h = shingle_hashes(ev.view(cfg.eval_view), cfg.shingle, cfg.shingle_size)
             u = distinct(h)
             if len(u) < max(1, cfg.min_shingles):
-                self.not_indexed[f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"] += 1
+                self.not_indexed[
+                    f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"
+                ] += 1
                 sets.append(np.empty(0, dtype=np.uint64))
                 lengths.append(0)
                 continue
@@ -148,20 +153,29 @@ class MinHashIndex(Index):
         self.__dict__.pop("_classes", None)
 
     def state(self):
-        arrays = {"eval_sh": self.eval_sh, "eval_off": self.eval_off, "keys": self.keys,
-                  "pos": self.pos, "item_len": self.item_len}
+        arrays = {
+            "eval_sh": self.eval_sh,
+            "eval_off": self.eval_off,
+            "keys": self.keys,
+            "pos": self.pos,
+            "item_len": self.item_len,
+        }
         return arrays, {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
 
     def covers(self, record: Record) -> bool:
         cfg = self.config
-        return len(distinct(shingle_hashes(record.view(cfg.eval_view), cfg.shingle, cfg.shingle_size))) >= max(1, cfg.min_shingles)
+        return len(distinct(shingle_hashes(record.view(cfg.eval_view), cfg.shingle, cfg.shingle_size))) >= max(
+            1, cfg.min_shingles
+        )
 
     def restore(self, eval_records, arrays, meta):
         self.eval_records = list(eval_records)
         self.not_indexed = Counter(meta.get("not_indexed", {}))
         if (meta.get("bands"), meta.get("rows")) != (self.bands, self.rows):
-            raise IndexFileError(f"minhash index has {meta.get('bands')} bands x {meta.get('rows')} rows, "
-                                 f"expected {self.bands} x {self.rows}; delete it to rebuild")
+            raise IndexFileError(
+                f"minhash index has {meta.get('bands')} bands x {meta.get('rows')} rows, "
+                f"expected {self.bands} x {self.rows}; delete it to rebuild"
+            )
         for name in ("eval_sh", "eval_off", "keys", "pos", "item_len"):
             setattr(self, name, arrays[name])
         self.__dict__.pop("_classes", None)
@@ -245,7 +259,7 @@ class MinHashIndex(Index):
             tset = train_sets.get(u)
             if tset is None:
                 tset = train_sets[u] = distinct(units[u][2])
-            eset = self.eval_sh[self.eval_off[p]:self.eval_off[p + 1]]
+            eset = self.eval_sh[self.eval_off[p] : self.eval_off[p + 1]]
             inter = len(np.intersect1d(eset, tset, assume_unique=True))
             if cfg.mode == "jaccard":
                 score = inter / (len(eset) + len(tset) - inter)
@@ -256,22 +270,39 @@ class MinHashIndex(Index):
                 continue
             self.counts["verified"] += 1
             i, view = units[u][0], units[u][1]
-            ev = {"measure": cfg.mode, "shared_shingles": inter, "eval_shingles": int(len(eset)),
-                  "train_shingles": int(len(tset)), "train_view": view,
-                  "shingle": f"{cfg.shingle}{cfg.shingle_size}"}
+            ev = {
+                "measure": cfg.mode,
+                "shared_shingles": inter,
+                "eval_shingles": int(len(eset)),
+                "train_shingles": int(len(tset)),
+                "train_view": view,
+                "shingle": f"{cfg.shingle}{cfg.shingle_size}",
+            }
             key = (i, p)
             if key not in best or score > best[key][0]:
                 best[key] = (score, ev)
         for (i, p), (score, ev) in sorted(best.items()):
             if cfg.mode == "jaccard":
-                ev["char_ratio"] = round(fuzz.ratio(normalize(self.eval_records[p].view(cfg.eval_view)),
-                                                    normalize(batch[i].view(ev["train_view"]))) / 100, 4)
+                ev["char_ratio"] = round(
+                    fuzz.ratio(
+                        normalize(self.eval_records[p].view(cfg.eval_view)), normalize(batch[i].view(ev["train_view"]))
+                    )
+                    / 100,
+                    4,
+                )
             out.append(self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev))
         return out
 
     def stats(self) -> dict[str, Any]:
         s = super().stats()
-        s.update({"bands": self.bands, "rows": self.rows, "lsh_threshold": self.lsh_threshold,
-                  "candidates": self.counts["candidates"], "verified": self.counts["verified"],
-                  "rejected": self.counts["rejected"]})
+        s.update(
+            {
+                "bands": self.bands,
+                "rows": self.rows,
+                "lsh_threshold": self.lsh_threshold,
+                "candidates": self.counts["candidates"],
+                "verified": self.counts["verified"],
+                "rejected": self.counts["rejected"],
+            }
+        )
         return s

@@ -21,8 +21,8 @@ index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the ev
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import xxhash
@@ -58,7 +58,7 @@ def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
     h = np.zeros(count, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(n):
-            h = h * _P + th[j:j + count]
+            h = h * _P + th[j : j + count]
     return h
 
 
@@ -73,7 +73,9 @@ class NgramConfig(MethodConfig):
 class NgramIndex(Index):
     name = "ngram"
     Config = NgramConfig
-    summary = "word n-gram containment (13 by default, shorter for short items); score = share of the item's n-grams found"
+    summary = (
+        "word n-gram containment (13 by default, shorter for short items); score = share of the item's n-grams found"
+    )
 
     def _build(self) -> None:
         cfg = self.config
@@ -141,8 +143,15 @@ class NgramIndex(Index):
         for d, pos, matched in self._scanner().matches(texts, len(self.eval_records)):
             score = matched / self.totals[pos]
             if score >= self.config.threshold:
-                out.append(self.finding(self.eval_records[pos], batch[d], round(min(score, 1.0), 6),
-                                        n=int(self.item_n[pos]), matched_ngrams=matched,
-                                        eval_ngrams=int(self.totals[pos]),
-                                        train_views=list(self.config.train_views)))
+                out.append(
+                    self.finding(
+                        self.eval_records[pos],
+                        batch[d],
+                        round(min(score, 1.0), 6),
+                        n=int(self.item_n[pos]),
+                        matched_ngrams=matched,
+                        eval_ngrams=int(self.totals[pos]),
+                        train_views=list(self.config.train_views),
+                    )
+                )
         return out

@@ -32,25 +32,38 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages (provenance ...)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, "verdict": self.verdict, "checks": self.checks,
-                "datasets": self.datasets, "findings": self.findings, **self.extra,
-                "run": self.run, "texts": self.texts}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "verdict": self.verdict,
+            "checks": self.checks,
+            "datasets": self.datasets,
+            "findings": self.findings,
+            **self.extra,
+            "run": self.run,
+            "texts": self.texts,
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Report":
+    def from_dict(cls, d: dict[str, Any]) -> Report:
         known = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
         missing = [k for k in ("verdict", "checks", "datasets", "findings") if k not in d]
         if missing:
             raise ValueError(f"not an auditor report (missing {', '.join(missing)})")
-        return cls(verdict=d["verdict"], datasets=d["datasets"], checks=d["checks"], findings=d["findings"],
-                   run=d.get("run", {}), texts=d.get("texts", {}),
-                   extra={k: v for k, v in d.items() if k not in known})
+        return cls(
+            verdict=d["verdict"],
+            datasets=d["datasets"],
+            checks=d["checks"],
+            findings=d["findings"],
+            run=d.get("run", {}),
+            texts=d.get("texts", {}),
+            extra={k: v for k, v in d.items() if k not in known},
+        )
 
     @classmethod
-    def load(cls, path: str | Path) -> "Report":
+    def load(cls, path: str | Path) -> Report:
         doc = load_json(path)
         try:
             return cls.from_dict(doc)
@@ -58,10 +71,15 @@ class Report:
             raise InputError(str(path), None, str(e)) from None
 
     def summary_line(self) -> str:
-        parts = [f"{c['name']}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
-                 for c in self.checks]
-        parts += [f"provenance {p['name']}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
-                  f"records trace to a held-out split)" for p in self.extra.get("provenance") or []]
+        parts = [
+            f"{c['name']}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
+            for c in self.checks
+        ]
+        parts += [
+            f"provenance {p['name']}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
+            f"records trace to a held-out split)"
+            for p in self.extra.get("provenance") or []
+        ]
         return f"auditor: {self.verdict.upper()} — " + "; ".join(parts)
 
     def render(self, fmt: str) -> str:

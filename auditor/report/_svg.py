@@ -14,8 +14,10 @@ PAD_L, PAD_B, PAD_T, PAD_R = 40, 34, 24, 12
 
 
 def _svg(width: int, height: int, body: list[str], label: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="{escape(label)}" '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">' + "".join(body) + "</svg>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="{escape(label)}" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">' + "".join(body) + "</svg>"
+    )
 
 
 def histogram(scores: list[float], threshold: float | None, title: str, bins: int = 20) -> str:
@@ -26,26 +28,33 @@ def histogram(scores: list[float], threshold: float | None, title: str, bins: in
     top = max(counts) or 1
     pw, ph = W - PAD_L - PAD_R, H - PAD_T - PAD_B
     bw = pw / bins
-    body = [f'<text x="{W / 2}" y="15" text-anchor="middle" class="title">{escape(title)} '
-            f'({len(scores)} findings)</text>',
-            f'<line x1="{PAD_L}" y1="{PAD_T + ph}" x2="{PAD_L + pw}" y2="{PAD_T + ph}" class="axis"/>',
-            f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{PAD_T + ph}" class="axis"/>',
-            f'<text x="{PAD_L - 4}" y="{PAD_T + 4}" text-anchor="end" class="tick">{top}</text>',
-            f'<text x="{PAD_L - 4}" y="{PAD_T + ph}" text-anchor="end" class="tick">0</text>']
+    body = [
+        f'<text x="{W / 2}" y="15" text-anchor="middle" class="title">{escape(title)} ({len(scores)} findings)</text>',
+        f'<line x1="{PAD_L}" y1="{PAD_T + ph}" x2="{PAD_L + pw}" y2="{PAD_T + ph}" class="axis"/>',
+        f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{PAD_T + ph}" class="axis"/>',
+        f'<text x="{PAD_L - 4}" y="{PAD_T + 4}" text-anchor="end" class="tick">{top}</text>',
+        f'<text x="{PAD_L - 4}" y="{PAD_T + ph}" text-anchor="end" class="tick">0</text>',
+    ]
     for i, c in enumerate(counts):
         if c:
             h = ph * c / top
-            body.append(f'<rect class="bar" x="{PAD_L + i * bw + 1:.1f}" y="{PAD_T + ph - h:.1f}" '
-                        f'width="{bw - 2:.1f}" height="{h:.1f}"><title>{i / bins:.2f}–{(i + 1) / bins:.2f}: '
-                        f'{c}</title></rect>')
+            body.append(
+                f'<rect class="bar" x="{PAD_L + i * bw + 1:.1f}" y="{PAD_T + ph - h:.1f}" '
+                f'width="{bw - 2:.1f}" height="{h:.1f}"><title>{i / bins:.2f}–{(i + 1) / bins:.2f}: '
+                f"{c}</title></rect>"
+            )
     for t in (0, 0.25, 0.5, 0.75, 1.0):
-        body.append(f'<text x="{PAD_L + t * pw:.1f}" y="{PAD_T + ph + 14}" text-anchor="middle" class="tick">{t:g}</text>')
+        body.append(
+            f'<text x="{PAD_L + t * pw:.1f}" y="{PAD_T + ph + 14}" text-anchor="middle" class="tick">{t:g}</text>'
+        )
     body.append(f'<text x="{PAD_L + pw / 2}" y="{H - 4}" text-anchor="middle" class="tick">score</text>')
     if threshold is not None:
         x = PAD_L + min(1.0, max(0.0, float(threshold))) * pw
-        body.append(f'<line class="threshold" x1="{x:.1f}" y1="{PAD_T - 4}" x2="{x:.1f}" y2="{PAD_T + ph}"/>'
-                    f'<text x="{x + (3 if x < W * 0.7 else -3):.1f}" y="{PAD_T + 6}" class="tick thr" '
-                    f'text-anchor="{"start" if x < W * 0.7 else "end"}">threshold {threshold:g}</text>')
+        body.append(
+            f'<line class="threshold" x1="{x:.1f}" y1="{PAD_T - 4}" x2="{x:.1f}" y2="{PAD_T + ph}"/>'
+            f'<text x="{x + (3 if x < W * 0.7 else -3):.1f}" y="{PAD_T + 6}" class="tick thr" '
+            f'text-anchor="{"start" if x < W * 0.7 else "end"}">threshold {threshold:g}</text>'
+        )
     return _svg(W, H, body, f"score distribution of {title}")
 
 
@@ -55,20 +64,26 @@ def matrix(rows: list[str], cols: list[str], cells: dict[tuple[str, str], tuple[
     width, height = max(300, left + cw * len(cols) + 10), top + ch * len(rows) + 10
     body = []
     for j, c in enumerate(cols):
-        body.append(f'<text x="{left + j * cw + cw / 2}" y="{top - 8}" text-anchor="middle" class="tick">'
-                    f'{escape(c[:18])}<title>{escape(c)}</title></text>')
+        body.append(
+            f'<text x="{left + j * cw + cw / 2}" y="{top - 8}" text-anchor="middle" class="tick">'
+            f"{escape(c[:18])}<title>{escape(c)}</title></text>"
+        )
     body.append('<text x="8" y="16" class="title">rows: training sets; columns: eval sets</text>')
     for i, r in enumerate(rows):
-        body.append(f'<text x="{left - 6}" y="{top + i * ch + ch / 2 + 4}" text-anchor="end" class="tick">'
-                    f'{escape(r[:24])}<title>{escape(r)}</title></text>')
+        body.append(
+            f'<text x="{left - 6}" y="{top + i * ch + ch / 2 + 4}" text-anchor="end" class="tick">'
+            f"{escape(r[:24])}<title>{escape(r)}</title></text>"
+        )
         for j, c in enumerate(cols):
             k, n = cells.get((r, c), (0, 0))
             share = k / n if n else 0.0
             colour = f"rgba(200,30,30,{0.08 + 0.92 * share:.3f})" if k else "#eef5ee"
-            body.append(f'<rect class="cell" x="{left + j * cw}" y="{top + i * ch}" width="{cw - 2}" height="{ch - 2}" '
-                        f'fill="{colour}"><title>{escape(r)} × {escape(c)}: {k}/{n}</title></rect>'
-                        f'<text x="{left + j * cw + cw / 2}" y="{top + i * ch + ch / 2 + 4}" text-anchor="middle" '
-                        f'class="cellt">{k}/{n} ({100 * share:.1f}%)</text>')
+            body.append(
+                f'<rect class="cell" x="{left + j * cw}" y="{top + i * ch}" width="{cw - 2}" height="{ch - 2}" '
+                f'fill="{colour}"><title>{escape(r)} × {escape(c)}: {k}/{n}</title></rect>'
+                f'<text x="{left + j * cw + cw / 2}" y="{top + i * ch + ch / 2 + 4}" text-anchor="middle" '
+                f'class="cellt">{k}/{n} ({100 * share:.1f}%)</text>'
+            )
     return _svg(width, height, body, "train by eval contamination matrix")
 
 
@@ -81,9 +96,11 @@ def bars(items: list[tuple[str, int, int]], title: str) -> str:
     for i, (label, k, n) in enumerate(items):
         share = k / n if n else 0.0
         y = 26 + i * bh
-        body.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" class="tick">{escape(label[:30])}</text>'
-                    f'<rect class="track" x="{left}" y="{y + 2}" width="{pw}" height="{bh - 6}"/>'
-                    f'<rect class="bar" x="{left}" y="{y + 2}" width="{pw * share:.1f}" height="{bh - 6}">'
-                    f'<title>{escape(label)}: {k}/{n}</title></rect>'
-                    f'<text x="{left + pw + 6}" y="{y + 14}" class="tick">{k}/{n} ({100 * share:.1f}%)</text>')
+        body.append(
+            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" class="tick">{escape(label[:30])}</text>'
+            f'<rect class="track" x="{left}" y="{y + 2}" width="{pw}" height="{bh - 6}"/>'
+            f'<rect class="bar" x="{left}" y="{y + 2}" width="{pw * share:.1f}" height="{bh - 6}">'
+            f"<title>{escape(label)}: {k}/{n}</title></rect>"
+            f'<text x="{left + pw + 6}" y="{y + 14}" class="tick">{k}/{n} ({100 * share:.1f}%)</text>'
+        )
     return _svg(width, height, body, title)

@@ -73,8 +73,12 @@ def _e(v: Any) -> str:
 
 def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
+        + "</tr>"
+        for r in rows
+    )
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -107,14 +111,14 @@ def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
     ev, tr = _spans(eval_text), _spans(train_text)
     k = max(1, min(k, len(ev)))
     ev_words, tr_words = [t[2] for t in ev], [t[2] for t in tr]
-    grams_ev = {tuple(ev_words[i:i + k]) for i in range(len(ev) - k + 1)}
-    grams_tr = {tuple(tr_words[i:i + k]) for i in range(len(tr) - k + 1)}
+    grams_ev = {tuple(ev_words[i : i + k]) for i in range(len(ev) - k + 1)}
+    grams_tr = {tuple(tr_words[i : i + k]) for i in range(len(tr) - k + 1)}
     shared = grams_ev & grams_tr
     hit_ev, hit_tr = [False] * len(ev), [False] * len(tr)
     for words, hit in ((ev_words, hit_ev), (tr_words, hit_tr)):
         for i in range(len(words) - k + 1):
-            if tuple(words[i:i + k]) in shared:
-                hit[i:i + k] = [True] * k
+            if tuple(words[i : i + k]) in shared:
+                hit[i : i + k] = [True] * k
     return _marked(eval_text, ev, hit_ev), _marked(train_text, tr, hit_tr)
 
 
@@ -138,8 +142,10 @@ def plots_html(report) -> str:
     methods = sorted({m for c in report.checks for m in c.get("methods", [])} | set(scores))
     figs = [_svg.histogram(scores.get(m, []), thr.get(m, 1.0 if m == "exact" else None), m) for m in methods]
     if figs:
-        parts.append("<h3>Score distribution per method</h3><p class='muted'>Scores of the kept findings; "
-                     "the dashed line is the method's threshold.</p>")
+        parts.append(
+            "<h3>Score distribution per method</h3><p class='muted'>Scores of the kept findings; "
+            "the dashed line is the method's threshold.</p>"
+        )
         parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
     cells: dict[tuple[str, str], tuple[int, int]] = {}
     for c in report.checks:
@@ -150,15 +156,37 @@ def plots_html(report) -> str:
     rows = sorted({t for t, _ in cells})
     cols = sorted({e for _, e in cells})
     if cells and (len(rows) > 1 or len(cols) > 1):
-        parts.append("<h3>Training × eval contamination matrix</h3>"
-                     "<p class='muted'>Cell: eval items with a conclusive finding in that training set / eval items.</p>")
+        parts.append(
+            "<h3>Training × eval contamination matrix</h3>"
+            "<p class='muted'>Cell: eval items with a conclusive finding in that training set / eval items.</p>"
+        )
         parts.append(f'<div class="plots"><figure>{_svg.matrix(rows, cols, cells)}</figure></div>')
-    subsets = [(f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
-                s["contaminated_items"], s["eval_items"]) for c in report.checks for s in c.get("eval_subsets", [])]
-    per_check = [(c["name"], [(f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
-                               s["contaminated_items"], s["eval_items"]) for s in c.get("eval_subsets", [])])
-                 for c in report.checks]
-    figs = [_svg.bars(items, f"{name}: contaminated share per eval subset") for name, items in per_check if len(items) > 1]
+    subsets = [
+        (
+            f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
+            s["contaminated_items"],
+            s["eval_items"],
+        )
+        for c in report.checks
+        for s in c.get("eval_subsets", [])
+    ]
+    per_check = [
+        (
+            c["name"],
+            [
+                (
+                    f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
+                    s["contaminated_items"],
+                    s["eval_items"],
+                )
+                for s in c.get("eval_subsets", [])
+            ],
+        )
+        for c in report.checks
+    ]
+    figs = [
+        _svg.bars(items, f"{name}: contaminated share per eval subset") for name, items in per_check if len(items) > 1
+    ]
     if figs and subsets:
         parts.append("<h3>Contaminated share per eval subset</h3>")
         parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
@@ -166,25 +194,63 @@ def plots_html(report) -> str:
 
 
 def _checks(report) -> str:
-    rows = [[f"<a href='#check-{_e(c['name'])}'>{_e(c['name'])}</a>", _e(", ".join(c["train"])), _e(", ".join(c["eval"])),
-             _e(", ".join(c["methods"])), c["eval_items"], c["contaminated_items"],
-             f"{100 * c.get('contaminated_share', 0):.2f}%", c.get("allowance", 0),
-             f"<span class='verdict v-{_e(c['verdict'])}'>{_e(c['verdict'])}</span>"] for c in report.checks]
-    out = [_table(["check", "train", "eval", "methods", "eval items", "contaminated", "share", "allowance", "verdict"],
-                  rows, {4, 5, 6, 7})]
+    rows = [
+        [
+            f"<a href='#check-{_e(c['name'])}'>{_e(c['name'])}</a>",
+            _e(", ".join(c["train"])),
+            _e(", ".join(c["eval"])),
+            _e(", ".join(c["methods"])),
+            c["eval_items"],
+            c["contaminated_items"],
+            f"{100 * c.get('contaminated_share', 0):.2f}%",
+            c.get("allowance", 0),
+            f"<span class='verdict v-{_e(c['verdict'])}'>{_e(c['verdict'])}</span>",
+        ]
+        for c in report.checks
+    ]
+    out = [
+        _table(
+            ["check", "train", "eval", "methods", "eval items", "contaminated", "share", "allowance", "verdict"],
+            rows,
+            {4, 5, 6, 7},
+        )
+    ]
     for c in report.checks:
-        out.append(f"<h3 id='check-{_e(c['name'])}'>{_e(c['name'])} — <span class='verdict v-{_e(c['verdict'])}'>"
-                   f"{_e(c['verdict'])}</span></h3>")
+        out.append(
+            f"<h3 id='check-{_e(c['name'])}'>{_e(c['name'])} — <span class='verdict v-{_e(c['verdict'])}'>"
+            f"{_e(c['verdict'])}</span></h3>"
+        )
         by_m = c.get("items_by_method") or {}
         mrows = []
         for ms in c.get("method_stats", []):
-            params = ", ".join(f"{k}={v}" for k, v in (ms.get("params") or {}).items() if k in ("n", "threshold", "min_n", "eval_view"))
-            mrows.append([f"<code>{_e(ms['method'])}</code>", "yes" if ms.get("conclusive", True) else "evidence only",
-                          by_m.get(ms["method"], 0), ms.get("eval_items", ""), ms.get("eval_not_indexed", 0),
-                          _e(params)])
+            params = ", ".join(
+                f"{k}={v}" for k, v in (ms.get("params") or {}).items() if k in ("n", "threshold", "min_n", "eval_view")
+            )
+            mrows.append(
+                [
+                    f"<code>{_e(ms['method'])}</code>",
+                    "yes" if ms.get("conclusive", True) else "evidence only",
+                    by_m.get(ms["method"], 0),
+                    ms.get("eval_items", ""),
+                    ms.get("eval_not_indexed", 0),
+                    _e(params),
+                ]
+            )
         if mrows:
-            out.append(_table(["method", "counts as contamination", "eval items with findings", "eval items indexed on",
-                               "not indexed", "parameters"], mrows, {2, 3, 4}))
+            out.append(
+                _table(
+                    [
+                        "method",
+                        "counts as contamination",
+                        "eval items with findings",
+                        "eval items indexed on",
+                        "not indexed",
+                        "parameters",
+                    ],
+                    mrows,
+                    {2, 3, 4},
+                )
+            )
         notes = c.get("notes") or []
         skipped = c.get("skipped") or {}
         if skipped.get("eval") or skipped.get("train"):
@@ -196,11 +262,24 @@ def _checks(report) -> str:
 def _datasets(report) -> str:
     rows = []
     for name, d in report.datasets.items():
-        reasons = "; ".join([*(f"{r}: {n}" for r, n in (d.get("skip_reasons") or {}).items()),
-                             *(f"file not read: {f['file']}: {f['reason']}" for f in d.get("skipped_files") or [])])
-        rows.append([_e(name), _e(d.get("role", "")), d.get("records", ""), d.get("skipped", 0), _e(reasons),
-                     _e(d.get("split") or ""), _e(d.get("bundled") or ", ".join(d.get("files", []))[:200]),
-                     f"<code>{_e(str(d.get('sha256', ''))[:16])}</code>"])
+        reasons = "; ".join(
+            [
+                *(f"{r}: {n}" for r, n in (d.get("skip_reasons") or {}).items()),
+                *(f"file not read: {f['file']}: {f['reason']}" for f in d.get("skipped_files") or []),
+            ]
+        )
+        rows.append(
+            [
+                _e(name),
+                _e(d.get("role", "")),
+                d.get("records", ""),
+                d.get("skipped", 0),
+                _e(reasons),
+                _e(d.get("split") or ""),
+                _e(d.get("bundled") or ", ".join(d.get("files", []))[:200]),
+                f"<code>{_e(str(d.get('sha256', ''))[:16])}</code>",
+            ]
+        )
     return _table(["dataset", "role", "records", "skipped", "skip reasons", "split", "source", "sha256"], rows, {2, 3})
 
 
@@ -219,8 +298,10 @@ def _generic(value: Any, depth: int = 0) -> str:
 
 def _findings(report) -> str:
     fs = report.findings
-    out = [f"<p class='muted'>{min(len(fs), TOP_FINDINGS)} of {len(fs)} findings shown, best per eval item and "
-           "method first; highlighted: word runs the eval item and the training record share.</p>"]
+    out = [
+        f"<p class='muted'>{min(len(fs), TOP_FINDINGS)} of {len(fs)} findings shown, best per eval item and "
+        "method first; highlighted: word runs the eval item and the training record share.</p>"
+    ]
     if not fs:
         out.append("<p>No findings.</p>")
     ordered = sorted(fs, key=lambda f: (not f.get("conclusive", True), -float(f["score"])))
@@ -234,12 +315,15 @@ def _findings(report) -> str:
             tr_html = _e(tr[:SHOWN_CHARS]) if tr else "<span class='muted'>(text not kept)</span>"
         tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
         evidence = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
-        out.append(f"<div class='finding'><div><code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b> — "
-                   f"check <b>{_e(f['check'])}</b>: eval <b>{_e(f['eval_dataset'])}</b> #{_e(f['eval_id'])} in train "
-                   f"<b>{_e(f['train_dataset'])}</b> #{_e(f['train_id'])}</div>"
-                   f"<div class='pair'><div>{ev_html}</div><div>{tr_html}</div></div>"
-                   f"<div class='src'>{_e(f['eval_source'])} ↔ {_e(f['train_source'])}</div>"
-                   + (f"<div class='ev'>evidence: {_e(evidence)}</div>" if evidence else "") + "</div>")
+        out.append(
+            f"<div class='finding'><div><code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b> — "
+            f"check <b>{_e(f['check'])}</b>: eval <b>{_e(f['eval_dataset'])}</b> #{_e(f['eval_id'])} in train "
+            f"<b>{_e(f['train_dataset'])}</b> #{_e(f['train_id'])}</div>"
+            f"<div class='pair'><div>{ev_html}</div><div>{tr_html}</div></div>"
+            f"<div class='src'>{_e(f['eval_source'])} ↔ {_e(f['train_source'])}</div>"
+            + (f"<div class='ev'>evidence: {_e(evidence)}</div>" if evidence else "")
+            + "</div>"
+        )
     return "".join(out)
 
 
@@ -255,14 +339,28 @@ def _provenance(entries: Any) -> str:
     for e in entries:
         total = int(e.get("records_total", 0))
         held = set(e.get("held_out_splits", []))
-        items = [(f"{s}{' (held out)' if s in held else ''}", int(n), total) for s, n in sorted(e.get("by_split", {}).items())]
+        items = [
+            (f"{s}{' (held out)' if s in held else ''}", int(n), total)
+            for s, n in sorted(e.get("by_split", {}).items())
+        ]
         items.append(("unattributed", int(e.get("unattributed", 0)), total))
-        out.append(f"<h3>{_e(e.get('name', ''))} <span class='verdict v-{_e(e.get('verdict', ''))}'>"
-                   f"{_e(str(e.get('verdict', '')).upper())}</span></h3><p>{_e(statement(e))}</p>"
-                   f"<div class='plots'>{bars(items, 'derived records per source split')}</div>")
+        out.append(
+            f"<h3>{_e(e.get('name', ''))} <span class='verdict v-{_e(e.get('verdict', ''))}'>"
+            f"{_e(str(e.get('verdict', '')).upper())}</span></h3><p>{_e(statement(e))}</p>"
+            f"<div class='plots'>{bars(items, 'derived records per source split')}</div>"
+        )
         flagged = [r for r in e.get("records", []) if r.get("held_out") or r.get("how") == "conflicting"][:200]
         if flagged:
-            keys = ["derived_dataset", "derived_id", "source_dataset", "source_id", "source_split", "how", "score", "confidence"]
+            keys = [
+                "derived_dataset",
+                "derived_id",
+                "source_dataset",
+                "source_id",
+                "source_split",
+                "how",
+                "score",
+                "confidence",
+            ]
             out.append(_table(keys, [[_e(r.get(k, "")) for k in keys] for r in flagged]))
     return "".join(out)
 
@@ -278,12 +376,20 @@ def render_html(report) -> str:
     sections += [(k.replace("_", " ").capitalize(), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()]
     sections.append(("Findings", _findings(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
-    run_line = (f"auditor {_e(run.get('version', '?'))}, engine <code>{_e(run.get('engine', '?'))}</code>, started "
-                f"{_e(run.get('started', '?'))}, {_e(run.get('seconds', '?'))} s") if run else ""
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            "script-src 'unsafe-inline'; img-src data:\">"
-            f"<title>Contamination audit: {_e(report.verdict)}</title><style>{CSS}</style></head><body><main>"
-            f"<h1>Contamination audit <span class='verdict v-{_e(report.verdict)}' id='verdict'>"
-            f"{_e(report.verdict.upper())}</span></h1><p>{_e(report.summary_line())}</p><p class='muted'>{run_line}</p>"
-            f"{body}</main><script>{JS}</script></body></html>\n")
+    run_line = (
+        (
+            f"auditor {_e(run.get('version', '?'))}, engine <code>{_e(run.get('engine', '?'))}</code>, started "
+            f"{_e(run.get('started', '?'))}, {_e(run.get('seconds', '?'))} s"
+        )
+        if run
+        else ""
+    )
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>Contamination audit: {_e(report.verdict)}</title><style>{CSS}</style></head><body><main>"
+        f"<h1>Contamination audit <span class='verdict v-{_e(report.verdict)}' id='verdict'>"
+        f"{_e(report.verdict.upper())}</span></h1><p>{_e(report.summary_line())}</p><p class='muted'>{run_line}</p>"
+        f"{body}</main><script>{JS}</script></body></html>\n"
+    )

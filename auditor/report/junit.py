@@ -31,28 +31,60 @@ def render_junit(report) -> str:
     failures = sum(c["verdict"] == "fail" for c in checks)
     errors = sum(c["verdict"] == "incomplete" for c in checks)
     seconds = float(run.get("seconds", 0) or 0)
-    root = ET.Element("testsuites", name="auditor", tests=str(len(checks)), failures=str(failures),
-                      errors=str(errors), time=f"{seconds:.3f}")
-    suite = ET.SubElement(root, "testsuite", name="auditor", tests=str(len(checks)), failures=str(failures),
-                          errors=str(errors), skipped="0", time=f"{seconds:.3f}",
-                          timestamp=str(run.get("started", ""))[:19] or "1970-01-01T00:00:00",
-                          hostname="localhost", id="0", package="auditor")
+    root = ET.Element(
+        "testsuites",
+        name="auditor",
+        tests=str(len(checks)),
+        failures=str(failures),
+        errors=str(errors),
+        time=f"{seconds:.3f}",
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="auditor",
+        tests=str(len(checks)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped="0",
+        time=f"{seconds:.3f}",
+        timestamp=str(run.get("started", ""))[:19] or "1970-01-01T00:00:00",
+        hostname="localhost",
+        id="0",
+        package="auditor",
+    )
     ET.SubElement(suite, "properties")
     for c in checks:
-        case = ET.SubElement(suite, "testcase", classname=f"auditor.{'+'.join(c['eval'])}", name=c["name"],
-                             time=f"{seconds / max(1, len(checks)):.3f}")
-        summary = (f"{c['contaminated_items']}/{c['eval_items']} eval items contaminated "
-                   f"(allowance {c.get('allowance', 0)}); train: {', '.join(c['train'])}; eval: {', '.join(c['eval'])}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"auditor.{'+'.join(c['eval'])}",
+            name=c["name"],
+            time=f"{seconds / max(1, len(checks)):.3f}",
+        )
+        summary = (
+            f"{c['contaminated_items']}/{c['eval_items']} eval items contaminated "
+            f"(allowance {c.get('allowance', 0)}); train: {', '.join(c['train'])}; eval: {', '.join(c['eval'])}"
+        )
         if c["verdict"] == "fail":
             top = _top(report, c["name"])
-            names = "; ".join(f"{f['eval_dataset']}#{f['eval_id']} in {f['train_dataset']}#{f['train_id']} "
-                              f"({f['method']} {float(f['score']):.2f})" for f in top)
+            names = "; ".join(
+                f"{f['eval_dataset']}#{f['eval_id']} in {f['train_dataset']}#{f['train_id']} "
+                f"({f['method']} {float(f['score']):.2f})"
+                for f in top
+            )
             el = ET.SubElement(case, "failure", type="contamination", message=f"{summary}. Top findings: {names}")
-            el.text = "\n".join(f"{f['method']} score {float(f['score']):.3f}: eval {f['eval_source']} "
-                                f"in train {f['train_source']}" for f in top)
+            el.text = "\n".join(
+                f"{f['method']} score {float(f['score']):.3f}: eval {f['eval_source']} in train {f['train_source']}"
+                for f in top
+            )
         elif c["verdict"] == "incomplete":
-            el = ET.SubElement(case, "error", type="incomplete", message=f"{summary}; not everything was checked: "
-                               + "; ".join(c.get("notes") or []))
+            el = ET.SubElement(
+                case,
+                "error",
+                type="incomplete",
+                message=f"{summary}; not everything was checked: " + "; ".join(c.get("notes") or []),
+            )
             el.text = "\n".join(c.get("notes") or [])
     ET.SubElement(suite, "system-out").text = report.summary_line()
     ET.SubElement(suite, "system-err").text = ""

@@ -42,26 +42,36 @@ def statement(entry: dict[str, Any]) -> str:
     clean = {s: n for s, n in by_split.items() if s not in held}
     clean_n = sum(clean.values())
     clean_txt = ", ".join(f"{n} to split '{s}'" for s, n in clean.items())
-    parts = [f"Of the {total} records of {', '.join(entry['derived'])}, {clean_n} trace to a training or other "
-             f"non-held-out split" + (f" ({clean_txt})" if clean_txt else "")]
+    parts = [
+        f"Of the {total} records of {', '.join(entry['derived'])}, {clean_n} trace to a training or other "
+        f"non-held-out split" + (f" ({clean_txt})" if clean_txt else "")
+    ]
     hit = [s for s in sorted(held) if by_split.get(s)]
     for split in hit:
         n, k = by_split[split], items.get(split, 0)
-        parts.append(f"{n} ({_pct(n, total)}) to the held-out split '{split}' ({k} source item"
-                     f"{'s' if k != 1 else ''}: {', '.join(_held_ids(entry, split))})")
+        parts.append(
+            f"{n} ({_pct(n, total)}) to the held-out split '{split}' ({k} source item"
+            f"{'s' if k != 1 else ''}: {', '.join(_held_ids(entry, split))})"
+        )
     if not hit:
         names = ", ".join(f"'{s}'" for s in sorted(held))
         parts.append(f"none to the held-out split{'s' if len(held) != 1 else ''} {names}")
     text = " and ".join(parts) + ";"
     unattributed = entry.get("unattributed", 0)
-    text += (f" {unattributed} ({_pct(unattributed, total)}) could not be attributed to any source item of "
-             f"{', '.join(entry['sources'])}.")
+    text += (
+        f" {unattributed} ({_pct(unattributed, total)}) could not be attributed to any source item of "
+        f"{', '.join(entry['sources'])}."
+    )
     if entry.get("ambiguous"):
-        text += (f" {entry['ambiguous']} attributed record{'s' if entry['ambiguous'] != 1 else ''} match an item of "
-                 "another split equally well (counted under the held-out split when one is).")
+        text += (
+            f" {entry['ambiguous']} attributed record{'s' if entry['ambiguous'] != 1 else ''} match an item of "
+            "another split equally well (counted under the held-out split when one is)."
+        )
     if entry.get("conflicts"):
-        text += (f" {entry['conflicts']} record{'s' if entry['conflicts'] != 1 else ''} carry an id naming one "
-                 "source item while the content matches another.")
+        text += (
+            f" {entry['conflicts']} record{'s' if entry['conflicts'] != 1 else ''} carry an id naming one "
+            "source item while the content matches another."
+        )
     text += f" Verdict: {entry['verdict'].upper()} (allowed held-out records: {entry.get('allowance', 0)})."
     return text
 
@@ -82,11 +92,18 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
     lines = ["## Provenance", ""]
     for e in entries:
         total = e["records_total"]
-        lines += [f"### {_cell(e['name'])}: **{e['verdict']}**", "",
-                  f"Derived: {_cell(', '.join(e['derived']))}; sources: {_cell(', '.join(e['sources']))}; "
-                  f"held-out splits: {_cell(', '.join(e.get('held_out_splits', [])))}; methods: "
-                  f"{_cell(', '.join(e.get('methods', [])))}.", "", statement(e), "",
-                  "| source split | records | share | |", "|---|---:|---:|---|"]
+        lines += [
+            f"### {_cell(e['name'])}: **{e['verdict']}**",
+            "",
+            f"Derived: {_cell(', '.join(e['derived']))}; sources: {_cell(', '.join(e['sources']))}; "
+            f"held-out splits: {_cell(', '.join(e.get('held_out_splits', [])))}; methods: "
+            f"{_cell(', '.join(e.get('methods', [])))}.",
+            "",
+            statement(e),
+            "",
+            "| source split | records | share | |",
+            "|---|---:|---:|---|",
+        ]
         rows = list(e.get("by_split", {}).items()) + [("(unattributed)", e.get("unattributed", 0))]
         held = set(e.get("held_out_splits", []))
         for split, n in rows:
@@ -97,24 +114,34 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
             lines += ["| derived dataset | records | by split | unattributed | conflicts |", "|---|---:|---|---:|---:|"]
             for name, d in e["per_dataset"].items():
                 split_txt = ", ".join(f"{s} {n}" for s, n in d["by_split"].items()) or "—"
-                lines.append(f"| {_cell(name)} | {d['records']} | {_cell(split_txt)} | {d['unattributed']} | "
-                             f"{d['conflicts']} |")
+                lines.append(
+                    f"| {_cell(name)} | {d['records']} | {_cell(split_txt)} | {d['unattributed']} | {d['conflicts']} |"
+                )
             lines.append("")
-        for title, keep in (("Records traced to a held-out split", lambda r: r.get("held_out")),
-                            ("Conflicts (id names one item, content matches another)",
-                             lambda r: r.get("how") == "conflicting")):
+        for title, keep in (
+            ("Records traced to a held-out split", lambda r: r.get("held_out")),
+            ("Conflicts (id names one item, content matches another)", lambda r: r.get("how") == "conflicting"),
+        ):
             chosen = [r for r in e.get("records", []) if keep(r)]
             if not chosen:
                 continue
-            lines += [f"#### {title} ({len(chosen)})", "",
-                      "| derived record | source | split | how | score | confidence | id names |",
-                      "|---|---|---|---|---:|---:|---|"]
+            lines += [
+                f"#### {title} ({len(chosen)})",
+                "",
+                "| derived record | source | split | how | score | confidence | id names |",
+                "|---|---|---|---|---:|---:|---|",
+            ]
             for r in chosen[:LISTED]:
-                id_names = (f"{r.get('id_source_dataset')} {r.get('id_source_id')} ({r.get('id_source_split')})"
-                            if r.get("how") == "conflicting" else "")
-                lines.append(f"| {_cell(r['derived_dataset'])} {_cell(r['derived_id'])} | "
-                             f"{_cell(r['source_dataset'])} {_cell(r['source_id'])} | {_cell(r['source_split'])} | "
-                             f"{r['how']} | {r['score']:.3f} | {r['confidence']:.2f} | {_cell(id_names)} |")
+                id_names = (
+                    f"{r.get('id_source_dataset')} {r.get('id_source_id')} ({r.get('id_source_split')})"
+                    if r.get("how") == "conflicting"
+                    else ""
+                )
+                lines.append(
+                    f"| {_cell(r['derived_dataset'])} {_cell(r['derived_id'])} | "
+                    f"{_cell(r['source_dataset'])} {_cell(r['source_id'])} | {_cell(r['source_split'])} | "
+                    f"{r['how']} | {r['score']:.3f} | {r['confidence']:.2f} | {_cell(id_names)} |"
+                )
             if len(chosen) > LISTED:
                 lines.append(f"\n… {len(chosen) - LISTED} more in report.json.")
             lines.append("")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 
 def _vocabulary(eval_texts: Sequence[str], extra: int, rng: random.Random) -> list[str]:
@@ -22,14 +22,21 @@ def _vocabulary(eval_texts: Sequence[str], extra: int, rng: random.Random) -> li
         for w in t.lower().split():
             seen.setdefault(w.strip(".,!?;:\"'()"), None)
     letters = "abcdefghijklmnopqrstuvwxyz"
-    words = [w for w in seen if w] + ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9)))
-                                       for _ in range(extra)]
+    words = [w for w in seen if w] + [
+        "".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(extra)
+    ]
     rng.shuffle(words)
     return words
 
 
-def generate_docs(eval_texts: Sequence[str], count: int, words: int = 300, plant_every: int = 200,
-                  seed: int = 0, extra_vocab: int = 20000) -> Iterator[dict]:
+def generate_docs(
+    eval_texts: Sequence[str],
+    count: int,
+    words: int = 300,
+    plant_every: int = 200,
+    seed: int = 0,
+    extra_vocab: int = 20000,
+) -> Iterator[dict]:
     """Yield ``{"id", "text"}`` documents; the i-th planted document holds ``eval_texts[i % len]``."""
     rng = random.Random(seed)
     vocab = _vocabulary(eval_texts, extra_vocab, rng)

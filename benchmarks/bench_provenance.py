@@ -5,7 +5,7 @@ records, each a ToolBench-style prompt around one goal (every fifth with its wor
 its id names the goal), with ids ``webshop-<goal index>``. Prints records/s, peak RSS and the split
 counts. Usage::
 
-    PYTHONPATH=. python tests/bench_provenance.py [N] [methods, comma-separated]
+    PYTHONPATH=. python benchmarks/bench_provenance.py [N] [methods, comma-separated]
 """
 
 from __future__ import annotations
@@ -35,24 +35,43 @@ def main(n: int = 20000, methods: str = "exact,ngram") -> None:
                     words = text.split()
                     rng.shuffle(words)
                     text = " ".join(words)
-                f.write(json.dumps({"id": f"webshop-{g}", "messages": [
-                    {"role": "system", "content": "You are a shopping agent. Use search[...] and click[...]."},
-                    {"role": "user", "content": f"Task:\n{text}\nBegin!"},
-                    {"role": "assistant", "content": "search[" + text[:60] + "]"}]}) + "\n")
-        specs = [DatasetSpec("test", ["webshop:0:500"], role="eval", split_label="test"),
-                 DatasetSpec("train", ["webshop:500:"], role="eval", split_label="train"),
-                 DatasetSpec("derived", [str(path)])]
-        spec = ProvenanceSpec("bench", ["derived"], ["test", "train"], id_pattern=r"webshop-(?P<id>\d+)",
-                              methods=methods.split(","))
+                f.write(
+                    json.dumps(
+                        {
+                            "id": f"webshop-{g}",
+                            "messages": [
+                                {
+                                    "role": "system",
+                                    "content": "You are a shopping agent. Use search[...] and click[...].",
+                                },
+                                {"role": "user", "content": f"Task:\n{text}\nBegin!"},
+                                {"role": "assistant", "content": "search[" + text[:60] + "]"},
+                            ],
+                        }
+                    )
+                    + "\n"
+                )
+        specs = [
+            DatasetSpec("test", ["webshop:0:500"], role="eval", split_label="test"),
+            DatasetSpec("train", ["webshop:500:"], role="eval", split_label="train"),
+            DatasetSpec("derived", [str(path)]),
+        ]
+        spec = ProvenanceSpec(
+            "bench", ["derived"], ["test", "train"], id_pattern=r"webshop-(?P<id>\d+)", methods=methods.split(",")
+        )
         t0 = time.perf_counter()
         out = run_provenance(spec, {s.name: Dataset(s) for s in specs}, index_dir=None)
         secs = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"derived records: {out['records_total']}, source items: {sum(out['source_split_sizes'].values())}, "
-          f"methods: {','.join(out['methods'])}")
+    print(
+        f"derived records: {out['records_total']}, source items: {sum(out['source_split_sizes'].values())}, "
+        f"methods: {','.join(out['methods'])}"
+    )
     print(f"seconds: {secs:.2f}, records/s: {out['records_total'] / secs:.0f}, peak RSS: {rss:.0f} MiB")
-    print(f"by_split: {out['by_split']}, by_how: {out['by_how']}, ambiguous: {out['ambiguous']}, "
-          f"conflicts: {out['conflicts']}")
+    print(
+        f"by_split: {out['by_split']}, by_how: {out['by_how']}, ambiguous: {out['ambiguous']}, "
+        f"conflicts: {out['conflicts']}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Throughput of the agent-aware pieces on real tool-calling transcripts; prints figures, asserts nothing.
 
-    python tests/bench_agent_tiers.py [--copies 10]
+    python benchmarks/bench_agent_tiers.py [--copies 10]
 
 Reads tau-bench's gpt-4o airline trajectories (../shared/data, 200 records, 4 MB) ``--copies`` times
 as the training side, tau2-airline (50 tasks) as the eval side, and reports records/s and MB/s for:
@@ -44,13 +44,21 @@ def main() -> None:
     train = list(ds.records())
     chars = sum(len(r.view("text")) for r in train)
     dt = time.perf_counter() - t
-    print(f"{'read (chat adapter)':<34} {dt:7.3f} s  {len(train) / dt:10.0f} records/s  {chars / dt / 1e6:7.1f} MB/s"
-          f"   [{len(train)} records, {chars / 1e6:.1f} MB text]")
+    print(
+        f"{'read (chat adapter)':<34} {dt:7.3f} s  {len(train) / dt:10.0f} records/s  {chars / dt / 1e6:7.1f} MB/s"
+        f"   [{len(train)} records, {chars / 1e6:.1f} MB text]"
+    )
     ev = list(Dataset(DatasetSpec("eval", ["tau2-airline"], role="eval")).records())
-    bp = timed("boilerplate detect (2000 sample)", lambda: boilerplate.detect(train[:2000], [e.view("query") for e in ev]),
-               min(2000, len(train)), sum(len(r.view("text")) for r in train[:2000]))
+    bp = timed(
+        "boilerplate detect (2000 sample)",
+        lambda: boilerplate.detect(train[:2000], [e.view("query") for e in ev]),
+        min(2000, len(train)),
+        sum(len(r.view("text")) for r in train[:2000]),
+    )
     print(f"  -> {len(bp.lines)} lines, {len(bp.ngrams)} n-grams")
-    masked = timed("boilerplate mask (text view)", lambda: [bp.mask_record(r, ("text",)) for r in train], len(train), chars)
+    masked = timed(
+        "boilerplate mask (text view)", lambda: [bp.mask_record(r, ("text",)) for r in train], len(train), chars
+    )
     print(f"  -> masked share {bp.masked_chars / max(1, bp.scanned_chars):.3f}")
     for name in ("calls", "entities"):
         ix = methods.create(name).build(ev)

@@ -9,12 +9,11 @@
 
 Usage::
 
-    PYTHONPATH=. python tests/bench_reliability.py [SIZE_MB] [N]
+    PYTHONPATH=. python benchmarks/bench_reliability.py [SIZE_MB] [N]
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
@@ -32,8 +31,9 @@ print(n, s.read, s.skipped, round(time.perf_counter() - t0, 2), resource.getrusa
 
 
 def child(path: Path, limit: int) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(limit)], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), str(limit)], capture_output=True, text=True, check=True
+    )
     return out.stdout.split()
 
 
@@ -50,17 +50,23 @@ def main(size_mb: int = 100, n: int = 1_000_000) -> None:
             f.write(b'"}\n{"id": 3, "text": "c"}\n')
         base = child(small, 1_000_000)
         res = child(big, 1_000_000)
-        print(f"giant line: {big.stat().st_size / 2**20:.0f} MiB line file; records {res[0]}, read {res[1]}, "
-              f"skipped {res[2]}; {res[3]} s; peak RSS {res[4]} MiB (two-line file: {base[4]} MiB)")
+        print(
+            f"giant line: {big.stat().st_size / 2**20:.0f} MiB line file; records {res[0]}, read {res[1]}, "
+            f"skipped {res[2]}; {res[3]} s; peak RSS {res[4]} MiB (two-line file: {base[4]} MiB)"
+        )
         res = child(big, 200_000_000)
-        print(f"same file with max_record_chars=200,000,000 (line kept): records {res[0]}; {res[3]} s; "
-              f"peak RSS {res[4]} MiB")
+        print(
+            f"same file with max_record_chars=200,000,000 (line kept): records {res[0]}; {res[3]} s; "
+            f"peak RSS {res[4]} MiB"
+        )
         arr = Path(tmp) / "many.json"
         with open(arr, "w") as f:
             f.write("[" + ",".join('{"id":%d,"text":"record %d says hello"}' % (i, i) for i in range(n)) + "]")
         res = child(arr, 10_000_000)
-        print(f"JSON array: {n:,} records ({arr.stat().st_size / 2**20:.0f} MiB); records {res[0]}, read {res[1]}; "
-              f"{res[3]} s ({int(res[0]) / float(res[3]):,.0f} records/s); peak RSS {res[4]} MiB")
+        print(
+            f"JSON array: {n:,} records ({arr.stat().st_size / 2**20:.0f} MiB); records {res[0]}, read {res[1]}; "
+            f"{res[3]} s ({int(res[0]) / float(res[3]):,.0f} records/s); peak RSS {res[4]} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark of the ``embedding`` method on the llm-decontaminator rephrasing files (not a test).
 
-Run from the repository root:  ``python tests/bench_embedding.py [--data DIR] [--dump] [--no-self-calibrate]``
+Run from the repository root:  ``python benchmarks/bench_embedding.py [--data DIR] [--dump] [--no-self-calibrate]``
 
 By default the method's self-calibrated decision is used (a threshold from the eval set's own
 eval-vs-eval scores; see ``auditor.embed.selfcal``); ``--no-self-calibrate`` measures the configured
@@ -38,14 +38,34 @@ from auditor.normalize import normalize  # noqa: E402
 from auditor.records import Record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data")) / "llm-decontaminator" / "data"
+DEFAULT_DATA = (
+    Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data")) / "llm-decontaminator" / "data"
+)
 if not DEFAULT_DATA.exists():
     DEFAULT_DATA = Path("/work/shared/data/llm-decontaminator/data")
 
 PAIRS = [  # name, originals, rephrasings, kind, llm-decontaminator embedding threshold
-    ("mmlu abstract_algebra", "rephrase/abstract_algebra_test.csv", "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl", "mmlu", 0.5),
-    ("mmlu sociology", "rephrase/sociology_test.csv", "rephrase/sociology_test_rephrase_english_filtered_question.jsonl", "mmlu", 0.5),
-    ("mmlu us_history", "rephrase/high_school_us_history_test.csv", "rephrase/high_school_us_history_test_rephrase_english_filtered_question.jsonl", "mmlu", 0.5),
+    (
+        "mmlu abstract_algebra",
+        "rephrase/abstract_algebra_test.csv",
+        "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl",
+        "mmlu",
+        0.5,
+    ),
+    (
+        "mmlu sociology",
+        "rephrase/sociology_test.csv",
+        "rephrase/sociology_test_rephrase_english_filtered_question.jsonl",
+        "mmlu",
+        0.5,
+    ),
+    (
+        "mmlu us_history",
+        "rephrase/high_school_us_history_test.csv",
+        "rephrase/high_school_us_history_test_rephrase_english_filtered_question.jsonl",
+        "mmlu",
+        0.5,
+    ),
     ("humaneval python", "test/HumanEval.jsonl", "rephrase/humaneval_python.jsonl", "code", 0.6),
     ("humaneval c", "test/HumanEval.jsonl", "rephrase/humaneval_c.jsonl", "code", 0.6),
     ("humaneval js", "test/HumanEval.jsonl", "rephrase/humaneval_js.jsonl", "code", 0.6),
@@ -60,8 +80,9 @@ def load(data: Path, orig: str, reph: str, kind: str):
         originals = [json.loads(line)["text"] for line in open(data / orig, encoding="utf-8")]
     rephrased = [json.loads(line)["text"] for line in open(data / reph, encoding="utf-8")]
     ev = [Record("orig", str(i), f"{orig}:{i + 1}", {"query": t}, ordinal=i) for i, t in enumerate(originals)]
-    tr = [Record("reph", str(i), f"{reph}:{i + 1}", {"text": t}, ordinal=i)
-          for i, t in enumerate(rephrased) if t.strip()]
+    tr = [
+        Record("reph", str(i), f"{reph}:{i + 1}", {"text": t}, ordinal=i) for i, t in enumerate(rephrased) if t.strip()
+    ]
     return ev, tr
 
 
@@ -105,8 +126,19 @@ def held_out(params: dict, ev, tr, dump=None, name=""):
     findings = index.search(tr)
     if dump is not None:
         for f in findings:
-            dump.write(json.dumps({"file": name, "heldout": True, "positive": f.eval_ordinal == f.train_ordinal,
-                                   "eval": f.eval_ordinal, "train": f.train_ordinal, **f.evidence}) + "\n")
+            dump.write(
+                json.dumps(
+                    {
+                        "file": name,
+                        "heldout": True,
+                        "positive": f.eval_ordinal == f.train_ordinal,
+                        "eval": f.eval_ordinal,
+                        "train": f.train_ordinal,
+                        **f.evidence,
+                    }
+                )
+                + "\n"
+            )
         return None
     positives = sum(1 for t in tr if t.ordinal % 2 == 0)
     return prf(findings, positives, ev)
@@ -117,15 +149,18 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--dump", type=Path, default=None, help="write every scored candidate (JSONL) here")
     ap.add_argument("--threshold", type=float, default=None)
-    ap.add_argument("--no-self-calibrate", action="store_true",
-                    help="the configured threshold alone (self_calibrate = false)")
+    ap.add_argument(
+        "--no-self-calibrate", action="store_true", help="the configured threshold alone (self_calibrate = false)"
+    )
     args = ap.parse_args()
     os.environ.setdefault("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
     params = {} if args.threshold is None else {"threshold": args.threshold}
     if args.no_self_calibrate:
         params["self_calibrate"] = False
     dump = open(args.dump, "w") if args.dump else None
-    print(f"{'file':<22} {'eval':>4} {'train':>5} {'find':>5} {'P':>6} {'R':>6} {'F1':>6} | plain cos P/R/F1    | held-out P/R/F1     | paper F1 (emb / GPT-4)")
+    print(
+        f"{'file':<22} {'eval':>4} {'train':>5} {'find':>5} {'P':>6} {'R':>6} {'F1':>6} | plain cos P/R/F1    | held-out P/R/F1     | paper F1 (emb / GPT-4)"
+    )
     total_enc, total_s, total_hits = 0, 0.0, 0
     for name, orig, reph, kind, base_t in PAIRS:
         ev, tr = load(args.data, orig, reph, kind)
@@ -135,8 +170,18 @@ def main() -> None:
         findings = index.search(tr)
         if dump:
             for f in findings:
-                dump.write(json.dumps({"file": name, "positive": f.eval_ordinal == f.train_ordinal,
-                                       "eval": f.eval_ordinal, "train": f.train_ordinal, **f.evidence}) + "\n")
+                dump.write(
+                    json.dumps(
+                        {
+                            "file": name,
+                            "positive": f.eval_ordinal == f.train_ordinal,
+                            "eval": f.eval_ordinal,
+                            "train": f.train_ordinal,
+                            **f.evidence,
+                        }
+                    )
+                    + "\n"
+                )
             t = params.get("threshold", EmbeddingIndex.Config.threshold)
             findings = [f for f in findings if f.score >= t]
         p, r, f1, n = prf(findings, len(tr), ev)
@@ -145,15 +190,24 @@ def main() -> None:
         total_enc += thr["encoded"]
         total_s += thr["encode_seconds"]
         total_hits += thr["cache_hits"]
-        ho = held_out({**params, "min_cosine": 0.3, "threshold": -9, "require_best": False} if dump else params,
-                      ev, tr, dump, name)
+        ho = held_out(
+            {**params, "min_cosine": 0.3, "threshold": -9, "require_best": False} if dump else params,
+            ev,
+            tr,
+            dump,
+            name,
+        )
         hs = f"{ho[0]:.3f}/{ho[1]:.3f}/{ho[2]:.3f}" if ho else "-"
-        print(f"{name:<22} {len(ev):>4} {len(tr):>5} {n:>5} {p:6.3f} {r:6.3f} {f1:6.3f} | {bp:.3f}/{br:.3f}/{bf:.3f} "
-              f"| {hs} | 0.77–0.99 / 0.94–0.995  (decision threshold {index.calibration.threshold:.3f}; "
-              f"{time.perf_counter() - t0:.1f}s)")
+        print(
+            f"{name:<22} {len(ev):>4} {len(tr):>5} {n:>5} {p:6.3f} {r:6.3f} {f1:6.3f} | {bp:.3f}/{br:.3f}/{bf:.3f} "
+            f"| {hs} | 0.77–0.99 / 0.94–0.995  (decision threshold {index.calibration.threshold:.3f}; "
+            f"{time.perf_counter() - t0:.1f}s)"
+        )
     rate = total_enc / total_s if total_s else float("nan")
-    print(f"encoded {total_enc} new texts in {total_s:.1f}s = {rate:.1f} sentences/s; {total_hits} cache hits "
-          f"(cache: {os.environ['AUDITOR_EMBED_CACHE']})")
+    print(
+        f"encoded {total_enc} new texts in {total_s:.1f}s = {rate:.1f} sentences/s; {total_hits} cache hits "
+        f"(cache: {os.environ['AUDITOR_EMBED_CACHE']})"
+    )
 
 
 if __name__ == "__main__":

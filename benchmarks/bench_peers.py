@@ -1,6 +1,6 @@
 """Peer decontamination tools, run by bench_scale.py in their own virtual environment.
 
-Usage: PEER_PYTHON tests/bench_peers.py {janitor|datatrove} EVAL.jsonl TRAIN.jsonl TIME_LIMIT_S
+Usage: PEER_PYTHON benchmarks/bench_peers.py {janitor|datatrove} EVAL.jsonl TRAIN.jsonl TIME_LIMIT_S
 
 Reads the eval texts, builds the peer's 13-gram index, scans TRAIN.jsonl until done or past the time
 limit, and prints one JSON line: seconds (scan only), mb (scanned), flagged doc ids, peak RSS.
@@ -61,8 +61,16 @@ def main():
                 found.append(doc["id"])
             if time.perf_counter() - start > limit:
                 break
-    print(json.dumps({"seconds": time.perf_counter() - start, "mb": mb, "flagged": found,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "seconds": time.perf_counter() - start,
+                "mb": mb,
+                "flagged": found,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python tests/bench_minhash.py``.
+"""Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python benchmarks/bench_minhash.py``.
 
 1. Signature speed: docs/s of :func:`auditor.minhash_sketch.signatures` against datasketch
    ``MinHash.bulk`` in the same run, on the bundled eval queries plus WebShop goals (word 3-gram
@@ -81,8 +81,10 @@ def bench_speed(texts: list[str], num_perm: int, size: int) -> None:
     ds = MinHash.bulk(ints, num_perm=num_perm, seed=1, hashfunc=int)
     t_ds_int = time.perf_counter() - t
     same = all((m.hashvalues == ours[i]).all() for i, m in enumerate(ds))
-    words = [[w.encode() for w in (" ".join(ws[j:j + size]) for j in range(len(ws) - size + 1))]
-             for ws in (texts[i].lower().split() for i in keep)]
+    words = [
+        [w.encode() for w in (" ".join(ws[j : j + size]) for j in range(len(ws) - size + 1))]
+        for ws in (texts[i].lower().split() for i in keep)
+    ]
     t = time.perf_counter()
     MinHash.bulk(words, num_perm=num_perm, seed=1, hashfunc=xxhash.xxh32_intdigest)
     t_ds_xxh = time.perf_counter() - t
@@ -92,10 +94,14 @@ def bench_speed(texts: list[str], num_perm: int, size: int) -> None:
     sk.signatures(np.concatenate(sh), o2, perms)
     t_ours_text = time.perf_counter() - t
     print(f"  auditor signatures (precomputed shingle hashes) {n / t_ours:10.0f} docs/s")
-    print(f"  datasketch MinHash.bulk (same hashes, hashfunc=int) {n / t_ds_int:7.0f} docs/s   identical hashvalues: {same}")
+    print(
+        f"  datasketch MinHash.bulk (same hashes, hashfunc=int) {n / t_ds_int:7.0f} docs/s   identical hashvalues: {same}"
+    )
     print(f"  datasketch MinHash.bulk (xxh32 on shingle bytes) {n / t_ds_xxh:9.0f} docs/s")
     print(f"  auditor from raw text (normalize + shingle + sign) {n / t_ours_text:8.0f} docs/s")
-    print(f"  speed-up vs bulk xxh32: {t_ds_xxh / t_ours:.1f}x (precomputed), {t_ds_xxh / t_ours_text:.1f}x (from text)")
+    print(
+        f"  speed-up vs bulk xxh32: {t_ds_xxh / t_ours:.1f}x (precomputed), {t_ds_xxh / t_ours_text:.1f}x (from text)"
+    )
 
 
 def bench_quality(args) -> None:
@@ -114,23 +120,33 @@ def bench_quality(args) -> None:
                 tid = f"{label}-{r.dataset}-{r.id}-{rate}"
                 q = edit(r.view("query"), rate, rng)
                 truth[tid] = (label, r.view("query"), q)
-                lines.append({"id": tid, "messages": [
-                    {"role": "system", "content": "You are an AutoGPT, capable of utilizing numerous APIs."},
-                    {"role": "user", "content": f"Task:\n{q}\nBegin!"},
-                    {"role": "assistant", "content": "Thought: I will call the API."}]})
+                lines.append(
+                    {
+                        "id": tid,
+                        "messages": [
+                            {"role": "system", "content": "You are an AutoGPT, capable of utilizing numerous APIs."},
+                            {"role": "user", "content": f"Task:\n{q}\nBegin!"},
+                            {"role": "assistant", "content": "Thought: I will call the API."},
+                        ],
+                    }
+                )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "train.jsonl"
         path.write_text("\n".join(json.dumps(x) for x in lines))
         train = list(Dataset(DatasetSpec("train", [str(path)], format="chat")).records())
-    params = {"threshold": args.threshold, "num_perm": args.num_perm, "shingle_size": args.shingle_size,
-              "shingle": args.shingle}
+    params = {
+        "threshold": args.threshold,
+        "num_perm": args.num_perm,
+        "shingle_size": args.shingle_size,
+        "shingle": args.shingle,
+    }
     if args.lsh_threshold:
         params["lsh_threshold"] = args.lsh_threshold
     t = time.perf_counter()
     index = MinHashIndex(**params).build(evals)
     t_build = time.perf_counter() - t
     t = time.perf_counter()
-    findings = [f for i in range(0, len(train), 512) for f in index.search(train[i:i + 512])]
+    findings = [f for i in range(0, len(train), 512) for f in index.search(train[i : i + 512])]
     t_search = time.perf_counter() - t
 
     def jacc(a: str, b: str) -> float:
@@ -142,9 +158,11 @@ def bench_quality(args) -> None:
     found = {(f.eval_id, f.eval_dataset, f.train_id) for f in findings}
     pos = [(tid, by_text[orig], jacc(orig, q)) for tid, (lab, orig, q) in truth.items() if lab == "pos"]
     st = index.stats()
-    print(f"quality: {len(evals)} eval items, {len(train)} train records ({len(pos)} planted, "
-          f"{len(train) - len(pos)} hard negatives), params {params}, bands x rows {st['bands']}x{st['rows']}, "
-          f"lsh_threshold {st['lsh_threshold']:.2f}, eval items not indexed {st['eval_not_indexed']}")
+    print(
+        f"quality: {len(evals)} eval items, {len(train)} train records ({len(pos)} planted, "
+        f"{len(train) - len(pos)} hard negatives), params {params}, bands x rows {st['bands']}x{st['rows']}, "
+        f"lsh_threshold {st['lsh_threshold']:.2f}, eval items not indexed {st['eval_not_indexed']}"
+    )
     for lo in (0.8, args.threshold):
         sel = [(tid, r) for tid, r, j in pos if j >= lo]
         hit = sum((r.id, r.dataset, tid) in found for tid, r in sel)
@@ -153,23 +171,32 @@ def bench_quality(args) -> None:
         sel = [(tid, r) for tid, r, j in pos if tid.endswith(f"-{rate}")]
         hit = sum((r.id, r.dataset, tid) in found for tid, r in sel)
         print(f"    edit rate {rate:<4}: found {hit}/{len(sel)}")
-    planted_ok = sum(1 for f in findings if f.train_id.startswith("pos-")
-                     and truth[f.train_id][1] == by_text_view(index, f))
+    planted_ok = sum(
+        1 for f in findings if f.train_id.startswith("pos-") and truth[f.train_id][1] == by_text_view(index, f)
+    )
     below = sum(1 for f in findings if jacc(by_text_view(index, f), truth[f.train_id][2]) < args.threshold - 1e-9)
-    print(f"  findings {len(findings)}: {planted_ok} on their planted source; precision vs planted labels "
-          f"{planted_ok / max(1, len(findings)):.4f}; below threshold on exact recheck (unverified): {below}")
+    print(
+        f"  findings {len(findings)}: {planted_ok} on their planted source; precision vs planted labels "
+        f"{planted_ok / max(1, len(findings)):.4f}; below threshold on exact recheck (unverified): {below}"
+    )
     off = [f for f in findings if truth[f.train_id][1] != by_text_view(index, f)]
     twins = sum(1 for f in off if jacc(by_text_view(index, f), truth[f.train_id][1]) >= args.threshold * 0.75)
-    print(f"  off-label findings {len(off)}: {twins} of them pair items whose unedited texts already have "
-          f"Jaccard >= {args.threshold * 0.75:.2f} (template siblings inside the benchmarks)")
-    print(f"  candidates {st['candidates']}, verified {st['verified']}, rejected {st['rejected']}; "
-          f"build {len(evals) / t_build:.0f} items/s, search {len(train) / t_search:.0f} train records/s")
+    print(
+        f"  off-label findings {len(off)}: {twins} of them pair items whose unedited texts already have "
+        f"Jaccard >= {args.threshold * 0.75:.2f} (template siblings inside the benchmarks)"
+    )
+    print(
+        f"  candidates {st['candidates']}, verified {st['verified']}, rejected {st['rejected']}; "
+        f"build {len(evals) / t_build:.0f} items/s, search {len(train) / t_search:.0f} train records/s"
+    )
 
 
 def bench_containment(args) -> None:
     """Short eval items planted (edited) inside long records built from other items' full texts."""
     rng = random.Random(2)
-    pool = list({r.view("query"): r for n in ("stabletoolbench", "tau2-airline", "tau2-retail") for r in load(n)}.values())
+    pool = list(
+        {r.view("query"): r for n in ("stabletoolbench", "tau2-airline", "tau2-retail") for r in load(n)}.values()
+    )
     rng.shuffle(pool)
     evals, others = pool[::2][:200], pool[1::2]
     filler = [r.view("text") for r in others]
@@ -185,7 +212,7 @@ def bench_containment(args) -> None:
     params = {"mode": "containment", "train_views": ("text",), "threshold": args.threshold}
     index = MinHashIndex(**params).build(evals)
     t = time.perf_counter()
-    findings = [f for i in range(0, len(train), 64) for f in index.search(train[i:i + 64])]
+    findings = [f for i in range(0, len(train), 64) for f in index.search(train[i : i + 64])]
     t_search = time.perf_counter() - t
     found = {(f.eval_dataset, f.eval_id, f.train_id) for f in findings}
 
@@ -196,25 +223,42 @@ def bench_containment(args) -> None:
     pos = [(tid, r) for tid, (lab, r, text, _) in truth.items() if lab == "pos"]
     words = sum(len(t[2].split()) for t in truth.values()) / len(truth)
     st = index.stats()
-    print(f"containment: {len(evals)} eval items inside {len(train)} long records (~{words:.0f} words each), "
-          f"threshold {args.threshold}, bands x rows {st['bands']}x{st['rows']}, window classes {len(index._window_classes())}")
+    print(
+        f"containment: {len(evals)} eval items inside {len(train)} long records (~{words:.0f} words each), "
+        f"threshold {args.threshold}, bands x rows {st['bands']}x{st['rows']}, window classes {len(index._window_classes())}"
+    )
     for lo in (0.8, args.threshold):
         sel = [(tid, r) for tid, r in pos if contain(r.view("query"), truth[tid][2]) >= lo]
         hit = sum((r.dataset, r.id, tid) in found for tid, r in sel)
-        print(f"  recall on planted items with true containment >= {lo}: {hit}/{len(sel)} = {hit / max(1, len(sel)):.4f}")
-    on_source = sum(1 for f in findings if truth[f.train_id][1].id == f.eval_id and truth[f.train_id][1].dataset == f.eval_dataset)
-    off = [f for f in findings if not (truth[f.train_id][1].id == f.eval_id and truth[f.train_id][1].dataset == f.eval_dataset)]
+        print(
+            f"  recall on planted items with true containment >= {lo}: {hit}/{len(sel)} = {hit / max(1, len(sel)):.4f}"
+        )
+    on_source = sum(
+        1 for f in findings if truth[f.train_id][1].id == f.eval_id and truth[f.train_id][1].dataset == f.eval_dataset
+    )
+    off = [
+        f
+        for f in findings
+        if not (truth[f.train_id][1].id == f.eval_id and truth[f.train_id][1].dataset == f.eval_dataset)
+    ]
     item = {(r.dataset, r.id): r.view("query") for r in evals}
-    single = sum(1 for f in off if max(contain(item[(f.eval_dataset, f.eval_id)], part)
-                                       for part in truth[f.train_id][3]) >= 0.45)
-    print(f"  findings {len(findings)}: {on_source} on their planted source; of the {len(off)} others, {single} are "
-          f"explained by one sibling text in the record (containment >= 0.45 in a single part: tau2 task "
-          f"families, look-alike StableToolBench queries), {len(off) - single} by a patchwork of parts")
-    print(f"  candidates {st['candidates']}, rejected {st['rejected']}; search {len(train) / t_search:.0f} long records/s")
+    single = sum(
+        1 for f in off if max(contain(item[(f.eval_dataset, f.eval_id)], part) for part in truth[f.train_id][3]) >= 0.45
+    )
+    print(
+        f"  findings {len(findings)}: {on_source} on their planted source; of the {len(off)} others, {single} are "
+        f"explained by one sibling text in the record (containment >= 0.45 in a single part: tau2 task "
+        f"families, look-alike StableToolBench queries), {len(off) - single} by a patchwork of parts"
+    )
+    print(
+        f"  candidates {st['candidates']}, rejected {st['rejected']}; search {len(train) / t_search:.0f} long records/s"
+    )
 
 
 def by_text_view(index: MinHashIndex, f) -> str:
-    return next(r.view("query") for r in index.eval_records if r.ordinal == f.eval_ordinal and r.dataset == f.eval_dataset)
+    return next(
+        r.view("query") for r in index.eval_records if r.ordinal == f.eval_ordinal and r.dataset == f.eval_dataset
+    )
 
 
 def main() -> None:
@@ -227,7 +271,9 @@ def main() -> None:
     ap.add_argument("--skip-speed", action="store_true")
     args = ap.parse_args()
     if not args.skip_speed:
-        texts = [r.view("query") for n in ("stabletoolbench", "tau2-airline", "tau2-retail", "webshop") for r in load(n)]
+        texts = [
+            r.view("query") for n in ("stabletoolbench", "tau2-airline", "tau2-retail", "webshop") for r in load(n)
+        ]
         bench_speed(texts, args.num_perm, args.shingle_size)
     bench_quality(args)
     bench_containment(args)
