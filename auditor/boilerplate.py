@@ -216,7 +216,6 @@ class Masker:
     views: tuple[str, ...] = ()
     reason: str | None = None
     methods: list[str] = field(default_factory=list)
-    _last: tuple[int, list[Record]] | None = None
 
     def premask(self, record: Record) -> None:
         """Observer run in the calling process: mask once, count once, carry the masked views along."""
@@ -225,11 +224,15 @@ class Masker:
             record.meta[_MASKED] = masked.views if masked is not record else None
 
     def masked(self, batch: Sequence[Record]) -> list[Record]:
-        if self._last is not None and self._last[0] == id(batch):
-            return self._last[1]
-        out = [self._premasked(r) if _MASKED in r.meta else self.boilerplate.mask_record(r, self.views) for r in batch]  # type: ignore[union-attr]
-        self._last = (id(batch), out)
-        return out
+        """The records of ``batch`` as the masking indexes see them, computed anew on every call.
+
+        Deliberately uncached: a cache keyed by ``id(batch)`` returned an earlier batch's records
+        once a worker process freed that batch and a new one reused its id (a false PASS). Records
+        premasked in the calling process (:meth:`premask`) cost one ``dataclasses.replace`` here.
+        """
+        if self.boilerplate is None:
+            return list(batch)
+        return [self._premasked(r) if _MASKED in r.meta else self.boilerplate.mask_record(r, self.views) for r in batch]
 
     @staticmethod
     def _premasked(record: Record) -> Record:
