@@ -121,8 +121,13 @@ def run_audit(config: AuditConfig) -> Report:
     config.validate()
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers, address=config.ray_address)
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
+    train_names = sorted({n for c in config.checks for n in c.train})
+    if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
+        from .clean import plan_clean
+
+        plan_clean(config.write_clean, [datasets[n] for n in train_names], datasets.values())
+    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers, address=config.ray_address)
     store = make_store(config)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
@@ -159,8 +164,9 @@ def run_audit(config: AuditConfig) -> Report:
         if config.write_clean:
             from .clean import write_clean
 
-            train_names = sorted({n for c in config.checks for n in c.train})
-            extra["clean"] = write_clean(config.write_clean, [datasets[n] for n in train_names], store.train_hits)
+            extra["clean"] = write_clean(
+                config.write_clean, [datasets[n] for n in train_names], store.train_hits, datasets.values()
+            )
     finally:
         if hasattr(store, "close"):
             store.close()

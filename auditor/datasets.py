@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import registry
 from ._io import DEFAULT_MAX_RECORD_CHARS, check_regular_file, sha256_file, too_long
-from .adapters import AdapterOptions, detect, get_adapter
+from .adapters import Adapter, AdapterOptions, detect, get_adapter
 from .errors import ConfigError, InputError
 from .records import Record, Skip, split_source
 
@@ -201,9 +201,10 @@ class Dataset:
 
     def formats(self) -> dict[str, str]:
         """File → adapter name actually used."""
-        return {str(f): self._adapter_for(f).name for f in self.files}
+        return {str(f): self.adapter_class(f).name for f in self.files}
 
-    def _adapter_for(self, path: Path):
+    def adapter_class(self, path: Path) -> type[Adapter]:
+        """The adapter that reads ``path``: the dataset's format, else detected from content."""
         return get_adapter(self.format) if self.format else detect(path)
 
     def records(self) -> Iterator[Record]:
@@ -221,7 +222,7 @@ class Dataset:
             before = stats.read
             try:
                 check_regular_file(path)
-                adapter = self._adapter_for(path)(self.spec.name, options)
+                adapter = self.adapter_class(path)(self.spec.name, options)
                 for item in adapter.read(path):
                     stats.read += 1
                     if isinstance(item, Record) and max(map(len, item.views.values()), default=0) > limit:

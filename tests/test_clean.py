@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -190,3 +191,81 @@ def test_write_clean_bad_targets_are_one_line_errors(tmp_path):
     )
     res = CliRunner().invoke(main, ["verify", str(manifest)])
     assert res.exit_code == 2 and "'write_clean' must be a string" in res.output
+
+
+def _leaky_train(folder, name="train.jsonl"):
+    """A training JSONL holding two WebShop test goals verbatim and two other goals."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": f"t{i}", "text": t} for i, t in enumerate(_goals(0, 2) + _goals(3000, 3002))]
+    p = folder / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    p.chmod(0o640)
+    return p
+
+
+def _untouched(path, before: bytes, mode: int) -> bool:
+    return path.read_bytes() == before and (path.stat().st_mode & 0o777) == mode
+
+
+def test_write_clean_over_the_inputs_folder_is_refused_before_the_audit(tmp_path, monkeypatch):
+    """Issue 12: `--write-clean .` rewrote train/train.jsonl in place (and set it to 0600)."""
+    train = _leaky_train(tmp_path / "train")
+    before = train.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for out in (".", "train", str(tmp_path)):
+        res = CliRunner().invoke(
+            main,
+            ["audit", "--eval", "webshop:0:50", "--train", "train/train.jsonl", "--method", "exact"]
+            + ["--write-clean", out, "--report-dir", str(tmp_path / "r")],
+        )
+        assert res.exit_code == 2, res.output
+        assert "holds the input file" in res.output and "Traceback" not in res.output
+        assert len(res.output.strip().splitlines()) == 1
+        assert not (tmp_path / "r").exists()  # refused before the audit ran
+        assert _untouched(train, before, 0o640)
+    # the manifest's write_clean = "." (relative to the manifest's folder, where its data is)
+    manifest = tmp_path / "train" / "split.toml"
+    manifest.write_text(
+        'write_clean = "."\n[datasets.test]\npath = "webshop:0:50"\nrole = "eval"\n'
+        '[datasets.train]\npath = "train.jsonl"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["train"]\neval = ["test"]\nmethods = ["exact"]\n'
+    )
+    res = CliRunner().invoke(main, ["verify", str(manifest), "--report-dir", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "holds the input file" in res.output, res.output
+    assert not (tmp_path / "r").exists() and _untouched(train, before, 0o640)
+
+
+def test_write_clean_dataset_names_never_leave_the_folder(tmp_path):
+    """A dataset named ".." wrote its cleaned file outside the write_clean folder."""
+    data = tmp_path / "m"
+    _leaky_train(data / "a", "t.jsonl")
+    _leaky_train(data / "b", "t.jsonl")
+    manifest = data / "split.toml"
+    manifest.write_text(
+        'write_clean = "out/clean"\n[datasets.test]\npath = "webshop:0:50"\nrole = "eval"\n'
+        '[datasets.".."]\npath = "a/t.jsonl"\nrole = "train"\n'
+        '[datasets."__"]\npath = "b/t.jsonl"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["..", "__"]\neval = ["test"]\nmethods = ["exact"]\n'
+    )
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    res = CliRunner().invoke(main, ["verify", str(manifest), "--report-dir", str(tmp_path / "r")])
+    assert res.exit_code == 1, res.output
+    after = {p for p in data.rglob("*") if p.is_file()}
+    new = sorted(str(p.relative_to(data)) for p in after - set(before))
+    assert all(n.startswith("out/clean/") for n in new), new
+    assert all(p.read_bytes() == b for p, b in before.items())
+    summary = json.loads((tmp_path / "r" / "report.json").read_text())["clean"]["datasets"]
+    written = sorted(f["written"] for d in summary.values() for f in d["files"])
+    assert len(set(written)) == 2  # two datasets, two folders: neither overwrites the other
+    for w in written:
+        assert (tmp_path / "m" / "out" / "clean") in Path(w).resolve().parents
+        assert [json.loads(x)["id"] for x in Path(w).read_text().splitlines()] == ["t2", "t3"]
+        assert Path(w).stat().st_mode & 0o777 == 0o666 & ~_umask()  # an ordinary file, not 0600
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
