@@ -4,12 +4,14 @@ interrupted runs (a scan killed midway leaves no half-written report or index; r
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
 from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
 
 from auditor import indexstore
@@ -133,42 +135,136 @@ def test_killed_scan_leaves_no_half_written_report_and_rerun_works(tmp_path):
     assert any(f["eval_source"] == f"{ev}:1" for f in doc["findings"])
 
 
-def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path):
-    ev = write_eval(tmp_path)
-    train = tmp_path / "big.jsonl"
-    _training_file(train, 150_000)
-    out, idx = tmp_path / "reports", tmp_path / "idx"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "auditor",
-            "audit",
-            "--eval",
-            str(ev),
-            "--train",
-            str(train),
-            "--report-dir",
-            str(out),
-            "--index-dir",
-            str(idx),
-        ],
+def _group_members(pgid: int) -> list[int]:
+    """Live processes of process group ``pgid`` (from /proc; zombies count as gone)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def _wait_for_group(proc: subprocess.Popen, at_least: int, timeout: float, what: str) -> None:
+    """Wait until ``proc``'s process group has ``at_least`` live members (0: none at all), or, when
+    waiting for members, ``proc`` has ended."""
+    deadline = time.monotonic() + timeout
+    while True:
+        n = len(_group_members(proc.pid))
+        if (n == 0) if at_least == 0 else (n >= at_least or proc.poll() is not None):
+            return
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def _start_scan(tmp_path, train, ev, i: int) -> subprocess.Popen:
+    """``auditor audit`` in its own process group (as a shell starts a command), two workers."""
+    args = [
+        "audit",
+        "--eval",
+        str(ev),
+        "--train",
+        str(train),
+        "--workers",
+        "2",
+        "--method",
+        "exact",
+        "--method",
+        "ngram",
+    ]
+    args += ["--report-dir", str(tmp_path / f"reports{i}"), "--index-dir", str(tmp_path / "idx")]
+    return subprocess.Popen(
+        [sys.executable, "-m", "auditor", *args],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        process_group=0,
     )
-    deadline = time.monotonic() + 120
-    while not (idx.exists() and any(p.name.startswith("ngram-") for p in idx.iterdir())):
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(0.5)
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert err.strip() == "auditor: interrupted; no report written"
-    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.fixture(scope="module")
+def scan_inputs(tmp_path_factory):
+    """An eval set and a 150,000-record (22 MB) training file: a parallel scan of several seconds."""
+    folder = tmp_path_factory.mktemp("scan")
+    train = folder / "big.jsonl"
+    _training_file(train, 150_000)
+    return write_eval(folder), train
+
+
+needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process groups from /proc")
+
+
+@needs_proc
+@pytest.mark.parametrize("target", ["group", "main"])
+def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path, scan_inputs, target):
+    """Ctrl-C as a terminal sends it (SIGINT to the whole process group: main process, forkserver,
+    workers) or to the main process only, at moments from the start of the parallel scan (while the
+    forkserver and workers start) to deep inside it: exit 130, exactly one line on stderr from all
+    the processes together, no report, and no process of the run left behind."""
+    ev, train = scan_inputs
+    for i, delay in enumerate([0.0, 0.03, 0.15, 0.4, 0.9]):
+        proc = _start_scan(tmp_path, train, ev, i)
+        try:
+            # the first process the run starts is the scan's (resource tracker, forkserver)
+            _wait_for_group(proc, 2, 120, "no scan started")
+            time.sleep(delay)
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            if target == "group":
+                os.killpg(proc.pid, signal.SIGINT)
+            else:
+                proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+            assert (proc.returncode, err.strip()) == (130, "auditor: interrupted; no report written"), (i, delay)
+            assert not (tmp_path / f"reports{i}").exists()
+            _wait_for_group(proc, 0, 10, f"processes of the run left behind (try {i})")
+        finally:
+            if _group_members(proc.pid):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
+            proc.communicate()
+
+
+def test_ctrl_c_inside_a_string_exec_still_exits_130(tmp_path):
+    """CPython marks a KeyboardInterrupt that ends a string ``exec`` (scipy runs one at import,
+    reached while indexes are built) and, under ``python -m``, then exits by SIGINT (-2) however the
+    interrupt was handled; the CLI clears that mark, so the status is 130 as documented."""
+    (tmp_path / "kbi_cmd.py").write_text(
+        "import click\nfrom auditor.cli._common import library_errors\n\n"
+        "@click.command()\ndef cmd():\n    with library_errors():\n"
+        "        exec('raise KeyboardInterrupt', {})\n\ncmd()\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    p = subprocess.run([sys.executable, "-m", "kbi_cmd"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert (p.returncode, p.stderr.strip()) == (130, "auditor: interrupted; no report written")
+
+
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_a_killed_main_process(tmp_path, scan_inputs, sig):
+    """SIGKILL or SIGTERM to the main process only, mid-scan: no worker outlives it (before, orphaned
+    workers waited forever on their task queue, holding the caller's stdout)."""
+    ev, train = scan_inputs
+    proc = _start_scan(tmp_path, train, ev, 0)
+    try:
+        # main, resource tracker, forkserver and at least one worker
+        _wait_for_group(proc, 4, 120, "no workers started")
+        time.sleep(0.3)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        _wait_for_group(proc, 0, 15, "workers outlived their main process")
+    finally:
+        if _group_members(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
 
 
 def test_index_save_killed_at_random_moments_never_leaves_a_broken_index(tmp_path):

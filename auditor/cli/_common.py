@@ -27,7 +27,20 @@ def library_errors() -> Iterator[None]:
         raise AuditorClickError(str(e)) from None
     except KeyboardInterrupt:
         click.echo("auditor: interrupted; no report written", err=True)
+        _forget_interrupt()
         raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
+
+def _forget_interrupt() -> None:
+    """Make the exit status 130, as promised, even when Ctrl-C landed inside a string ``exec``.
+
+    CPython (3.11, 3.12) records a KeyboardInterrupt that ends a string ``exec``/``eval`` (libraries
+    run some at import, e.g. scipy's ``exec(f"from numpy import *", ...)``) in a process-wide flag;
+    under ``python -m`` the interpreter then ends by killing itself with SIGINT (status -2) whatever
+    exit code was asked for, even though the interrupt was caught. The flag is reset at the start of
+    every string evaluation, so one empty evaluation clears it.
+    """
+    exec("None", {})
 
 
 def exit_for(verdict: str) -> int:

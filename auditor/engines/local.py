@@ -34,6 +34,7 @@ from ..engine import ScanStats, batched, search_all
 from ..errors import ConfigError, ScanError
 from ..methods.base import Finding, Index
 from ..progress import ScanProgress, peak_rss_mb
+from .lifecycle import init_worker, spawning_guard, started_children, terminate_children_since
 
 _WORKER_INDEXES: list[Index] = []
 
@@ -105,15 +106,30 @@ class LocalEngine:
     def _parallel(self, indexes: list[Index], batches) -> Iterator[Finding]:
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
-        # breaks the pool with an error instead of being restarted forever (a silent hang)
-        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker, initargs=(indexes,)) as pool:
+        # breaks the pool with an error instead of being restarted forever (a silent hang).
+        # Workers ignore Ctrl-C and die with this process (lifecycle); this process shuts them down.
+        before = started_children()
+        with spawning_guard():
+            pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=ctx,
+                initializer=init_worker,
+                initargs=(os.getpid(), _init_worker, (indexes,)),
+            )
+        try:
             pending: deque = deque()
             for batch in batches:
-                pending.append(pool.submit(_work, batch))
+                with spawning_guard():  # submit starts workers (and the forkserver) on demand
+                    pending.append(pool.submit(_work, batch))
                 while len(pending) >= 2 * self.workers:
                     yield from self._collect(pending.popleft())
             while pending:
                 yield from self._collect(pending.popleft())
+        except BaseException:  # Ctrl-C, a failed batch, or the consumer stopped early
+            terminate_children_since(before)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _collect(self, result) -> list[Finding]:
         try:

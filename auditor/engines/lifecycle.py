@@ -1,0 +1,149 @@
+"""Worker processes that start quietly, ignore Ctrl-C, and die with the run that started them.
+
+A terminal's Ctrl-C sends SIGINT to the whole process group; ``kill`` sends SIGTERM or SIGKILL to
+the main process only. Whichever it is, only the main process reacts (one line on stderr, exit
+130); worker processes never print a traceback and never outlive the main process:
+
+* :func:`spawning_guard` wraps, in the parent, whatever may start a process (creating the pool,
+  ``submit``, which starts workers and the multiprocessing forkserver on demand). SIGINT is blocked
+  in the calling thread meanwhile, so every process started inside is *born* with SIGINT blocked —
+  the forkserver (the mask survives ``exec``, so a Ctrl-C while its interpreter starts no longer
+  kills it with ``Fatal Python error: init_import_site``) and every worker forked from it (no
+  ``KeyboardInterrupt`` traceback before the worker's initializer has run). A Ctrl-C arriving
+  inside the guard is held and raised in the parent when the guard ends, so no process is left
+  half-started with a truncated start-up message.
+* :func:`init_worker` is the workers' initializer: SIGINT ignored (the parent shuts the pool
+  down), then a parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's
+  parent is the forkserver, which exits when the main process does) and a watchdog thread on the
+  main process's pid (a pidfd where the kernel has them, else polling), so a SIGKILL or SIGTERM of
+  the main process takes its workers with it.
+* :func:`terminate_children_since` stops the workers at once when the scan is interrupted or fails
+  (the parent, not Ctrl-C, ends them).
+
+>>> with spawning_guard():
+...     pass  # start processes here
+>>> import signal
+>>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
+True
+
+The engines call these; any engine that starts its own processes should do the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+#: seconds between checks of the parent where no pidfd is available
+WATCHDOG_POLL_S = 0.5
+#: exit status of a worker whose parent has gone
+ORPHAN_EXIT = 1
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+_CAN_MASK = hasattr(signal, "pthread_sigmask")
+
+
+@contextlib.contextmanager
+def spawning_guard() -> Iterator[None]:
+    """Block SIGINT while processes may be started; a Ctrl-C meanwhile is raised when the block ends.
+
+    Only the main thread can hold a Ctrl-C back (signal handlers live there); from another thread the
+    mask alone is applied. Nothing is raised but what the body raises, or KeyboardInterrupt (through
+    the handler that was installed before) for a Ctrl-C that arrived inside.
+    """
+    in_main = threading.current_thread() is threading.main_thread()
+    caught: list[int] = []
+    previous: Any = None
+    if in_main:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _CAN_MASK else None
+    try:
+        yield
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a held SIGINT is delivered here
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+    if caught:
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+
+def started_children() -> set[int]:
+    """Pids of the live child processes this process has started through multiprocessing."""
+    import multiprocessing as mp
+
+    return {p.pid for p in mp.active_children() if p.pid is not None}
+
+
+def terminate_children_since(before: set[int]) -> None:
+    """Terminate (SIGTERM) the multiprocessing children started since :func:`started_children` gave ``before``.
+
+    For an interrupted or failed scan: its workers are stopped at once instead of finishing the
+    batches they hold; the pool's shutdown then reaps them.
+    """
+    import multiprocessing as mp
+
+    for p in mp.active_children():
+        if p.pid not in before:
+            p.terminate()
+
+
+def init_worker(parent_pid: int, initializer: Callable[..., Any] | None = None, initargs: tuple = ()) -> None:
+    """Initializer of a worker process: ignore Ctrl-C, die with ``parent_pid``, then ``initializer(*initargs)``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also drops a SIGINT held since the worker was born
+    if _CAN_MASK:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    die_with(parent_pid)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def die_with(pid: int) -> None:
+    """Make this process exit (status :data:`ORPHAN_EXIT`, silently) as soon as process ``pid`` ends."""
+    _set_parent_death_signal()
+    threading.Thread(target=_watch, args=(pid, os.getppid()), name="auditor-parent-watchdog", daemon=True).start()
+
+
+def _set_parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # the watchdog still covers it
+
+
+def _watch(pid: int, ppid: int) -> None:
+    fd = None
+    try:
+        fd = os.pidfd_open(pid)  # Linux ≥ 5.3: readable once the process has ended
+    except ProcessLookupError:
+        os._exit(ORPHAN_EXIT)
+    except (AttributeError, OSError):
+        pass
+    if fd is not None:
+        select.select([fd], [], [])
+        os._exit(ORPHAN_EXIT)
+    while True:
+        time.sleep(WATCHDOG_POLL_S)
+        if os.getppid() != ppid:  # the parent (forkserver or main process) has gone
+            os._exit(ORPHAN_EXIT)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(ORPHAN_EXIT)
+        except PermissionError:
+            pass
