@@ -11,9 +11,21 @@ scans its training sets, :func:`prepare` reads a sample of them (the first ``sam
 During the scan, every text-comparing index (``mask_boilerplate = true``, the default of
 :class:`~auditor.methods.base.MethodConfig`; ``calls``, ``entities`` default to false) sees training
 records whose views have those lines removed and those n-grams replaced by ``[masked]`` (a break, so
-no new n-gram forms across the gap). A line equal to an eval item's text is never masked (a
-benchmark item copied into every record is contamination, not boilerplate). The check's
-``boilerplate`` entry in ``report.json`` says what was masked and how much. Turn it off per method
+no new n-gram forms across the gap).
+
+**Masking never hides eval-item text.** A benchmark item copied into most records (a few-shot block in
+the system prompt, one task repeated) is contamination, not boilerplate, so what would be masked is
+checked against every eval item, per item and per occurrence, not only as whole lines:
+
+* a line equal to an eval item's text is never touched;
+* no word inside an occurrence of any eval item's word ``protect_n``-gram (8, the ngram tier's
+  ``min_n``) is masked, whether a boilerplate n-gram covers it or an n-gram straddles the item's edge;
+* a shared line holding such an occurrence (``spared_lines`` in the report) is not removed but masked
+  word by word around the eval item's words; ``spared_ngrams`` counts the boilerplate n-grams that
+  overlap an eval item (their eval words are kept).
+
+So the exact and ngram tiers find what they would find unmasked; masking only keeps shared text that
+is not eval text from being evidence (and from diluting the minhash and embedding tiers' scores). The check's ``boilerplate`` entry in ``report.json`` says what was masked and how much. Turn it off per method
 with ``mask_boilerplate = false`` in ``[methods.NAME]``. Reading the sample raises what reading the
 dataset raises (:class:`~auditor.errors.InputError` for bad input); nothing else is raised here.
 
@@ -36,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import ConfigError
 from .normalize import normalize, text_hash, tokens
 from .records import TEXT, Record
 
@@ -54,50 +67,83 @@ class BoilerplateConfig:
     n: int = 13
     #: tokens per record looked at when counting n-grams
     max_tokens: int = 20000
+    #: text sharing a word n-gram of this size with an eval item is never masked (the ngram tier's min_n)
+    protect_n: int = 8
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.protect_n <= self.n:
+            raise ConfigError(f"boilerplate protect_n must be between 1 and n={self.n}, not {self.protect_n!r}")
 
 
 @dataclass
 class Boilerplate:
     config: BoilerplateConfig
     lines: set[int] = field(default_factory=set)
+    #: shared lines holding eval-item text: masked word by word, the eval item's words kept
+    spared: set[int] = field(default_factory=set)
     ngrams: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     protected: set[int] = field(default_factory=set)
+    #: sorted hashes of the eval items' word ``protect_n``-grams (text containing one is never masked)
+    eval_grams: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     sampled: int = 0
+    spared_ngrams: int = 0
     examples: list[dict[str, Any]] = field(default_factory=list)
     masked_records: int = 0
     masked_chars: int = 0
     scanned_chars: int = 0
 
     def mask_text(self, text: str) -> str:
-        """``text`` without boilerplate lines, boilerplate n-grams replaced by ``[masked]``."""
+        """``text`` without boilerplate lines, boilerplate n-grams replaced by ``[masked]``.
+
+        Eval-item text is kept: lines equal to an eval item are untouched, and so is every word
+        inside an occurrence of an eval item's ``protect_n``-gram (a shared line holding one is
+        masked word by word around it instead of removed)."""
         if not text:
             return text
-        kept = []
+        kept, states = [], []
         for line in text.split("\n"):
             norm = normalize(line)
             h = text_hash(norm) if norm else None
-            if h is not None and h in self.lines and h not in self.protected:
+            if h is not None and h in self.protected:
+                states.append(_GUARDED)
+            elif h is not None and h in self.lines:
                 continue
+            elif h is not None and h in self.spared:
+                states.append(_SHARED)
+            else:
+                states.append(_PLAIN)
             kept.append(line)
-        if len(self.ngrams) and kept:
-            kept = self._mask_ngrams(kept)
+        if kept and (len(self.ngrams) or _SHARED in states):
+            kept = self._mask_words(kept, states)
         return "\n".join(kept)
 
-    def _mask_ngrams(self, lines: list[str]) -> list[str]:
+    def _mask_words(self, lines: list[str], states: list[int]) -> list[str]:
         from .methods.ngram import ngram_hashes, token_hashes
 
         toks_per_line = [tokens(line) for line in lines]
         flat = [t for ts in toks_per_line for t in ts]
-        n = self.config.n
-        if len(flat) < n:
-            return lines
-        hashes = ngram_hashes(token_hashes(flat), n)
-        hit = np.isin(hashes, self.ngrams, assume_unique=False)
-        if not hit.any():
-            return lines
         covered = np.zeros(len(flat), dtype=bool)
-        for start in np.flatnonzero(hit):
-            covered[start : start + n] = True
+        offset = 0
+        for ts, state in zip(toks_per_line, states):
+            if state == _SHARED:
+                covered[offset : offset + len(ts)] = True
+            offset += len(ts)
+        n = self.config.n
+        th = token_hashes(flat)
+        if len(self.ngrams) and len(flat) >= n:
+            for start in np.flatnonzero(np.isin(ngram_hashes(th, n), self.ngrams)):
+                covered[start : start + n] = True
+        if not covered.any():
+            return lines
+        # never mask a word of a line equal to an eval item, nor one inside an eval item's k-gram
+        offset = 0
+        for ts, state in zip(toks_per_line, states):
+            if state == _GUARDED:
+                covered[offset : offset + len(ts)] = False
+            offset += len(ts)
+        k = self.config.protect_n
+        for start in np.flatnonzero(_eval_gram_starts(th, k, self.eval_grams)):
+            covered[start : start + k] = False
         out, offset = [], 0
         for line, ts in zip(lines, toks_per_line):
             cov = covered[offset : offset + len(ts)]
@@ -136,6 +182,8 @@ class Boilerplate:
             "lines": len(self.lines),
             "ngrams": int(len(self.ngrams)),
             "n": self.config.n,
+            "spared_lines": len(self.spared),
+            "spared_ngrams": self.spared_ngrams,
             "examples": self.examples,
             "masked_records": self.masked_records,
             "masked_chars": self.masked_chars,
@@ -144,12 +192,55 @@ class Boilerplate:
         }
 
 
+def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
+    """Sorted distinct hashes of every word ``k``-gram of ``eval_texts`` (as the ngram tier hashes them)."""
+    from .methods.ngram import ngram_hashes, token_hashes
+
+    grams = [ngram_hashes(token_hashes(tokens(t)), k) for t in eval_texts if t]
+    return np.unique(np.concatenate(grams)) if grams else np.empty(0, dtype=np.uint64)
+
+
+def _eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndarray:
+    """Whether each word k-gram of the token hashes ``th`` is one of the eval items' (a bool per start)."""
+    from .methods.ngram import ngram_hashes
+
+    if not len(eval_grams):
+        return np.zeros(max(0, len(th) - k + 1), dtype=bool)
+    return np.isin(ngram_hashes(th, k), eval_grams)
+
+
+def _tainted(th: np.ndarray, n: int, k: int, eval_grams: np.ndarray) -> np.ndarray:
+    """Whether each n-gram of ``th`` contains an eval k-gram (a bool per n-gram start; ``k <= n``)."""
+    count = len(th) - n + 1
+    if count <= 0:
+        return np.zeros(0, dtype=bool)
+    hitk = _eval_gram_starts(th, k, eval_grams)
+    if not hitk.any():
+        return np.zeros(count, dtype=bool)
+    cs = np.concatenate(([0], np.cumsum(hitk)))
+    starts = np.arange(count)
+    return (cs[starts + n - k + 1] - cs[starts]) > 0
+
+
 def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: BoilerplateConfig | None = None) -> Boilerplate:
-    """Boilerplate lines and n-grams of ``sample`` (see the module doc); ``eval_texts`` are protected."""
+    """Boilerplate lines and n-grams of ``sample`` (see the module doc); ``eval_texts`` are protected.
+
+    >>> item = "book a one way flight from boston to denver for two adults next friday"
+    >>> recs = [Record("t", str(i), f"t:{i}", {"text": f"Example: {item}\\nTask {i}"}) for i in range(20)]
+    >>> bp = detect(recs, [item], BoilerplateConfig(min_records=10))
+    >>> bp.mask_record(recs[3], ("text",)).views["text"], len(bp.spared)
+    ('[masked] book a one way flight from boston to denver for two adults next friday\\n[masked] 3', 1)
+    """
     from .methods.ngram import ngram_hashes, token_hashes
 
     cfg = config or BoilerplateConfig()
-    bp = Boilerplate(cfg, sampled=len(sample), protected={text_hash(normalize(t)) for t in eval_texts if t})
+    eval_texts = [t for t in eval_texts if t]
+    bp = Boilerplate(
+        cfg,
+        sampled=len(sample),
+        protected={text_hash(normalize(t)) for t in eval_texts},
+        eval_grams=eval_gram_hashes(eval_texts, cfg.protect_n),
+    )
     if len(sample) < cfg.min_records:
         return bp
     need = max(2, int(np.ceil(cfg.share * len(sample))))
@@ -165,27 +256,36 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
             seen.add(h)
             first_text.setdefault(h, line.strip())
         line_df.update(seen)
-    bp.lines = {h for h, c in line_df.items() if c >= need} - bp.protected
-    bp.examples = [
-        {"kind": "line", "text": first_text[h][:160], "share": round(c / len(sample), 4)}
-        for h, c in line_df.most_common()
-        if h in bp.lines
-    ][:5]
-    grams = []
+    common = {h for h, c in line_df.items() if c >= need} - bp.protected
+    bp.spared = {
+        h for h in common if _eval_gram_starts(token_hashes(tokens(first_text[h])), cfg.protect_n, bp.eval_grams).any()
+    }
+    bp.lines = common - bp.spared
+    for kind, chosen in (("line", bp.lines), ("spared_line", bp.spared)):
+        bp.examples += [
+            {"kind": kind, "text": first_text[h][:160], "share": round(c / len(sample), 4)}
+            for h, c in line_df.most_common()
+            if h in chosen
+        ][:5]
+    grams, tainted = [], []
     for r in sample:
         rest = bp.mask_text(r.view(TEXT))
         th = token_hashes(tokens(rest)[: cfg.max_tokens])
-        grams.append(np.unique(ngram_hashes(th, cfg.n)))
+        hashes = ngram_hashes(th, cfg.n)
+        grams.append(np.unique(hashes))
+        tainted.append(hashes[_tainted(th, cfg.n, cfg.protect_n, bp.eval_grams)])
     if grams:
         allg = np.concatenate(grams)
         if len(allg):
             uniq, counts = np.unique(allg, return_counts=True)
             bp.ngrams = np.sort(uniq[counts >= need])
+            bp.spared_ngrams = int(np.isin(bp.ngrams, np.concatenate(tainted)).sum())
     if len(bp.ngrams):
         bp.examples.append({"kind": "ngrams", "count": int(len(bp.ngrams))})
     return bp
 
 
+_PLAIN, _GUARDED, _SHARED = 0, 1, 2  # line states in Boilerplate.mask_text
 _MASKED = "_masked_views"  # meta key: views with boilerplate masked, set by Masker.premask
 
 

@@ -138,16 +138,18 @@ def test_calls_tier_refinetoolbench_correction_in_training_chat(tmp_path):
     assert [(f["evidence"]["kind"], f["conclusive"]) for f in hits] == [("sequence", True)]
 
 
-def _boilerplate_corpus(tmp_path, n=30):
-    policy = (
-        "Before taking any action that updates the booking database you must list the action details "
-        "and obtain explicit user confirmation to proceed, and you should deny requests against policy."
-    )
+POLICY = (
+    "Before taking any action that updates the booking database you must list the action details "
+    "and obtain explicit user confirmation to proceed, and you should deny requests against policy."
+)
+
+
+def _boilerplate_corpus(tmp_path, n=30, item="Agent policy: " + POLICY):
     rows = [
         {
             "id": f"r{i}",
             "messages": [
-                {"role": "system", "content": f"# Policy\n{policy}\nTools: get_user, book"},
+                {"role": "system", "content": f"# Policy\n{POLICY}\nTools: get_user, book"},
                 {"role": "user", "content": f"Please book seat {i} on flight HAT{100 + i}."},
                 {"role": "assistant", "content": f"Booked seat {i}."},
             ],
@@ -157,20 +159,37 @@ def _boilerplate_corpus(tmp_path, n=30):
     train = tmp_path / "train.json"
     train.write_text(json.dumps(rows))
     evalf = tmp_path / "eval.jsonl"
-    evalf.write_text(json.dumps({"id": "e1", "text": "Agent policy: " + policy}) + "\n")
+    evalf.write_text(json.dumps({"id": "e1", "text": item}) + "\n")
     return train, evalf
 
 
+QUOTING_TASK = (
+    "The customer wants the cheapest economy seat to Denver for next week and keeps changing their mind; "
+    "remember that you must list the action details and obtain explicit user confirmation, then book it."
+)
+
+
 def test_boilerplate_shared_by_all_records_is_no_evidence(tmp_path):
-    train, evalf = _boilerplate_corpus(tmp_path)
+    """Shared policy text is masked; an eval task that quotes a few of its words is not found through it
+    (the quoted words are kept, the rest of the shared line is masked around them)."""
+    train, evalf = _boilerplate_corpus(tmp_path, item=QUOTING_TASK)
     report = _audit(tmp_path, [train], [evalf], ["exact", "ngram"])
     assert report.findings == []
     bp = report.checks[0]["boilerplate"]
     assert bp["enabled"] and bp["lines"] >= 1 and bp["masked_records"] == 30 and bp["masked_chars"] > 0
+    assert bp["spared_lines"] == 1  # the policy line holds the task's quoted words
     assert any("explicit user confirmation" in e.get("text", "") for e in bp["examples"])
     off = _audit(tmp_path, [train], [evalf], ["exact", "ngram"], {"ngram": {"mask_boilerplate": False}})
-    assert {f["method"] for f in off.findings} == {"ngram"} and off.checks[0]["contaminated_items"] == 1
-    assert off.checks[0]["boilerplate"]["methods"] == ["exact"]
+    assert off.findings == [] and off.checks[0]["boilerplate"]["methods"] == ["exact"]
+
+
+def test_boilerplate_never_hides_an_eval_item_made_of_shared_text(tmp_path):
+    """An eval item whose words are (almost all) in every training record's shared policy line is
+    contamination: the training data holds its text. Masking keeps it (issue 12: masking hid it)."""
+    train, evalf = _boilerplate_corpus(tmp_path)
+    report = _audit(tmp_path, [train], [evalf], ["exact", "ngram"])
+    assert report.checks[0]["contaminated_items"] == 1 and {f["method"] for f in report.findings} == {"ngram"}
+    assert report.checks[0]["boilerplate"]["spared_lines"] == 1
 
 
 def test_boilerplate_never_hides_an_eval_item_copied_everywhere(tmp_path):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import auditor.audit as audit_mod
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.boilerplate import BoilerplateConfig, Masker, detect
@@ -25,10 +27,14 @@ SYSTEM = (
 )
 
 
-def stb_queries(count: int = 50) -> list[str]:
-    """The first ``count`` bundled StableToolBench queries (one per eval item)."""
-    records = Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records()
-    return [r.view("query") for _, r in zip(range(count), records)]
+def stb_items(count: int = 50, ref: str = "stabletoolbench") -> list[Record]:
+    """The first ``count`` bundled StableToolBench queries of ``ref`` (eval records)."""
+    records = Dataset(DatasetSpec("ev", [ref], role="eval")).records()
+    return [r for _, r in zip(range(count), records)]
+
+
+def stb_queries(count: int = 50, ref: str = "stabletoolbench") -> list[str]:
+    return [r.view("query") for r in stb_items(count, ref)]
 
 
 def chat(rid: str, user: str, system: str = SYSTEM) -> str:
@@ -40,10 +46,12 @@ def filler(i: int) -> str:
     return f"Tell me fact number {i} about the planet Mars and its moon number {i * 7 % 13}."
 
 
-def stb_config(train: Path, tmp_path: Path, workers: int = 1, methods=None, batch_size: int = 64) -> AuditConfig:
+def stb_config(
+    train: Path, tmp_path: Path, workers: int = 1, methods=None, batch_size: int = 64, ref: str = "stabletoolbench"
+) -> AuditConfig:
     return AuditConfig(
         datasets={
-            "ev": DatasetSpec("ev", ["stabletoolbench"], role="eval"),
+            "ev": DatasetSpec("ev", [ref], role="eval"),
             "tr": DatasetSpec("tr", [str(train)], role="train"),
         },
         checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=methods)],
@@ -93,3 +101,77 @@ def test_parallel_engine_finds_what_the_serial_one_finds(tmp_path, monkeypatch):
         assert report.verdict == "fail"
         assert report.checks[0]["contaminated_items"] == 50
     assert parallel.findings == serial.findings
+
+
+# -- 2. masking never hides an eval item ----------------------------------------------------------
+
+
+def _write(path: Path, lines) -> Path:
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("numbered", [False, True], ids=["verbatim_lines", "numbered_lines"])
+def test_few_shot_block_in_every_system_prompt_is_found(tmp_path, numbered):
+    """The 50 queries as a few-shot block in every record's system prompt, one per line (shared by
+    100% of records, so boilerplate): the default methods found 0/765 before the fix."""
+    queries = stb_queries()
+    block = "\n".join(f"Example {k + 1}: {q}" if numbered else q for k, q in enumerate(queries))
+    system = f"{SYSTEM}\nHere are examples of tasks you will get:\n{block}"
+    train = _write(tmp_path / "train.jsonl", (chat(f"r{i}", filler(i), system=system) for i in range(120)))
+    report = run_audit(stb_config(train, tmp_path))
+    check = report.checks[0]
+    assert report.verdict == "fail" and check["contaminated_items"] == 50
+    assert check["items_by_method"]["ngram"] == 50
+    if not numbered:  # a line equal to the item: the exact tier too
+        assert check["items_by_method"]["exact"] == 50
+    bp = check["boilerplate"]
+    assert bp["lines"] >= 4 and bp["masked_records"] == 120  # the system prompt itself is still masked
+    assert bp["spared_lines"] == (50 if numbered else 0)
+
+
+@pytest.mark.parametrize("methods", [None, ["minhash"]], ids=["default", "minhash"])
+def test_one_item_in_most_records_is_found(tmp_path, methods):
+    """One query as the task of 60 % of the records (its n-grams are boilerplate by share)."""
+    q = stb_queries(8)[7]
+    train = _write(tmp_path / "train.jsonl", (chat(f"r{i}", q if i % 5 < 3 else filler(i)) for i in range(120)))
+    report = run_audit(stb_config(train, tmp_path, methods=methods))
+    check = report.checks[0]
+    assert report.verdict == "fail" and check["contaminated_items"] == 1
+    assert {f["eval_ordinal"] for f in report.findings} == {7}
+    assert check["boilerplate"]["spared_ngrams"] > 0
+
+
+def test_one_item_quoted_in_most_system_prompts_is_found(tmp_path):
+    """One query after a prefix in 60 % of the system prompts: the shared line is not removed; the
+    words around the item are masked and the item's words kept."""
+    q = stb_queries(8)[7]
+    rows = (chat(f"r{i}", filler(i), system=SYSTEM + (f"\nFor example: {q}" if i % 5 < 3 else "")) for i in range(120))
+    report = run_audit(stb_config(_write(tmp_path / "train.jsonl", rows), tmp_path))
+    check = report.checks[0]
+    assert report.verdict == "fail" and check["items_by_method"] == {"ngram": 1}
+    assert check["boilerplate"]["spared_lines"] == 1
+
+
+def test_masking_keeps_eval_words_at_the_edge_of_a_boilerplate_ngram():
+    """A boilerplate n-gram straddling the start of an eval item must not eat the item's first words."""
+    item = "find me three vegan restaurants near the central station that are open late on sundays"
+    recs = [
+        Record("t", str(i), f"t:{i}", {"text": f"the assistant always answers politely and briefly {item} id {i}"})
+        for i in range(20)
+    ]
+    bp = detect(recs, [item], BoilerplateConfig(min_records=10))
+    masked = bp.mask_record(recs[4], ("text",)).views["text"]
+    assert item in masked and "politely" not in masked
+    assert detect(recs, [], BoilerplateConfig(min_records=10)).mask_record(recs[4], ("text",)).views["text"] == (
+        "[masked] 4"
+    )
+
+
+def test_one_item_in_most_records_is_found_by_embedding(tmp_path):
+    """The same with the embedding tier (on the 61 G3 queries, to keep the model's work small)."""
+    ref = "stabletoolbench:G3_instruction"
+    item = stb_items(8, ref)[7]
+    rows = (chat(f"r{i}", item.view("query") if i % 5 < 3 else filler(i)) for i in range(40))
+    report = run_audit(stb_config(_write(tmp_path / "train.jsonl", rows), tmp_path, methods=["embedding"], ref=ref))
+    assert report.verdict == "fail" and {f["eval_ordinal"] for f in report.findings} == {item.ordinal}
