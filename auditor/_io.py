@@ -10,10 +10,11 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import InputError
+from .errors import ChangedFileError, InputError
 
 #: JSON nested deeper than this is refused (Python's json recursion would fail around 1000)
 MAX_JSON_DEPTH = 900
@@ -36,6 +37,64 @@ def check_regular_file(path: str | Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
         raise InputError(p, None, f"is {kind}, not a regular file")
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file as it was on disk before a unit of it was read (see :func:`check_unchanged`)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+
+def file_state(path: str | Path) -> FileState:
+    """The size, modification time and identity of ``path`` now (follows symlinks).
+
+    Raises :class:`InputError` when it cannot be examined."""
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
+    return FileState(p, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def check_unchanged(before: FileState) -> None:
+    """Raise :class:`ChangedFileError` unless ``before.path`` still has ``before``'s size, modification
+    time and identity (inode, device).
+
+    Call it after reading a unit of a file — the whole file, or one shard of it in a worker — with the
+    :func:`file_state` taken before the unit was opened: a file truncated, appended to or replaced
+    while it is read would otherwise yield part of its records and end as if complete, a silent
+    partial scan. One line names the file and what changed.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> _ = open(p, "w").write('{"text": "a"}\\n{"text": "b"}\\n')
+    >>> before = file_state(p)
+    >>> check_unchanged(before)  # nothing changed: no error
+    >>> os.truncate(p, 14)
+    >>> check_unchanged(before)
+    Traceback (most recent call last):
+    ...
+    auditor.errors.ChangedFileError: /...t.jsonl: changed while it was read (size 28 -> 14 bytes): ...
+    """
+    try:
+        now = file_state(before.path)
+    except InputError:
+        raise ChangedFileError(before.path, "removed or made unreadable while it was read") from None
+    what = []
+    if (now.inode, now.device) != (before.inode, before.device):
+        what.append("replaced by another file")
+    if now.size != before.size:
+        what.append(f"size {before.size} -> {now.size} bytes")
+    elif now.mtime_ns != before.mtime_ns:
+        what.append("rewritten (modification time changed)")
+    if what:
+        raise ChangedFileError(before.path, f"changed while it was read ({', '.join(what)})")
 
 
 def open_binary(path: str | Path) -> IO[bytes]:

@@ -32,9 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import registry
-from ._io import DEFAULT_MAX_RECORD_CHARS, check_regular_file, sha256_file, too_long
+from ._io import (
+    DEFAULT_MAX_RECORD_CHARS,
+    FileState,
+    check_regular_file,
+    check_unchanged,
+    file_state,
+    sha256_file,
+    too_long,
+)
 from .adapters import Adapter, AdapterOptions, detect, get_adapter
-from .errors import ConfigError, InputError
+from .errors import ChangedFileError, ConfigError, InputError
 from .records import Record, Skip, split_source
 
 ROLES = ("train", "eval")
@@ -125,6 +133,8 @@ class Dataset:
         self.files = self._resolve_files()
         self.stats = DatasetStats()
         self._sha256: str | None = None
+        #: each file's state when this dataset first read it: every later read must find it so
+        self._states: dict[str, FileState] = {}
 
     @property
     def name(self) -> str:
@@ -192,7 +202,11 @@ class Dataset:
                 for f in self.files:
                     try:  # a file that cannot be read (skipped) still counts, as unreadable
                         check_regular_file(f)
+                        self._check_unchanged(f)
                         digest = sha256_file(f)
+                        self._check_unchanged(f)  # the fingerprint is of the data the scan read
+                    except ChangedFileError:
+                        raise
                     except (InputError, OSError):
                         digest = "unreadable"
                     h.update(f"{f.name}:{digest}\n".encode())
@@ -222,6 +236,7 @@ class Dataset:
             before = stats.read
             try:
                 check_regular_file(path)
+                state = self._first_state(path)
                 adapter = self.adapter_class(path)(self.spec.name, options)
                 for item in adapter.read(path):
                     stats.read += 1
@@ -242,10 +257,11 @@ class Dataset:
                         yield item
                     else:
                         stats.filtered += 1
+                check_unchanged(state)  # read to its end: a file that changed meanwhile was read in part
                 if stats.read == before:
                     raise InputError(str(path), None, "no records in the file (empty)")
             except InputError as e:
-                if self.spec.on_error != "skip":
+                if self.spec.on_error != "skip" or isinstance(e, ChangedFileError):
                     raise
                 stats.skipped_files.append(
                     {
@@ -259,6 +275,17 @@ class Dataset:
             raise ConfigError(
                 f"dataset '{self.spec.name}': split '{self.split}' matches no record (splits in the data: {known})"
             )
+
+    def _first_state(self, path: Path) -> FileState:
+        """``path``'s state when this dataset first read it; :class:`ChangedFileError` when it differs now
+        (a file rewritten between two passes of one run: the boilerplate sample, the scan, the report)."""
+        state = self._states.setdefault(str(path), file_state(path))
+        check_unchanged(state)
+        return state
+
+    def _check_unchanged(self, path: Path) -> None:
+        if str(path) in self._states:
+            check_unchanged(self._states[str(path)])
 
     def _count_duplicate(self, ids: set, path: str, item: Record) -> None:
         key = (path, item.meta.get("group") or "", item.id)

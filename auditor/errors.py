@@ -28,6 +28,18 @@ class InputError(AuditorError):
         super().__init__(f"{loc}: {problem}")
 
 
+class ChangedFileError(InputError):
+    """An input file that changed (truncated, appended to, replaced) while it was being read.
+
+    Always an error, even with ``on_error = "skip"``: part of the file was already scanned, and
+    the rest may never be; the audit cannot say what it checked."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(
+            path, None, f"{problem}: the scan would be partial; audit a copy that nothing writes to while it runs"
+        )
+
+
 class ManifestError(AuditorError):
     """A manifest (split.toml) that is malformed, has unknown keys, or names what does not exist."""
 

@@ -8,14 +8,19 @@ share an agent system prompt, as real agent training sets do.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import auditor.audit as audit_mod
+from auditor._io import check_unchanged, file_state
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.boilerplate import BoilerplateConfig, Masker, detect
+from auditor.cli import main
 from auditor.datasets import Dataset, DatasetSpec
+from auditor.errors import ChangedFileError
 from auditor.records import Record
 
 SYSTEM = (
@@ -175,3 +180,83 @@ def test_one_item_in_most_records_is_found_by_embedding(tmp_path):
     rows = (chat(f"r{i}", item.view("query") if i % 5 < 3 else filler(i)) for i in range(40))
     report = run_audit(stb_config(_write(tmp_path / "train.jsonl", rows), tmp_path, methods=["embedding"], ref=ref))
     assert report.verdict == "fail" and {f["eval_ordinal"] for f in report.findings} == {item.ordinal}
+
+
+# -- 3. a training file that changes while it is read ---------------------------------------------
+
+
+def _truncating_reads(monkeypatch, path: Path, after: int, cut_line: int) -> None:
+    """Truncate ``path`` at the end of line ``cut_line`` once ``after`` of its records were read (the
+    reproduction: another process rewriting the file during the scan), in whichever pass reads it."""
+    with path.open("rb") as f:
+        cut = sum(len(line) for _, line in zip(range(cut_line), f))
+    real_records = Dataset.records
+
+    def records(self):
+        for n, record in enumerate(real_records(self)):
+            if n == after and path in self.files and path.stat().st_size > cut:
+                os.truncate(path, cut)
+            yield record
+
+    monkeypatch.setattr(Dataset, "records", records)
+
+
+def _stb_training_file(path: Path, filler_records: int) -> Path:
+    queries = stb_queries()
+    rows = [chat(f"r{i}", filler(i)) for i in range(filler_records)]
+    return _write(path, rows + [chat(f"q{k}", q) for k, q in enumerate(queries)])
+
+
+def test_training_file_truncated_during_the_scan_is_an_error(tmp_path, monkeypatch):
+    """Before: PASS after reading 4,000 of 6,050 records (the 50 leaked queries are at the end). Now
+    exit 2 with one line naming the file. The cut happens after the boilerplate sample (2,000 records)."""
+    train = _stb_training_file(tmp_path / "train.jsonl", 6000)
+    _truncating_reads(monkeypatch, train, after=3000, cut_line=4000)
+    res = CliRunner().invoke(
+        main, ["audit", "--train", str(train), "--eval", "stabletoolbench", "--report-dir", str(tmp_path / "r")]
+    )
+    assert res.exit_code == 2, res.output
+    err = res.stderr.strip()
+    assert "\n" not in err and "Traceback" not in res.output
+    assert err.startswith(f"Error: {train}: changed while it was read (size "), err
+    assert not (tmp_path / "r" / "report.json").exists()
+
+
+def test_file_changed_between_two_passes_is_an_error(tmp_path, monkeypatch):
+    """Truncated while the boilerplate sample reads it: the scan finds it changed before reading on."""
+    train = _stb_training_file(tmp_path / "train.jsonl", 3000)
+    _truncating_reads(monkeypatch, train, after=100, cut_line=1500)
+    with pytest.raises(ChangedFileError, match="changed while it was read"):
+        run_audit(stb_config(train, tmp_path))
+
+
+def test_changed_file_is_an_error_even_with_on_error_skip(tmp_path):
+    """``on_error = "skip"`` skips bad records, never a file read in part."""
+    train = _stb_training_file(tmp_path / "train.jsonl", 3000)
+    ds = Dataset(DatasetSpec("tr", [str(train)], on_error="skip"))
+    records = ds.records()
+    for _ in range(10):
+        next(records)
+    with train.open("ab") as f:  # appended to while read
+        f.write(chat("late", filler(1)).encode())
+    with pytest.raises(ChangedFileError, match=r"size \d+ -> \d+ bytes"):
+        for _ in records:
+            pass
+    assert ds.stats.skipped_files == []
+
+
+def test_file_state_check_names_what_changed(tmp_path):
+    """The per-unit check the engines call (a whole file or one shard): size, mtime, identity."""
+    p = _write(tmp_path / "a.jsonl", [chat("a", filler(1))])
+    before = file_state(p)
+    check_unchanged(before)
+    os.utime(p, ns=(before.mtime_ns + 10**9, before.mtime_ns + 10**9))
+    with pytest.raises(ChangedFileError, match="modification time changed"):
+        check_unchanged(before)
+    (tmp_path / "b.jsonl").write_bytes(p.read_bytes())
+    os.replace(tmp_path / "b.jsonl", p)
+    with pytest.raises(ChangedFileError, match="replaced by another file"):
+        check_unchanged(before)
+    p.unlink()
+    with pytest.raises(ChangedFileError, match="removed or made unreadable"):
+        check_unchanged(before)
