@@ -35,6 +35,7 @@ from . import registry
 from ._io import DEFAULT_MAX_RECORD_CHARS, check_regular_file, sha256_file, too_long
 from .adapters import Adapter, AdapterOptions, detect, get_adapter
 from .errors import ConfigError, InputError
+from .messages import MessageSelector
 from .records import Record, Skip, split_source
 
 ROLES = ("train", "eval")
@@ -55,6 +56,10 @@ class DatasetSpec:
     split: str | None = None
     text_field: str | None = None
     id_field: str | None = None
+    #: message selector for chat-shaped text fields (``first-user``, ``all-user`` ...; :mod:`auditor.messages`)
+    messages: str | None = None
+    #: dotted path of a field holding tool calls (JSON calls or Python-style call strings), generic formats
+    calls_field: str | None = None
     on_error: str | None = None  # default: fail
     base_dir: str = "."
     #: a record with a text view longer than this (characters) is a bad record (see ``on_error``)
@@ -75,6 +80,8 @@ class DatasetSpec:
             )
         if not self.paths:
             raise ConfigError(f"dataset '{self.name}': no path given")
+        if self.messages is not None:
+            MessageSelector.parse(self.messages)  # ConfigError now, not at the first record
         if (
             isinstance(self.max_record_chars, bool)
             or not isinstance(self.max_record_chars, int)
@@ -211,7 +218,13 @@ class Dataset:
         """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
         self.stats = stats = DatasetStats()
         limit = self.spec.max_record_chars
-        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field, max_record_chars=limit)
+        options = AdapterOptions(
+            text_field=self.spec.text_field,
+            id_field=self.spec.id_field,
+            max_record_chars=limit,
+            messages=self.spec.messages,
+            calls_field=self.spec.calls_field,
+        )
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._io import dotted_get
+from ..messages import MessageSelector, is_chat
 from ..records import QUERY, TEXT, Record, Skip
 
 #: tried in order when no ``text_field`` is given
@@ -19,22 +20,32 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
         return adapter.record(position, source, {QUERY: obj, TEXT: obj}, raw=obj, positional_id=True)
     if not isinstance(obj, dict):
         return Skip(source, f"item is {type(obj).__name__}, not an object")
+    selector = MessageSelector.parse(opts.messages)
     if opts.text_field:
         try:
             text = dotted_get(obj, opts.text_field)
         except KeyError:
-            return Skip(source, f"missing text field '{opts.text_field}'")
+            return Skip(source, f"missing text field '{opts.text_field}'" + _seen(obj))
         field = opts.text_field
     else:
-        field = next((c for c in TEXT_CANDIDATES if isinstance(obj.get(c), str)), None)
+        field = next((c for c in TEXT_CANDIDATES if isinstance(obj.get(c), str) or is_chat(obj.get(c))), None)
         if field is None:
             present = next((c for c in TEXT_CANDIDATES if obj.get(c) is not None), None)
             if present is not None:
-                return Skip(source, f"text field '{present}' is {type(obj[present]).__name__}, not a string")
-            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + "); pass text_field")
+                return Skip(
+                    source,
+                    f"text field '{present}' is {type(obj[present]).__name__}, not a string or a message list"
+                    + _seen(obj),
+                )
+            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ")" + _seen(obj))
         text = obj[field]
+    if is_chat(text):
+        selected = selector.select(text)
+        if selected is None:
+            return Skip(source, f"field '{field}' is a message list with no message for '{selector}'")
+        text = selected
     if not isinstance(text, str):
-        return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string")
+        return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string or a message list")
     if opts.id_field:
         try:
             rid = dotted_get(obj, opts.id_field)
@@ -47,3 +58,14 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
     if isinstance(rid, (dict, list)) or rid is None:
         return Skip(source, f"id is {type(rid).__name__}, not a scalar")
     return adapter.record(rid, source, {QUERY: text, TEXT: text}, raw=obj)
+
+
+def _seen(obj: dict) -> str:
+    """The hint that ends a no-text-field reason: the fields the record has and the flag to pass."""
+    keys = list(obj)
+    shown = ", ".join(str(k) for k in keys[:12]) + (f", … ({len(keys)} fields)" if len(keys) > 12 else "")
+    return (
+        f"; the record's fields are: {shown or 'none'}; pass --text-field FIELD (dotted path; "
+        "--train-text-field / --eval-text-field for one side; --messages first-user for a message list) "
+        "or --train-format / --eval-format NAME (see `auditor formats`)"
+    )

@@ -26,8 +26,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import base_suffix, iter_json_items, iter_jsonl, json_container, load_json
+from .._io import iter_json_items, iter_jsonl, json_container, load_json
 from ..records import TEXT, Record, Skip
+from ..sniff import sniff
 from ._trajectory import Turn, extract_task, trajectory_views
 from .base import Adapter
 
@@ -105,6 +106,7 @@ def parse_turns(obj: dict) -> list[Turn] | None:
 class ChatAdapter(Adapter):
     name = "chat"
     suffixes = (".json", ".jsonl")
+    layouts = ("array", "object", "lines")
     priority = 30
     writable = True
 
@@ -121,7 +123,7 @@ class ChatAdapter(Adapter):
         )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
-        if base_suffix(path) == ".jsonl":
+        if sniff(path).kind == "lines":
             position = 0
             for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars):
                 source = f"{path}:{lineno}"
