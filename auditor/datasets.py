@@ -150,9 +150,10 @@ class Dataset:
         ):
             entry = registry.resolve(spec.paths[0])
             self.registry_entry = entry
-            if entry.split and spec.split and entry.split != spec.split:
+            given = registry.expand_split(entry.name, spec.split)
+            if entry.split and given and entry.split != given:
                 raise ConfigError(f"dataset '{spec.name}': split given twice ('{entry.split}' and '{spec.split}')")
-            self.split = entry.split or spec.split
+            self.split = entry.split or given or entry.default_split
             return [Path(p) for p in entry.paths]
         files: list[Path] = []
         for pattern in spec.paths:

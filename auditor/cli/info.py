@@ -14,10 +14,20 @@ from ._common import library_errors
 
 @main.command("registry")
 def registry_cmd():
-    """List the bundled evaluation sets (names usable wherever a path is)."""
+    """List the bundled evaluation sets (names usable wherever a path is) with counts, splits and licence."""
     for e in registry.describe():
-        click.echo(f"{e['name']:<16} {e['format']:<18} {e['licence']:<11} {e['description']}")
-        click.echo(f"{'':<16} splits: {e['splits']}")
+        click.echo(
+            f"{e['name']:<18} {e.get('records', '?'):>6} records  {e['format']:<16} {e['licence']:<11} {e['description']}"
+        )
+        counts = e.get("split_counts") or {}
+        if counts:
+            click.echo(f"{'':<18} splits: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        else:
+            click.echo(f"{'':<18} splits: {e['splits']}")
+        extra = [f"default {e['default_split']}"] if e.get("default_split") else []
+        extra += [f"{k} = {v}" for k, v in (e.get("split_aliases") or {}).items()]
+        if extra:
+            click.echo(f"{'':<18} " + "; ".join(extra))
 
 
 @main.command("methods")
