@@ -126,3 +126,11 @@ def test_per_side_text_fields_through_the_cli(tmp_path):
     )
     assert res.exit_code == 1, res.output
     assert "1/2" in res.output
+
+
+def test_message_selector_in_the_chat_format():
+    path = shared_file("llama-factory/data/glaive_toolcall_en_demo.json")
+    first = next(iter(Dataset(DatasetSpec(name="c", paths=[str(path)])).records()))
+    last = next(iter(Dataset(DatasetSpec(name="c", paths=[str(path)], messages="last-user")).records()))
+    turns = [t["value"] for t in first.raw["conversations"] if t["from"] == "human"]
+    assert first.view("query") == turns[0] and last.view("query") == turns[-1] and len(turns) > 1
