@@ -98,20 +98,21 @@ class ApiBankAdapter(Adapter):
                     if isinstance(a, dict) and isinstance(a.get("api_name"), str)
                 ]
                 rid: Any = i
+                meta: dict[str, Any] = {"positional_id": True}
             else:
                 dialogue = obj.get("input") if isinstance(obj.get("input"), str) else ""
                 msgs = [{"role": r, "content": t} for r, t in dialogue_messages(dialogue)]
                 query = selector.select(msgs) or ""
                 expected = obj.get("expected_output", obj.get("output"))
                 steps = calls_from_value(expected) if isinstance(expected, str) and "API-Request" in expected else []
+                meta = {}
                 if isinstance(obj.get("file"), str) and isinstance(obj.get("id"), (int, str)):
                     rid = f"{Path(obj['file']).stem}/{obj['id']}"
                 else:
-                    rid = i
+                    rid, meta["positional_id"] = i, True
             if not query:
                 yield Skip(source, f"no user utterance for '{selector}'")
                 continue
-            meta: dict[str, Any] = {}
             if unbound(steps):
                 meta["calls_unbound"] = unbound(steps)
             views = {QUERY: query, TEXT: query, "calls": calls_view(steps)}

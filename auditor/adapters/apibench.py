@@ -77,7 +77,7 @@ class ApiBenchAdapter(Adapter):
                 steps = calls_from_value(obj.get("api_call") or "")
                 views = {QUERY: query, TEXT: query, "calls": calls_view(steps)}
                 meta = {"calls_unbound": unbound(steps)} if unbound(steps) else {}
-                rid = lineno
+                rid, meta["positional_id"] = lineno, True
             if not query:
                 yield Skip(source, "no instruction text")
                 continue

@@ -142,8 +142,8 @@ class BfclAdapter(Adapter):
             truth = answers.get(str(rid), answers.get(f"@{position}", obj.get("ground_truth")))
             steps = _v1_names(calls_from_value(truth, schemas) if truth is not None else [], functions)
             meta: dict[str, Any] = {"functions": _names(functions)}
-            if positional:
-                meta["derived_id"] = True
+            if positional:  # <category>_<line>: a position, not an id the benchmark gave
+                meta["positional_id"] = True
             if unbound(steps):
                 meta["calls_unbound"] = unbound(steps)
             views = {QUERY: query, TEXT: query, "calls": calls_view(steps)}

@@ -56,4 +56,11 @@ class NestfulAdapter(Adapter):
                 if isinstance(o, dict) and isinstance(o.get("name"), str) and o["name"] != "var_result"
             ]
             query = obj["input"].strip()
-            yield self.record(i, source, {QUERY: query, TEXT: query, "calls": calls_view(steps)}, raw=obj, split=split)
+            yield self.record(
+                i,
+                source,
+                {QUERY: query, TEXT: query, "calls": calls_view(steps)},
+                raw=obj,
+                split=split,
+                positional_id=True,
+            )

@@ -76,4 +76,5 @@ class ToolAlpacaAdapter(Adapter):
                     raw={"Name": api.get("Name"), "instruction": text, "golden_answer": gold},
                     split=split,
                     api=api.get("Name"),
+                    positional_id=True,
                 )
