@@ -227,9 +227,17 @@ def bfcl_ground_truth(value: Any) -> list[dict[str, Any]]:
                 opts = options if isinstance(options, list) else [options]
                 if not opts or "" in opts:
                     continue
-                args[p] = opts[0]
+                args[p] = _chosen(opts[0])
             out.append(step(fname, args) | {"bound": None})
     return out
+
+
+def _chosen(value: Any) -> Any:
+    """A nested dict in BFCL ground truth holds ``{key: [acceptable values]}`` too: first choice each,
+    optional keys (``""`` accepted) left out."""
+    if isinstance(value, dict) and all(isinstance(v, list) for v in value.values()):
+        return {k: _chosen(v[0]) for k, v in value.items() if v and "" not in v}
+    return value
 
 
 def _is_bfcl_truth(value: Any) -> bool:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import registry
 from ._io import DEFAULT_MAX_RECORD_CHARS, check_regular_file, sha256_file, too_long
-from .adapters import Adapter, AdapterOptions, detect, get_adapter
+from .adapters import Adapter, AdapterOptions, detect, explain, get_adapter
 from .errors import ConfigError, InputError
 from .messages import MessageSelector
 from .records import Record, Skip, split_source
@@ -210,6 +210,19 @@ class Dataset:
     def formats(self) -> dict[str, str]:
         """File → adapter name actually used."""
         return {str(f): self.adapter_class(f).name for f in self.files}
+
+    def format_reasons(self) -> dict[str, tuple[str, str]]:
+        """File → (adapter name, why it was chosen), for ``auditor inspect``."""
+        out = {}
+        for f in self.files:
+            if self.spec.format:
+                out[str(f)] = (self.spec.format, "given as the format")
+            elif self.registry_entry:
+                out[str(f)] = (self.registry_entry.format, f"bundled set '{self.registry_entry.name}'")
+            else:
+                adapter, why = explain(f)
+                out[str(f)] = (adapter.name, why)
+        return out
 
     def adapter_class(self, path: Path) -> type[Adapter]:
         """The adapter that reads ``path``: the dataset's format, else detected from content."""
