@@ -134,3 +134,22 @@ def test_message_selector_in_the_chat_format():
     last = next(iter(Dataset(DatasetSpec(name="c", paths=[str(path)], messages="last-user")).records()))
     turns = [t["value"] for t in first.raw["conversations"] if t["from"] == "human"]
     assert first.view("query") == turns[0] and last.view("query") == turns[-1] and len(turns) > 1
+
+
+def test_manifest_takes_messages_and_calls_field(tmp_path):
+    from auditor.manifest import load_manifest
+
+    (tmp_path / "e.jsonl").write_text(
+        json.dumps({"id": "a", "q": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}) + "\n"
+    )
+    (tmp_path / "t.jsonl").write_text(json.dumps({"text": "x", "a": "f(x=1)"}) + "\n")
+    m = tmp_path / "m.toml"
+    m.write_text(
+        '[datasets.e]\npath = "e.jsonl"\nrole = "eval"\ntext_field = "q"\nmessages = "first-system"\n'
+        '[datasets.t]\npath = "t.jsonl"\nrole = "train"\ncalls_field = "a"\n'
+        '[[checks]]\nname = "c"\ntrain = ["t"]\neval = ["e"]\n'
+    )
+    config = load_manifest(str(m))
+    ev = next(iter(Dataset(config.datasets["e"]).records()))
+    tr = next(iter(Dataset(config.datasets["t"]).records()))
+    assert ev.view("query") == "s" and tr.view("calls") == 'f({"x":1})'
