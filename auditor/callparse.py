@@ -275,7 +275,7 @@ def calls_from_value(value: Any, schemas: Schemas | None = None) -> list[dict[st
         name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
         if name is None:
             return bfcl_ground_truth(value) if _is_bfcl_truth(value) else []
-        args = next((value[k] for k in _ARG_KEYS if k in value), {})
+        args: Any = next((value[k] for k in _ARG_KEYS if k in value), {})
         return [step(name, args) | {"bound": None}]
     return []
 

@@ -100,8 +100,9 @@ class ApiBankAdapter(Adapter):
                 rid: Any = i
                 meta: dict[str, Any] = {"positional_id": True}
             else:
-                dialogue = obj.get("input") if isinstance(obj.get("input"), str) else ""
-                msgs = [{"role": r, "content": t} for r, t in dialogue_messages(dialogue)]
+                dialogue = obj.get("input")
+                turns = dialogue_messages(dialogue) if isinstance(dialogue, str) else []
+                msgs = [{"role": r, "content": t} for r, t in turns]
                 query = selector.select(msgs) or ""
                 expected = obj.get("expected_output", obj.get("output"))
                 steps = calls_from_value(expected) if isinstance(expected, str) and "API-Request" in expected else []

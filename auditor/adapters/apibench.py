@@ -66,8 +66,8 @@ class ApiBenchAdapter(Adapter):
                 yield Skip(source, f"item is {type(obj).__name__}, not an object")
                 continue
             if "question_id" in obj:
-                text = obj.get("text") if isinstance(obj.get("text"), str) else ""
-                query = text.replace("\\n", "\n").strip()
+                text = obj.get("text")
+                query = text.replace("\\n", "\n").strip() if isinstance(text, str) else ""
                 rid: Any = obj["question_id"]
                 views = {QUERY: query, TEXT: query}
                 meta: dict[str, Any] = {}

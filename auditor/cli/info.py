@@ -119,8 +119,8 @@ def render_inspect(ds: Dataset, reasons: dict[str, tuple[str, str]], records: li
     )
     for reason, n in st.skip_reasons.items():
         lines.append(f"  skipped {n:,}: {_one_line(reason, 300)}")
-    for f in st.skipped_files:
-        lines.append(f"  file not read: {f['file']}: {f['reason']}")
+    for bad in st.skipped_files:
+        lines.append(f"  file not read: {bad['file']}: {bad['reason']}")
     if st.duplicate_ids:
         lines.append(f"  duplicate ids: {st.duplicate_ids:,}")
     for k, r in enumerate(records, 1):
