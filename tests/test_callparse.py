@@ -58,6 +58,7 @@ def test_positional_call_string_matches_keyword_call_with_the_schema_at_hand(tmp
     assert without[0].view("calls") == 'get_weather({"_0":"Paris","_1":3})'
     assert without[0].meta["calls_unbound"] == 1
     assert CallsIndex().build(ev).search(without) == []
+    assert CallsIndex().build(without).stats()["eval_items_with_unbound_calls"] == 1
 
 
 def test_apibench_positional_code_equals_keyword_api_call():
