@@ -1,14 +1,18 @@
 """Content sniffing: is a file one JSON document (array, object) or JSON Lines, whatever its suffix?
 
 Detection reads a bounded prefix (:data:`SNIFF_MAX_BYTES` of decompressed bytes), never a whole
-line or document: a 5 GB single line costs the same as a 5 MB one. The first JSON value of the
-prefix decides:
+line or document: a 5 GB single line costs the same as a 5 MB one. The prefix's first line decides:
 
-- it ends and another JSON value follows → ``lines`` (JSON Lines, even when named ``.json``);
+- it is one JSON value and another JSON value follows on the next line → ``lines`` (JSON Lines, even when named ``.json``);
 - it ends and nothing follows → one document: ``array``, ``object`` or ``scalar`` (a lone object in
   a file named ``.jsonl`` stays ``lines``: one record);
-- it does not end inside the prefix → ``array`` when it opens with ``[``; an object that long is
-  ``lines`` when the file is named ``.jsonl`` and ``object`` otherwise (``reason`` says so).
+- the first line is no complete value → a document spread over lines (``array`` / ``object``,
+  its first item read with ijson, so a large document costs one element), unless the first line is
+  broken JSON Lines (the next line parses on its own);
+- the first line does not end inside the prefix → ``array`` when it opens with ``[``; an object that
+  long is ``lines`` when the file is named ``.jsonl`` and ``object`` otherwise (``reason`` says so).
+
+Only the first line is ever parsed whole (JSON Lines holds one value per line).
 
 ``sample`` is what adapters' ``sniff`` sees: ``[first element]`` for an array, ``{first key: value}``
 for an object, ``[first record]`` for JSON Lines; ``None`` when the first item does not fit the prefix.
@@ -26,17 +30,18 @@ error here (``kind`` is ``"unknown"``): the reader then reports the exact line.
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ._io import base_suffix, open_binary
 from .errors import InputError
 
 #: the most decompressed bytes format detection reads from a file
 SNIFF_MAX_BYTES = 8 * 1024 * 1024
+#: the first read; more is read (up to SNIFF_MAX_BYTES) only while the first line has not ended
+FIRST_READ = 64 * 1024
 _VALUE_START = tuple('{["-0123456789tfn')
 
 
@@ -50,38 +55,79 @@ class Sniffed:
     prefix_bytes: int
 
 
+class _Capped:
+    """A binary reader over ``head`` and then ``f`` that gives at most ``budget`` bytes in all, so
+    ijson's first item of a document is bounded."""
+
+    def __init__(self, head: bytes, f: IO[bytes], budget: int):
+        self.head, self.f, self.budget = head, f, budget - len(head)
+
+    def read(self, n: int = -1) -> bytes:
+        if n == 0:  # ijson probes the type with read(0)
+            return b""
+        if self.head:
+            out, self.head = self.head, b""
+            return out
+        if self.budget <= 0:
+            return b""
+        data = self.f.read(min(n if n > 0 else 1 << 16, self.budget))
+        self.budget -= len(data)
+        return data
+
+
 def sniff(path: str | Path, max_bytes: int = SNIFF_MAX_BYTES) -> Sniffed:
     """Sniff ``path``'s layout from at most ``max_bytes`` decompressed bytes (see module doc)."""
     try:
         with open_binary(path) as f:
-            head = f.read(max_bytes + 1)
+            return _sniff(f, max_bytes, base_suffix(path) == ".jsonl")
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
-    truncated = len(head) > max_bytes
-    head = head[:max_bytes].removeprefix(b"\xef\xbb\xbf")
+
+
+def _sniff(f: IO[bytes], max_bytes: int, jsonl_name: bool) -> Sniffed:
+    head = f.read(min(FIRST_READ, max_bytes)).removeprefix(b"\xef\xbb\xbf")
+    eof = len(head) < min(FIRST_READ, max_bytes)
+    # read on (growing) while the first line is open and the prefix allows: a JSON Lines record
+    # longer than FIRST_READ. A first line opening with "[" is an array document (JSON Lines of
+    # arrays with lines that long: give the format): its first element comes through a capped stream.
+    while not eof and b"\n" not in head.lstrip() and len(head) < max_bytes:
+        if head.lstrip()[:1] == b"[":
+            return Sniffed("array", _first_item(_Capped(head, f, max_bytes), True), "a JSON array", len(head))
+        want = min(2 * len(head), max_bytes - len(head))
+        more = f.read(want)
+        eof = len(more) < want
+        head += more
+    stripped = head.lstrip()
+    nl = stripped.find(b"\n")
+    if nl != -1 and not eof and not stripped[nl:].strip():  # the next line starts beyond this read
+        more = f.read(FIRST_READ)
+        eof = len(more) < FIRST_READ
+        head += more
+        stripped += more
     n = len(head)
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if not (truncated and e.start >= len(head) - 3):
-            return Sniffed("unknown", None, "not valid UTF-8", n)
-        text = head[: e.start].decode("utf-8")
-    s = text.lstrip()
-    if not s:
+    truncated = not eof
+    if not stripped:
         return Sniffed("unknown" if truncated else "empty", None, "only whitespace in the prefix", n)
-    jsonl_name = base_suffix(path) == ".jsonl"
+    if nl == -1 and truncated:
+        return _unfinished(stripped, f, max_bytes, jsonl_name, n)
     try:
-        first, end = json.JSONDecoder().raw_decode(s)
+        first_line = (stripped if nl == -1 else stripped[:nl]).decode("utf-8")
+    except UnicodeDecodeError:
+        return Sniffed("unknown", None, "not valid UTF-8", n)
+    try:
+        first, end = json.JSONDecoder().raw_decode(first_line)
     except json.JSONDecodeError:
-        return _unfinished(s, head, truncated, jsonl_name, n)
+        return _multi_line(stripped, f, max_bytes, n)
     except RecursionError:
         return Sniffed("unknown", None, "JSON nested too deeply", n)
-    rest = s[end:].lstrip()
+    if first_line[end:].strip():
+        return Sniffed(_document_kind(first), _sample(first), "text after the first JSON value", n)
+    rest = stripped[nl + 1 :].lstrip()[:1].decode("latin-1") if nl != -1 else ""
     if rest:
         if rest.startswith(_VALUE_START):
             return Sniffed("lines", [first], "a second JSON value follows the first: JSON Lines", n)
         return Sniffed(_document_kind(first), _sample(first), "text after the first JSON value", n)
-    if truncated:  # the prefix ends in whitespace after one value: more values may follow
+    if truncated:  # only whitespace after one value, up to the end of the prefix
         return Sniffed("lines", [first], "one JSON value fills the prefix; more follow", n)
     if jsonl_name and isinstance(first, dict):
         return Sniffed("lines", [first], "one JSON object in a .jsonl file: one record", n)
@@ -100,35 +146,44 @@ def _sample(value: Any) -> Any:
     return value
 
 
-def _unfinished(s: str, head: bytes, truncated: bool, jsonl_name: bool, n: int) -> Sniffed:
-    """The first value does not parse within the prefix: too long for it, or invalid."""
-    if not truncated:
-        # invalid somewhere; a JSON Lines file with one bad line still shows lines after it
-        lines = [ln for ln in s.splitlines()[:3] if ln.strip()]
-        if len(lines) > 1 and lines[0].lstrip().startswith(("{", "[")):
-            try:
-                json.loads(lines[1])
+def _multi_line(stripped: bytes, f: IO[bytes], max_bytes: int, n: int) -> Sniffed:
+    """The first line is no complete JSON value: a document spread over lines (pretty-printed), or
+    JSON Lines whose first line is invalid (the next line then parses on its own)."""
+    lines = [ln.strip() for ln in stripped[: 1 << 20].splitlines()[:3] if ln.strip()]
+    if len(lines) > 1 and len(lines[0]) > 1 and lines[0][:1] == b"{" and lines[1][:1] == b"{":
+        try:
+            if isinstance(json.loads(lines[1]), dict):
                 return Sniffed("lines", None, "first line invalid, the next parses: JSON Lines", n)
-            except (json.JSONDecodeError, RecursionError):
-                pass
-        return Sniffed("unknown", None, "invalid JSON at the start", n)
-    if s.startswith("["):
-        return Sniffed("array", _first_item(head, True), f"array longer than the {n}-byte sniff prefix", n)
-    if s.startswith("{"):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            pass
+    if stripped[:1] in (b"[", b"{"):
+        array = stripped[:1] == b"["
+        kind = "array" if array else "object"
+        return Sniffed(
+            kind, _first_item(_Capped(stripped, f, max_bytes), array), f"a JSON {kind} over several lines", n
+        )
+    return Sniffed("unknown", None, "invalid JSON at the start", n)
+
+
+def _unfinished(stripped: bytes, f: IO[bytes], max_bytes: int, jsonl_name: bool, n: int) -> Sniffed:
+    """The first line does not end inside the prefix: decided by its first character (and, for an
+    object, by the ``.jsonl`` suffix)."""
+    if stripped[:1] == b"{":
         if jsonl_name:
             return Sniffed("lines", None, f"first line longer than the {n}-byte sniff prefix", n)
-        return Sniffed("object", _first_item(head, False), f"object longer than the {n}-byte sniff prefix", n)
+        sample = _first_item(_Capped(stripped, f, max_bytes), False)
+        return Sniffed("object", sample, f"object longer than the {n}-byte sniff prefix", n)
     return Sniffed("unknown", None, "first value longer than the sniff prefix", n)
 
 
-def _first_item(head: bytes, array: bool) -> Any:
-    """First element / key-value of a document from the prefix alone (None when it does not fit)."""
+def _first_item(reader: _Capped, array: bool) -> Any:
+    """First element / key-value of a document from a capped reader (None when it does not fit)."""
     import ijson
 
     from ._io import _first_item as first_of
     from ._io import _TooDeep
 
     try:
-        return first_of(ijson.basic_parse(io.BytesIO(head), use_float=True), array)
+        return first_of(ijson.basic_parse(reader, use_float=True), array)
     except (ijson.JSONError, UnicodeDecodeError, ValueError, _TooDeep):  # cut off inside the first item
         return None

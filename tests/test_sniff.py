@@ -153,3 +153,22 @@ def test_manifest_takes_messages_and_calls_field(tmp_path):
     ev = next(iter(Dataset(config.datasets["e"]).records()))
     tr = next(iter(Dataset(config.datasets["t"]).records()))
     assert ev.view("query") == "s" and tr.view("calls") == 'f({"x":1})'
+
+
+def test_long_first_record_of_json_lines_named_json(tmp_path):
+    """A JSON Lines record longer than the first read (64 KiB) is read on to its end, within the bound."""
+    p = tmp_path / "long.json"
+    rows = [{"id": i, "text": ("word " * 40_000) + str(i)} for i in range(3)]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    found = sniff(p)
+    assert found.kind == "lines" and found.sample[0]["id"] == 0
+    assert [r.id for r in _read(p)[0]] == ["0", "1", "2"]
+
+
+def test_pretty_printed_documents(tmp_path):
+    p = tmp_path / "pretty.json"
+    p.write_text(json.dumps([{"id": "a", "text": "x y"}, {"id": "b", "text": "z w"}], indent=2))
+    assert sniff(p).kind == "array" and sniff(p).sample == [{"id": "a", "text": "x y"}]
+    q = tmp_path / "obj.json"
+    q.write_text(json.dumps({"k1": {"text": "x"}, "k2": {"text": "y"}}, indent=2))
+    assert sniff(q).kind == "object" and sniff(q).sample == {"k1": {"text": "x"}}
