@@ -42,11 +42,11 @@ def methods_cmd():
 
 @main.command("formats")
 def formats_cmd():
-    """List the dataset formats (adapters) and the file suffixes they read."""
+    """List the dataset formats (adapters): the JSON layouts they read (chosen by content) or their suffixes."""
     for name, cls in sorted(adapters.registry().items()):
-        click.echo(
-            f"{name:<18} {' '.join(cls.suffixes):<14} {(cls.__doc__ or '').strip().splitlines()[0] if cls.__doc__ else ''}"
-        )
+        reads = "JSON " + "/".join(cls.layouts) if cls.layouts else " ".join(cls.suffixes)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        click.echo(f"{name:<18} {reads:<26} {doc}")
 
 
 @main.command()
