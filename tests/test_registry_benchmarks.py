@@ -11,9 +11,10 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED
+from conftest import SHARED, shared_file
 
 from auditor import registry
+from auditor.adapters import detect
 from auditor.cli import main
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.errors import RegistryError
@@ -126,3 +127,23 @@ def test_registry_command_lists_counts_splits_and_licence():
     assert "bfcl" in out and "4696 records" in out and "live_multiple 1053" in out
     assert "api-bank" in out and "train-level-3 1245" in out and "Apache-2.0" in out
     assert "tau-bench-airline" in out and "MIT" in out
+
+
+@pytest.mark.parametrize(
+    "rel, fmt",
+    [
+        ("damo-convai/api-bank/test-data/level-3.json", "api-bank"),
+        ("damo-convai/api-bank/training-data/lv3-train.json", "api-bank"),
+        ("gorilla/berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_v4_multi_turn_base.json", "bfcl"),
+        (
+            "gorilla/bfcl_v1_7bef000/berkeley-function-call-leaderboard/data/gorilla_openfunctions_v1_test_simple.json",
+            "bfcl",
+        ),
+        ("gorilla/data/apibench/torchhub_train.json", "apibench"),
+        ("gorilla/gorilla/eval/eval-data/questions/huggingface/questions_huggingface_0_shot.jsonl", "apibench"),
+        ("toolalpaca/data/eval_real.json", "toolalpaca"),
+        ("nestful/data/executable/executable-data.json", "nestful"),
+    ],
+)
+def test_users_copies_are_detected_as_their_benchmark(rel, fmt):
+    assert detect(shared_file(rel)).name == fmt
