@@ -344,39 +344,6 @@ def iter_jsonl(path: str | Path, max_chars: int | None = None) -> Iterator[tuple
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
-def peek_json(path: str | Path) -> Any:
-    """A small sample of a JSON/JSONL file for format detection, without reading it all.
-
-    For a JSON array: a list holding its first element; for an object: a dict holding its first
-    key/value pair; for JSONL: a list holding the first record. ``None`` when nothing parses.
-    """
-    import ijson
-
-    suffix = base_suffix(path)
-    if suffix == ".jsonl":
-        for _, obj, err in iter_jsonl(path):
-            return None if err else [obj]
-        return None
-    try:
-        with open_binary(path) as f:
-            head = f.read(1)
-            while head and head.isspace() or head == b"\xef":
-                if head == b"\xef":
-                    f.read(2)
-                head = f.read(1)
-        if head in (b"[", b"{"):
-            with open_binary(path) as f:
-                return _first_item(ijson.basic_parse(f, use_float=True), head == b"[")
-    except (ijson.JSONError, UnicodeDecodeError, ValueError, _TooDeep):
-        return None
-    except OSError as e:
-        raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
-    # not a JSON document: maybe JSON lines under a .json name
-    for _, obj, err in iter_jsonl(path):
-        return None if err else [obj]
-    return None
-
-
 class _TooDeep(Exception):
     pass
 
