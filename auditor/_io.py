@@ -344,37 +344,6 @@ def iter_jsonl(path: str | Path, max_chars: int | None = None) -> Iterator[tuple
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
-class _TooDeep(Exception):
-    pass
-
-
-def _first_item(events: Iterator[tuple[str, Any]], array: bool) -> Any:
-    """The first element (``[x]``) or key/value (``{k: v}``) of a JSON document from ijson
-    ``basic_parse`` events, refusing nesting deeper than :data:`MAX_JSON_DEPTH` (ijson would
-    otherwise build it at great cost)."""
-    from ijson.common import ObjectBuilder
-
-    next(events, None)  # start_array / start_map
-    depth, key, builder = 0, None, ObjectBuilder()
-    for event, value in events:
-        if depth == 0:
-            if event in ("end_array", "end_map"):
-                return [] if array else {}
-            if event == "map_key":
-                key = value
-                continue
-        if event in ("start_map", "start_array"):
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise _TooDeep
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-        builder.event(event, value)
-        if depth == 0:
-            return [builder.value] if array else {key: builder.value}
-    return None
-
-
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -31,11 +31,12 @@ error here (``kind`` is ``"unknown"``): the reader then reports the exact line.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ._io import base_suffix, open_binary
+from ._io import MAX_JSON_DEPTH, base_suffix, open_binary
 from .errors import InputError
 
 #: the most decompressed bytes format detection reads from a file
@@ -180,10 +181,38 @@ def _first_item(reader: _Capped, array: bool) -> Any:
     """First element / key-value of a document from a capped reader (None when it does not fit)."""
     import ijson
 
-    from ._io import _first_item as first_of
-    from ._io import _TooDeep
-
     try:
-        return first_of(ijson.basic_parse(reader, use_float=True), array)
+        return _first_of(ijson.basic_parse(reader, use_float=True), array)
     except (ijson.JSONError, UnicodeDecodeError, ValueError, _TooDeep):  # cut off inside the first item
         return None
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _first_of(events: Iterator[tuple[str, Any]], array: bool) -> Any:
+    """The first element (``[x]``) or key/value (``{k: v}``) of a JSON document from ijson
+    ``basic_parse`` events, refusing nesting deeper than :data:`MAX_JSON_DEPTH` (ijson would
+    otherwise build it at great cost)."""
+    from ijson.common import ObjectBuilder
+
+    next(events, None)  # start_array / start_map
+    depth, key, builder = 0, None, ObjectBuilder()
+    for event, value in events:
+        if depth == 0:
+            if event in ("end_array", "end_map"):
+                return [] if array else {}
+            if event == "map_key":
+                key = value
+                continue
+        if event in ("start_map", "start_array"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise _TooDeep
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+        builder.event(event, value)
+        if depth == 0:
+            return [builder.value] if array else {key: builder.value}
+    return None
