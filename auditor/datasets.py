@@ -41,8 +41,9 @@ from ._io import (
     sha256_file,
     too_long,
 )
-from .adapters import Adapter, AdapterOptions, detect, get_adapter
+from .adapters import Adapter, AdapterOptions, detect, explain, get_adapter
 from .errors import ChangedFileError, ConfigError, InputError
+from .messages import MessageSelector
 from .records import Record, Skip, split_source
 
 ROLES = ("train", "eval")
@@ -63,6 +64,10 @@ class DatasetSpec:
     split: str | None = None
     text_field: str | None = None
     id_field: str | None = None
+    #: message selector for chat-shaped text fields (``first-user``, ``all-user`` ...; :mod:`auditor.messages`)
+    messages: str | None = None
+    #: dotted path of a field holding tool calls (JSON calls or Python-style call strings), generic formats
+    calls_field: str | None = None
     on_error: str | None = None  # default: fail
     base_dir: str = "."
     #: a record with a text view longer than this (characters) is a bad record (see ``on_error``)
@@ -83,6 +88,8 @@ class DatasetSpec:
             )
         if not self.paths:
             raise ConfigError(f"dataset '{self.name}': no path given")
+        if self.messages is not None:
+            MessageSelector.parse(self.messages)  # ConfigError now, not at the first record
         if (
             isinstance(self.max_record_chars, bool)
             or not isinstance(self.max_record_chars, int)
@@ -153,9 +160,10 @@ class Dataset:
         ):
             entry = registry.resolve(spec.paths[0])
             self.registry_entry = entry
-            if entry.split and spec.split and entry.split != spec.split:
+            given = registry.expand_split(entry.name, spec.split)
+            if entry.split and given and entry.split != given:
                 raise ConfigError(f"dataset '{spec.name}': split given twice ('{entry.split}' and '{spec.split}')")
-            self.split = entry.split or spec.split
+            self.split = entry.split or given or entry.default_split
             return [Path(p) for p in entry.paths]
         files: list[Path] = []
         for pattern in spec.paths:
@@ -217,6 +225,19 @@ class Dataset:
         """File → adapter name actually used."""
         return {str(f): self.adapter_class(f).name for f in self.files}
 
+    def format_reasons(self) -> dict[str, tuple[str, str]]:
+        """File → (adapter name, why it was chosen), for ``auditor inspect``."""
+        out = {}
+        for f in self.files:
+            if self.spec.format:
+                out[str(f)] = (self.spec.format, "given as the format")
+            elif self.registry_entry:
+                out[str(f)] = (self.registry_entry.format, f"bundled set '{self.registry_entry.name}'")
+            else:
+                adapter, why = explain(f)
+                out[str(f)] = (adapter.name, why)
+        return out
+
     def adapter_class(self, path: Path) -> type[Adapter]:
         """The adapter that reads ``path``: the dataset's format, else detected from content."""
         return get_adapter(self.format) if self.format else detect(path)
@@ -225,7 +246,13 @@ class Dataset:
         """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
         self.stats = stats = DatasetStats()
         limit = self.spec.max_record_chars
-        options = AdapterOptions(text_field=self.spec.text_field, id_field=self.spec.id_field, max_record_chars=limit)
+        options = AdapterOptions(
+            text_field=self.spec.text_field,
+            id_field=self.spec.id_field,
+            max_record_chars=limit,
+            messages=self.spec.messages,
+            calls_field=self.spec.calls_field,
+        )
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None

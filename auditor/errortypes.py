@@ -17,6 +17,16 @@ incorrect turns) and eval sets of erroneous calls carry structured traces (``met
                               (get / search / list / find ...) before it
 ``answered_without_call``     tools were available but the record answers without any call (or a
                               CAFT turn answered where its correction is a call)
+``claimed_without_success``   the final answer claims a completed action ("has been cancelled", "I have
+                              booked …") but no write call (book / cancel / update …) succeeded: none
+                              was made, or every one returned an error
+``step_budget_exhausted``     the run hit a step budget (a result or the answer says the maximum number
+                              of steps / turns / iterations was reached, or ToolBench's
+                              ``give_up_and_restart``), or it ends in a loop of failures: its last
+                              three or more tool results are all errors and no answer follows
+``injection_followed``        a tool result carries instructions ("ignore previous instructions", "you
+                              must now call …", "instead, call …") and the next call is one that result
+                              names while the user's request does not
 
 The report gets ``error_types`` → dataset → label → count, and each check ``novel_error_types``:
 labels that occur on its eval side and never on its training side (the error types the training
@@ -49,7 +59,33 @@ LABELS = (
     "repeated_identical_call",
     "missing_precondition_step",
     "answered_without_call",
+    "claimed_without_success",
+    "step_budget_exhausted",
+    "injection_followed",
 )
+_CLAIM = re.compile(
+    r"\b(?:has|have|had) been (?:successfully )?(?:booked|cancell?ed|updated|modified|changed|sent|created|"
+    r"deleted|removed|transferred|refunded|exchanged|returned|scheduled|reserved|placed|added|submitted|processed)\b|"
+    r"\bI(?: have|'ve)? (?:successfully )?(?:booked|cancell?ed|updated|modified|changed|sent|created|deleted|removed|"
+    r"transferred|refunded|exchanged|returned|scheduled|reserved|placed|added|submitted|processed)\b|"
+    r"\bsuccessfully (?:booked|cancell?ed|updated|modified|changed|sent|created|deleted|removed|transferred|"
+    r"refunded|exchanged|returned|scheduled|reserved|placed|added|submitted|processed)\b",
+    re.I,
+)
+_BUDGET = re.compile(
+    r"max(?:imum)?[ _](?:number of )?(?:steps|turns|iterations|calls)|step (?:budget|limit)|"
+    r"(?:steps?|turns?|iterations?) (?:limit|budget) (?:reached|exceeded)|exceeded the (?:maximum|step|turn)",
+    re.I,
+)
+_GIVE_UP = "give_up_and_restart"
+_INJECTION = re.compile(
+    r"ignore (?:all |any |the )?(?:previous|prior|above|earlier) instructions|disregard (?:the |all )?(?:previous|prior|"
+    r"user'?s?) |you must (?:now |immediately )?(?:call|use|run|invoke)|instead,? (?:you should |please )?(?:call|use|"
+    r"run|invoke)|new instructions?:|system (?:override|instruction)|\bassistant,? (?:now |please )?(?:call|run)",
+    re.I,
+)
+#: trailing failed tool results that make a failure loop
+FAILURE_LOOP = 3
 
 _UNKNOWN_TOOL = re.compile(
     r"invalid api name|no such (?:tool|function|api)|unknown (?:tool|function|api)|"
@@ -144,7 +180,40 @@ def label(record: Record) -> set[str]:
             grounding += "\n" + obs.lower()
     if meta.get("answered_instead_of_call") or (not trace and tools and record.views.get("answer")):
         labels.add("answered_without_call")
+    labels |= _run_labels(record, trace, canon)
     return labels
+
+
+def _run_labels(record: Record, trace: list[dict[str, Any]], canon: list[str]) -> set[str]:
+    """The three whole-run signatures: claimed_without_success, step_budget_exhausted, injection_followed."""
+    out: set[str] = set()
+    answer = record.views.get("answer", "")
+    observations = [s.get("observation") or "" for s in trace]
+    if answer and _CLAIM.search(answer[-4000:]):
+        writes = [o for s, o in zip(trace, observations, strict=True) if _WRITE.match(s["name"])]
+        if not any(not is_error(o) for o in writes):
+            out.add("claimed_without_success")
+    failed_tail = 0
+    for o in reversed(observations):
+        if not is_error(o):
+            break
+        failed_tail += 1
+    if (
+        any(_BUDGET.search(o[:2000]) for o in observations[-3:])
+        or (answer and _BUDGET.search(answer[-2000:]))
+        or any(s["name"].lower() == _GIVE_UP for s in trace)
+        or (failed_tail >= FAILURE_LOOP and not answer)
+    ):
+        out.add("step_budget_exhausted")
+    request = "\n".join([record.views.get("query", ""), record.views.get("user", "")]).lower()
+    for k in range(len(trace) - 1):
+        obs = observations[k]
+        if obs and _INJECTION.search(obs[:4000]):
+            nxt = trace[k + 1]["name"]
+            if nxt.lower() in obs.lower() and nxt.lower() not in request and canon[k + 1] != canon[k]:
+                out.add("injection_followed")
+                break
+    return out
 
 
 class ErrorTypes:

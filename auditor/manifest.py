@@ -59,6 +59,8 @@ DATASET_KEYS = {
     "split",
     "text_field",
     "id_field",
+    "messages",
+    "calls_field",
     "on_error",
     "split_label",
     "max_record_chars",
@@ -148,7 +150,9 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         if "role" not in entry:
             raise ManifestError(f"{where}: missing 'role' (train or eval)")
         opts = {
-            k: entry[k] for k in ("format", "split", "text_field", "id_field", "on_error", "split_label") if k in entry
+            k: entry[k]
+            for k in ("format", "split", "text_field", "id_field", "messages", "calls_field", "on_error", "split_label")
+            if k in entry
         }
         for k, v in opts.items():
             if not isinstance(v, str):

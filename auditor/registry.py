@@ -33,6 +33,8 @@ class RegistryEntry:
     licence: str
     description: str
     sha256: str  # fingerprint of all files together
+    #: the split used when none is given (training splits of a benchmark are not in it)
+    default_split: str | None = None
 
 
 @lru_cache(maxsize=1)
@@ -52,7 +54,8 @@ def names() -> list[str]:
 def describe() -> list[dict[str, Any]]:
     """One dict per bundled set: name, format, records' description, splits, licence, source."""
     return [
-        {"name": n, **{k: v for k, v in e.items() if k not in ("sha256",)}} for n, e in sorted(_catalogue().items())
+        {"name": n, **{k: v for k, v in e.items() if k not in ("sha256", "upstream_sha256")}}
+        for n, e in sorted(_catalogue().items())
     ]
 
 
@@ -86,8 +89,21 @@ def _verified(name: str) -> str:
     return combined.hexdigest()
 
 
+def expand_split(name: str, split: str | None) -> str | None:
+    """A split as the adapters name it: aliases (``api-bank:level-1`` → ``level-1-api,level-1-response``)
+    expanded in a comma-separated list; None when no split is given."""
+    if not split:
+        return None
+    aliases = _catalogue()[name].get("split_aliases", {})
+    parts = [p.strip() for p in split.split(",")]
+    return ",".join(x for p in parts for x in aliases.get(p, p).split(","))
+
+
 def resolve(ref: str) -> RegistryEntry:
-    """Resolve ``NAME[:split]`` to verified bundled files. Raises RegistryError when unknown."""
+    """Resolve ``NAME[:split]`` to verified bundled files. Raises RegistryError when unknown.
+
+    A split may be an alias of several (``bfcl:live``, ``api-bank:level-1``); with no split, the
+    entry's ``default_split`` applies (``api-bank`` is its test levels, not its training file)."""
     name, split = split_name(ref)
     cat = _catalogue()
     if name not in cat:
@@ -98,8 +114,9 @@ def resolve(ref: str) -> RegistryEntry:
         name=name,
         format=entry["format"],
         paths=tuple(str(DATA_DIR / f) for f in entry["files"]),
-        split=split,
+        split=expand_split(name, split),
         licence=entry["licence"],
         description=entry["description"],
         sha256=fingerprint,
+        default_split=entry.get("default_split"),
     )

@@ -168,7 +168,7 @@ def test_registry_methods_formats_inspect():
     out = invoke("methods").output
     assert re.search(r"^exact\s+available", out, re.M) and re.search(r"^ngram\s+available", out, re.M)
     assert "tau2-tasks" in invoke("formats").output
-    doc = json.loads(invoke("inspect", "tau2-airline:test", "-n", "1").output)
+    doc = json.loads(invoke("inspect", "tau2-airline:test", "-n", "1", "--json").output)
     assert doc["records"] == 20 and doc["first"][0]["split"] == "test"
 
 

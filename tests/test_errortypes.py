@@ -55,7 +55,9 @@ def test_answered_without_call():
 
 def test_clean_trajectory_has_no_label():
     assert label(rec([OK_USER, OK_ORDER, OK_CANCEL])) == set()
-    assert set(CASES) | {"answered_without_call"} == set(LABELS)
+    # the run-level labels have their own tests (tests/test_errortypes_runs.py)
+    run_level = {"claimed_without_success", "step_budget_exhausted", "injection_followed"}
+    assert set(CASES) | {"answered_without_call"} | run_level == set(LABELS)
 
 
 def test_error_types_and_novel_types_in_report(tmp_path):

@@ -10,8 +10,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from .._io import base_suffix, peek_json
+from .._io import base_suffix
 from ..errors import InputError
+from ..sniff import Sniffed, sniff
 from .base import Adapter, AdapterOptions, get_adapter, registry
 
 for _m in pkgutil.iter_modules(__path__):
@@ -22,21 +23,46 @@ for _m in pkgutil.iter_modules(__path__):
 def detect(path: str | Path) -> type[Adapter]:
     """The adapter class for ``path``, chosen by content (then suffix for generic formats).
 
-    Raises :class:`InputError` when nothing fits.
+    JSON and JSON Lines are told apart by content whatever the suffix (:func:`auditor.sniff.sniff`,
+    a bounded prefix); CSV, TSV and Parquet go by suffix. Raises :class:`InputError` when nothing fits.
     """
+    return explain(path)[0]
+
+
+def explain(path: str | Path) -> tuple[type[Adapter], str]:
+    """:func:`detect` plus a one-line reason (``auditor inspect`` prints it)."""
     path = Path(path)
     suffix = base_suffix(path)
-    candidates = sorted((a for a in registry().values() if suffix in a.suffixes), key=lambda a: (a.priority, a.name))
-    if not candidates:
-        raise InputError(str(path), None, f"no adapter reads '{suffix or 'no suffix'}' files; pass a format explicitly")
-    sample = peek_json(path) if suffix in (".json", ".jsonl") else None
-    if suffix in (".json", ".jsonl") and sample is None:
-        # let the generic reader report the precise error (file, line, problem)
-        return get_adapter("jsonl" if suffix == ".jsonl" else "json")
+    table = sorted(
+        (a for a in registry().values() if not a.layouts and suffix in a.suffixes), key=lambda a: (a.priority, a.name)
+    )
+    for adapter in table:
+        if adapter.sniff(path, None):
+            return adapter, f"suffix {suffix}"
+    found = sniff(path)
+    if found.kind in ("unknown", "empty"):
+        if suffix not in (".json", ".jsonl"):
+            raise InputError(
+                str(path),
+                None,
+                f"no adapter reads '{suffix or 'no suffix'}' files and the content is not JSON or JSON Lines "
+                f"({found.reason}); pass a format explicitly",
+            )
+        # the generic reader reports the precise error (file, line, problem)
+        name = "jsonl" if suffix == ".jsonl" else "json"
+        return get_adapter(name), f"content {found.kind} ({found.reason}); generic {name} reader"
+    candidates = sorted((a for a in registry().values() if found.kind in a.layouts), key=lambda a: (a.priority, a.name))
     for adapter in candidates:
-        if adapter.sniff(path, sample):
-            return adapter
-    return candidates[-1]
+        if adapter.sniff(path, found.sample):
+            return adapter, _why(adapter, found)
+    return get_adapter("jsonl" if found.kind == "lines" else "json"), _why(None, found)
 
 
-__all__ = ["Adapter", "AdapterOptions", "detect", "get_adapter", "registry"]
+def _why(adapter: type[Adapter] | None, found: Sniffed) -> str:
+    layout = {"lines": "JSON Lines", "array": "a JSON array", "object": "a JSON object"}.get(found.kind, found.kind)
+    if adapter is None or adapter.priority >= 999:
+        return f"{layout} ({found.reason}); no specific format matched its first record: generic reader"
+    return f"{layout} ({found.reason}); first record has the fields of format '{adapter.name}'"
+
+
+__all__ = ["Adapter", "AdapterOptions", "detect", "explain", "get_adapter", "registry"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .._io import dotted_get
+from ..callparse import Schemas, calls_from_value, default_schemas, unbound
+from ..messages import MessageSelector, is_chat
 from ..records import QUERY, TEXT, Record, Skip
+from ..toolcalls import calls_view
 
 #: tried in order when no ``text_field`` is given
 TEXT_CANDIDATES = ("text", "query", "question", "prompt", "instruction", "input", "content", "goal")
@@ -19,22 +22,40 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
         return adapter.record(position, source, {QUERY: obj, TEXT: obj}, raw=obj, positional_id=True)
     if not isinstance(obj, dict):
         return Skip(source, f"item is {type(obj).__name__}, not an object")
+    selector = MessageSelector.parse(opts.messages)
     if opts.text_field:
         try:
             text = dotted_get(obj, opts.text_field)
         except KeyError:
-            return Skip(source, f"missing text field '{opts.text_field}'")
+            return Skip(source, f"missing text field '{opts.text_field}'" + _seen(obj))
         field = opts.text_field
     else:
-        field = next((c for c in TEXT_CANDIDATES if isinstance(obj.get(c), str)), None)
+        field = next((c for c in TEXT_CANDIDATES if isinstance(obj.get(c), str) or is_chat(obj.get(c))), None)
         if field is None:
             present = next((c for c in TEXT_CANDIDATES if obj.get(c) is not None), None)
             if present is not None:
-                return Skip(source, f"text field '{present}' is {type(obj[present]).__name__}, not a string")
-            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + "); pass text_field")
+                return Skip(
+                    source,
+                    f"text field '{present}' is {type(obj[present]).__name__}, not a string or a message list"
+                    + _seen(obj),
+                )
+            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ")" + _seen(obj))
         text = obj[field]
+    if is_chat(text):
+        selected = selector.select(text)
+        if selected is None:
+            return Skip(source, f"field '{field}' is a message list with no message for '{selector}'")
+        text = selected
     if not isinstance(text, str):
-        return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string")
+        return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string or a message list")
+    views = {QUERY: text, TEXT: text}
+    meta: dict[str, Any] = {}
+    if opts.calls_field:
+        try:
+            value = dotted_get(obj, opts.calls_field)
+        except KeyError:
+            return Skip(source, f"missing calls field '{opts.calls_field}'" + _seen(obj))
+        views["calls"], meta = calls_and_meta(value, record_schemas(obj))
     if opts.id_field:
         try:
             rid = dotted_get(obj, opts.id_field)
@@ -43,7 +64,41 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
     else:
         rid = next((obj[c] for c in ID_CANDIDATES if isinstance(obj.get(c), (str, int))), None)
         if rid is None:
-            return adapter.record(position, source, {QUERY: text, TEXT: text}, raw=obj, positional_id=True)
+            return adapter.record(position, source, views, raw=obj, positional_id=True, **meta)
     if isinstance(rid, (dict, list)) or rid is None:
         return Skip(source, f"id is {type(rid).__name__}, not a scalar")
-    return adapter.record(rid, source, {QUERY: text, TEXT: text}, raw=obj)
+    return adapter.record(rid, source, views, raw=obj, **meta)
+
+
+#: fields whose function docs give the parameter order for binding positional call arguments
+SCHEMA_FIELDS = ("function", "functions", "tools")
+
+
+def record_schemas(obj: dict) -> Schemas:
+    """Known signatures plus the function docs the record itself carries (BFCL ``function``, ``tools``)."""
+    schemas = default_schemas()
+    for key in SCHEMA_FIELDS:
+        if obj.get(key) is not None:
+            schemas.add_docs(obj[key])
+    return schemas
+
+
+def calls_and_meta(value: Any, schemas: Schemas) -> tuple[str, dict[str, Any]]:
+    """The ``calls`` view of a field value, and meta: how many calls kept positional arguments
+    unbound for want of a schema (``calls_unbound``). Expected calls are not a trace (no results)."""
+    steps = calls_from_value(value, schemas)
+    meta: dict[str, Any] = {}
+    if unbound(steps):
+        meta["calls_unbound"] = unbound(steps)
+    return calls_view(steps), meta
+
+
+def _seen(obj: dict) -> str:
+    """The hint that ends a no-text-field reason: the fields the record has and the flag to pass."""
+    keys = list(obj)
+    shown = ", ".join(str(k) for k in keys[:12]) + (f", … ({len(keys)} fields)" if len(keys) > 12 else "")
+    return (
+        f"; the record's fields are: {shown or 'none'}; pass --text-field FIELD (dotted path; "
+        "--train-text-field / --eval-text-field for one side; --messages first-user for a message list) "
+        "or --train-format / --eval-format NAME (see `auditor formats`)"
+    )

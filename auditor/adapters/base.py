@@ -43,13 +43,20 @@ class AdapterOptions:
     text_field: str | None = None
     id_field: str | None = None
     max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
+    #: message selector for chat-shaped fields (:mod:`auditor.messages`); None: each adapter's default
+    messages: str | None = None
+    #: dotted path of a field holding tool calls (generic formats; :mod:`auditor.callparse`)
+    calls_field: str | None = None
 
 
 class Adapter(ABC):
     #: format name used in manifests and ``--*-format`` flags
     name: ClassVar[str] = ""
-    #: file suffixes (without compression) this adapter can read
+    #: file suffixes (without compression) this adapter can read; JSON-family adapters are chosen
+    #: by content (``layouts``), whatever the suffix
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".jsonl")
+    #: file layouts (:func:`auditor.sniff.sniff` kinds) this adapter reads; empty for non-JSON formats
+    layouts: ClassVar[tuple[str, ...]] = ("array", "object")
     #: detection order: lower sniffs first; generic fallbacks use 1000
     priority: ClassVar[int] = 100
     #: can records be written back in this format (for cleaned output)
@@ -66,7 +73,7 @@ class Adapter(ABC):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        """True when ``sample`` (see :func:`auditor._io.peek_json`) looks like this format."""
+        """True when ``sample`` (see :func:`auditor.sniff.sniff`) looks like this format."""
         return False
 
     @abstractmethod

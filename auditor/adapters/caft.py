@@ -101,6 +101,7 @@ def _parse_line(obj: Any) -> tuple[list[Turn], dict[str, Any]] | str:
 class CaftAdapter(Adapter):
     name = "caft"
     suffixes = (".jsonl",)
+    layouts = ("lines",)
     priority = 25
 
     @classmethod

@@ -8,7 +8,8 @@ legacy ``function_call``, ShareGPT ``function_call`` turns and, in assistant tex
 ``Action: / Action Input:`` lines and Python calls; ``role: tool`` / ``function`` / ``observation`` turns
 (and ``Observation:`` user turns) are tool results. Views (see :mod:`auditor.adapters._trajectory`):
 ``query`` (first user turn, or the text between ``Task:`` and ``Begin!``), ``system``, ``calls``,
-``observations``, ``reflection``, ``answer``, ``text``. A ToolBench-V/R id such as ``G1@33737`` or
+``observations``, ``reflection``, ``answer``, ``text``; with ``messages`` (a selector such as
+``last-user``, :mod:`auditor.messages`) the ``query`` view is the selected messages instead. A ToolBench-V/R id such as ``G1@33737`` or
 ``G2@42932_reflection`` also yields ``meta['ref_ids'] = ['33737']`` and ``meta['group'] = 'G1'``, which
 the ``id`` method compares with eval ids (as evidence only).
 
@@ -26,21 +27,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import base_suffix, iter_json_items, iter_jsonl, json_container, load_json
-from ..records import TEXT, Record, Skip
+from .._io import iter_json_items, iter_jsonl, json_container, load_json
+from ..messages import ROLE_ALIASES, MessageSelector
+from ..records import QUERY, TEXT, Record, Skip
+from ..sniff import sniff
 from ._trajectory import Turn, extract_task, trajectory_views
 from .base import Adapter
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
-_ROLE_ALIASES = {
-    "human": "user",
-    "gpt": "assistant",
-    "function": "tool",
-    "observation": "tool",
-    "bot": "assistant",
-    "model": "assistant",
-    "ipython": "tool",
-}
+_ROLE_ALIASES = ROLE_ALIASES
 _MESSAGE_KEYS = ("messages", "conversations", "traj")
 
 __all__ = ["ChatAdapter", "extract_task", "parse_ref_id", "parse_turns"]
@@ -105,6 +100,7 @@ def parse_turns(obj: dict) -> list[Turn] | None:
 class ChatAdapter(Adapter):
     name = "chat"
     suffixes = (".json", ".jsonl")
+    layouts = ("array", "object", "lines")
     priority = 30
     writable = True
 
@@ -121,7 +117,7 @@ class ChatAdapter(Adapter):
         )
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
-        if base_suffix(path) == ".jsonl":
+        if sniff(path).kind == "lines":
             position = 0
             for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars):
                 source = f"{path}:{lineno}"
@@ -168,6 +164,13 @@ class ChatAdapter(Adapter):
         if turns is None:
             return Skip(source, "no 'messages', 'conversations' or 'traj' list")
         views, meta = trajectory_views(turns)
+        if self.options.messages:  # the user's choice of messages replaces the default query
+            chosen = MessageSelector.parse(self.options.messages).select(
+                [{"role": t.role, "content": t.text} for t in turns]
+            )
+            if chosen is None:
+                return Skip(source, f"no message for '{self.options.messages}'")
+            views[QUERY] = chosen
         if not views[TEXT].strip():
             return Skip(source, "conversation has no text")
         rid = obj.get("id", obj.get("task_id"))

@@ -22,6 +22,7 @@ from .base import GenericAdapter
 class CsvAdapter(GenericAdapter):
     name = "csv"
     suffixes = (".csv", ".tsv")
+    layouts = ()
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         csv.field_size_limit(self.options.max_record_chars)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .._io import iter_json_items, iter_jsonl, json_container
 from ..records import Record, Skip
+from ..sniff import sniff
 from ._fields import extract
 from .base import GenericAdapter
 
@@ -25,8 +26,12 @@ from .base import GenericAdapter
 class JsonAdapter(GenericAdapter):
     name = "json"
     suffixes = (".json",)
+    layouts = ("array", "object", "scalar")
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
+        if sniff(path).kind == "lines":  # JSON Lines under a .json name (BFCL, APIBench): every line
+            yield from JsonLinesAdapter(self.dataset, self.options).read(path)
+            return
         # streamed: one item in memory at a time, whatever the file's size
         container = json_container(path)
         for i, key, item in iter_json_items(path):
@@ -48,13 +53,8 @@ class JsonAdapter(GenericAdapter):
 class JsonLinesAdapter(GenericAdapter):
     name = "jsonl"
     suffixes = (".jsonl", ".json")
+    layouts = ("lines",)
     priority = 999
-
-    @classmethod
-    def sniff(cls, path: Path, sample: object) -> bool:
-        from .._io import base_suffix
-
-        return base_suffix(path) == ".jsonl"
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         position = 0

@@ -14,6 +14,7 @@ from .base import GenericAdapter
 class ParquetAdapter(GenericAdapter):
     name = "parquet"
     suffixes = (".parquet",)
+    layouts = ()
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         import pyarrow as pa

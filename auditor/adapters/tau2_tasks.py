@@ -57,6 +57,7 @@ def load_split(tasks_path: Path) -> dict[str, str]:
 class Tau2TasksAdapter(Adapter):
     name = "tau2-tasks"
     suffixes = (".json",)
+    layouts = ("array",)
     priority = 10
     writable = True
 

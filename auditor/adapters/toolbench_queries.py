@@ -21,7 +21,8 @@ _GROUP = re.compile(r"(G\d)")
 
 class ToolBenchQueriesAdapter(Adapter):
     name = "toolbench-queries"
-    suffixes = (".json", ".jsonl")
+    suffixes = (".json",)
+    layouts = ("array",)
     priority = 20
     writable = True
 

@@ -17,6 +17,7 @@ from .base import Adapter
 class WebShopGoalsAdapter(Adapter):
     name = "webshop-goals"
     suffixes = (".json",)
+    layouts = ("array",)
     priority = 40
     writable = True
 

@@ -48,6 +48,37 @@ def engine_options(f):
     )(f)
 
 
+_FIELDS = (
+    ("text-field", "Dotted path of the text field, for generic formats"),
+    ("id-field", "Dotted path of the id field, for generic formats"),
+    ("messages", "Message selector for chat-shaped fields: first-user, last-user, all-user (default), WHICH-ROLE"),
+    ("calls-field", "Dotted path of a field holding tool calls (JSON or Python-style call strings)"),
+)
+
+
+def field_options(f):
+    """``--text-field`` / ``--id-field`` / ``--messages`` / ``--calls-field`` for both sides, and each
+    with a ``--train-`` / ``--eval-`` form for one side (the one-side form wins)."""
+    for flag, text in reversed(_FIELDS):
+        f = click.option(f"--eval-{flag}", default=None, help=f"{text}: eval side only.")(f)
+        f = click.option(f"--train-{flag}", default=None, help=f"{text}: training side only.")(f)
+        f = click.option(f"--{flag}", default=None, help=f"{text}: both sides.")(f)
+    return f
+
+
+def side_fields(fields: dict, role: str, bundled: bool) -> dict:
+    """The DatasetSpec field options of one side from the parsed ``field_options`` flags (bundled
+    sets know their own text and id fields: only the message selector applies to them)."""
+    out = {}
+    for flag, _ in _FIELDS:
+        key = flag.replace("-", "_")
+        value = fields.get(f"{role}_{key}") or fields.get(key)
+        if bundled and key != "messages":
+            value = None
+        out[key] = value
+    return out
+
+
 def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address) -> None:
     """Flags given on the command line win over the manifest's (or the defaults')."""
     if index_dir:
@@ -90,8 +121,7 @@ def _finish(report, report_dir: str) -> None:
 )
 @click.option("--train-format", default=None, help="Format of the training files (default: detected).")
 @click.option("--eval-format", default=None, help="Format of the eval files (default: detected).")
-@click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
-@click.option("--id-field", default=None, help="Dotted path of the id field, for generic formats.")
+@field_options
 @click.option(
     "--method",
     "methods",
@@ -137,8 +167,6 @@ def audit(
     eval_,
     train_format,
     eval_format,
-    text_field,
-    id_field,
     methods,
     max_contaminated,
     on_error,
@@ -149,6 +177,7 @@ def audit(
     engine,
     workers,
     ray_address,
+    **fields,
 ):
     """Audit training data against eval data in one check and write a report.
 
@@ -167,8 +196,7 @@ def audit(
                     paths=[ref],
                     role=role,
                     format=fmt,
-                    text_field=None if bundled else text_field,
-                    id_field=None if bundled else id_field,
+                    **side_fields(fields, role, bundled),
                     on_error=on_error if role == "train" else None,
                     max_record_chars=max_record_chars,
                 )

@@ -64,6 +64,13 @@ class CallsIndex(Index):
     def covers(self, record: Record) -> bool:
         return len(set(self._seq(record.view(self.config.eval_view)))) >= self.config.conclusive_min_calls
 
+    def stats(self) -> dict:
+        """Base stats plus how many eval items hold calls whose positional arguments stayed unbound
+        (no schema known: they match only calls written the same way; :mod:`auditor.callparse`)."""
+        return super().stats() | {
+            "eval_items_with_unbound_calls": sum(1 for ev in self.eval_records if ev.meta.get("calls_unbound"))
+        }
+
     def _build(self) -> None:
         self.seqs: list[list[str]] = []
         self.by_call: dict[str, set[int]] = {}
@@ -111,6 +118,8 @@ class CallsIndex(Index):
                     train_calls=len(tseq),
                     train_positions=[i + 1 for i, c in enumerate(tseq) if c in set(matched)][:20],
                 )
+                if ev.meta.get("calls_unbound") or tr.meta.get("calls_unbound"):
+                    f.evidence["unbound_positional_calls"] = True  # compared as written, no schema known
                 f.conclusive = conclusive
                 out.append(f)
         return out

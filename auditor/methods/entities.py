@@ -20,7 +20,14 @@ An eval item's identifiers come from its ``eval_views`` (default ``query`` and `
 text holds its expected actions' arguments), and an eval item with a ``group`` and a native id also
 yields its scoped id (``G1_588``). A training record's ``train_views`` (default ``text``) are scanned;
 each finding lists the identifiers found with their view, character span and — for trajectories —
-turn. Score: share of the eval item's distinct identifiers found in the record.
+turn. Score: share of the eval item's distinct identifiers found in the record, where an identifier the
+record holds only inside tool results (a flight number in a search result) counts
+:data:`TOOL_RESULT_WEIGHT` (0.25) and is marked ``in_tool_results_only``; it never counts toward
+``conclusive_min_ids``.
+
+False friends: a ``reservation``-shaped code (6 upper-case letters and digits) is not one when it is a
+hex colour (after ``#`` or ``0x``, or all-hex after "colour", "hex", "rgb", "hash", "sha" …), or a
+price or quantity (``100USD``, ``USD250``, ``512GB1``).
 
 Why evidence only (``conclusive = False``): identifiers name entities of a shared environment (tau's
 user and order database, Amazon's catalogue), and train and test tasks of the same benchmark
@@ -37,6 +44,8 @@ regex that does not compile.
 >>> f = EntitiesIndex().build([ev]).search([tr])[0]
 >>> f.score, f.evidence["identifiers"][0]["id"], f.evidence["identifiers"][0]["span"], f.conclusive
 (0.5, 'emma_kim_9957', [15, 28], False)
+>>> [k for _, k, *_ in EntitiesIndex().extract("Brand colour #E11D48, booking EHGLP3, total 100USD")]
+['reservation']
 """
 
 from __future__ import annotations
@@ -64,6 +73,32 @@ BUILTIN: dict[str, str] = {
 #: cheap substring tests that must pass before a kind's regex runs
 _PREFILTER = {"order_id": "#W", "flight_number": "HAT", "email": "@", "user_id": "_", "payment_id": "_"}
 _MIXED = re.compile(r"(?=.*\d)(?=.*[A-Z])")
+#: a 6-character code that is a quantity: currency or unit after digits, or before them (``100USD``, ``USD100``, ``512GB1``)
+_QUANTITY = re.compile(
+    r"^(?:\d+(?:USD|EUR|GBP|JPY|CNY|INR|CAD|AUD|CHF|RMB|KG|KM|CM|MM|LB|LBS|OZ|GB|MB|KB|TB|MP|PX|HZ|KHZ|MHZ|GHZ|MAH|"
+    r"ML|W|V|K|P|FPS|DPI)\d*|(?:USD|EUR|GBP|JPY|CNY|INR|CAD|AUD|CHF|RMB)\d+)$"
+)
+_HEX = re.compile(r"^[0-9A-F]{6}$")
+#: words before a 6-character hex code that make it a colour or a digest, not a booking code
+_NOT_A_CODE = re.compile(
+    r"(?:colou?r|hex|rgb|fill|stroke|background|hash|sha\w*|md5|digest|checksum|commit)\W{0,3}\Z", re.I
+)
+#: weight of an identifier a training record holds only inside tool results (search results list
+#: flight numbers and ids of many entities; the user's request names the one a task is about)
+TOOL_RESULT_WEIGHT = 0.25
+
+
+def _false_friend(kind: str, code: str, text: str, start: int) -> bool:
+    """True when a ``reservation``-shaped match is something else by its form or its context: a hex
+    colour (``#E11D48``, or hex after "colour"/"hex"/"rgb"), a digest, a price or a quantity with its unit."""
+    if kind != "reservation":
+        return False
+    if not _MIXED.match(code) or _QUANTITY.match(code):
+        return True
+    before = text[max(0, start - 24) : start]
+    if before.endswith("#") or before.endswith("0x"):
+        return True
+    return bool(_HEX.match(code) and _NOT_A_CODE.search(before.rstrip(" :=\"'")))
 
 
 def _canon(kind: str, value: str) -> str:
@@ -122,12 +157,24 @@ class EntitiesIndex(Index):
             if pre and pre not in text:
                 continue
             for m in rx.finditer(text):
-                if m.start() in taken or (kind == "reservation" and not _MIXED.match(m.group(0))):
+                if m.start() in taken or _false_friend(kind, m.group(0), text, m.start()):
                     continue
                 taken.add(m.start())
                 out.append((_canon(kind, m.group(0)), kind, m.start(), m.end()))
         out.sort(key=lambda t: t[2])
         return out
+
+    def _tool_result_only(self, tr: Record) -> set[str]:
+        """Identifiers the record holds in its tool results (``observations``) and nowhere else
+        (not in the user's turns, its calls, its answer)."""
+        obs = tr.views.get("observations", "")
+        if not obs:
+            return set()
+        in_results = {i for i, *_ in self.extract(obs)}
+        elsewhere = {
+            i for v, text in tr.views.items() if v not in ("observations", TEXT) for i, *_ in self.extract(text)
+        }
+        return in_results - elsewhere
 
     def _build(self) -> None:
         self.table: dict[str, set[int]] = {}
@@ -161,19 +208,28 @@ class EntitiesIndex(Index):
                                 if turn is not None:
                                     loc["turn"] = turn
                             where[ident] = loc
+            tool_only = self._tool_result_only(tr) if hits else set()
             for pos, where in sorted(hits.items()):
                 ev = self.eval_records[pos]
                 if ev.dataset == tr.dataset and ev.ordinal == tr.ordinal:
                     continue
+                weight = 0.0
+                for ident, loc in where.items():
+                    if ident in tool_only:
+                        loc["in_tool_results_only"] = True
+                        weight += TOOL_RESULT_WEIGHT
+                    else:
+                        weight += 1.0
                 f = self.finding(
                     ev,
                     tr,
-                    round(len(where) / self.totals[pos], 6),
+                    round(weight / self.totals[pos], 6),
                     identifiers=list(where.values())[:20],
                     matched_ids=len(where),
                     eval_ids=self.totals[pos],
+                    in_tool_results_only=sum(1 for i in where if i in tool_only),
                 )
                 k = self.config.conclusive_min_ids
-                f.conclusive = bool(k) and len(where) >= k
+                f.conclusive = bool(k) and len([i for i in where if i not in tool_only]) >= k
                 out.append(f)
         return out

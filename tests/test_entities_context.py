@@ -1,0 +1,43 @@
+"""Entities with fewer false friends: context rules for reservation-shaped codes, and identifiers a
+training record holds only in tool results weigh less than ones in the user's request."""
+
+from __future__ import annotations
+
+from conftest import shared_file
+
+from auditor.datasets import Dataset, DatasetSpec
+from auditor.methods.entities import TOOL_RESULT_WEIGHT, EntitiesIndex
+from auditor.records import Record
+
+
+def _kinds(text):
+    return [(i, k) for i, k, *_ in EntitiesIndex().extract(text)]
+
+
+def test_a_hex_colour_is_not_a_reservation():
+    assert _kinds("Use the brand colour #E11D48 for the button") == []
+    assert _kinds("background: E11D48;") == []
+    assert _kinds("commit sha 4A1B2C") == []
+    assert _kinds("Please cancel reservation EHGLP3 today") == [("EHGLP3", "reservation")]
+
+
+def test_prices_and_quantities_are_not_reservations():
+    assert _kinds("It costs 100USD, or USD250 with 512GB1 storage") == []
+    assert _kinds("codes H8Q05L and XYZ123") == [("H8Q05L", "reservation"), ("XYZ123", "reservation")]
+
+
+def test_ids_seen_only_in_search_results_weigh_less():
+    """A real tau-bench trajectory: flight numbers it saw in search results are marked and weigh
+    TOOL_RESULT_WEIGHT; the same ids in the user's own request weigh 1."""
+    path = shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")
+    tr = next(iter(Dataset(DatasetSpec(name="traj", paths=[str(path)])).records()))
+    index = EntitiesIndex()
+    only_results = sorted(i for i in index._tool_result_only(tr) if i.startswith("HAT"))
+    assert len(only_results) >= 2
+    ev = Record("bench", "1", "b#0", {"query": f"Fly on {only_results[0]} and {only_results[1]}."})
+    (f,) = index.build([ev]).search([tr])
+    assert f.evidence["in_tool_results_only"] == 2 and f.score == TOOL_RESULT_WEIGHT
+    assert all(loc["in_tool_results_only"] for loc in f.evidence["identifiers"])
+    said = Record("train", "u", "u:1", {"query": f"I want {only_results[0]} and {only_results[1]}"})
+    (g,) = EntitiesIndex().build([ev]).search([said])
+    assert g.score == 1.0 and g.evidence["in_tool_results_only"] == 0
