@@ -403,6 +403,18 @@ def iter_jsonl(path: str | Path, max_chars: int | None = None) -> Iterator[tuple
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
+def is_blank(path: str | Path) -> bool:
+    """True when ``path`` (decompressed) holds nothing but whitespace (a BOM counts as nothing)."""
+    with open_binary(path) as f:
+        first = True
+        while chunk := f.read(1 << 16):
+            if first:
+                chunk, first = chunk.removeprefix(b"\xef\xbb\xbf"), False
+            if chunk.strip():
+                return False
+    return True
+
+
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

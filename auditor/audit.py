@@ -162,11 +162,13 @@ def run_audit(config: AuditConfig) -> Report:
         used |= {n for p in config.provenance for n in p.derived + p.sources}
         described = {n: datasets[n].describe() for n in sorted(used)}
         if config.write_clean:
-            from .clean import write_clean
+            from .clean import write_clean, write_clean_manifest
 
             extra["clean"] = write_clean(
                 config.write_clean, [datasets[n] for n in train_names], store.train_hits, datasets.values()
             )
+            used_datasets = {n: datasets[n] for n in sorted(used)}
+            extra["clean"]["manifest"] = str(write_clean_manifest(config, used_datasets, extra["clean"]))
     finally:
         if hasattr(store, "close"):
             store.close()

@@ -6,11 +6,12 @@ an audit, :func:`write_clean` writes ``DIR/<dataset>/<file>`` (the dataset name 
 removes a record), and ``DIR/removed.jsonl`` listing each removed record with the finding that
 removed it (its best-scoring one).
 
-Format: the original one when the file's adapter is ``writable`` and kept the parsed object
-(``Record.raw``): a JSON array for ``.json`` files, JSON Lines for ``.jsonl``, CSV/TSV with the
-original header and delimiter, Parquet. Anything else is written as JSON Lines of
-``{id, source, views, meta}`` (file name + ``.jsonl``). Compressed inputs are written uncompressed.
-A tau2-bench ``split_tasks.json`` next to a tasks file is copied so the splits still resolve.
+Format: each file is written back under its own name by the writer its adapter declares
+(:meth:`~auditor.adapters.base.Adapter.writer`: every built-in format, compressed as the input
+was); a file that loses every record is a valid empty file of its format. An adapter without a
+writer gets JSON Lines of ``{id, source, views, meta}`` (file name + ``.jsonl``).
+:func:`write_clean_manifest` writes ``DIR/split.toml``: the run's manifest with the cleaned
+datasets in place of the originals, for ``auditor verify DIR/split.toml``.
 Training records the dataset skipped (``on_error = "skip"``) have no parsed form and are not
 written; their count is reported, and so are files it could not read at all (``not_written_files``).
 
@@ -45,17 +46,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ._io import base_suffix
-from .adapters._write import (
-    AtomicFile,
-    CsvWriter,
-    JsonArrayWriter,
-    JsonLinesWriter,
-    ParquetWriter,
-    RecordWriter,
-    ViewsWriter,
-    copy_companion,
-)
+from ._io import DEFAULT_MAX_RECORD_CHARS
+from .adapters._write import AtomicFile, RecordWriter, ViewsWriter
 from .datasets import Dataset
 from .errors import ConfigError
 from .methods.base import Finding
@@ -75,15 +67,17 @@ def _file_of(record: Record) -> str:
 
 
 def _out_name(path: Path, taken: set[str]) -> str:
+    """The file's own name; ``2-name`` … when two files of a dataset share one."""
     name = path.name
-    for comp in (".gz", ".zst"):
-        if name.lower().endswith(comp):
-            name = name[: -len(comp)]
     base, i = name, 2
     while name in taken:
         name, i = f"{i}-{base}", i + 1
     taken.add(name)
     return name
+
+
+#: the format name of the fallback output (JSON Lines of ``{id, source, views, meta}``)
+VIEWS_FORMAT = "views-jsonl"
 
 
 def _inside(root: str, path: str) -> bool:
@@ -123,22 +117,20 @@ def plan_clean(
                     f"write_clean: dataset '{ds.name}' would be written to {target}, outside the folder {out}"
                 )
         plan[ds.name] = pairs
-    for name in ("removed.jsonl",):
+    for name in ("removed.jsonl", "split.toml"):
         if not _inside(root, os.path.realpath(out / name)):
             raise ConfigError(f"write_clean: {out / name} leads outside the folder {out}")
     return plan
 
 
-def _open_writer(adapter, source: Path, target: Path) -> tuple[RecordWriter, str]:
-    """The writer for one file: its adapter's format where it can be written back, else views."""
-    suffix = base_suffix(source)
-    if adapter.writable:
-        kind = {".jsonl": JsonLinesWriter, ".json": JsonArrayWriter, ".csv": CsvWriter, ".tsv": CsvWriter}.get(
-            suffix, ParquetWriter if suffix == ".parquet" else None
-        )
-        if kind is not None:
-            return kind(source, target), adapter.name
-    return ViewsWriter(source, target.with_name(target.name + ".jsonl")), "jsonl"
+def _open_writer(ds: Dataset, source: Path, target: Path) -> tuple[RecordWriter, str]:
+    """The writer for one file: the one its adapter declares (:meth:`Adapter.writer`), else
+    JSON Lines of the records' views (``NAME.jsonl``)."""
+    adapter = ds.adapter(source)
+    writer = adapter.writer(source, target)
+    if writer is not None:
+        return writer, adapter.name
+    return ViewsWriter(source, target.with_name(target.name + ".jsonl")), VIEWS_FORMAT
 
 
 def _removal(ds: Dataset, r: Record, hit: Finding) -> str:
@@ -195,22 +187,29 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
     pending = list(pairs)  # files not yet opened, in dataset order
     current: tuple[str, RecordWriter, str, Path] | None = None
     removed = 0
+    touched: set[str] = set()  # files with a selected record (kept or removed)
+
+    def unread() -> set[str]:
+        return {f["file"] for f in ds.stats.skipped_files}
 
     def finish() -> None:
         nonlocal current
         if current is not None:
             src, writer, fmt, source = current
             current = None
+            if src in unread():  # a file the dataset could not read whole (on_error = "skip")
+                writer.abort()
+                return
             written = writer.close()
-            if ds.adapter_class(source).name == "tau2-tasks":
-                written += copy_companion(source, written[0], "split_tasks.json")
             files.append({"source": src, "written": str(written[0]), "format": fmt, "records": writer.count})
 
     def open_until(src: str | None) -> None:
         nonlocal current
         while pending:
             source, target = pending.pop(0)
-            writer, fmt = _open_writer(ds.adapter_class(source), source, target)
+            if str(source) != src and (str(source) in unread() or (ds.split and str(source) not in touched)):
+                continue  # unreadable, or no record of it selected: not part of the cleaned dataset
+            writer, fmt = _open_writer(ds, source, target)
             current = (str(source), writer, fmt, source)
             if str(source) == src:
                 return
@@ -219,6 +218,7 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
     try:
         for r in ds.records():
             hit = hits.get((ds.name, r.ordinal))
+            touched.add(_file_of(r))
             if hit is not None:
                 removed += 1
                 removed_stream.write(_removal(ds, r, hit).encode("utf-8"))
@@ -238,15 +238,77 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
         if current is not None:
             current[1].abort()
         raise
-    unread = {f["file"] for f in ds.stats.skipped_files}
-    for entry in list(files):
-        if entry["source"] in unread:  # a file the dataset could not read whole (on_error = "skip")
-            os.unlink(entry["written"])
-            files.remove(entry)
     return {
         "kept": sum(e["records"] for e in files),
         "removed": removed,
         "not_written_skipped": ds.stats.skipped,
-        "not_written_files": sorted(unread),
+        "not_written_files": sorted(unread()),
         "files": files,
     }
+
+
+def _spec_table(ds: Dataset, paths: list[str] | None = None, fmt: str | None = None) -> dict[str, Any]:
+    """A ``[datasets.NAME]`` table for ``ds``: its own files (absolute) unless ``paths`` is given."""
+    spec = ds.spec
+    table: dict[str, Any] = {"role": spec.role}
+    if paths is not None:
+        table["path"] = paths
+        table["format"] = fmt
+    elif ds.registry_entry is not None:
+        table["path"] = spec.paths[0]
+        table["split"] = spec.split
+        return {**table, "split_label": spec.split_label}
+    else:
+        table["path"] = [os.path.abspath(f) for f in ds.files]
+        table["format"] = spec.format
+        table["split"] = spec.split
+    for key in ("text_field", "id_field", "on_error", "split_label"):
+        table[key] = getattr(spec, key)
+    if spec.max_record_chars != DEFAULT_MAX_RECORD_CHARS:
+        table["max_record_chars"] = spec.max_record_chars
+    return table
+
+
+def write_clean_manifest(config: Any, datasets: dict[str, Dataset], summary: dict[str, Any]) -> Path:
+    """Write ``DIR/split.toml``: ``config``'s datasets, checks, provenance entries and method
+    parameters, each cleaned training dataset reading its cleaned files (relative to DIR, in the
+    format written, without the split selection, which the cleaned files already applied). Other
+    datasets keep their sources (bundled names, absolute paths). Reports of ``auditor verify`` on
+    it go to ``DIR/report``. Returns the manifest's path.
+    """
+    from . import _toml
+
+    out = Path(summary["dir"])
+    parts = [
+        "# written by auditor --write-clean: the cleaned training sets in place of the originals\n",
+        _toml.table(None, {"report_dir": "report", "engine": config.engine, "batch_size": config.batch_size}),
+    ]
+    for name, ds in datasets.items():
+        cleaned = summary["datasets"].get(name)
+        if cleaned and cleaned["files"]:
+            files = cleaned["files"]
+            formats = {f["format"] for f in files}
+            paths = [os.path.relpath(f["written"], out) for f in files]
+            views = formats == {VIEWS_FORMAT}
+            fmt = "jsonl" if views else (ds.spec.format or (formats.pop() if len(formats) == 1 else None))
+            table = _spec_table(ds, paths, fmt)
+            if views:
+                table.update(text_field="views.text", id_field="id")
+            if any(f["records"] == 0 for f in files):
+                table["allow_empty"] = True
+        else:
+            table = _spec_table(ds)
+        parts.append(_toml.table(f"datasets.{_toml.key(name)}", table))
+    if config.method_params:
+        parts += [_toml.table(f"methods.{_toml.key(m)}", p) for m, p in config.method_params.items()]
+    for c in config.checks:
+        body = {"name": c.name, "train": c.train, "eval": c.eval, "methods": c.methods}
+        parts.append(_toml.array_table("checks", {**body, "max_contaminated": c.max_contaminated}))
+    for p in config.provenance:
+        body = {"name": p.name, "derived": p.derived, "sources": p.sources, "id_pattern": p.id_pattern}
+        body.update(methods=p.methods, held_out=p.held_out, max_held_out=p.max_held_out)
+        parts.append(_toml.array_table("provenance", body))
+    target = out / "split.toml"
+    f = AtomicFile(target)
+    f.stream.write("\n".join(parts).encode("utf-8"))
+    return f.commit()

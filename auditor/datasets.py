@@ -38,6 +38,7 @@ from ._io import (
     check_regular_file,
     check_unchanged,
     file_state,
+    is_blank,
     sha256_file,
     too_long,
 )
@@ -75,6 +76,9 @@ class DatasetSpec:
     #: when set, relative paths must resolve inside this folder (manifests: their own folder)
     confine_to: str | None = None
     split_label: str | None = None  # provenance: the split every record of this dataset belongs to
+    #: a file without any content reads as 0 records instead of an error (cleaned files emptied
+    #: by ``--write-clean``; a well-formed empty document is always 0 records)
+    allow_empty: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -242,17 +246,22 @@ class Dataset:
         """The adapter that reads ``path``: the dataset's format, else detected from content."""
         return get_adapter(self.format) if self.format else detect(path)
 
+    def adapter(self, path: Path) -> Adapter:
+        """The adapter reading ``path`` for this dataset, with the dataset's options."""
+        spec = self.spec
+        options = AdapterOptions(
+            text_field=spec.text_field,
+            id_field=spec.id_field,
+            max_record_chars=spec.max_record_chars,
+            messages=spec.messages,
+            calls_field=spec.calls_field,
+        )
+        return self.adapter_class(path)(spec.name, options)
+
     def records(self) -> Iterator[Record]:
         """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
         self.stats = stats = DatasetStats()
         limit = self.spec.max_record_chars
-        options = AdapterOptions(
-            text_field=self.spec.text_field,
-            id_field=self.spec.id_field,
-            max_record_chars=limit,
-            messages=self.spec.messages,
-            calls_field=self.spec.calls_field,
-        )
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None
@@ -264,7 +273,7 @@ class Dataset:
             try:
                 check_regular_file(path)
                 state = self._first_state(path)
-                adapter = self.adapter_class(path)(self.spec.name, options)
+                adapter = self.adapter(path)
                 for item in adapter.read(path):
                     stats.read += 1
                     if isinstance(item, Record) and max(map(len, item.views.values()), default=0) > limit:
@@ -285,7 +294,9 @@ class Dataset:
                     else:
                         stats.filtered += 1
                 check_unchanged(state)  # read to its end: a file that changed meanwhile was read in part
-                if stats.read == before:
+                if stats.read == before and not self.spec.allow_empty and is_blank(path):
+                    # a well-formed empty document ([], {}, a CSV header, Parquet without rows)
+                    # is a dataset of 0 records; a file with no content at all is a mistake
                     raise InputError(str(path), None, "no records in the file (empty)")
             except InputError as e:
                 if self.spec.on_error != "skip" or isinstance(e, ChangedFileError):

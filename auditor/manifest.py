@@ -64,6 +64,7 @@ DATASET_KEYS = {
     "on_error",
     "split_label",
     "max_record_chars",
+    "allow_empty",
 }
 CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
 PROVENANCE_KEYS = {"name", "derived", "sources", "id_pattern", "methods", "held_out", "max_held_out"}
@@ -157,6 +158,10 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         for k, v in opts.items():
             if not isinstance(v, str):
                 raise ManifestError(f"{where}: '{k}' must be a string")
+        if "allow_empty" in entry:
+            if not isinstance(entry["allow_empty"], bool):
+                raise ManifestError(f"{where}: 'allow_empty' must be true or false")
+            opts["allow_empty"] = entry["allow_empty"]
         if "max_record_chars" in entry:
             mrc = entry["max_record_chars"]
             if isinstance(mrc, bool) or not isinstance(mrc, int) or mrc < 1:

@@ -125,14 +125,16 @@ methods = ["exact", "ngram"]
     assert kept_rows == rows[2:]  # same columns, same values
     table = pq.read_table(clean / "pqset" / "t.parquet")
     assert table.schema == pq.read_schema(tmp_path / "t.parquet") and table.column("n").to_pylist() == [2, 3, 4, 5]
-    assert [json.loads(x)["uid"] for x in (clean / "jset" / "t.jsonl").read_text().splitlines()] == [
+    with gzip.open(clean / "jset" / "t.jsonl.gz", "rt") as f:  # compressed as the input was
+        kept_lines = f.read().splitlines()
+    assert [json.loads(x)["uid"] for x in kept_lines] == [
         "j2",
         "j3",
         "j4",
         "j5",
     ]
     again = tmp_path / "again.toml"
-    again.write_text(body.format(csv="clean/csvset/t.csv", pq="clean/pqset/t.parquet", js="clean/jset/t.jsonl"))
+    again.write_text(body.format(csv="clean/csvset/t.csv", pq="clean/pqset/t.parquet", js="clean/jset/t.jsonl.gz"))
     res = CliRunner().invoke(main, ["verify", str(again), "--report-dir", str(tmp_path / "r2")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "r2" / "report.json").read_text())["findings"] == []

@@ -18,6 +18,14 @@ A new format is one new module in :mod:`auditor.adapters` defining a subclass::
         def read(self, path):
             for i, obj in enumerate(load_json(path)):
                 yield self.record(str(obj["id"]), f"{path}#{i}", {"query": obj["q"]}, raw=obj)
+
+        def writer(self, source, target):       # optional: cleaned output in this format
+            return JsonArrayWriter(source, target)
+
+A format that can be written back declares it by returning a
+:class:`~auditor.adapters._write.RecordWriter` from :meth:`Adapter.writer` (streamed, atomic; the
+cleaned training sets of ``--write-clean`` use it). The default returns None: the cleaner then
+writes JSON Lines of the records' views.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any, ClassVar
 from .._io import DEFAULT_MAX_RECORD_CHARS
 from ..errors import ConfigError
 from ..records import Record, Skip
+from ._write import RecordWriter
 
 _REGISTRY: dict[str, type[Adapter]] = {}
 
@@ -59,8 +68,6 @@ class Adapter(ABC):
     layouts: ClassVar[tuple[str, ...]] = ("array", "object")
     #: detection order: lower sniffs first; generic fallbacks use 1000
     priority: ClassVar[int] = 100
-    #: can records be written back in this format (for cleaned output)
-    writable: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -80,6 +87,11 @@ class Adapter(ABC):
     def read(self, path: Path) -> Iterator[Record | Skip]:
         """Yield one Record (or Skip) per item of ``path``, in file order."""
 
+    def writer(self, source: Path, target: Path) -> RecordWriter | None:
+        """A writer that puts records this adapter read from ``source`` back in its format at
+        ``target`` (records arrive in file order, some left out), or None when it cannot."""
+        return None
+
     def record(
         self, id: Any, source: str, views: dict[str, str], *, raw: Any = None, split: str | None = None, **meta: Any
     ) -> Record:
@@ -93,7 +105,6 @@ class GenericAdapter(Adapter):
     adapter recognizes a file, configured by ``text_field`` / ``id_field``, written back as read."""
 
     priority = 1000
-    writable = True
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

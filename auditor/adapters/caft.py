@@ -34,6 +34,7 @@ from .._io import iter_jsonl
 from ..records import Record, Skip
 from ..toolcalls import canonical_call
 from ._trajectory import Turn, trajectory_views
+from ._write import JsonLinesWriter, RecordWriter
 from .base import Adapter
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -130,3 +131,6 @@ class CaftAdapter(Adapter):
             views["critique"] = "\n".join(meta.pop("critiques"))
             split = obj.get("split") if isinstance(obj.get("split"), str) else None
             yield self.record(obj["task_id"], source, views, raw=obj, split=split, **meta, **tmeta)
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return JsonLinesWriter(source, target)

@@ -32,6 +32,7 @@ from ..messages import ROLE_ALIASES, MessageSelector
 from ..records import QUERY, TEXT, Record, Skip
 from ..sniff import sniff
 from ._trajectory import Turn, extract_task, trajectory_views
+from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
 from .base import Adapter
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
@@ -102,7 +103,6 @@ class ChatAdapter(Adapter):
     suffixes = (".json", ".jsonl")
     layouts = ("array", "object", "lines")
     priority = 30
-    writable = True
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
@@ -155,7 +155,19 @@ class ChatAdapter(Adapter):
                 if isinstance(rec, Record):
                     rec.meta.setdefault("ref_ids", [str(qid)])
                     rec.meta["instance"] = inst.get("id")
+                    # written back as read: the instance under its query, with the query's other keys
+                    rec.raw = inst
+                    rec.meta["json_key"] = qid
+                    rec.meta["json_group"] = {k: v for k, v in entry.items() if k != "instances"}
+                    rec.meta["json_group_size"] = len(instances)
                 yield rec
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        if base_suffix(source) == ".jsonl":
+            return JsonLinesWriter(source, target)
+        if json_container(source) == "object":
+            return NestedInstancesWriter(source, target)
+        return JsonArrayWriter(source, target)
 
     def _one(self, obj: Any, position: int, source: str) -> Record | Skip:
         if not isinstance(obj, dict):
@@ -183,3 +195,40 @@ class ChatAdapter(Adapter):
             if str(rid).endswith("_reflection"):
                 meta["mistake"] = True
         return self.record(rid, source, views, raw=obj, **meta)
+
+
+class NestedInstancesWriter(RecordWriter):
+    """StepTool's ``{query_id: {cnt, instances: [...]}}``: the kept instances of each query under it,
+    with the query's other keys (``cnt`` counts the kept instances when it counted them all)."""
+
+    def begin(self) -> None:
+        self._key: str | None = None
+        self._group: dict[str, Any] = {}
+        self._size = 0
+        self._instances: list[Any] = []
+        self._queries = 0
+        self.emit("{")
+
+    def _flush(self) -> None:
+        if self._key is None:
+            return
+        group = dict(self._group)
+        if group.get("cnt") == self._size:
+            group["cnt"] = len(self._instances)
+        group["instances"] = self._instances
+        self.emit(("\n" if self._queries == 0 else ",\n") + dumps(self._key) + ": " + dumps(group))
+        self._queries += 1
+        self._instances = []
+
+    def write_one(self, record: Record) -> None:
+        key = str(record.meta.get("json_key", record.id))
+        if key != self._key:
+            self._flush()
+            self._key = key
+            self._group = dict(record.meta.get("json_group") or {})
+            self._size = record.meta.get("json_group_size", 0)
+        self._instances.append(raw_of(record))
+
+    def end(self) -> None:
+        self._flush()
+        self.emit("\n}\n" if self._queries else "}\n")

@@ -16,6 +16,7 @@ from .._io import base_suffix, open_text
 from ..errors import InputError
 from ..records import Record, Skip
 from ._fields import extract
+from ._write import CsvWriter, RecordWriter
 from .base import GenericAdapter
 
 
@@ -56,3 +57,6 @@ class CsvAdapter(GenericAdapter):
             if "field larger than field limit" in problem:
                 problem = f"a field is longer than max_record_chars={self.options.max_record_chars}"
             raise InputError(str(path), where, f"malformed CSV: {problem}") from None
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return CsvWriter(source, target)

@@ -20,6 +20,7 @@ from .._io import iter_json_items, iter_jsonl, json_container
 from ..records import Record, Skip
 from ..sniff import sniff
 from ._fields import extract
+from ._write import JsonArrayWriter, JsonLinesWriter, JsonObjectWriter, RecordWriter
 from .base import GenericAdapter
 
 
@@ -45,9 +46,18 @@ class JsonAdapter(GenericAdapter):
                     rec = extract(self, value, i, source)
                     if isinstance(rec, Record) and not any(k in value for k in ("id", "query_id", "task_id")):
                         rec.id = str(key)
-                    yield rec
-                    continue
+                else:
+                    rec = extract(self, item, i, source)
+                if isinstance(rec, Record):
+                    rec.meta["json_key"] = key  # written back under its key
+                yield rec
+                continue
             yield extract(self, item, i, source)
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return (
+            JsonObjectWriter(source, target) if json_container(source) == "object" else JsonArrayWriter(source, target)
+        )
 
 
 class JsonLinesAdapter(GenericAdapter):
@@ -65,3 +75,6 @@ class JsonLinesAdapter(GenericAdapter):
             else:
                 yield extract(self, obj, position, source)
             position += 1
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return JsonLinesWriter(source, target)

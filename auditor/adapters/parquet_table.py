@@ -8,6 +8,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import Record, Skip
 from ._fields import extract
+from ._write import ParquetWriter, RecordWriter
 from .base import GenericAdapter
 
 
@@ -29,3 +30,6 @@ class ParquetAdapter(GenericAdapter):
                     position += 1
         except (pa.ArrowException, OSError) as e:
             raise InputError(str(path), None, f"unreadable Parquet: {e}") from None
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return ParquetWriter(source, target)

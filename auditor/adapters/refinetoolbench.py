@@ -26,6 +26,7 @@ from typing import Any
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, canonical_call, step
+from ._write import JsonArrayWriter, RecordWriter
 from .base import Adapter
 
 _DATA_PATH_ID = re.compile(r"\b(G\d)_(\d+)")
@@ -117,3 +118,6 @@ class RefineToolBenchAdapter(Adapter):
             if m:
                 meta["group"], meta["ref_ids"] = m.group(1), [m.group(2)]
             yield self.record(i, source, views, raw=case, split=level, **meta)
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return JsonArrayWriter(source, target)

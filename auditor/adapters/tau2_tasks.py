@@ -17,6 +17,7 @@ from .._io import load_json
 from ..errors import InputError
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, step
+from ._write import JsonArrayWriter, RecordWriter, copy_companion
 from .base import Adapter
 
 _INSTRUCTION_KEYS = ("reason_for_call", "known_info", "unknown_info", "task_instructions")
@@ -59,7 +60,6 @@ class Tau2TasksAdapter(Adapter):
     suffixes = (".json",)
     layouts = ("array",)
     priority = 10
-    writable = True
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
@@ -110,6 +110,17 @@ class Tau2TasksAdapter(Adapter):
                 split=splits.get(tid),
                 domain=_domain(task),
             )
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return Tau2TasksWriter(source, target)
+
+
+class Tau2TasksWriter(JsonArrayWriter):
+    """The tasks as a JSON array, with the source's ``split_tasks.json`` copied alongside."""
+
+    def close(self) -> list[Path]:
+        written = super().close()
+        return written + copy_companion(self.source, written[0], "split_tasks.json")
 
 
 def _domain(task: dict) -> str | None:

@@ -28,6 +28,7 @@ from .._io import load_json
 from ..records import QUERY, Record, Skip
 from ..toolcalls import calls_view, canonical_call, step
 from ._trajectory import Turn, extract_task, trajectory_views
+from ._write import JsonDocumentWriter, JsonObjectWriter, RecordWriter
 from .base import Adapter
 from .chat import parse_turns
 
@@ -181,6 +182,14 @@ class ToolBenchAnswersAdapter(Adapter):
                 tools=_tool_schemas(entry.get("available_tools")),
                 **meta,
             )
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        """One answer file stays one document (``{}`` when its record is removed); a converted
+        ``{query_id: ...}`` file stays an object keyed by query id."""
+        doc = load_json(source)  # as read() does: answer files are read whole
+        if isinstance(doc, dict) and "win" in doc:
+            return JsonDocumentWriter(source, target)
+        return JsonObjectWriter(source, target)
 
     def _tree_file(self, path: Path, doc: dict, group: str | None, split: str) -> Record | Skip:
         source = f"{path}#0"

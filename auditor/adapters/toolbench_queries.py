@@ -14,6 +14,7 @@ from typing import Any
 
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
+from ._write import JsonArrayWriter, RecordWriter
 from .base import Adapter
 
 _GROUP = re.compile(r"(G\d)")
@@ -24,7 +25,6 @@ class ToolBenchQueriesAdapter(Adapter):
     suffixes = (".json",)
     layouts = ("array",)
     priority = 20
-    writable = True
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
@@ -67,3 +67,6 @@ class ToolBenchQueriesAdapter(Adapter):
                 group=group,
                 relevant_apis=[list(a) for a in apis if isinstance(a, list)],
             )
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return JsonArrayWriter(source, target)

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
+from ._write import JsonArrayWriter, RecordWriter
 from .base import Adapter
 
 
@@ -19,7 +20,6 @@ class WebShopGoalsAdapter(Adapter):
     suffixes = (".json",)
     layouts = ("array",)
     priority = 40
-    writable = True
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
@@ -38,3 +38,6 @@ class WebShopGoalsAdapter(Adapter):
                 yield Skip(source, "goal is not a string")
                 continue
             yield self.record(i, source, {QUERY: goal, TEXT: goal}, raw=doc[i])
+
+    def writer(self, source: Path, target: Path) -> RecordWriter:
+        return JsonArrayWriter(source, target)

@@ -98,7 +98,8 @@ def _finish(report, report_dir: str) -> None:
     click.echo(report.summary_line())
     click.echo(f"report: {', '.join(str(p) for p in paths.values())}")
     if report.extra.get("clean"):
-        click.echo(f"cleaned training data: {report.extra['clean']['dir']}")
+        clean = report.extra["clean"]
+        click.echo(f"cleaned training data: {clean['dir']} (re-audit: auditor verify {clean['manifest']})")
     sys.exit(exit_for(report.verdict))
 
 
