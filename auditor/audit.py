@@ -188,7 +188,7 @@ def run_audit(config: AuditConfig) -> Report:
         verdict=verdict,
         datasets=described,
         checks=checks,
-        findings=[f.to_dict() for f in findings],
+        findings=[_with_refs(f.to_dict(), datasets) for f in findings],
         run={
             "tool": "auditor",
             "version": __version__,
@@ -304,6 +304,16 @@ def _run_check(
         "boilerplate": masker.report(),
         "novel_error_types": error_types.novel(check.eval, check.train),
     }
+
+
+def _with_refs(finding: dict[str, Any], datasets: dict[str, Dataset]) -> dict[str, Any]:
+    """A finding's records named for a reader (``eval_ref`` / ``train_ref``: dataset, id and, for a
+    dataset of several files, the file; see :meth:`Dataset.ref`)."""
+    for side in ("eval", "train"):
+        ds = datasets.get(finding[f"{side}_dataset"])
+        if ds is not None:
+            finding[f"{side}_ref"] = ds.ref(finding[f"{side}_id"], finding[f"{side}_source"])
+    return finding
 
 
 def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[dict[str, Any]]:

@@ -114,6 +114,8 @@ class DatasetStats:
     skipped_files: list[dict] = field(default_factory=list)
     duplicate_ids: int = 0
     duplicate_id_examples: list[str] = field(default_factory=list)
+    #: eval records whose id an earlier file of the dataset also uses (reports name their file)
+    ids_in_several_files: int = 0
 
     @property
     def incomplete(self) -> bool:
@@ -131,6 +133,7 @@ class DatasetStats:
             "skipped_files": self.skipped_files,
             "duplicate_ids": self.duplicate_ids,
             "duplicate_id_examples": self.duplicate_id_examples[:10],
+            "ids_in_several_files": self.ids_in_several_files,
         }
 
 
@@ -146,6 +149,8 @@ class Dataset:
         self._sha256: str | None = None
         #: each file's state when this dataset first read it: every later read must find it so
         self._states: dict[str, FileState] = {}
+        self._records_sha256: str | None = None
+        self._common: str | None = None
 
     @property
     def name(self) -> str:
@@ -205,7 +210,8 @@ class Dataset:
         return self.registry_entry.format if self.registry_entry else None
 
     def sha256(self) -> str:
-        """Fingerprint of the input files (sha256 of each file's name and sha256)."""
+        """Fingerprint of the input files (sha256 of each file's name and sha256), whatever the
+        selection; :meth:`records_sha256` is the selected records'."""
         if self._sha256 is None:
             if self.registry_entry:
                 self._sha256 = self.registry_entry.sha256
@@ -224,6 +230,31 @@ class Dataset:
                     h.update(f"{f.name}:{digest}\n".encode())
                 self._sha256 = h.hexdigest()
         return self._sha256
+
+    def records_sha256(self) -> str | None:
+        """Fingerprint of the selected records (ids and views, in order) of the last complete
+        :meth:`records` pass: two selections of one file differ; None before a complete pass."""
+        return self._records_sha256
+
+    def ref(self, record_id: str, source: str) -> str:
+        """How a report names a record: ``dataset id``, with its file when the dataset has several
+        (ids repeat across files: RefineToolBench's I1, I2 and I3 each number theirs from 0).
+
+        >>> ds = Dataset(DatasetSpec("goals", ["webshop:0:3"]))
+        >>> ds.ref("2", "bundled:webshop/human_goals.json#2")
+        'goals 2'
+        """
+        if len(self.files) < 2:
+            return f"{self.name} {record_id}"
+        path = split_source(source)[0]
+        if self._common is None:
+            self._common = os.path.commonpath([os.path.abspath(f) for f in self.files])
+        real = path if not path.startswith("bundled:") else str(registry.DATA_DIR / path[len("bundled:") :])
+        try:
+            shown = os.path.relpath(os.path.abspath(real), self._common)
+        except ValueError:
+            shown = os.path.basename(path)
+        return f"{self.name} {record_id} ({shown})"
 
     def formats(self) -> dict[str, str]:
         """File → adapter name actually used."""
@@ -265,6 +296,8 @@ class Dataset:
         selector = _selector(self.split)
         seen_splits: Counter = Counter()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None
+        id_files: dict[tuple[str, str], str] | None = {} if self.role == "eval" else None
+        fingerprint = hashlib.sha256()
         ordinal = 0
         # bundled files are named by their place in the package, not this machine's install path
         bundled_prefix = str(registry.DATA_DIR) + os.sep if self.registry_entry else None
@@ -290,6 +323,9 @@ class Dataset:
                         stats.yielded += 1
                         if ids is not None:
                             self._count_duplicate(ids, str(path), item)
+                        if id_files is not None:
+                            self._count_across_files(id_files, str(path), item)
+                        fingerprint.update(_record_bytes(item))
                         yield item
                     else:
                         stats.filtered += 1
@@ -308,6 +344,7 @@ class Dataset:
                         "records_read_before": stats.read - before,
                     }
                 )
+        self._records_sha256 = fingerprint.hexdigest()  # only a complete pass gets here
         if self.split and stats.yielded == 0 and not _RANGE.match(self.split):
             known = ", ".join(sorted(str(s) for s in seen_splits if s)) or "none"
             raise ConfigError(
@@ -334,6 +371,12 @@ class Dataset:
         else:
             ids.add(key)
 
+    def _count_across_files(self, seen: dict[tuple[str, str], str], path: str, item: Record) -> None:
+        key = (item.meta.get("group") or "", item.id)
+        first = seen.setdefault(key, path)
+        if first != path:
+            self.stats.ids_in_several_files += 1
+
     def _skip(self, item: Skip) -> None:
         if self.spec.on_error != "skip":
             raise InputError(*split_source(item.source), item.reason)
@@ -354,11 +397,18 @@ class Dataset:
             "format": self.format or "auto",
             "split": self.split,
             "split_label": self.spec.split_label,
-            "sha256": self.sha256(),
+            "sha256": self.records_sha256(),
+            "files_sha256": self.sha256(),
             "bundled": self.registry_entry.name if self.registry_entry else None,
             "licence": self.registry_entry.licence if self.registry_entry else None,
             **self.stats.as_dict(),
         }
+
+
+def _record_bytes(r: Record) -> bytes:
+    """A record's id and views, unambiguously (NUL never occurs in them: NUL bytes are refused)."""
+    parts = [r.id, *(f"{k}\x01{v}" for k, v in sorted(r.views.items()))]
+    return ("\x00".join(parts) + "\x02").encode("utf-8", "surrogatepass")
 
 
 def _check_confined(path: Path, root: str, pattern: str) -> None:

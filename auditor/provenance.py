@@ -182,7 +182,11 @@ def run_provenance(
                     content[f.train_ordinal].append(f)
             ids = _id_hits(spec, id_index, batch, sources)
             for r in batch:
-                rows.append(_attribute(r, ids.get(r.ordinal, []), content.get(r.ordinal, []), sources, held))
+                row = _attribute(r, ids.get(r.ordinal, []), content.get(r.ordinal, []), sources, held)
+                row["derived_ref"] = ds.ref(r.id, r.source)  # dataset, id and file where ids repeat
+                if row["source_dataset"] is not None:
+                    row["source_ref"] = datasets[row["source_dataset"]].ref(row["source_id"], row["source_record"])
+                rows.append(row)
         per_dataset[name] = _summary(rows[start:], held, skipped=ds.stats.skipped)
     total = _summary(rows, held, skipped=sum(datasets[n].stats.skipped for n in spec.derived))
     allowance = spec.allowance(total["records"])

@@ -28,7 +28,7 @@ def _held_ids(entry: dict[str, Any], split: str, limit: int = 10) -> list[str]:
     seen: dict[str, None] = {}
     for r in entry.get("records", []):
         if r.get("source_split") == split:
-            seen.setdefault(f"{r['source_dataset']} {r['source_id']}", None)
+            seen.setdefault(r.get("source_ref") or f"{r['source_dataset']} {r['source_id']}", None)
     ids = list(seen)
     return ids[:limit] + ([f"… {len(ids) - limit} more"] if len(ids) > limit else [])
 
@@ -74,6 +74,14 @@ def statement(entry: dict[str, Any]) -> str:
         )
     text += f" Verdict: {entry['verdict'].upper()} (allowed held-out records: {entry.get('allowance', 0)})."
     return text
+
+
+def _derived(r: dict[str, Any]) -> str:
+    return r.get("derived_ref") or f"{r['derived_dataset']} {r['derived_id']}"
+
+
+def _source(r: dict[str, Any]) -> str:
+    return r.get("source_ref") or f"{r['source_dataset']} {r['source_id']}"
 
 
 def _cell(text: Any) -> str:
@@ -138,8 +146,7 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
                     else ""
                 )
                 lines.append(
-                    f"| {_cell(r['derived_dataset'])} {_cell(r['derived_id'])} | "
-                    f"{_cell(r['source_dataset'])} {_cell(r['source_id'])} | {_cell(r['source_split'])} | "
+                    f"| {_cell(_derived(r))} | {_cell(_source(r))} | {_cell(r['source_split'])} | "
                     f"{r['how']} | {r['score']:.3f} | {r['confidence']:.2f} | {_cell(id_names)} |"
                 )
             if len(chosen) > LISTED:
@@ -147,7 +154,7 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
             lines.append("")
         unattributed = [r for r in e.get("records", []) if r.get("how") == "unattributed"]
         if unattributed:
-            shown = ", ".join(f"{r['derived_dataset']} {r['derived_id']}" for r in unattributed[:LISTED])
+            shown = ", ".join(_derived(r) for r in unattributed[:LISTED])
             more = f" … and {len(unattributed) - LISTED} more (report.json)" if len(unattributed) > LISTED else ""
             lines += [f"Unattributed ({len(unattributed)}): {_cell(shown)}{more}.", ""]
         for note in e.get("notes", []):
