@@ -121,7 +121,7 @@ def test_page_renders_in_chromium(report, tmp_path):
     body = re.search(r"<body([^>]*)>", dom).group(1)
     assert 'data-ready="1"' in body  # the inline script ran to its end
     charts = int(re.search(r'data-charts="(\d+)"', body).group(1))
-    assert charts == 5  # 3 score histograms + matrix + subset bars, each laid out with a size
+    assert charts == 4  # 2 score histograms (exact, ngram; id has no findings) + matrix + subset bars
     assert "FAIL" in dom and dom.count("<mark>") >= 4
     shot = tmp_path / "report.png"
     chromium(page, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
-W, H = 420, 200
-PAD_L, PAD_B, PAD_T, PAD_R = 40, 34, 24, 12
+W, H = 420, 210
+PAD_L, PAD_B, PAD_T, PAD_R = 40, 34, 36, 16
+CHAR_W = 7  # approximate width of one character of the 11-12 px chart text
 
 
 def _svg(width: int, height: int, body: list[str], label: str) -> str:
@@ -29,7 +30,7 @@ def histogram(scores: list[float], threshold: float | None, title: str, bins: in
     pw, ph = W - PAD_L - PAD_R, H - PAD_T - PAD_B
     bw = pw / bins
     body = [
-        f'<text x="{W / 2}" y="15" text-anchor="middle" class="title">{escape(title)} ({len(scores)} findings)</text>',
+        f'<text x="{W / 2}" y="14" text-anchor="middle" class="title">{escape(title)} ({len(scores)} findings)</text>',
         f'<line x1="{PAD_L}" y1="{PAD_T + ph}" x2="{PAD_L + pw}" y2="{PAD_T + ph}" class="axis"/>',
         f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{PAD_T + ph}" class="axis"/>',
         f'<text x="{PAD_L - 4}" y="{PAD_T + 4}" text-anchor="end" class="tick">{top}</text>',
@@ -50,17 +51,19 @@ def histogram(scores: list[float], threshold: float | None, title: str, bins: in
     body.append(f'<text x="{PAD_L + pw / 2}" y="{H - 4}" text-anchor="middle" class="tick">score</text>')
     if threshold is not None:
         x = PAD_L + min(1.0, max(0.0, float(threshold))) * pw
+        # the label sits between the title and the plot, on the side of the line with room for it
         body.append(
-            f'<line class="threshold" x1="{x:.1f}" y1="{PAD_T - 4}" x2="{x:.1f}" y2="{PAD_T + ph}"/>'
-            f'<text x="{x + (3 if x < W * 0.7 else -3):.1f}" y="{PAD_T + 6}" class="tick thr" '
-            f'text-anchor="{"start" if x < W * 0.7 else "end"}">threshold {threshold:g}</text>'
+            f'<line class="threshold" x1="{x:.1f}" y1="{PAD_T - 6}" x2="{x:.1f}" y2="{PAD_T + ph}"/>'
+            f'<text x="{x + (4 if x < W * 0.6 else -4):.1f}" y="{PAD_T - 8}" class="tick thr" '
+            f'text-anchor="{"start" if x < W * 0.6 else "end"}">threshold {threshold:g}</text>'
         )
     return _svg(W, H, body, f"score distribution of {title}")
 
 
 def matrix(rows: list[str], cols: list[str], cells: dict[tuple[str, str], tuple[int, int]]) -> str:
     """Heat map: rows = training sets, columns = eval sets, cell = (contaminated items, eval items)."""
-    cw, ch, left, top = 110, 34, 170, 60
+    cw, ch, top = 110, 34, 60
+    left = max(90, CHAR_W * min(24, max((len(r) for r in rows), default=0)) + 14)
     width, height = max(300, left + cw * len(cols) + 10), top + ch * len(rows) + 10
     body = []
     for j, c in enumerate(cols):
@@ -89,15 +92,19 @@ def matrix(rows: list[str], cols: list[str], cells: dict[tuple[str, str], tuple[
 
 def bars(items: list[tuple[str, int, int]], title: str) -> str:
     """Horizontal bars: contaminated share of each eval subset ``(label, contaminated, items)``."""
-    bh, left, width = 22, 190, 560
-    pw = width - left - 90
+    bh, shown = 22, 40
+    labels = [label if len(label) <= shown else label[: shown - 1] + "…" for label, _, _ in items]
+    left = max(60, CHAR_W * max((len(s) for s in labels), default=0) + 14)
+    width = max(left + 330, CHAR_W * len(title) + 20)
+    pw = width - left - 110
     height = 30 + bh * len(items) + 10
-    body = [f'<text x="{left}" y="16" class="title">{escape(title)}</text>']
+    body = [f'<text x="8" y="16" class="title">{escape(title)}</text>']
     for i, (label, k, n) in enumerate(items):
         share = k / n if n else 0.0
         y = 26 + i * bh
         body.append(
-            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" class="tick">{escape(label[:30])}</text>'
+            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" class="tick">{escape(labels[i])}'
+            f"<title>{escape(label)}</title></text>"
             f'<rect class="track" x="{left}" y="{y + 2}" width="{pw}" height="{bh - 6}"/>'
             f'<rect class="bar" x="{left}" y="{y + 2}" width="{pw * share:.1f}" height="{bh - 6}">'
             f"<title>{escape(label)}: {k}/{n}</title></rect>"

@@ -27,8 +27,10 @@ from html import escape
 from typing import Any
 
 from . import _svg
+from ._items import counts_line, item_rows, methods_in
 
-TOP_FINDINGS = 50
+TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
+TEXT_ITEMS = 12  # items shown with their texts side by side
 SHOWN_CHARS = 3000
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
@@ -53,6 +55,8 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
 mark{background:#ffe066;padding:0 1px}.muted{color:#667}.ev{color:#667;font-style:italic}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
+.scroll{overflow-x:auto} td{overflow-wrap:break-word} .plots figure{max-width:100%;overflow-x:auto}
+@media (max-width:900px){main{padding:12px 10px 40px}.pair{grid-template-columns:1fr}th,td{padding:3px 5px}}
 """
 
 JS = """
@@ -79,7 +83,9 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozen
         + "</tr>"
         for r in rows
     )
-    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (
+        f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    )
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:
@@ -139,12 +145,15 @@ def plots_html(report) -> str:
     for f in report.findings:
         scores[f["method"]].append(float(f["score"]))
     thr = _thresholds(report.checks)
-    methods = sorted({m for c in report.checks for m in c.get("methods", [])} | set(scores))
-    figs = [_svg.histogram(scores.get(m, []), thr.get(m, 1.0 if m == "exact" else None), m) for m in methods]
+    methods = sorted(scores)  # only methods with findings: an empty histogram says nothing
+    figs = [_svg.histogram(scores[m], thr.get(m, 1.0 if m == "exact" else None), m) for m in methods]
     if figs:
+        quiet = sorted({m for c in report.checks for m in c.get("methods", [])} - set(scores))
         parts.append(
-            "<h3>Score distribution per method</h3><p class='muted'>Scores of the kept findings; "
-            "the dashed line is the method's threshold.</p>"
+            "<h3>Score distribution per method</h3><p class='muted'>Scores of the findings in report.json "
+            "(the best matches per eval item and method); the dashed line is the method's threshold."
+            + (f" No findings, so no plot: {_e(', '.join(quiet))}." if quiet else "")
+            + "</p>"
         )
         parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
     cells: dict[tuple[str, str], tuple[int, int]] = {}
@@ -210,7 +219,17 @@ def _checks(report) -> str:
     ]
     out = [
         _table(
-            ["check", "train", "eval", "methods", "eval items", "contaminated", "share", "allowance", "verdict"],
+            [
+                "check",
+                "train",
+                "eval",
+                "methods",
+                "eval items",
+                "contaminated eval items",
+                "share",
+                "allowance",
+                "verdict",
+            ],
             rows,
             {4, 5, 6, 7},
         )
@@ -226,13 +245,16 @@ def _checks(report) -> str:
             params = ", ".join(
                 f"{k}={v}" for k, v in (ms.get("params") or {}).items() if k in ("n", "threshold", "min_n", "eval_view")
             )
+            total = ms.get("eval_items", c["eval_items"])
+            missing = ms.get("eval_not_indexed", 0)
+            reasons = "; ".join(f"{r}: {n}" for r, n in (ms.get("not_indexed_reasons") or {}).items())
             mrows.append(
                 [
                     f"<code>{_e(ms['method'])}</code>",
                     "yes" if ms.get("conclusive", True) else "evidence only",
                     by_m.get(ms["method"], 0),
-                    ms.get("eval_items", ""),
-                    ms.get("eval_not_indexed", 0),
+                    total - missing,
+                    f"{missing}" + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
                     _e(params),
                 ]
             )
@@ -243,8 +265,8 @@ def _checks(report) -> str:
                         "method",
                         "counts as contamination",
                         "eval items with findings",
-                        "eval items indexed on",
-                        "not indexed",
+                        f"eval items indexed (of {c['eval_items']})",
+                        "not indexed (why)",
                         "parameters",
                     ],
                     mrows,
@@ -277,10 +299,11 @@ def _datasets(report) -> str:
                 _e(reasons),
                 _e(d.get("split") or ""),
                 _e(d.get("bundled") or ", ".join(d.get("files", []))[:200]),
-                f"<code>{_e(str(d.get('sha256', ''))[:16])}</code>",
+                f"<code title='{_e(d.get('sha256') or '')}'>{_e(str(d.get('sha256') or '')[:16])}</code>",
             ]
         )
-    return _table(["dataset", "role", "records", "skipped", "skip reasons", "split", "source", "sha256"], rows, {2, 3})
+    headers = ["dataset", "role", "records", "skipped", "skip reasons", "split", "source", "records sha256"]
+    return _table(headers, rows, {2, 3})
 
 
 def _generic(value: Any, depth: int = 0) -> str:
@@ -298,16 +321,31 @@ def _generic(value: Any, depth: int = 0) -> str:
 
 def _findings(report) -> str:
     fs = report.findings
+    rows = item_rows(fs)
+    if not rows:
+        return "<p>No findings.</p>"
+    shown = rows[:TOP_ITEMS]
+    methods = methods_in(rows, fs)
+    conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in fs}
     out = [
-        f"<p class='muted'>{min(len(fs), TOP_FINDINGS)} of {len(fs)} findings shown, best per eval item and "
-        "method first; highlighted: word runs the eval item and the training record share.</p>"
+        f"<p class='muted'>{_e(counts_line(rows, fs, len(shown)))} Method columns: the best score "
+        "(blank: not found); texts of the first items below, the word runs they share highlighted.</p>"
     ]
-    if not fs:
-        out.append("<p>No findings.</p>")
-    ordered = sorted(fs, key=lambda f: (not f.get("conclusive", True), -float(f["score"])))
-    for f in ordered[:TOP_FINDINGS]:
-        ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
-        tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}")
+    table_rows = []
+    for i, r in enumerate(shown):
+        more = f" <span class='muted'>(+{len(r.train_refs) - 3})</span>" if len(r.train_refs) > 3 else ""
+        anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i < TEXT_ITEMS else _e(r.eval_ref)
+        table_rows.append(
+            [_e(r.check), anchor, _e(", ".join(r.train_refs[:3])) + more]
+            + [f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods]
+        )
+    heads = [m if conclusive.get(m, True) else f"{m} (evidence)" for m in methods]
+    numeric = set(range(3, 3 + len(methods)))
+    out.append(_table(["check", "eval item", "training records", *heads], table_rows, numeric))
+    for i, r in enumerate(shown[:TEXT_ITEMS]):
+        f = r.best
+        ev_key, tr_key = r.text_keys()
+        ev, tr = report.texts.get(ev_key), report.texts.get(tr_key)
         if ev is not None and tr is not None:
             ev_html, tr_html = highlight(ev[:SHOWN_CHARS], tr[:SHOWN_CHARS])
         else:
@@ -316,15 +354,73 @@ def _findings(report) -> str:
         tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
         evidence = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
         out.append(
-            f"<div class='finding'><div><code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b> — "
-            f"check <b>{_e(f['check'])}</b>: eval <b>{_e(f['eval_dataset'])}</b> #{_e(f['eval_id'])} in train "
-            f"<b>{_e(f['train_dataset'])}</b> #{_e(f['train_id'])}</div>"
+            f"<div class='finding' id='item-{i}'><div>check <b>{_e(f['check'])}</b>: eval item "
+            f"<b>{_e(r.eval_ref)}</b> in training record <b>{_e(r.train_refs[0])}</b> — "
+            f"<code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b></div>"
             f"<div class='pair'><div>{ev_html}</div><div>{tr_html}</div></div>"
             f"<div class='src'>{_e(f['eval_source'])} ↔ {_e(f['train_source'])}</div>"
-            + (f"<div class='ev'>evidence: {_e(evidence)}</div>" if evidence else "")
+            + (f"<div class='ev'>evidence: {_e(evidence[:2000])}</div>" if evidence else "")
             + "</div>"
         )
     return "".join(out)
+
+
+def _error_types(value: Any) -> str:
+    """``error_types``: one table, datasets × labels (records carrying each label)."""
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        return _generic(value)
+    labels = sorted({lb for counts in value.values() for lb in counts})
+    if not labels:
+        return "<p class='muted'>No tool-use errors labelled.</p>"
+    rows = [[_e(name), *(counts.get(lb, 0) for lb in labels)] for name, counts in value.items()]
+    return "<p class='muted'>Records per dataset with each tool-use error label.</p>" + _table(
+        ["dataset", *labels], rows, set(range(1, len(labels) + 1))
+    )
+
+
+def _short(path: str) -> str:
+    """A file's name (the full path is the cell's tooltip)."""
+    return path.rsplit("/", 1)[-1]
+
+
+def _relative(path: str, folder: str) -> str:
+    prefix = folder.rstrip("/") + "/"
+    return path[len(prefix) :] if folder and path.startswith(prefix) else path
+
+
+def _clean(value: Any) -> str:
+    """``clean``: the folder, the re-audit command, and one row per file written."""
+    if not isinstance(value, dict) or not isinstance(value.get("datasets"), dict):
+        return _generic(value)
+    head = f"<p>Folder <code>{_e(value.get('dir', ''))}</code>; removed records: <code>{_e(value.get('removed_file', ''))}</code>."
+    if value.get("manifest"):
+        head += f" Re-audit: <code>auditor verify {_e(value['manifest'])}</code>"
+    rows = []
+    for name, d in value["datasets"].items():
+        for i, f in enumerate(d.get("files") or [{}]):
+            lead = [_e(name), d.get("kept", ""), d.get("removed", ""), d.get("not_written_skipped", 0)]
+            rows.append(
+                (lead if i == 0 else ["", "", "", ""])
+                + [
+                    f"<span title='{_e(f.get('source', ''))}'>{_e(_short(f.get('source', '')))}</span>",
+                    _e(_relative(f.get("written", ""), value.get("dir", ""))),
+                    _e(f.get("format", "")),
+                    f.get("records", ""),
+                ]
+            )
+        for unread in d.get("not_written_files") or []:
+            rows.append(["", "", "", "", _e(unread), "not written (unreadable)", "", ""])
+    headers = [
+        "dataset",
+        "kept",
+        "removed",
+        "skipped (not written)",
+        "file",
+        "written (in the folder)",
+        "format",
+        "records",
+    ]
+    return head + "</p>" + _table(headers, rows, {1, 2, 3, 7})
 
 
 def _provenance(entries: Any) -> str:
@@ -351,21 +447,23 @@ def _provenance(entries: Any) -> str:
         )
         flagged = [r for r in e.get("records", []) if r.get("held_out") or r.get("how") == "conflicting"][:200]
         if flagged:
-            keys = [
-                "derived_dataset",
-                "derived_id",
-                "source_dataset",
-                "source_id",
-                "source_split",
-                "how",
-                "score",
-                "confidence",
+            rows = [
+                [
+                    _e(r.get("derived_ref") or f"{r['derived_dataset']} {r['derived_id']}"),
+                    _e(r.get("source_ref") or f"{r.get('source_dataset')} {r.get('source_id')}"),
+                    *(_e(r.get(k, "")) for k in ("source_split", "how", "score", "confidence")),
+                ]
+                for r in flagged
             ]
-            out.append(_table(keys, [[_e(r.get(k, "")) for k in keys] for r in flagged]))
+            headers = ["derived record", "source item", "source split", "how", "score", "confidence"]
+            out.append(_table(headers, rows, {4, 5}))
     return "".join(out)
 
 
-_SECTIONS = {"provenance": _provenance}
+#: renderers of report sections beyond the core ones, by key (others: :func:`_generic`); a later
+#: stage adds its own here
+_SECTIONS = {"error_types": _error_types, "clean": _clean, "provenance": _provenance}
+_TITLES = {"clean": "Cleaned training data", "error_types": "Error types"}
 
 
 def render_html(report) -> str:
@@ -373,7 +471,9 @@ def render_html(report) -> str:
     run = report.run or {}
     extra = {k: v for k, v in report.to_dict().items() if k not in _CORE}
     sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
-    sections += [(k.replace("_", " ").capitalize(), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()]
+    sections += [
+        (_TITLES.get(k, k.replace("_", " ").capitalize()), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()
+    ]
     sections.append(("Findings", _findings(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
     run_line = (

@@ -1,17 +1,32 @@
-"""Markdown rendering of a :class:`~auditor.report.Report` for a reviewer."""
+"""Markdown rendering of a :class:`~auditor.report.Report` for a reviewer.
+
+Every value taken from the data (names, ids, paths, texts, notes) goes through
+:func:`~auditor.report._md.md`, so none can become markup in a Markdown viewer. Sections: the
+verdict, checks, datasets, any further report section (``error_types``, ``clean``, ``provenance``,
+or one a later stage adds: see :data:`SECTIONS`), and the top findings, one row per eval item with
+the methods as columns, then the texts of the first items side by side.
+
+>>> from auditor.report import Report
+>>> r = Report("fail", {}, [], [{"check": "c", "eval_dataset": "e", "eval_id": "1\\n# PASS", "eval_source": "e#0",
+...     "train_dataset": "t", "train_id": "<b>9</b>", "train_source": "t:1", "method": "exact", "score": 1.0,
+...     "conclusive": True, "evidence": {}, "eval_ordinal": 0, "train_ordinal": 0}])
+>>> text = render_markdown(r)
+>>> "\\n# PASS" in text, "<b>" in text, "| c | e 1\\\\u000a\\\\# PASS | t &lt;b&gt;9&lt;/b&gt; | 1.000 |" in text
+(False, False, True)
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from ._items import counts_line, item_rows, methods_in
+from ._md import md
 from .provenance import render_provenance
 
-TOP_FINDINGS = 20
+TOP_ITEMS = 30
+TEXT_ITEMS = 10
 SNIPPET = 600
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _snippet(text: str) -> str:
@@ -19,82 +34,187 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
 
 
-def render_markdown(report) -> str:
-    lines = [f"# Contamination audit: **{report.verdict.upper()}**", ""]
-    run = report.run
-    if run:
-        lines += [
-            f"auditor {run.get('version', '?')}, engine `{run.get('engine', '?')}`, "
-            f"started {run.get('started', '?')}, {run.get('seconds', '?')} s.",
-            "",
-        ]
-    lines += [
+def _checks(report) -> list[str]:
+    lines = [
         "## Checks",
         "",
-        "| check | train | eval | methods | eval items | contaminated | allowance | verdict |",
+        "| check | train | eval | methods | eval items | contaminated eval items | allowance | verdict |",
         "|---|---|---|---|---:|---:|---:|---|",
     ]
     for c in report.checks:
         lines.append(
-            f"| {_cell(c['name'])} | {_cell(', '.join(c['train']))} | {_cell(', '.join(c['eval']))} | "
-            f"{_cell(', '.join(c['methods']))} | {c['eval_items']} | {c['contaminated_items']} "
-            f"({100 * c.get('contaminated_share', 0):.1f}%) | {c.get('allowance', 0)} | **{c['verdict']}** |"
+            f"| {md(c['name'])} | {md(', '.join(c['train']))} | {md(', '.join(c['eval']))} | "
+            f"{md(', '.join(c['methods']))} | {c['eval_items']} | {c['contaminated_items']} "
+            f"({100 * c.get('contaminated_share', 0):.1f}%) | {c.get('allowance', 0)} | **{md(c['verdict'])}** |"
         )
     lines.append("")
     for c in report.checks:
-        lines += [f"### {c['name']}", ""]
+        lines += [f"### Check {md(c['name'])}", ""]
         by_m = c.get("items_by_method") or {}
         if by_m:
             lines.append(
                 "Eval items with findings, by method: "
-                + ", ".join(f"`{m}` {n}" for m, n in by_m.items())
-                + " (`id` findings are evidence only and never count as contamination)."
+                + ", ".join(f"{md(m)} {n}" for m, n in by_m.items())
+                + " (`id` and `entities` findings are evidence only and never count as contamination)."
             )
+            lines.append("")
         for ms in c.get("method_stats", []):
             if ms.get("eval_not_indexed"):
-                reasons = "; ".join(f"{r}: {n}" for r, n in ms["not_indexed_reasons"].items())
-                lines.append(f"- `{ms['method']}` did not index {ms['eval_not_indexed']} eval items ({reasons}).")
+                reasons = "; ".join(f"{md(r)}: {n}" for r, n in ms["not_indexed_reasons"].items())
+                total = ms.get("eval_items", c["eval_items"])
+                lines.append(
+                    f"- {md(ms['method'])} indexed {total - ms['eval_not_indexed']} of {total} eval items; "
+                    f"not indexed {ms['eval_not_indexed']} ({reasons})."
+                )
         for note in c.get("notes", []):
-            lines.append(f"- {note}")
+            lines.append(f"- {md(note)}")
         lines.append("")
-    lines += [
+    return lines
+
+
+def _datasets(report) -> list[str]:
+    lines = [
         "## Datasets",
         "",
-        "| dataset | role | records | skipped | split | sha256 |",
+        "| dataset | role | records | skipped | split | records sha256 |",
         "|---|---|---:|---:|---|---|",
     ]
     for name, d in report.datasets.items():
         lines.append(
-            f"| {_cell(name)} | {d.get('role', '')} | {d.get('records', '')} | {d.get('skipped', 0)} | "
-            f"{_cell(d.get('split') or '')} | `{str(d.get('sha256', ''))[:16]}` |"
+            f"| {md(name)} | {md(d.get('role', ''))} | {d.get('records', '')} | {d.get('skipped', 0)} | "
+            f"{md(d.get('split') or '')} | {md(str(d.get('sha256') or '')[:16])} |"
         )
         for reason, n in (d.get("skip_reasons") or {}).items():
-            lines.append(f"|  | skipped: {_cell(reason)} | | {n} | | |")
+            lines.append(f"|  | skipped: {md(reason)} | | {n} | | |")
         for sf in d.get("skipped_files") or []:
-            lines.append(f"|  | file not read: `{_cell(sf['file'])}`: {_cell(sf['reason'])} | | | | |")
+            lines.append(f"|  | file not read: {md(sf['file'])}: {md(sf['reason'])} | | | | |")
         if d.get("duplicate_ids"):
-            lines.append(f"|  | duplicate ids (reported, all checked) | {d['duplicate_ids']} | | | |")
-    lines.append("")
+            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {d['duplicate_ids']} | | | |")
+        if d.get("ids_in_several_files"):
+            lines.append(
+                f"|  | ids used in several files (named with their file) | {d['ids_in_several_files']} | | | |"
+            )
+    return [*lines, ""]
+
+
+def _error_types(value: Any) -> list[str]:
+    """``error_types``: one table, datasets × labels."""
+    if not isinstance(value, dict) or not value:
+        return []
+    labels = sorted({lb for counts in value.values() if isinstance(counts, dict) for lb in counts})
+    if not labels:
+        return ["## Error types", "", "No tool-use errors labelled.", ""]
+    lines = [
+        "## Error types",
+        "",
+        "Records per dataset with each tool-use error label (`auditor/errortypes.py`).",
+        "",
+        "| dataset | " + " | ".join(md(lb) for lb in labels) + " |",
+        "|---|" + "---:|" * len(labels),
+    ]
+    for name, counts in value.items():
+        counts = counts if isinstance(counts, dict) else {}
+        lines.append(f"| {md(name)} | " + " | ".join(str(counts.get(lb, 0)) for lb in labels) + " |")
+    return [*lines, ""]
+
+
+def _clean(value: Any) -> list[str]:
+    """``clean``: where the cleaned training data went, and a row per file written."""
+    if not isinstance(value, dict):
+        return []
+    lines = ["## Cleaned training data", ""]
+    lines.append(f"Folder {md(value.get('dir', ''))}; removed records listed in {md(value.get('removed_file', ''))}.")
+    if value.get("manifest"):
+        lines.append(f"Re-audit with: auditor verify {md(value['manifest'])}")
+    lines += [
+        "",
+        "| dataset | kept | removed | not written (skipped) | file | written as | format | records |",
+        "|---|---:|---:|---:|---|---|---|---:|",
+    ]
+    for name, d in (value.get("datasets") or {}).items():
+        files = d.get("files") or [{}]
+        for i, f in enumerate(files):
+            head = (
+                f"| {md(name)} | {d.get('kept', '')} | {d.get('removed', '')} | {d.get('not_written_skipped', 0)} |"
+                if i == 0
+                else "| | | | |"
+            )
+            lines.append(
+                f"{head} {md(f.get('source', ''))} | {md(f.get('written', ''))} | {md(f.get('format', ''))} | "
+                f"{f.get('records', '')} |"
+            )
+        for unread in d.get("not_written_files") or []:
+            lines.append(f"| | | | | {md(unread)} | not written (unreadable) | | |")
+    return [*lines, ""]
+
+
+def _findings(report) -> list[str]:
     findings = report.findings
-    lines += [f"## Top findings ({min(len(findings), TOP_FINDINGS)} of {len(findings)})", ""]
-    if not findings:
-        lines.append("No findings.")
-    for f in findings[:TOP_FINDINGS]:
-        tag = "" if f.get("conclusive", True) else " (evidence only)"
+    rows = item_rows(findings)
+    shown = rows[:TOP_ITEMS]
+    lines = ["## Top findings", ""]
+    if not rows:
+        return [*lines, "No findings.", ""]
+    methods = methods_in(rows, findings)
+    conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in findings}
+    head = [f"{md(m)}{'' if conclusive.get(m, True) else ' (evidence)'}" for m in methods]
+    lines += [
+        counts_line(rows, findings, len(shown)) + " Method columns: the best score (blank: not found).",
+        "",
+        "| check | eval item | training records | " + " | ".join(head) + " |",
+        "|---|---|---|" + "---:|" * len(methods),
+    ]
+    for r in shown:
+        train = ", ".join(md(t) for t in r.train_refs[:3]) + (
+            f" (+{len(r.train_refs) - 3})" if len(r.train_refs) > 3 else ""
+        )
+        scores = " | ".join(f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods)
+        lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {train} | {scores} |")
+    lines.append("")
+    texts = [r for r in shown if r.conclusive][:TEXT_ITEMS]
+    if texts:
+        lines += [f"### Texts of the first {len(texts)} contaminated items", ""]
+    for r in texts:
+        f = r.best
+        ev_key, tr_key = r.text_keys()
+        ev = report.texts.get(ev_key, "(text not kept)")
+        tr = report.texts.get(tr_key, "(text not kept)")
         lines += [
-            f"### `{f['method']}`{tag} score {f['score']:.3f} — eval `{f['eval_dataset']}` #{f['eval_id']} "
-            f"in train `{f['train_dataset']}` #{f['train_id']}",
+            f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}, score {float(f['score']):.3f})",
             "",
             "| eval item | training record |",
             "|---|---|",
+            f"| {md(_snippet(ev))} | {md(_snippet(tr))} |",
+            f"| {md(f['eval_source'])} | {md(f['train_source'])} |",
+            "",
         ]
-        ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}", "(text not kept)")
-        tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}", "(text not kept)")
-        lines.append(f"| {_cell(_snippet(ev))} | {_cell(_snippet(tr))} |")
-        lines.append(f"| `{_cell(f['eval_source'])}` | `{_cell(f['train_source'])}` |")
-        ev_detail = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
-        if ev_detail:
-            lines.append(f"\nEvidence: {_cell(ev_detail)}")
-        lines.append("")
-    lines += render_provenance(report.extra.get("provenance") or [])
+        detail = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
+        if detail:
+            lines += [f"Evidence: {md(detail[:SNIPPET])}", ""]
+    return lines
+
+
+#: report sections beyond the core ones, by their key in report.json, in this order: each renders
+#: its value as Markdown lines (a later stage adds its own renderer here)
+SECTIONS: dict[str, Callable[[Any], list[str]]] = {
+    "error_types": _error_types,
+    "clean": _clean,
+    "provenance": lambda v: render_provenance(v or []),
+}
+
+
+def render_markdown(report) -> str:
+    lines = [f"# Contamination audit: **{md(report.verdict.upper())}**", ""]
+    run = report.run
+    if run:
+        lines += [
+            f"auditor {md(run.get('version', '?'))}, engine {md(run.get('engine', '?'))}, "
+            f"started {md(run.get('started', '?'))}, {md(run.get('seconds', '?'))} s.",
+            "",
+        ]
+    lines += _checks(report) + _datasets(report)
+    for key, render in SECTIONS.items():
+        if key in report.extra:
+            lines += render(report.extra[key])
+    lines += _findings(report)
     return "\n".join(lines) + "\n"

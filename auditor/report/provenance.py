@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._md import md
+
 BAR = 30
 LISTED = 30
 
@@ -85,7 +87,7 @@ def _source(r: dict[str, Any]) -> str:
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return md(text)
 
 
 def _bar(n: int, total: int) -> str:
@@ -101,13 +103,13 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
     for e in entries:
         total = e["records_total"]
         lines += [
-            f"### {_cell(e['name'])}: **{e['verdict']}**",
+            f"### {_cell(e['name'])}: **{_cell(e['verdict'])}**",
             "",
             f"Derived: {_cell(', '.join(e['derived']))}; sources: {_cell(', '.join(e['sources']))}; "
             f"held-out splits: {_cell(', '.join(e.get('held_out_splits', [])))}; methods: "
             f"{_cell(', '.join(e.get('methods', [])))}.",
             "",
-            statement(e),
+            _cell(statement(e)),
             "",
             "| source split | records | share | |",
             "|---|---:|---:|---|",
@@ -147,7 +149,7 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
                 )
                 lines.append(
                     f"| {_cell(_derived(r))} | {_cell(_source(r))} | {_cell(r['source_split'])} | "
-                    f"{r['how']} | {r['score']:.3f} | {r['confidence']:.2f} | {_cell(id_names)} |"
+                    f"{_cell(r['how'])} | {r['score']:.3f} | {r['confidence']:.2f} | {_cell(id_names)} |"
                 )
             if len(chosen) > LISTED:
                 lines.append(f"\n… {len(chosen) - LISTED} more in report.json.")
@@ -158,7 +160,7 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
             more = f" … and {len(unattributed) - LISTED} more (report.json)" if len(unattributed) > LISTED else ""
             lines += [f"Unattributed ({len(unattributed)}): {_cell(shown)}{more}.", ""]
         for note in e.get("notes", []):
-            lines.append(f"- {note}")
+            lines.append(f"- {_cell(note)}")
         if e.get("notes"):
             lines.append("")
     return lines

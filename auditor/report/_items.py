@@ -1,0 +1,84 @@
+"""Findings grouped for a reader: one row per (check, eval item), the methods as columns.
+
+``report.json`` keeps the best training matches per eval item *and method*, so one leaked item
+shows up once per method that found it; reports show it once. Shared by the Markdown and HTML
+renderings (and any later section that lists items).
+
+>>> fs = [{"check": "c", "eval_dataset": "e", "eval_id": "1", "eval_ordinal": 0, "train_dataset": "t",
+...        "train_id": "9", "train_ordinal": 4, "method": m, "score": s, "conclusive": True}
+...       for m, s in (("exact", 1.0), ("ngram", 0.8))]
+>>> rows = item_rows(fs)
+>>> len(rows), rows[0].scores, rows[0].eval_ref, rows[0].train_refs
+(1, {'exact': 1.0, 'ngram': 0.8}, 'e 1', ['t 9'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def eval_ref(f: dict[str, Any]) -> str:
+    return f.get("eval_ref") or f"{f['eval_dataset']} {f['eval_id']}"
+
+
+def train_ref(f: dict[str, Any]) -> str:
+    return f.get("train_ref") or f"{f['train_dataset']} {f['train_id']}"
+
+
+@dataclass
+class ItemRow:
+    """One eval item of one check with everything found for it."""
+
+    check: str
+    eval_ref: str
+    best: dict[str, Any]  # the finding shown with texts: conclusive first, then the highest score
+    conclusive: bool = False  # a conclusive method found it (it counts as contaminated)
+    scores: dict[str, float] = field(default_factory=dict)  # best score per method
+    train_refs: list[str] = field(default_factory=list)  # distinct training records, best first
+
+    def text_keys(self) -> tuple[str, str]:
+        """Keys of the eval and training texts in ``report.texts``."""
+        f = self.best
+        return f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}", f"{f['train_dataset']}#{f.get('train_ordinal', '')}"
+
+
+def _rank(f: dict[str, Any]) -> tuple:
+    return (not f.get("conclusive", True), -float(f["score"]))
+
+
+def item_rows(findings: list[dict[str, Any]]) -> list[ItemRow]:
+    """Rows, contaminated items first, then by the number of methods and the best score."""
+    rows: dict[tuple, ItemRow] = {}
+    for f in sorted(findings, key=_rank):
+        key = (f["check"], f["eval_dataset"], f.get("eval_ordinal"), f["eval_id"])
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = ItemRow(f["check"], eval_ref(f), f)
+        row.conclusive |= bool(f.get("conclusive", True))
+        m = f["method"]
+        row.scores[m] = max(row.scores.get(m, float("-inf")), float(f["score"]))
+        ref = train_ref(f)
+        if ref not in row.train_refs:
+            row.train_refs.append(ref)
+    return sorted(rows.values(), key=lambda r: (not r.conclusive, -len(r.scores), _rank(r.best), r.check, r.eval_ref))
+
+
+def methods_in(rows: list[ItemRow], findings: list[dict[str, Any]]) -> list[str]:
+    """Method columns: conclusive methods first, each in name order; only methods with findings."""
+    conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in findings}
+    return sorted({m for r in rows for m in r.scores}, key=lambda m: (not conclusive.get(m, True), m))
+
+
+def counts_line(rows: list[ItemRow], findings: list[dict[str, Any]], shown: int) -> str:
+    """What the numbers count, in one sentence."""
+    hit = sum(r.conclusive for r in rows)
+    weak = len(rows) - hit
+    text = f"{hit} contaminated eval item{'s' if hit != 1 else ''} (found by a method that counts)"
+    if weak:
+        text += f" and {weak} with evidence-only findings"
+    text += (
+        f"; {len(findings)} finding{'s' if len(findings) != 1 else ''} in report.json (the best training "
+        f"matches per item and method). One row per eval item and check"
+    )
+    return text + (f", the first {shown} shown." if shown < len(rows) else ".")
