@@ -20,7 +20,7 @@ from typing import Any
 from . import __version__, boilerplate, methods
 from .datasets import Dataset, DatasetSpec
 from .engine import ObservedDataset, ScanStats, get_engine
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .errortypes import ErrorTypes
 from .progress import peak_rss_mb
 from .report import Report
@@ -83,7 +83,7 @@ class AuditConfig:
                 for n in names:
                     if n not in self.datasets:
                         raise ConfigError(
-                            f"check '{check.name}': unknown dataset '{n}' "
+                            f"check '{check.name}': unknown dataset '{n}'{did_you_mean(n, self.datasets)} "
                             f"(defined: {', '.join(sorted(self.datasets)) or 'none'})"
                         )
                     if self.datasets[n].role != role:

@@ -43,13 +43,14 @@ from ._io import (
     too_long,
 )
 from .adapters import Adapter, AdapterOptions, detect, explain, get_adapter
-from .errors import ChangedFileError, ConfigError, InputError
+from .errors import ChangedFileError, ConfigError, InputError, did_you_mean
 from .messages import MessageSelector
 from .records import Record, Skip, split_source
 
 ROLES = ("train", "eval")
 ON_ERROR = ("fail", "skip")
 _RANGE = re.compile(r"^(-?\d*):(-?\d*)$")
+_DASHED_RANGE = re.compile(r"^\d+-\d*$")  # "0-500": a range written with a dash
 _COLUMN = re.compile(r"\s*\(column \d+\)")
 MAX_SKIP_REASONS = 100
 
@@ -186,14 +187,15 @@ class Dataset:
             elif os.path.isdir(full):
                 raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
             elif not os.path.lexists(full):
-                hint = (
-                    ""
-                    if ("/" in pattern or os.sep in pattern)
-                    else (
-                        f" (and no bundled dataset is called '{registry.split_name(pattern)[0]}'; "
-                        f"bundled: {', '.join(registry.names())})"
+                hint = ""
+                if "/" not in pattern and os.sep not in pattern:
+                    name = registry.split_name(pattern)[0]
+                    close = did_you_mean(name, registry.names())
+                    hint = (
+                        f" (and no bundled dataset is called '{name}'"
+                        + (f": {close[2:-1]}" if close else "")
+                        + f"; bundled: {', '.join(registry.names())})"
                     )
-                )
                 raise InputError(full, None, "no such file" + hint)
             else:
                 found = [Path(full)]
@@ -346,9 +348,14 @@ class Dataset:
                 )
         self._records_sha256 = fingerprint.hexdigest()  # only a complete pass gets here
         if self.split and stats.yielded == 0 and not _RANGE.match(self.split):
-            known = ", ".join(sorted(str(s) for s in seen_splits if s)) or "none"
+            labels = sorted(str(s) for s in seen_splits if s)
+            hint = did_you_mean(self.split, labels)
+            if not hint and _DASHED_RANGE.match(self.split):
+                hint = f" (did you mean '{self.split.replace('-', ':', 1)}'?)"
             raise ConfigError(
-                f"dataset '{self.spec.name}': split '{self.split}' matches no record (splits in the data: {known})"
+                f"dataset '{self.spec.name}': split '{self.split}' matches no record{hint} (splits in the data: "
+                f"{', '.join(labels) or 'none'}; a split is NAME:SPLIT, a split label of the data, or "
+                "NAME:START:END, record positions with END exclusive and either left empty, e.g. webshop:0:500)"
             )
 
     def _first_state(self, path: Path) -> FileState:

@@ -65,3 +65,18 @@ class ScanError(AuditorError):
 
 class IndexFileError(AuditorError):
     """A persisted index that is missing, truncated, tampered with or of another format version."""
+
+
+def did_you_mean(word: str, choices, what: str = "") -> str:
+    """A hint for an unknown name: `` (did you mean 'embedding'?)`` when one of ``choices`` is close
+    (difflib), else an empty string.
+
+    >>> did_you_mean("embeding", ["exact", "embedding", "ngram"])
+    " (did you mean 'embedding'?)"
+    >>> did_you_mean("zzz", ["exact"])
+    ''
+    """
+    import difflib
+
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {what}'{close[0]}'?)" if close else ""

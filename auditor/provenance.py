@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from . import methods
 from .datasets import Dataset
 from .engine import batched
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .methods.base import Finding
 from .records import Record
 
@@ -117,7 +117,7 @@ class ProvenanceSpec:
             for n in names:
                 if n not in datasets:
                     raise ConfigError(
-                        f"provenance '{self.name}': unknown dataset '{n}' "
+                        f"provenance '{self.name}': unknown dataset '{n}'{did_you_mean(n, datasets)} "
                         f"(defined: {', '.join(sorted(datasets)) or 'none'})"
                     )
         both = set(self.derived) & set(self.sources)

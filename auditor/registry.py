@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._io import sha256_file
-from .errors import RegistryError
+from .errors import RegistryError, did_you_mean
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -107,7 +107,9 @@ def resolve(ref: str) -> RegistryEntry:
     name, split = split_name(ref)
     cat = _catalogue()
     if name not in cat:
-        raise RegistryError(f"unknown bundled dataset '{name}' (bundled: {', '.join(sorted(cat))})")
+        raise RegistryError(
+            f"unknown bundled dataset '{name}'{did_you_mean(name, cat)} (bundled: {', '.join(sorted(cat))})"
+        )
     entry = cat[name]
     fingerprint = _verified(name)
     return RegistryEntry(

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .._io import DEFAULT_MAX_RECORD_CHARS
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..records import Record, Skip
 from ._write import RecordWriter
 
@@ -121,4 +121,4 @@ def get_adapter(name: str) -> type[Adapter]:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown format '{name}' (known formats: {known})") from None
+        raise ConfigError(f"unknown format '{name}'{did_you_mean(name, _REGISTRY)} (known formats: {known})") from None

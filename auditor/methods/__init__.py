@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from .base import Finding, Index, MethodConfig, registry
 
 for _m in pkgutil.iter_modules(__path__):
@@ -36,7 +36,9 @@ def get(name: str) -> type[Index]:
     try:
         return registry()[name]
     except KeyError:
-        raise ConfigError(f"unknown method '{name}' (methods: {', '.join(names())})") from None
+        raise ConfigError(
+            f"unknown method '{name}'{did_you_mean(name, names())} (methods: {', '.join(names())})"
+        ) from None
 
 
 def create(name: str, params: dict[str, Any] | None = None) -> Index:
