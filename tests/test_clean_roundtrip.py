@@ -8,9 +8,12 @@ made of some of that file's own queries, so records are removed from every forma
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import shared_file
@@ -69,7 +72,30 @@ CASES = {
         1,
     ),
     "caft": (["caft.jsonl"], "caft", 1),
+    "csv-tsv": (["steptool/data_train/toolllama/step_grained_for_ppo_example.csv"], "csv", 2),
+    "json-array": (["generic.json"], "json", 2),
+    "json-object": (["generic_object.json"], "json", 2),
+    "jsonl-gz": (["generic.jsonl.gz"], "jsonl", 2),
+    "parquet": (["generic.parquet"], "parquet", 2),
 }
+
+
+def _generic(tmp_path: Path, name: str) -> str:
+    """Generic files made of WebShop goals (ids, text and another column), in each generic format."""
+    goals = [r.view("query") for r in Dataset(DatasetSpec("g", ["webshop:3000:3010"])).records()]
+    rows = [{"id": f"g{i}", "text": g, "n": i} for i, g in enumerate(goals)]
+    p = tmp_path / "data" / name
+    p.parent.mkdir()
+    if name == "generic.json":
+        p.write_text(json.dumps(rows))
+    elif name == "generic_object.json":
+        p.write_text(json.dumps({r["id"]: {"text": r["text"], "n": r["n"]} for r in rows}))
+    elif name == "generic.jsonl.gz":
+        with gzip.open(p, "wt") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), p)
+    return str(p)
 
 
 def _train_paths(case: str, tmp_path: Path) -> list[str]:
@@ -79,6 +105,8 @@ def _train_paths(case: str, tmp_path: Path) -> list[str]:
         p.parent.mkdir()
         p.write_text("".join(json.dumps(x) + "\n" for x in CAFT))
         return [str(p)]
+    if paths[0].startswith("generic"):
+        return [_generic(tmp_path, paths[0])]
     if case == "chat-jsonl":  # the ToolBench-V records as JSON Lines
         p = tmp_path / "data" / "toolbench_v.jsonl"
         p.parent.mkdir()
