@@ -298,7 +298,12 @@ def _datasets(report) -> str:
                 d.get("skipped", 0),
                 _e(reasons),
                 _e(d.get("split") or ""),
-                _e(d.get("bundled") or ", ".join(d.get("files", []))[:200]),
+                _e(d["bundled"])
+                if d.get("bundled")
+                else f"<span title='{_e(chr(10).join(d.get('files', [])))}'>"
+                + _e(", ".join(_short(f) for f in d.get("files", [])[:20]))
+                + (" …" if len(d.get("files", [])) > 20 else "")
+                + "</span>",
                 f"<code title='{_e(d.get('sha256') or '')}'>{_e(str(d.get('sha256') or '')[:16])}</code>",
             ]
         )
@@ -402,25 +407,16 @@ def _clean(value: Any) -> str:
             rows.append(
                 (lead if i == 0 else ["", "", "", ""])
                 + [
-                    f"<span title='{_e(f.get('source', ''))}'>{_e(_short(f.get('source', '')))}</span>",
-                    _e(_relative(f.get("written", ""), value.get("dir", ""))),
+                    f"<span title='from {_e(f.get('source', ''))}'>"
+                    f"{_e(_relative(f.get('written', ''), value.get('dir', '')))}</span>",
                     _e(f.get("format", "")),
                     f.get("records", ""),
                 ]
             )
         for unread in d.get("not_written_files") or []:
-            rows.append(["", "", "", "", _e(unread), "not written (unreadable)", "", ""])
-    headers = [
-        "dataset",
-        "kept",
-        "removed",
-        "skipped (not written)",
-        "file",
-        "written (in the folder)",
-        "format",
-        "records",
-    ]
-    return head + "</p>" + _table(headers, rows, {1, 2, 3, 7})
+            rows.append(["", "", "", "", f"{_e(_short(unread))}: not written (unreadable)", "", ""])
+    headers = ["dataset", "kept", "removed", "skipped (not written)", "file (same name)", "format", "records"]
+    return head + "</p>" + _table(headers, rows, {1, 2, 3, 6})
 
 
 def _provenance(entries: Any) -> str:
