@@ -52,3 +52,21 @@ def test_example_manifest_runs_as_the_readme_says(tmp_path):
         ["provenance", str(REPO / "examples" / "split.toml"), "--statement"] + ["--report-dir", str(tmp_path / "p")],
     )
     assert res.exit_code == 1 and "to the held-out split 'test'" in res.output
+
+
+def test_quick_start_audit_needs_no_optional_extra(tmp_path):
+    """Command 1 installs without [embed] / [ray]: the default audit imports none of their packages."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from auditor.cli import main\n"
+        f"r = CliRunner().invoke(main, ['audit', '--eval', 'webshop:0:500', '--train', 'webshop:500:', "
+        f"'--report-dir', {str(tmp_path / 'r')!r}, '--index-dir', {str(tmp_path / 'i')!r}])\n"
+        "heavy = ['torch', 'sentence_transformers', 'transformers', 'faiss', 'ray']\n"
+        "print(r.exit_code, [m for m in heavy if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.stdout.split("\n")[0] == "1 []", out.stdout + out.stderr
