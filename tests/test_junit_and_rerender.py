@@ -79,10 +79,12 @@ methods = ["exact"]
     assert list(cases) == ["leaky", "tolerated", "airline"]
     failure = cases["leaky"].find("failure")
     report = json.loads((tmp_path / "r" / "report.json").read_text())
-    top = [f for f in report["findings"] if f["check"] == "leaky"][0]
-    assert f"{top['eval_dataset']}#{top['eval_id']} in {top['train_dataset']}#{top['train_id']}" in failure.get(
-        "message"
-    )
+    leaky = [f for f in report["findings"] if f["check"] == "leaky"]
+    message = failure.get("message")
+    named = [
+        f"{f['eval_dataset']}#{f['eval_id']} in " for f in leaky if f"{f['eval_dataset']}#{f['eval_id']} in " in message
+    ]
+    assert named and all(message.count(n) == 1 for n in named)  # findings named, each eval item once
     assert cases["tolerated"].find("failure") is None and cases["airline"].find("failure") is None
     assert root.find("testsuite").get("failures") == "1"
 

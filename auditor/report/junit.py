@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from ._items import item_rows
+
 TOP = 5
 
 
@@ -68,10 +70,12 @@ def render_junit(report) -> str:
         )
         if c["verdict"] == "fail":
             top = _top(report, c["name"])
-            names = "; ".join(
-                f"{f['eval_dataset']}#{f['eval_id']} in {f['train_dataset']}#{f['train_id']} "
-                f"({f['method']} {float(f['score']):.2f})"
-                for f in top
+            items = item_rows([f for f in report.findings if f["check"] == c["name"] and f.get("conclusive", True)])
+            names = "; ".join(  # one entry per eval item, the methods that found it
+                f"{r.best['eval_dataset']}#{r.best['eval_id']}{_file(r.best, 'eval')} in "
+                f"{r.best['train_dataset']}#{r.best['train_id']}{_file(r.best, 'train')} "
+                f"({', '.join(f'{m} {s:.2f}' for m, s in r.scores.items())})"
+                for r in items[:TOP]
             )
             el = ET.SubElement(case, "failure", type="contamination", message=f"{summary}. Top findings: {names}")
             el.text = "\n".join(
@@ -90,3 +94,10 @@ def render_junit(report) -> str:
     ET.SubElement(suite, "system-err").text = ""
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _file(f: dict, side: str) -> str:
+    """`` (I3.json)`` when the finding's ``*_ref`` names the record's file (ids repeat across files)."""
+    plain = f"{f[f'{side}_dataset']} {f[f'{side}_id']}"
+    ref = f.get(f"{side}_ref") or plain
+    return ref[len(plain) :] if ref.startswith(plain) else ""
