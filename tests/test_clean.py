@@ -271,3 +271,19 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_write_clean_refuses_a_symlinked_dataset_folder_leading_to_the_inputs(tmp_path):
+    data = tmp_path / "data"
+    train = _leaky_train(data, "t.jsonl")
+    before = train.read_bytes()
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "t").symlink_to(data)  # clean/t/t.jsonl would be data/t.jsonl
+    res = CliRunner().invoke(
+        main,
+        ["audit", "--eval", "webshop:0:50", "--train", str(train), "--method", "exact"]
+        + ["--write-clean", str(clean), "--report-dir", str(tmp_path / "r")],
+    )
+    assert res.exit_code == 2 and "outside the folder" in res.output, res.output
+    assert not (tmp_path / "r").exists() and _untouched(train, before, 0o640)
