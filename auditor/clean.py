@@ -262,7 +262,7 @@ def _spec_table(ds: Dataset, paths: list[str] | None = None, fmt: str | None = N
         table["path"] = [os.path.abspath(f) for f in ds.files]
         table["format"] = spec.format
         table["split"] = spec.split
-    for key in ("text_field", "id_field", "on_error", "split_label"):
+    for key in ("text_field", "id_field", "messages", "calls_field", "on_error", "split_label"):
         table[key] = getattr(spec, key)
     if spec.max_record_chars != DEFAULT_MAX_RECORD_CHARS:
         table["max_record_chars"] = spec.max_record_chars

@@ -163,7 +163,7 @@ class ChatAdapter(Adapter):
                 yield rec
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
-        if base_suffix(source) == ".jsonl":
+        if sniff(source).kind == "lines":  # as read(): JSON Lines whatever the name
             return JsonLinesWriter(source, target)
         if json_container(source) == "object":
             return NestedInstancesWriter(source, target)

@@ -55,9 +55,11 @@ class JsonAdapter(GenericAdapter):
             yield extract(self, item, i, source)
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
-        return (
-            JsonObjectWriter(source, target) if json_container(source) == "object" else JsonArrayWriter(source, target)
-        )
+        if sniff(source).kind == "lines":  # as read()
+            return JsonLinesWriter(source, target)
+        if json_container(source) == "object":
+            return JsonObjectWriter(source, target)
+        return JsonArrayWriter(source, target)
 
 
 class JsonLinesAdapter(GenericAdapter):
