@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
@@ -421,6 +422,15 @@ def sha256_file(path: str | Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def describe_os_error(e: OSError) -> str:
+    """The reason of a file-system error in words a user acts on (EFBIG names ``ulimit -f``)."""
+    if e.errno == errno.EFBIG:
+        return "file too large (the file size limit, ulimit -f, is reached)"
+    if e.errno == errno.ENOSPC:
+        return "no space left on the device"
+    return e.strerror or str(e)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

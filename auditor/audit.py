@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -116,8 +118,25 @@ def default_report_dir(name: str = "audit") -> str:
     return os.path.join(os.environ.get("AUDITOR_REPORT_DIR", "reports"), name)
 
 
-def run_audit(config: AuditConfig) -> Report:
-    """Run every check of ``config`` and return the :class:`~auditor.report.Report` (not written)."""
+def fresh_report_dir(config: AuditConfig, name: str = "audit") -> str:
+    """A new report folder for one run: ``<reports>/<name>-<UTC time>-<config hash>`` (``-2``, ``-3`` ...
+    when that exists), so runs without a chosen folder never replace each other's reports."""
+    digest = hashlib.sha256(repr((config.datasets, config.checks, config.method_params)).encode()).hexdigest()[:6]
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    base = default_report_dir(f"{name}-{stamp}-{digest}")
+    path, i = base, 2
+    while os.path.lexists(path):
+        path, i = f"{base}-{i}", i + 1
+    return path
+
+
+def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None = None) -> Report:
+    """Run every check of ``config`` and return the :class:`~auditor.report.Report` (not written).
+
+    With ``write_clean``, ``before_clean(report)`` (e.g. writing it) runs before the cleaned data is
+    written, so a failure there (a full disk) does not lose the report; the returned report then
+    carries the ``clean`` section too.
+    """
     config.validate()
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
@@ -161,10 +180,15 @@ def run_audit(config: AuditConfig) -> Report:
         used = {n for c in config.checks for n in c.train + c.eval}
         used |= {n for p in config.provenance for n in p.derived + p.sources}
         described = {n: datasets[n].describe() for n in sorted(used)}
+        timing = {"started": started.isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - t0, 3)}
+        report = _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats)
+        report.texts = collect_texts(findings, datasets, capture.texts)
         if config.write_clean:
             from .clean import write_clean, write_clean_manifest
 
-            extra["clean"] = write_clean(
+            if before_clean is not None:
+                before_clean(report)
+            report.extra["clean"] = write_clean(
                 config.write_clean, [datasets[n] for n in train_names], store.train_hits, datasets.values()
             )
             used_datasets = {n: datasets[n] for n in sorted(used)}
@@ -172,6 +196,11 @@ def run_audit(config: AuditConfig) -> Report:
     finally:
         if hasattr(store, "close"):
             store.close()
+    return report
+
+
+def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats) -> Report:
+    """The run's :class:`Report` from its parts (texts are added by the caller)."""
     verdicts = [c["verdict"] for c in checks + extra.get("provenance", [])]
     verdict = "pass"
     if "fail" in verdicts:
@@ -193,8 +222,7 @@ def run_audit(config: AuditConfig) -> Report:
             "tool": "auditor",
             "version": __version__,
             "engine": engine.name,
-            "started": started.isoformat(timespec="seconds"),
-            "seconds": round(time.perf_counter() - t0, 3),
+            **timing,
             "scan": scan_stats.as_dict(),
             **({"encoding": encoding} if encoding else {}),
             "workers": getattr(engine, "workers_used", engine.workers),
@@ -205,7 +233,6 @@ def run_audit(config: AuditConfig) -> Report:
             "peak_rss_mb": peak_rss_mb(),
             "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0),
         },
-        texts=collect_texts(findings, datasets, capture.texts),
         extra=extra,
     )
 

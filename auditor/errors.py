@@ -67,6 +67,15 @@ class IndexFileError(AuditorError):
     """A persisted index that is missing, truncated, tampered with or of another format version."""
 
 
+class OutputError(AuditorError):
+    """An output (report folder, cleaned data, index) that cannot be written where asked."""
+
+    def __init__(self, path: str, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
 def did_you_mean(word: str, choices, what: str = "") -> str:
     """A hint for an unknown name: `` (did you mean 'embedding'?)`` when one of ``choices`` is close
     (difflib), else an empty string.

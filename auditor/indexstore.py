@@ -162,9 +162,32 @@ def read_index_folder(
             raise IndexFileError(f"{where}: array file {path.name} is missing") from None
         if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
             raise IndexFileError(f"{path}: checksum mismatch (truncated or modified); delete the folder to rebuild")
+        _check_array_size(data, path)
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
         except ValueError as e:
             raise IndexFileError(f"{path}: unreadable array: {e}") from None
         arrays[name] = arr
     return arrays, doc.get("meta") or {}
+
+
+def _check_array_size(data: bytes, path: Path) -> None:
+    """Refuse an ``.npy`` whose header promises more (or less) data than the file holds, before numpy
+    allocates it (a re-signed file with a huge shape would otherwise exhaust memory)."""
+    f = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(f)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(f)
+    except (ValueError, TypeError, SyntaxError) as e:
+        raise IndexFileError(f"{path}: unreadable array header: {e}") from None
+    if dtype.hasobject:
+        raise IndexFileError(f"{path}: unreadable array: object arrays (pickles) are never loaded")
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    if count * dtype.itemsize != len(data) - f.tell():
+        raise IndexFileError(
+            f"{path}: array header (shape {tuple(shape)}, {dtype}) does not match the file's "
+            f"{len(data) - f.tell()} data bytes; delete the folder to rebuild"
+        )

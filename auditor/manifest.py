@@ -126,6 +126,8 @@ def load_manifest(path: str | Path) -> AuditConfig:
         raise ManifestError(f"{path}: cannot read: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ManifestError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: invalid TOML: nested too deeply to parse") from None
     try:
         return parse_manifest(doc, base_dir=path.parent, name=str(path))
     except ManifestError:

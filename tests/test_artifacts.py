@@ -41,29 +41,25 @@ def test_atomic_write_keeps_the_old_file_when_the_rename_fails(tmp_path, monkeyp
 
 def test_report_write_interrupted_mid_write_leaves_previous_report(tmp_path, monkeypatch):
     rep = Report(verdict="pass", datasets={}, checks=[], findings=[])
-    paths = rep.write(tmp_path)
-    before = paths["json"].read_bytes()
-    real_fdopen = os.fdopen
+    paths = rep.write(tmp_path / "r")
+    before = {p.name: p.read_bytes() for p in paths.values()}
+    real_fsync = os.fsync
+    calls = []
 
     class Interrupted(BaseException):
         pass
 
-    def fdopen(fd, mode="r", *a, **kw):
-        f = real_fdopen(fd, mode, *a, **kw)
-        real_write = f.write
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise Interrupted  # like Ctrl-C half way through the set (one file written, one not)
+        return real_fsync(fd)
 
-        def write(data):
-            real_write(data[: len(data) // 2])
-            raise Interrupted  # like Ctrl-C half way through the write
-
-        f.write = write
-        return f
-
-    monkeypatch.setattr(os, "fdopen", fdopen)
+    monkeypatch.setattr(os, "fsync", fsync)
     with pytest.raises(Interrupted):
-        Report(verdict="fail", datasets={}, checks=[], findings=[{"x": 1}]).write(tmp_path)
-    assert paths["json"].read_bytes() == before
-    assert _no_temp_files(tmp_path)
+        Report(verdict="fail", datasets={}, checks=[], findings=[]).write(tmp_path / "r")
+    assert {p.name: p.read_bytes() for p in paths.values()} == before
+    assert _no_temp_files(tmp_path) and os.listdir(tmp_path) == ["r"]
 
 
 def _saved_index(tmp_path):

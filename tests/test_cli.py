@@ -24,26 +24,34 @@ def invoke(*args):
 
 def test_audit_clean_exits_0(tmp_path):
     train = shared_file("tool-mvr/data/training_data/selected_Toolbench_V.json")
-    r = invoke("audit", "--train", train, "--eval", "stabletoolbench", "--report-dir", tmp_path)
+    r = invoke("audit", "--train", train, "--eval", "stabletoolbench", "--report-dir", tmp_path / "r")
     assert r.exit_code == 0, r.output
-    report = Report.load(tmp_path / "report.json")
+    report = Report.load(tmp_path / "r" / "report.json")
     assert report.verdict == "pass" and report.checks[0]["eval_items"] == 765
-    assert "PASS" in r.output and (tmp_path / "report.md").exists()
+    assert "PASS" in r.output and (tmp_path / "r" / "report.md").exists()
 
 
 def test_audit_contaminated_exits_1(tmp_path):
     r = invoke(
-        "audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--method", "exact", "--report-dir", tmp_path
+        "audit",
+        "--eval",
+        "webshop:0:500",
+        "--train",
+        "webshop:500:",
+        "--method",
+        "exact",
+        "--report-dir",
+        tmp_path / "r",
     )
     assert r.exit_code == 1
-    report = Report.load(tmp_path / "report.json")
+    report = Report.load(tmp_path / "r" / "report.json")
     assert report.verdict == "fail" and report.checks[0]["contaminated_items"] > 0
     assert set(report.datasets) == {"webshop:0:500", "webshop:500:"}
 
 
 def test_report_json_schema(tmp_path):
-    invoke("audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--report-dir", tmp_path)
-    doc = json.loads((tmp_path / "report.json").read_text())
+    invoke("audit", "--eval", "webshop:0:500", "--train", "webshop:500:", "--report-dir", tmp_path / "r")
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
     assert doc["verdict"] in ("pass", "fail", "incomplete")
     for ds in doc["datasets"].values():
         assert {"records", "skipped", "sha256"} <= set(ds)
@@ -61,7 +69,7 @@ def test_report_json_schema(tmp_path):
             "method",
             "score",
         } <= set(f)
-    md = (tmp_path / "report.md").read_text()
+    md = (tmp_path / "r" / "report.md").read_text()
     assert md.startswith("# Contamination audit: **FAIL**")
     assert "| eval item | training record |" in md
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -284,7 +285,9 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
     res = runner.invoke(main, ["provenance", str(manifest), "--statement"])
     assert res.exit_code == 1, res.output
     assert re.search(r"Of the 22 records of rft, 0 trace .* 4 \(18\.2%\) to the held-out split 'test'", res.output)
-    doc = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert sorted(os.listdir(tmp_path / "rep")) == ["provenance.json", "provenance.md"]  # its own names
+    assert "report: " in res.output and "provenance.json" in res.output and "provenance.md" in res.output
+    doc = json.loads((tmp_path / "rep" / "provenance.json").read_text())
     entry = doc["provenance"][0]
     for key in ("name", "derived", "by_split", "unattributed", "conflicts", "verdict", "records"):
         assert key in entry
@@ -298,12 +301,19 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
         "score",
     }
     assert doc["verdict"] == "fail" and doc["checks"] == [] and "stb" in doc["datasets"]
-    md = (tmp_path / "rep" / "report.md").read_text()
+    md = (tmp_path / "rep" / "provenance.md").read_text()
     assert "## Provenance" in md and "| test (held out) | 4 | 18.2% |" in md and "█" in md
-    again = runner.invoke(main, ["provenance", str(tmp_path / "rep" / "report.json"), "--statement"])
+    again = runner.invoke(main, ["provenance", str(tmp_path / "rep" / "provenance.json"), "--statement"])
     assert again.exit_code == 1 and again.output.strip() == statement(entry)
     verify = runner.invoke(main, ["verify", str(manifest)])  # verify runs provenance too
     assert verify.exit_code == 1 and "provenance steptool-rft: fail (4/22" in verify.output
+    # verify and provenance share the manifest's report folder and never write over each other
+    names = sorted(os.listdir(tmp_path / "rep"))
+    assert names == sorted(["provenance.json", "provenance.md", "report.json", "report.md", "report.html", "junit.xml"])
+    verify_files = {n: (tmp_path / "rep" / n).read_bytes() for n in names if not n.startswith("provenance")}
+    assert runner.invoke(main, ["provenance", str(manifest)]).exit_code == 1  # provenance after verify
+    assert {n: (tmp_path / "rep" / n).read_bytes() for n in verify_files} == verify_files
+    assert json.loads(verify_files["report.json"])["verdict"] == "fail"
 
 
 def test_checks_and_provenance_together(tmp_path):

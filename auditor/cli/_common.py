@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import click
 
+from .._io import describe_os_error
 from ..errors import AuditorError
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
@@ -25,6 +26,13 @@ def library_errors() -> Iterator[None]:
         yield
     except AuditorError as e:
         raise AuditorClickError(str(e)) from None
+    except OSError as e:  # a file system fault no check caught first: still one line, exit 2
+        where = f"{e.filename}: " if e.filename else ""
+        raise AuditorClickError(f"{where}{describe_os_error(e)}") from None
+    except RecursionError:
+        raise AuditorClickError("input nested too deeply to process (Python's recursion limit)") from None
+    except MemoryError:
+        raise AuditorClickError("out of memory; give the run more memory or smaller inputs") from None
     except KeyboardInterrupt:
         click.echo("auditor: interrupted; no report written", err=True)
         _forget_interrupt()

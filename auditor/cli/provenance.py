@@ -15,8 +15,9 @@ from ..audit import default_report_dir
 from ..errors import InputError
 from ..manifest import load_manifest
 from ..provenance import audit_provenance
-from ..report import Report
+from ..report import Report, escape_line
 from ..report.provenance import statement
+from ..report.publish import check_report_dir
 from . import main
 from ._common import exit_for, library_errors
 
@@ -38,8 +39,9 @@ from ._common import exit_for, library_errors
 def provenance(source, as_statement, report_dir, index_dir):
     """Trace every derived training record to its source item and split.
 
-    Given a manifest, runs its [[provenance]] entries (not its checks) and writes report.json and
-    report.md; given a report.json, reads the provenance already in it (nothing is rerun).
+    Given a manifest, runs its [[provenance]] entries (not its checks) and writes provenance.json and
+    provenance.md (beside, never over, verify's report); given a JSON report, reads the provenance
+    already in it (nothing is rerun).
     """
     with library_errors():
         if source.endswith(".json"):
@@ -51,14 +53,16 @@ def provenance(source, as_statement, report_dir, index_dir):
             config = load_manifest(source)
             if index_dir:
                 config.index_dir = index_dir
+            out = report_dir or config.report_dir or default_report_dir(Path(source).stem)
+            check_report_dir(out)  # before any long work
             report = audit_provenance(config)
-            written = report.write(report_dir or config.report_dir or default_report_dir(Path(source).stem))
+            written = report.write(out, kind="provenance")
         if as_statement:
             for entry in report.extra["provenance"]:
                 click.echo(statement(entry))
         else:
             click.echo(report.summary_line())
         if written:
-            click.echo(f"report: {written['json']} and {written['md']}", err=as_statement)
+            click.echo(f"report: {', '.join(escape_line(str(p)) for p in written.values())}", err=as_statement)
         verdicts = [e["verdict"] for e in report.extra["provenance"]]
         sys.exit(exit_for("fail" if "fail" in verdicts else "incomplete" if "incomplete" in verdicts else "pass"))

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import click
 
-from .._io import DEFAULT_MAX_RECORD_CHARS
-from ..audit import AuditConfig, CheckSpec, default_report_dir, run_audit
+from .._io import DEFAULT_MAX_RECORD_CHARS, describe_os_error
+from ..audit import AuditConfig, CheckSpec, default_report_dir, fresh_report_dir, run_audit
 from ..datasets import DatasetSpec
+from ..errors import AuditorError, OutputError
 from ..manifest import load_manifest
 from ..registry import is_registry_ref
+from ..report import escape_line
+from ..report.publish import check_report_dir
 from . import main
 from ._common import exit_for, library_errors
 
@@ -93,13 +96,34 @@ def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_addres
         config.ray_address = ray_address
 
 
-def _finish(report, report_dir: str) -> None:
-    paths = report.write(report_dir)
+def _run_and_write(config, report_dir: str) -> None:
+    """Run the audit and write its report (before the cleaned data, so a fault there keeps it)."""
+    check_report_dir(report_dir)  # before any long work
+    written: list = []
+
+    def write(report) -> None:
+        written[:] = report.write(report_dir).values()
+
+    try:
+        report = run_audit(config, before_clean=write)
+    except (AuditorError, OSError) as e:
+        if not written:
+            raise
+        reason = describe_os_error(e) if isinstance(e, OSError) else str(e)
+        raise OutputError(
+            str(getattr(e, "filename", None) or config.write_clean),
+            f"writing the cleaned data failed: {reason}; the report (without the clean section) was written: "
+            + ", ".join(str(p) for p in written),
+        ) from None
+    written[:] = report.write(report_dir).values()
     click.echo(report.summary_line())
-    click.echo(f"report: {', '.join(str(p) for p in paths.values())}")
+    click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
     if report.extra.get("clean"):
         clean = report.extra["clean"]
-        click.echo(f"cleaned training data: {clean['dir']} (re-audit: auditor verify {clean['manifest']})")
+        click.echo(
+            f"cleaned training data: {escape_line(str(clean['dir']))} "
+            f"(re-audit: auditor verify {escape_line(str(clean['manifest']))})"
+        )
     sys.exit(exit_for(report.verdict))
 
 
@@ -131,7 +155,7 @@ def _finish(report, report_dir: str) -> None:
 )
 @click.option(
     "--max-contaminated",
-    type=float,
+    type=click.FloatRange(min=0),
     default=0,
     show_default=True,
     help="Allowed contaminated eval items (a count, or a share when below 1).",
@@ -150,7 +174,11 @@ def _finish(report, report_dir: str) -> None:
     show_default=True,
     help="A record with more text than this is a bad record (an error, or skipped and counted with --on-error skip).",
 )
-@click.option("--report-dir", default=None, help="Report folder (default: $AUDITOR_REPORT_DIR/audit or reports/audit).")
+@click.option(
+    "--report-dir",
+    default=None,
+    help="Report folder (default: a new one per run, $AUDITOR_REPORT_DIR or reports/ + audit-<UTC time>-<config hash>).",
+)
 @click.option(
     "--index-dir",
     default=None,
@@ -215,8 +243,7 @@ def audit(
             ],
         )
         _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
-        report = run_audit(config)
-        _finish(report, report_dir or default_report_dir("audit"))
+        _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
 
 @main.command()
@@ -246,5 +273,4 @@ def verify(manifest, report_dir, index_dir, write_clean, engine, workers, ray_ad
     with library_errors():
         config = load_manifest(manifest)
         _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
-        report = run_audit(config)
-        _finish(report, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))
+        _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

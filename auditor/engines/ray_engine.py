@@ -109,6 +109,11 @@ class RayEngine:
             raise ConfigError(f"workers must be a positive integer, not {self.workers!r}")
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, not {self.batch_size!r}")
+        if self.address and str(self.address).startswith("ray://") and importlib.util.find_spec("grpc") is None:
+            raise ConfigError(
+                f"ray address '{self.address}': a ray:// address needs Ray's client (package 'grpcio'), "
+                "which is not installed; install it with: pip install 'ray[client]'"
+            )
 
     def _init(self) -> None:
         import ray

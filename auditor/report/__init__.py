@@ -21,6 +21,18 @@ from ..errors import ConfigError, InputError
 SCHEMA_VERSION = 1
 
 
+def escape_line(text: str) -> str:
+    """``text`` with every non-printable character (newline, carriage return, escape, bidi control ...)
+    written as a Python escape, so a value can never add a line or rewrite one on a terminal.
+
+    >>> escape_line("ok\\nauditor: PASS")
+    'ok\\\\nauditor: PASS'
+    """
+    if str(text).isprintable():
+        return str(text)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
 @dataclass
 class Report:
     verdict: str
@@ -52,6 +64,13 @@ class Report:
         missing = [k for k in ("verdict", "checks", "datasets", "findings") if k not in d]
         if missing:
             raise ValueError(f"not an auditor report (missing {', '.join(missing)})")
+        shapes = {"verdict": str, "checks": list, "datasets": dict, "findings": list, "run": dict, "texts": dict}
+        for key, kind in shapes.items():
+            if key in d and not isinstance(d[key], kind):
+                raise ValueError(f"not an auditor report ('{key}' is {type(d[key]).__name__}, not {kind.__name__})")
+        for key in ("checks", "findings"):
+            if not all(isinstance(x, dict) for x in d[key]):
+                raise ValueError(f"not an auditor report ('{key}' must hold objects)")
         return cls(
             verdict=d["verdict"],
             datasets=d["datasets"],
@@ -71,12 +90,13 @@ class Report:
             raise InputError(str(path), None, str(e)) from None
 
     def summary_line(self) -> str:
+        """One line for stdout; names are escaped (:func:`escape_line`), so none can start a forged line."""
         parts = [
-            f"{c['name']}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
+            f"{escape_line(c['name'])}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
             for c in self.checks
         ]
         parts += [
-            f"provenance {p['name']}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
+            f"provenance {escape_line(p['name'])}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
             f"records trace to a held-out split)"
             for p in self.extra.get("provenance") or []
         ]
@@ -93,27 +113,47 @@ class Report:
             raise ConfigError(f"unknown report format '{fmt}' (formats: {', '.join(renderers)})")
         return renderers[fmt](self)
 
-    def write(self, report_dir: str | Path) -> dict[str, Path]:
-        """Write report.json, report.md, report.html and junit.xml (atomically). Returns the paths written."""
-        out = Path(report_dir)
-        paths = {fmt: out / name for fmt, name in FILE_NAMES.items()}
-        for fmt, path in paths.items():
-            atomic_write_text(path, self.render(fmt))
-        return paths
+    def write(self, report_dir: str | Path, kind: str = "report") -> dict[str, Path]:
+        """Write the report's set into ``report_dir`` as one set (:mod:`auditor.report.publish`).
+
+        ``kind`` ``"report"`` (audit, verify): report.json, report.md, report.html and junit.xml;
+        ``"provenance"``: provenance.json and provenance.md. Other sets in the folder stay.
+        Returns format → path, exactly the files written. Raises OutputError when the folder cannot
+        take them.
+        """
+        from .publish import publish
+
+        names = WRITTEN[kind]
+        paths = publish(report_dir, {names[fmt]: self.render(fmt) for fmt in names})
+        return dict(zip(names, paths))
 
 
 #: report format → file name in a report folder
 FILE_NAMES = {"json": "report.json", "md": "report.md", "html": "report.html", "junit": "junit.xml"}
+#: what each kind of run writes: format → file name
+WRITTEN = {"report": FILE_NAMES, "provenance": {"json": "provenance.json", "md": "provenance.md"}}
 
 
 def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -> Path:
     """Render a written ``report.json`` again as ``fmt`` without re-running the audit; returns the path.
 
-    The default output is the format's file beside ``report_path`` (``report.html``, ``report.md``,
-    ``junit.xml``). Raises InputError for a file that is not an auditor report, ConfigError for a bad format.
+    The default output is the format's file beside ``report_path``: ``report.html``, ``report.md``,
+    ``junit.xml`` for a ``report.json``; ``provenance.html`` ... for a ``provenance.json`` (never a
+    file of another set). Raises InputError for a file that is not an auditor report (including one
+    whose content the renderers cannot use), ConfigError for a bad format.
     """
     report = Report.load(report_path)
-    text = report.render(fmt)
-    target = Path(out) if out else Path(report_path).with_name(FILE_NAMES.get(fmt, f"report.{fmt}"))
+    try:
+        text = report.render(fmt)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise InputError(str(report_path), None, f"not a valid auditor report ({type(e).__name__}: {e})") from None
+    target = Path(out) if out else Path(report_path).with_name(_rerender_name(Path(report_path), fmt))
     atomic_write_text(target, text)
     return target
+
+
+def _rerender_name(source: Path, fmt: str) -> str:
+    if source.name == "report.json":
+        return FILE_NAMES.get(fmt, f"report.{fmt}")
+    stem = source.name.removesuffix(".json")
+    return f"{stem}.junit.xml" if fmt == "junit" else f"{stem}.{fmt}"

@@ -1,0 +1,252 @@
+"""Reports that never clobber and faults that end in one line: report folders written as one set
+(killed at random moments: never a mix of two runs), one folder per ``audit`` run without
+``--report-dir``, and every file-system / recursion / memory fault reproduced at reduced size ends
+in one line on stderr and exit 2 (never a traceback, never exit 1, which reads as "contaminated")."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hostile import REPO, run_cli, write_eval
+
+from auditor import indexstore
+from auditor.cli import main
+from auditor.report.publish import SETS, publish
+
+runner = CliRunner()
+SMALL = ["--eval", "webshop:0:200", "--train", "webshop:200:1200", "--method", "exact"]
+
+
+def _one_error_line(p) -> str:
+    """The error of a subprocess run: exit 2 and exactly one line, with no traceback."""
+    err = p.stderr.strip()
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and len(err.splitlines()) == 1, p.stderr[-2000:]
+    return err
+
+
+# -- one folder per run, exactly the files it names -------------------------------------------------
+
+
+def test_two_audits_without_report_dir_leave_two_reports(tmp_path):
+    reports = tmp_path / "reports"  # $AUDITOR_REPORT_DIR (conftest)
+    printed = []
+    for _ in range(2):
+        r = runner.invoke(main, ["audit", *SMALL])
+        assert r.exit_code == 1, r.output
+        line = next(ln for ln in r.output.splitlines() if ln.startswith("report: "))
+        printed.append([Path(p) for p in line.removeprefix("report: ").split(", ")])
+    folders = sorted(reports.iterdir())
+    assert len(folders) == 2 and all(re.fullmatch(r"audit-\d{8}-\d{6}-[0-9a-f]{6}(-2)?", f.name) for f in folders)
+    for paths in printed:  # the printed list is exactly what is in the run's own folder
+        folder = paths[0].parent
+        assert sorted(p.name for p in paths) == sorted(os.listdir(folder)) == sorted(SETS["report"])
+        assert json.loads((folder / "report.json").read_text(encoding="utf-8"))["verdict"] == "fail"
+    assert printed[0][0].parent != printed[1][0].parent
+
+
+def test_a_folder_holding_other_files_is_refused_before_the_audit(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me", encoding="utf-8")
+    r = runner.invoke(main, ["audit", *SMALL, "--report-dir", str(out)])
+    assert r.exit_code == 2 and "notes.txt" in r.output and "not an auditor report" in r.output
+    assert os.listdir(out) == ["notes.txt"] and (out / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_existing_file_as_report_dir_is_one_line_before_any_work(tmp_path):
+    target = tmp_path / "afile"
+    target.write_text("x", encoding="utf-8")
+    p = run_cli("audit", *SMALL, "--report-dir", str(target))
+    assert "is a file, not a folder" in _one_error_line(p)
+    assert target.read_text(encoding="utf-8") == "x"
+
+
+# -- one set, whatever the moment of a kill ------------------------------------------------------------
+
+_WRITER = """
+import sys
+from auditor.report import Report
+from auditor.report.publish import publish
+out = sys.argv[1]
+base = Report.load(sys.argv[2])
+publish(out, {"provenance.json": "other set"})
+i = 0
+while True:
+    i += 1
+    base.checks[0]["name"] = f"run{i}"
+    base.write(out)
+"""
+
+
+def test_kill_during_report_write_never_leaves_a_mixed_set(tmp_path):
+    """SIGKILL a process rewriting a report folder at 12 random moments: the folder always holds one
+    run's four files (each names the same run), the other set in it is untouched, and the next write
+    removes what the killed ones left."""
+    r = runner.invoke(main, ["audit", *SMALL, "--report-dir", str(tmp_path / "seed")])
+    assert r.exit_code == 1, r.output
+    out = tmp_path / "rep"
+    rng = random.Random(12)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for attempt in range(12):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(out), str(tmp_path / "seed" / "report.json")], cwd=REPO, env=env
+        )
+        time.sleep(1.0 + rng.random() * 1.5)  # start-up ~1 s, then many writes a second
+        assert proc.poll() is None, "the writer ended by itself"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        if not out.exists():
+            continue  # killed before the first set was in place: no folder, never a partial one
+        names = sorted(os.listdir(out))
+        assert names == sorted([*SETS["report"], "provenance.json"]), (attempt, names)
+        runs = {n: set(re.findall(r"run\d+", (out / n).read_text(encoding="utf-8"))) for n in SETS["report"]}
+        assert len({frozenset(v) for v in runs.values()}) == 1 and len(runs["report.json"]) == 1, (attempt, runs)
+        assert (out / "provenance.json").read_text(encoding="utf-8") == "other set"
+    publish(out, {"provenance.md": "next run"})
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".rep.")]  # leftovers removed
+
+
+def test_leftovers_of_killed_runs_are_removed_by_the_next_run(tmp_path):
+    out = tmp_path / "r"
+    publish(out, {"report.json": "{}"})
+    (tmp_path / ".r.tmp-dead0001").mkdir()
+    (tmp_path / ".r.tmp-dead0001" / "report.json").write_text("half", encoding="utf-8")
+    (out / ".report.html.k1l2m3.tmp").write_text("half", encoding="utf-8")  # a killed `auditor report`
+    r = runner.invoke(main, ["audit", *SMALL, "--report-dir", str(out)])
+    assert r.exit_code == 1, r.output
+    assert sorted(os.listdir(tmp_path)) == ["r"] and sorted(os.listdir(out)) == sorted(SETS["report"])
+
+
+# -- faults: one line, exit 2 ----------------------------------------------------------------------------
+
+
+def test_file_size_limit_while_writing_the_report_is_one_line(tmp_path):
+    """``ulimit -f`` (RLIMIT_FSIZE) below the report's size: EFBIG, named, exit 2; no partial folder."""
+    manifest = tmp_path / "split.toml"
+    manifest.write_text(
+        'findings_store = "memory"\nreport_dir = "rep"\n'
+        '[datasets.test]\npath = "webshop:0:500"\nrole = "eval"\n'
+        '[datasets.train]\npath = "webshop:500:"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["train"]\neval = ["test"]\nmethods = ["exact"]\n',
+        encoding="utf-8",
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16_000, 16_000))
+
+    p = run_cli("verify", str(manifest), preexec_fn=limit)
+    assert "ulimit -f" in _one_error_line(p)
+    assert not (tmp_path / "rep").exists() and not [n for n in os.listdir(tmp_path) if n.startswith(".rep")]
+
+
+def test_full_disk_while_writing_clean_data_keeps_the_report(tmp_path):
+    """The report is written before the cleaned data: a write failure there (RLIMIT_FSIZE between the
+    report's files and the 0.9 MB cleaned file) ends in one line naming the report, which is complete."""
+    manifest = tmp_path / "split.toml"
+    manifest.write_text(
+        'findings_store = "memory"\nreport_dir = "rep"\nwrite_clean = "clean"\n'
+        '[datasets.test]\npath = "webshop:0:500"\nrole = "eval"\n'
+        '[datasets.train]\npath = "webshop:500:"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["train"]\neval = ["test"]\nmethods = ["exact"]\n',
+        encoding="utf-8",
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, 400_000))
+
+    p = run_cli("verify", str(manifest), preexec_fn=limit)
+    err = _one_error_line(p)
+    assert "writing the cleaned data failed" in err and "ulimit -f" in err and "report.json" in err
+    doc = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    assert doc["verdict"] == "fail" and doc["checks"][0]["contaminated_items"] > 0
+    assert sorted(os.listdir(tmp_path / "rep")) == sorted(SETS["report"])
+
+
+def test_deeply_nested_toml_is_one_line(tmp_path):
+    manifest = tmp_path / "deep.toml"
+    manifest.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    p = run_cli("verify", str(manifest))
+    assert "nested too deeply" in _one_error_line(p)
+
+
+@pytest.mark.parametrize(
+    "doc, problem",
+    [
+        ({"verdict": "pass", "checks": [1], "datasets": {}, "findings": []}, "'checks' must hold objects"),
+        ({"verdict": "pass", "checks": [], "datasets": [], "findings": []}, "'datasets' is list"),
+        ({"verdict": "pass", "checks": [{}], "datasets": {}, "findings": []}, "not a valid auditor report"),
+        ([1, 2], "missing verdict"),
+    ],
+)
+def test_mangled_report_given_to_report_is_one_line(tmp_path, doc, problem):
+    src = tmp_path / "report.json"
+    src.write_text(json.dumps(doc), encoding="utf-8")
+    for fmt in ("html", "md", "junit"):
+        p = run_cli("report", str(src), "--format", fmt)
+        assert problem in _one_error_line(p), fmt
+
+
+def test_ray_client_address_without_ray_client_is_one_line_before_any_work():
+    pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    if __import__("importlib").util.find_spec("grpc") is not None:
+        pytest.skip("ray[client] is installed here: a ray:// address is usable")
+    p = run_cli("audit", *SMALL, "--engine", "ray", "--ray-address", "ray://127.0.0.1:10001")
+    assert "pip install 'ray[client]'" in _one_error_line(p)
+
+
+def test_resigned_index_array_with_a_huge_shape_is_refused_before_loading(tmp_path):
+    """An index array whose header claims 10**12 elements, checksums recomputed: an IndexFileError
+    (one line, exit 2), not numpy allocating terabytes."""
+    ev = write_eval(tmp_path)
+    idx = tmp_path / "idx"
+    args = ["audit", "--eval", str(ev), "--train", str(ev), "--method", "ngram", "--index-dir", str(idx)]
+    p = run_cli(*args, "--report-dir", str(tmp_path / "r1"))
+    assert p.returncode == 1, p.stderr
+    folder = next(f for f in idx.iterdir() if not f.name.startswith("."))
+    doc = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    name, entry = next(iter(doc["arrays"].items()))
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<u8", "fortran_order": False, "shape": (10**12,)})
+    data = buf.getvalue() + b"\0" * 64
+    (folder / entry["file"]).write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    doc["checksum"] = indexstore._doc_checksum(doc)  # re-signed, as an attacker would
+    (folder / "index.json").write_text(json.dumps(doc), encoding="utf-8")
+    p = run_cli(*args, "--report-dir", str(tmp_path / "r2"))
+    assert "does not match the file's" in _one_error_line(p)
+
+
+def test_negative_max_contaminated_is_rejected(tmp_path):
+    p = run_cli("audit", *SMALL, "--max-contaminated", "-1")
+    assert p.returncode == 2 and "-1" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_check_name_with_a_newline_cannot_forge_a_summary_line(tmp_path):
+    manifest = tmp_path / "split.toml"
+    manifest.write_text(
+        'findings_store = "memory"\n[datasets.test]\npath = "webshop:0:200"\nrole = "eval"\n'
+        '[datasets.train]\npath = "webshop:200:1200"\nrole = "train"\n'
+        '[[checks]]\nname = "c\\nauditor: PASS \\u2014 c: pass (0/200 eval items contaminated)\\r\\u001b[2K"\n'
+        'train = ["train"]\neval = ["test"]\nmethods = ["exact"]\n',
+        encoding="utf-8",
+    )
+    r = runner.invoke(main, ["verify", str(manifest), "--report-dir", str(tmp_path / "r")])
+    assert r.exit_code == 1, r.output
+    summary = [ln for ln in r.stdout.splitlines() if ln.startswith("auditor:")]
+    assert len(summary) == 1 and summary[0].startswith("auditor: FAIL")
+    assert "\\nauditor: PASS" in summary[0] and "\r" not in r.stdout and "\x1b" not in r.stdout
