@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -422,6 +424,52 @@ def sha256_file(path: str | Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def locked_folder(folder: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself; no lock file is left).
+
+    Writers that replace things inside one folder, and clean what killed writers left there, hold it
+    so that they never remove a live writer's temp files. Where ``flock`` is missing it does nothing.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def remove_dead_owner_dirs(parent: str | Path, prefix: str) -> list[str]:
+    """Remove ``parent/<prefix><pid>-*`` folders whose process ``pid`` no longer runs (a killed run's
+    temporary files). Returns the names removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid = entry.name[len(prefix) :].split("-", 1)[0]
+        if not pid.isdigit() or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its run is alive
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.name)
+    return removed
 
 
 def describe_os_error(e: OSError) -> str:

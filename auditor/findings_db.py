@@ -30,6 +30,7 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from ._io import remove_dead_owner_dirs
 from .errors import ConfigError
 from .methods.base import Finding
 
@@ -55,7 +56,8 @@ class DuckDBFindingStore:
         self.flush_every = flush_every
         self._tmpdir = None
         if path is None:
-            self._tmpdir = tempfile.mkdtemp(prefix="auditor-findings-")
+            remove_dead_owner_dirs(tempfile.gettempdir(), "auditor-findings-")  # killed runs' databases
+            self._tmpdir = tempfile.mkdtemp(prefix=f"auditor-findings-{os.getpid()}-")
             path = os.path.join(self._tmpdir, "findings.duckdb")
         else:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

@@ -30,6 +30,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ._io import locked_folder
 from .errors import IndexFileError
 from .normalize import normalize
 from .records import Record
@@ -73,6 +75,23 @@ def save_index(
     """Write an index folder atomically; returns its path."""
     final = index_path(root, method, params, fingerprint)
     final.parent.mkdir(parents=True, exist_ok=True)
+    with locked_folder(final.parent):
+        _remove_leftovers(final.parent)
+        return _save_locked(final, method, params, fingerprint, arrays, meta)
+
+
+_TEMP_NAME = re.compile(r"\.[a-z0-9_]+-[0-9a-f]{16}-[0-9a-f]{12}\.(old\.)?[A-Za-z0-9_]+")
+
+
+def _remove_leftovers(root: Path) -> None:
+    """Temp folders (``.<index folder>.XXXX``, ``.<index folder>.old.XXXX``) of saves that were killed:
+    no live save holds them (we hold the lock). Nothing else in ``root`` is touched."""
+    for entry in root.iterdir():
+        if _TEMP_NAME.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _save_locked(final: Path, method, params, fingerprint, arrays, meta) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
         entries = {}

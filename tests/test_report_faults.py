@@ -250,3 +250,29 @@ def test_a_check_name_with_a_newline_cannot_forge_a_summary_line(tmp_path):
     summary = [ln for ln in r.stdout.splitlines() if ln.startswith("auditor:")]
     assert len(summary) == 1 and summary[0].startswith("auditor: FAIL")
     assert "\\nauditor: PASS" in summary[0] and "\r" not in r.stdout and "\x1b" not in r.stdout
+
+
+def test_killed_runs_index_and_findings_temp_folders_are_removed_by_the_next_run(tmp_path, monkeypatch):
+    root = tmp_path / "idx"
+    arrays = {"h": np.arange(10, dtype=np.uint64)}
+    final = indexstore.save_index(root, "ngram", {"n": 13}, "e" * 64, arrays, {})
+    (root / f".{final.name}.k1ll3d").mkdir()  # a save killed mid-write
+    (root / f".{final.name}.old.k1ll3d").mkdir()  # a save killed mid-swap
+    (root / ".keep").mkdir()  # not ours: untouched
+    indexstore.save_index(root, "ngram", {"n": 13}, "e" * 64, arrays, {})
+    assert sorted(os.listdir(root)) == [".keep", final.name]
+
+    import tempfile
+
+    from auditor.findings_db import DuckDBFindingStore
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / f"auditor-findings-{dead.pid}-abc").mkdir()  # the database folder of a killed run
+    (tmp_path / f"auditor-findings-{os.getpid()}-live").mkdir()  # a live run's
+    store = DuckDBFindingStore()
+    store.close()
+    assert sorted(n for n in os.listdir(tmp_path) if n.startswith("auditor-findings-")) == [
+        f"auditor-findings-{os.getpid()}-live"
+    ]

@@ -32,13 +32,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from .._io import describe_os_error
+from .._io import describe_os_error, locked_folder
 from ..errors import OutputError
 
 #: the report sets a folder may hold: command → file names
@@ -47,6 +48,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "provenance": ("provenance.json", "provenance.md", "provenance.html", "provenance.junit.xml"),
 }
 KNOWN_FILES = frozenset(name for names in SETS.values() for name in names)
+_LEFTOVER = re.compile(r"\..+\.(tmp|old)-[0-9a-f]{8}")  # what publish names its temp folders
 _RENAME_EXCHANGE = 2  # <linux/fs.h>
 _AT_FDCWD = -100
 
@@ -85,7 +87,7 @@ def publish(report_dir: str | Path, files: Mapping[str, str | bytes]) -> list[Pa
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        with _locked(parent):
+        with locked_folder(parent):
             clean_leftovers(parent)
             check_report_dir(out)  # again, under the lock
             tmp = parent / f".{out.name}.tmp-{secrets.token_hex(4)}"
@@ -111,7 +113,7 @@ def clean_leftovers(parent: str | Path) -> list[str]:
     with contextlib.suppress(OSError):
         for entry in os.scandir(parent):
             name = entry.name
-            if name.startswith(".") and (".tmp-" in name or ".old-" in name) and entry.is_dir(follow_symlinks=False):
+            if _LEFTOVER.fullmatch(name) and entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(name)
             elif entry.is_dir(follow_symlinks=False) and not name.startswith("."):
@@ -204,18 +206,3 @@ def _fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # no flock: publishing still swaps whole folders
-        yield
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
