@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import time
 from collections.abc import Callable
@@ -68,6 +69,16 @@ class AuditConfig:
     def validate(self) -> None:
         if not self.checks and not self.provenance:
             raise ConfigError("no checks to run")
+        for key, low, high in (("batch_size", 1, 1_000_000), ("workers", 1, 4096), ("keep_per_item", 1, 1000)):
+            value = getattr(self, key)
+            if value is None and key == "workers":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigError(f"{key} must be an integer from {low} to {high:,}, not {value!r}")
+        for check in self.checks:
+            mc = check.max_contaminated
+            if isinstance(mc, bool) or not isinstance(mc, (int, float)) or not (math.isfinite(mc) and mc >= 0):
+                raise ConfigError(f"check '{check.name}': max_contaminated must be a non-negative number, not {mc!r}")
         names = [p.name for p in self.provenance]
         for p in self.provenance:
             if names.count(p.name) > 1:

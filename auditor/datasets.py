@@ -176,9 +176,10 @@ class Dataset:
             self.split = entry.split or given or entry.default_split
             return [Path(p) for p in entry.paths]
         files: list[Path] = []
-        for pattern in spec.paths:
+        for pattern in dict.fromkeys(spec.paths):  # a path listed many times is read once
             full = pattern if os.path.isabs(pattern) else os.path.join(spec.base_dir, pattern)
             if glob.has_magic(full):
+                _check_glob_bounded(pattern, full, spec.confine_to)
                 # folders are not data; anything else a glob matches (FIFO, broken link) is checked
                 matches = sorted(p for p in glob.glob(full, recursive=True) if not os.path.isdir(p))
                 if not matches:
@@ -203,7 +204,8 @@ class Dataset:
                 for f in found:
                     _check_confined(f, spec.confine_to, pattern)
             files.extend(found)
-        return files
+        unique = {os.path.realpath(f): f for f in reversed(files)}  # a file two patterns match: once
+        return [f for f in files if unique.get(os.path.realpath(f)) is f]
 
     @property
     def format(self) -> str | None:
@@ -416,6 +418,27 @@ def _record_bytes(r: Record) -> bytes:
     """A record's id and views, unambiguously (NUL never occurs in them: NUL bytes are refused)."""
     parts = [r.id, *(f"{k}\x01{v}" for k, v in sorted(r.views.items()))]
     return ("\x00".join(parts) + "\x02").encode("utf-8", "surrogatepass")
+
+
+def _check_glob_bounded(pattern: str, full: str, confine_to: str | None) -> None:
+    """Refuse a recursive glob (``**``) that would walk the file system: rooted at ``/``, or (in a
+    manifest) outside the manifest's folder. ``path = "/**"`` would otherwise run for hours, silently."""
+    if "**" not in full:
+        return
+    parts = Path(full).parts
+    base = Path(*parts[: next(i for i, part in enumerate(parts) if glob.has_magic(part))] or ["."])
+    real = os.path.realpath(base)
+    if real == os.path.realpath(os.sep):
+        raise InputError(pattern, None, "a recursive glob (**) over the whole file system; give a narrower folder")
+    if confine_to is not None:
+        root = os.path.realpath(confine_to)
+        if os.path.commonpath([root, real]) != root:
+            raise InputError(
+                pattern,
+                None,
+                f"a recursive glob (**) outside the manifest's folder {root}; "
+                "list the files, or a glob without ** (e.g. DIR/*.jsonl)",
+            )
 
 
 def _check_confined(path: Path, root: str, pattern: str) -> None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import math
+import typing
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
@@ -87,6 +89,11 @@ class Finding:
         return cls(**{k: v for k, v in d.items() if k in names})
 
 
+#: default bounds of integer and float method parameters (see :attr:`MethodConfig.BOUNDS`)
+INT_RANGE = (0, 1_000_000)
+FLOAT_RANGE = (-1_000_000.0, 1_000_000.0)
+
+
 @dataclass
 class MethodConfig:
     """Options every method has: which view of an eval item is compared with which train views."""
@@ -95,6 +102,31 @@ class MethodConfig:
     train_views: tuple[str, ...] = (QUERY, TEXT)
     #: ignore training-set boilerplate (lines / n-grams in a large share of training records; auditor.boilerplate)
     mask_boilerplate: bool = True
+
+    #: parameter → (lowest, highest) allowed; every other int parameter is bounded by
+    #: :data:`INT_RANGE`, every float one by :data:`FLOAT_RANGE`. A value outside (``num_perm = 1e9``
+    #: would allocate gigabytes, then hang) is a ConfigError before anything is built.
+    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {}
+
+    def check_numbers(self, method: str) -> None:
+        """Raise :class:`ConfigError` for a numeric parameter of the wrong type, not finite, or out of bounds.
+
+        >>> MethodConfig().check_numbers("exact")
+        """
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            kinds = set(typing.get_args(hints[f.name])) or {hints[f.name]}
+            value = getattr(self, f.name)
+            if not kinds & {int, float} or (value is None and type(None) in kinds):
+                continue
+            integer = float not in kinds
+            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+                raise ConfigError(
+                    f"method '{method}': {f.name} must be {'an integer' if integer else 'a number'}, got {value!r}"
+                )
+            low, high = self.BOUNDS.get(f.name, INT_RANGE if integer else FLOAT_RANGE)
+            if not (math.isfinite(value) and low <= value <= high):
+                raise ConfigError(f"method '{method}': {f.name} must be between {low:g} and {high:g}, got {value!r}")
 
 
 class Index(ABC):
@@ -127,6 +159,7 @@ class Index(ABC):
                 raise ConfigError(
                     f"method '{self.name}': {e.args[0].split(')')[-1].strip() or e} (parameters: {known})"
                 ) from None
+            config.check_numbers(self.name)
             if isinstance(config.train_views, (list, str)):
                 config.train_views = (
                     (config.train_views,) if isinstance(config.train_views, str) else tuple(config.train_views)

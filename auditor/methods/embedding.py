@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -72,6 +72,14 @@ class EmbeddingConfig(MethodConfig):
     approximate: str = "auto"  # "auto" | "exact" | "hnsw" | "ivf"
     approx_min: int = 200_000  # "auto" switches to HNSW from this many eval segments
     train_views: tuple[str, ...] = (QUERY, TEXT)
+
+    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
+        "batch_size": (1, 65_536),
+        "top_k": (1, 1000),
+        "max_words": (1, 100_000),
+        "save_every": (1, 10_000_000),
+        "approx_min": (1, 1_000_000_000),
+    }
 
 
 class EmbeddingIndex(Index):

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -68,6 +68,15 @@ class MinHashConfig(MethodConfig):
     mode: str = "jaccard"
     window_blocks: int = 8
     train_views: tuple[str, ...] = (QUERY,)
+
+    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
+        "num_perm": (2, 4096),
+        "seed": (0, 2**32 - 1),
+        "shingle_size": (1, 64),
+        "window_blocks": (1, 4096),
+        "threshold": (0.0, 1.0),
+        "lsh_threshold": (0.0, 1.0),
+    }
 
 
 def distinct(a: np.ndarray) -> np.ndarray:

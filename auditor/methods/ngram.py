@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import xxhash
@@ -68,6 +69,8 @@ class NgramConfig(MethodConfig):
     min_n: int = 8
     threshold: float = 0.5
     train_views: tuple[str, ...] = (TEXT,)
+
+    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {"n": (1, 64), "min_n": (1, 64), "threshold": (0.0, 1.0)}
 
 
 class NgramIndex(Index):
