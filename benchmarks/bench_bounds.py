@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -33,21 +32,27 @@ LEAK = "book a one way flight from boston to denver for two adults next friday m
 
 
 def run(tree: str, args: list[str], cwd: Path) -> str:
-    """One ``python -m auditor`` run in a fresh child: exit status, seconds, peak RSS, last line."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """One ``python -m auditor`` run in a fresh child: exit status, seconds, its own peak RSS (wait4),
+    the last line it printed."""
     t0 = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": tree}
-    try:
-        p = subprocess.run(
-            [sys.executable, "-m", "auditor", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
-        )
-        status, last = p.returncode, (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:]
-    except subprocess.TimeoutExpired:
-        status, last = f"killed at {TIMEOUT} s", [""]
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "auditor", *args], cwd=cwd, env=env, stdout=out, stderr=out)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > TIMEOUT:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        last = out.read().strip().splitlines()[-1:] or [""]
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    rss = f"{peak / 1024:.0f} MiB" if peak > before else f"≤ {before / 1024:.0f} MiB (below an earlier child's)"
-    return f"exit {status}, {seconds:.1f} s, peak RSS {rss}: {(last or [''])[0][:160]}"
+    state = f"killed at {TIMEOUT} s" if seconds > TIMEOUT else f"exit {proc.returncode}"
+    return f"{state}, {seconds:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB: {last[0][:160]}"
 
 
 def manifest(folder: Path, name: str, train_path: str, extra: str = "") -> Path:
