@@ -192,7 +192,9 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         used |= {n for p in config.provenance for n in p.derived + p.sources}
         described = {n: datasets[n].describe() for n in sorted(used)}
         timing = {"started": started.isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - t0, 3)}
-        report = _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats)
+        report = _report(
+            config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets
+        )
         report.texts = collect_texts(findings, datasets, capture.texts)
         if config.write_clean:
             from .clean import write_clean, write_clean_manifest
@@ -203,14 +205,14 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
                 config.write_clean, [datasets[n] for n in train_names], store.train_hits, datasets.values()
             )
             used_datasets = {n: datasets[n] for n in sorted(used)}
-            extra["clean"]["manifest"] = str(write_clean_manifest(config, used_datasets, extra["clean"]))
+            report.extra["clean"]["manifest"] = str(write_clean_manifest(config, used_datasets, report.extra["clean"]))
     finally:
         if hasattr(store, "close"):
             store.close()
     return report
 
 
-def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats) -> Report:
+def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
     verdicts = [c["verdict"] for c in checks + extra.get("provenance", [])]
     verdict = "pass"

@@ -42,9 +42,11 @@ def test_notebook_figures_in_the_readme():
 
 def test_example_manifest_runs_as_the_readme_says(tmp_path):
     assert "auditor verify examples/split.toml" in README
-    res = CliRunner().invoke(main, ["verify", str(REPO / "examples" / "split.toml"), "--report-dir", str(tmp_path)])
+    res = CliRunner().invoke(
+        main, ["verify", str(REPO / "examples" / "split.toml"), "--report-dir", str(tmp_path / "r")]
+    )
     assert res.exit_code == 1, res.output  # both checks find leaked items
-    doc = json.loads((tmp_path / "report.json").read_text())
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
     assert [c["contaminated_items"] for c in doc["checks"]] == [42, 8]
     assert doc["provenance"][0]["held_out_records"] == 42
     res = CliRunner().invoke(
