@@ -23,7 +23,7 @@ from typing import Any
 from . import __version__, boilerplate, methods
 from .datasets import Dataset, DatasetSpec
 from .engine import ObservedDataset, ScanStats, get_engine
-from .errors import ConfigError, did_you_mean
+from .errors import ConfigError, OutputError, did_you_mean
 from .errortypes import ErrorTypes
 from .progress import peak_rss_mb
 from .report import Report
@@ -149,6 +149,8 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     carries the ``clean`` section too.
     """
     config.validate()
+    if config.index_dir and os.path.exists(config.index_dir) and not os.path.isdir(config.index_dir):
+        raise OutputError(config.index_dir, "is a file, not a folder (give a folder for the indexes)")
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}

@@ -73,7 +73,9 @@ def test_existing_file_as_report_dir_is_one_line_before_any_work(tmp_path):
     target.write_text("x", encoding="utf-8")
     p = run_cli("audit", *SMALL, "--report-dir", str(target))
     assert "is a file, not a folder" in _one_error_line(p)
-    assert target.read_text(encoding="utf-8") == "x"
+    p = run_cli("audit", *SMALL, "--index-dir", str(target), "--report-dir", str(tmp_path / "r"))
+    assert "is a file, not a folder (give a folder for the indexes)" in _one_error_line(p)
+    assert target.read_text(encoding="utf-8") == "x" and not (tmp_path / "r").exists()
 
 
 # -- one set, whatever the moment of a kill ------------------------------------------------------------
