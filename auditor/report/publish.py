@@ -81,6 +81,8 @@ def publish(report_dir: str | Path, files: Mapping[str, str | bytes]) -> list[Pa
     files of the same names are replaced. Raises :class:`OutputError` (see the module doc).
     """
     out = check_report_dir(report_dir).absolute()
+    if out.is_symlink():  # a linked report folder: replace the folder it leads to, keep the link
+        out = Path(os.path.realpath(out))
     for name in files:
         if name not in KNOWN_FILES:
             raise ValueError(f"not a report file name: {name}")
@@ -194,7 +196,7 @@ def _exchange(a: Path, b: Path) -> bool:
     if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP if hasattr(errno, "ENOTSUP") else errno.EINVAL):
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # old kernel, or a file system without it
         return False
     raise OSError(err, os.strerror(err), str(b))
 
