@@ -260,3 +260,31 @@ def test_file_state_check_names_what_changed(tmp_path):
     p.unlink()
     with pytest.raises(ChangedFileError, match="removed or made unreadable"):
         check_unchanged(before)
+
+
+def test_exact_finds_multiline_items_that_share_a_line_with_the_boilerplate(tmp_path):
+    """tau2 tasks span several lines, one of which ("You do not remember your email address.") most
+    training tasks share: masking removed it from the training view and an exact-only audit passed
+    verbatim copies."""
+    train = Dataset(DatasetSpec("tr", ["tau2-retail:train"], role="train")).records()
+    copies = [r.view("query") for _, r in zip(range(2), train)]
+    assert all("\n" in q for q in copies)
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text("".join(json.dumps({"id": str(i), "text": q}) + "\n" for i, q in enumerate(copies)))
+    res = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            "--eval",
+            str(ev),
+            "--train",
+            "tau2-retail:train",
+            "--method",
+            "exact",
+            "--report-dir",
+            str(tmp_path / "r"),
+        ],
+    )
+    assert res.exit_code == 1, res.output
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert doc["checks"][0]["contaminated_items"] == 2

@@ -29,6 +29,9 @@ class ExactConfig(MethodConfig):
     lines: bool = True
     #: items whose normalized text has fewer characters are not indexed (too generic to prove anything)
     min_chars: int = 10
+    #: off: a whole-item match is proof whatever the rest of the record holds, and a multi-line item
+    #: (a tau2 task) sharing one line with the training boilerplate must still match whole
+    mask_boilerplate: bool = False
 
 
 class ExactIndex(Index):
