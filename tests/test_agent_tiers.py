@@ -176,7 +176,13 @@ def test_boilerplate_shared_by_all_records_is_no_evidence(tmp_path):
     report = _audit(tmp_path, [train], [evalf], ["exact", "ngram"])
     assert report.findings == []
     bp = report.checks[0]["boilerplate"]
-    assert bp["enabled"] and bp["methods"] == ["ngram"] and bp["lines"] >= 1 and bp["masked_records"] == 30 and bp["masked_chars"] > 0
+    assert (
+        bp["enabled"]
+        and bp["methods"] == ["ngram"]
+        and bp["lines"] >= 1
+        and bp["masked_records"] == 30
+        and bp["masked_chars"] > 0
+    )
     assert bp["spared_lines"] == 1  # the policy line holds the task's quoted words
     assert any("explicit user confirmation" in e.get("text", "") for e in bp["examples"])
     off = _audit(tmp_path, [train], [evalf], ["exact", "ngram"], {"ngram": {"mask_boilerplate": False}})
