@@ -27,7 +27,7 @@ from string import punctuation
 import numpy as np
 import xxhash
 
-from .normalize import normalize, text_hash, tokens
+from .normalize import is_plain, normalize, text_hash, tokens
 
 _P = np.uint64(0x100000001B3)  # must equal auditor.methods.ngram._P
 _SEP = b"\x00"  # normalize() never yields it: a record boundary token outside every vocabulary
@@ -123,7 +123,7 @@ def text_tokens(text: str) -> list[bytes]:
     hit = _TOKENS_CACHE.get(id(text))
     if hit is not None and hit[0] is text:
         return hit[1]
-    if text.isascii():
+    if is_plain(text):
         toks = text.encode("ascii").translate(_ASCII_BYTES).split()
     else:
         toks = [t.encode("utf-8") for t in tokens(text)]
@@ -145,7 +145,7 @@ def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     whole = ("whole", xxhash.xxh64_intdigest(b" ".join(text_tokens(text))))  # == text_hash(normalize(text))
     if not (lines and "\n" in text):
         return [whole]
-    if text.isascii():
+    if is_plain(text):
         low = text.lower().translate(_ASCII_PUNCT)
         out = [whole]
         for i, (raw, line) in enumerate(zip(text.split("\n"), low.split("\n")), start=1):

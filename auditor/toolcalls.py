@@ -3,7 +3,9 @@
 A call is canonicalized as ``name(ARGS)`` where ``name`` is stripped and lower-cased and ``ARGS`` is
 the arguments as sorted-key compact JSON with normalized scalars: numeric strings become numbers
 (``"0"`` → ``0``, ``1.0`` → ``1``), ``"true"`` / ``"false"`` become booleans, strings are stripped.
-So two calls that differ only in key order, whitespace or quoting of numbers are equal. Every
+So two calls that differ only in key order, whitespace or quoting of numbers are equal. String
+values carrying text in disguise are decoded (:func:`decode_disguised`): JSON escapes left in a value
+(``"\\u0046ind ..."``) and base64 that decodes to printable UTF-8 text. Every
 adapter builds its ``calls`` view (one canonical call per line) with :func:`calls_view`, and keeps
 the structured steps in ``meta['trace']`` (see :func:`step`) for the error taxonomy.
 
@@ -11,6 +13,8 @@ the structured steps in ``meta['trace']`` (see :func:`step`) for the error taxon
 'get_user({"a":{"x":1,"y":true},"b":2})'
 >>> canonical_call("get_user", {"a": {"x": 1, "y": "true"}, "b": 2})
 'get_user({"a":{"x":1,"y":true},"b":2})'
+>>> canonical_call("search", {"q": "\\u0046ind a hotel", "p": "Ym9vayBhIGZsaWdodCB0byBQYXJpcw=="})
+'search({"p":"book a flight to Paris","q":"Find a hotel"})'
 >>> [c for c, _ in calls_in_text('Thought: go\\nAction: search_for_x\\nAction Input: {"q": "a"}')]
 ['search_for_x({"q":"a"})']
 >>> [c for c, _ in calls_in_text('print(get_weather(city="Paris", days=3))')]
@@ -22,6 +26,8 @@ No function here raises: unparsable argument strings are kept as ``{"_raw": text
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
 import json
 import re
 from collections.abc import Iterable
@@ -48,13 +54,42 @@ def canonical_value(v: Any) -> Any:
         return int(v) if v.is_integer() else v
     if isinstance(v, int):
         return v
-    s = str(v).strip()
+    s = decode_disguised(str(v).strip())
     low = s.lower()
     if low in ("true", "false"):
         return low == "true"
     if _NUM.match(s) and len(s) < 19 and not (len(s) > 1 and s[0] == "0" and s[1] != "."):
         f = float(s)
         return int(f) if f.is_integer() else f
+    return s
+
+
+_JSON_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+
+
+def decode_disguised(s: str) -> str:
+    """A string value with JSON escapes decoded, or the text a base64 value encodes; else ``s``.
+
+    Base64 counts only when the whole value is base64 and decodes to UTF-8 text that is at least 90 %
+    printable and holds a space (so ids, hashes and binary payloads stay as they are).
+
+    >>> decode_disguised("\\u0042ook\\nnow"), decode_disguised("dGhlIHF1aWNrIGJyb3duIGZveA=="), decode_disguised("abc")
+    ('Book\\nnow', 'the quick brown fox', 'abc')
+    """
+    if "\\" in s and _JSON_ESCAPE.search(s):
+        try:
+            s = json.loads('"' + s.replace('"', '\\"') + '"', strict=False)
+        except ValueError:
+            pass
+    if len(s) >= 16 and _BASE64.fullmatch(s):
+        try:
+            raw = base64.b64decode(s + "=" * (-len(s) % 4), altchars=b"-_" if ("-" in s or "_" in s) else None)
+            text = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            return s
+        if " " in text and sum(c.isprintable() or c in "\n\t" for c in text) >= 0.9 * len(text):
+            return text.strip()
     return s
 
 

@@ -7,6 +7,7 @@ share an agent system prompt, as real agent training sets do.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -288,3 +289,49 @@ def test_exact_finds_multiline_items_that_share_a_line_with_the_boilerplate(tmp_
     assert res.exit_code == 1, res.output
     doc = json.loads((tmp_path / "r" / "report.json").read_text())
     assert doc["checks"][0]["contaminated_items"] == 2
+
+
+# -- 4. cheap evasion: the generated corpus -------------------------------------------------------
+
+_HOMOGLYPHS = str.maketrans("aeocpxy", "аеосрху")  # Latin -> Cyrillic look-alikes
+
+
+def _inside_words(q: str, mark: str) -> str:
+    return " ".join(w[:2] + mark + w[2:] if len(w) > 3 else w for w in q.split(" "))
+
+
+def _call_record(rid: str, arguments: str) -> str:
+    call = {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": arguments}}
+    msgs = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": filler(int(rid[1:]))},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "no results"},
+    ]
+    return json.dumps({"id": rid, "messages": msgs}) + "\n"
+
+
+EVASIONS = {
+    "zero_width_space": lambda q: _inside_words(q, "\u200b"),
+    "zero_width_joiner": lambda q: _inside_words(q, "\u200d"),
+    "soft_hyphen": lambda q: _inside_words(q, "\u00ad"),
+    "cyrillic_homoglyphs": lambda q: q.translate(_HOMOGLYPHS),
+    "bold_every_other_word": lambda q: " ".join(f"<b>{w}</b>" if i % 2 else w for i, w in enumerate(q.split(" "))),
+    "nbsp_entities": lambda q: q.replace(" ", "&nbsp;"),
+    "json_escaped_argument": lambda q: json.dumps({"query": "".join(f"\\u{ord(c):04x}" for c in q)}),
+    "base64_argument": lambda q: json.dumps({"payload": base64.b64encode(q.encode()).decode()}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EVASIONS))
+def test_evasion_corpus_is_found_by_the_default_methods(tmp_path, kind):
+    """Each edit type x 50 planted StableToolBench queries: found at >= 48/50 (before: 0/50)."""
+    items = stb_items(50)
+    edit = EVASIONS[kind]
+    rows = [chat(f"r{i}", filler(i)) for i in range(100)]
+    for k, item in enumerate(items):
+        planted = edit(item.view("query"))
+        rows.insert(2 * k, _call_record(f"q{k}", planted) if kind.endswith("argument") else chat(f"q{k}", planted))
+    report = run_audit(stb_config(_write(tmp_path / "train.jsonl", rows), tmp_path))
+    found = {f["eval_ordinal"] for f in report.findings if f["conclusive"]}
+    assert len(found & {it.ordinal for it in items}) >= 48, (kind, report.checks[0]["items_by_method"])

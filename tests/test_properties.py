@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from auditor.adapters.chat import extract_task, parse_ref_id, parse_turns
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.errors import InputError
-from auditor.normalize import _unicode_table, normalize, text_hash, tokens
+from auditor.normalize import _unicode_table, clean, normalize, text_hash, tokens
 from auditor.records import Record
 from auditor.toolcalls import call_name, calls_in_text, canonical_call, parse_arguments
 
@@ -48,7 +48,7 @@ def test_normalize_is_idempotent_and_canonical(text):
 @SETTINGS
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
 def test_ascii_fast_path_equals_unicode_path(text):
-    assert normalize(text) == _unicode_path(text)
+    assert normalize(text) == _unicode_path(clean(text))  # clean: markup (tags, entities) removed first
 
 
 @SETTINGS

@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..normalize import clean
+
 _STRONG_CODE = re.compile(r"(?:^|\n)\s*(?:def \w+\(|class \w+|function\s*\w*\(|#include)|```")
 _WEAK_CODE = re.compile(r"[{};]\s*(?:\n|$)")
 _DOCSTRING = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.S)
@@ -74,7 +76,9 @@ def code_doc(text: str) -> str:
 
 
 def segments(text: str, max_words: int = 160, min_words: int = 3) -> list[Segment]:
-    """The segments of ``text`` (see the module doc); an empty text has none."""
+    """The segments of ``text`` (see the module doc); an empty text has none. The text is first
+    :func:`auditor.normalize.clean`-ed (zero-width characters, markup, homoglyphs undone), as for every tier."""
+    text = clean(text)
     if not text or not text.strip():
         return []
     out = [Segment("whole", text)]
