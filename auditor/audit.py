@@ -377,12 +377,13 @@ def build_index(method: str, params: dict[str, Any] | None, eval_records: list, 
     index = methods.create(method, params)
     if index_dir is None or type(index).state is methods.Index.state:
         return index.build(eval_records)
-    from .indexstore import fingerprint_records, load_index, save_index
+    from .indexstore import fingerprint_records, index_path, load_index, restore_verified, save_index
 
     fp = fingerprint_records(eval_records, index.config.eval_view)
     try:
         arrays, meta = load_index(index_dir, method, index.params(), fp)
-        return index.restore(eval_records, arrays, meta)
+        where = str(index_path(index_dir, method, index.params(), fp))
+        return restore_verified(index, eval_records, arrays, meta, where)
     except FileNotFoundError:
         pass
     index.build(eval_records)

@@ -16,6 +16,17 @@ sibling and renamed into place, so an interrupted run never leaves a half-writte
 checks the format, version, method, parameters, fingerprint and every array's SHA-256, and raises
 :class:`~auditor.errors.IndexFileError` on any mismatch.
 
+**What the checksums do and do not protect against.** They are unkeyed SHA-256 digests: they catch
+accidents (a truncated or partly written file, a flipped bit, an index of other data or parameters
+copied into place) but not a deliberate edit, since whoever can write the folder can recompute them.
+So a restored index is also **bound to its eval set** by what it answers: :func:`verify_index` takes
+a random sample of the eval items (up to ``sample``, drawn afresh each run from the OS's randomness,
+so it cannot be predicted) and searches the index for each item's own text, which every correct index
+finds. An index with zeroed, truncated or swapped arrays fails and is refused (exit 2, "delete the
+folder to rebuild"). An edit that breaks a share ``t`` of the items escapes with probability about
+``(1 - t) ** sample`` (2e-12 for ``t`` = 0.1 and 256 items). Nothing here protects against someone
+who can also change the eval files, the manifest or the code.
+
 >>> import numpy as np, tempfile
 >>> root = tempfile.mkdtemp()
 >>> p = save_index(root, "demo", {"n": 3}, "abc", {"h": np.arange(4, dtype=np.uint64)}, {"items": 4})
@@ -26,6 +37,7 @@ checks the format, version, method, parameters, fingerprint and every array's SH
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
@@ -43,6 +55,9 @@ from ._io import locked_folder
 from .errors import IndexFileError
 from .normalize import normalize
 from .records import Record
+
+#: eval items searched for in a restored index (:func:`verify_index`)
+VERIFY_SAMPLE = 256
 
 FORMAT = "auditor-index"
 VERSION = 1
@@ -209,4 +224,54 @@ def _check_array_size(data: bytes, path: Path) -> None:
         raise IndexFileError(
             f"{path}: array header (shape {tuple(shape)}, {dtype}) does not match the file's "
             f"{len(data) - f.tell()} data bytes; delete the folder to rebuild"
+        )
+
+
+def restore_verified(
+    index: Any, eval_records: list[Record], arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str
+) -> Any:
+    """``index.restore(...)`` then :func:`verify_index`; any failure of a malformed index (missing or
+    misshapen arrays) is an :class:`IndexFileError` naming ``where``, never a traceback."""
+    try:
+        index.restore(eval_records, arrays, meta)
+        verify_index(index, eval_records, where)
+    except IndexFileError:
+        raise
+    except (KeyError, IndexError, ValueError, TypeError) as e:
+        raise IndexFileError(
+            f"{where}: unusable index ({type(e).__name__}: {e}); delete the folder to rebuild"
+        ) from None
+    return index
+
+
+def verify_index(index: Any, eval_records: list[Record], where: str, sample: int = VERIFY_SAMPLE) -> None:
+    """Raise :class:`IndexFileError` unless the restored ``index`` finds a random sample of its own eval
+    items, each given as a training record whose training views hold the item's eval-view text.
+
+    Items the method does not cover (``index.covers``: too short ...) are not sampled. ``where`` names
+    the index folder in the message.
+    """
+    import random
+
+    cfg = index.config
+    covered = [ev for ev in eval_records if index.covers(ev)]
+    if not covered:
+        return
+    chosen = random.SystemRandom().sample(covered, min(sample, len(covered)))
+    probes = [
+        Record("\x00verify", ev.id, ev.source, {v: ev.view(cfg.eval_view) for v in cfg.train_views}, ordinal=j)
+        for j, ev in enumerate(chosen)
+    ]
+    # the probes must leave no trace in the index's statistics (candidates, rejected ... in the report)
+    saved = {k: copy.copy(v) for k, v in vars(index).items() if isinstance(v, (dict, list, int, float))}
+    try:
+        found = {(f.train_ordinal, f.eval_ordinal) for f in index.search(probes)}
+    finally:
+        vars(index).update(saved)
+    missing = [ev for j, ev in enumerate(chosen) if (j, ev.ordinal) not in found]
+    if missing:
+        raise IndexFileError(
+            f"{where}: the index does not answer for its eval set ({len(missing)} of {len(chosen)} sampled eval "
+            f"items, e.g. {missing[0].dataset}#{missing[0].id}, are not found in their own text): it was modified "
+            "or is corrupt; delete the folder to rebuild"
         )

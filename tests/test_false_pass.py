@@ -335,3 +335,44 @@ def test_evasion_corpus_is_found_by_the_default_methods(tmp_path, kind):
     report = run_audit(stb_config(_write(tmp_path / "train.jsonl", rows), tmp_path))
     found = {f["eval_ordinal"] for f in report.findings if f["conclusive"]}
     assert len(found & {it.ordinal for it in items}) >= 48, (kind, report.checks[0]["items_by_method"])
+
+
+# -- 5. an index bound to its eval set ------------------------------------------------------------
+
+
+def _resign_zeroed(folder: Path) -> None:
+    """Zero every array of an index folder and recompute every checksum (what an attacker can do)."""
+    import hashlib
+    import io
+
+    import numpy as np
+
+    from auditor.indexstore import _doc_checksum
+
+    doc = json.loads((folder / "index.json").read_text())
+    for entry in doc["arrays"].values():
+        path = folder / entry["file"]
+        buf = io.BytesIO()
+        np.save(buf, np.zeros_like(np.load(path, allow_pickle=False)), allow_pickle=False)
+        path.write_bytes(buf.getvalue())
+        entry["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
+    doc["checksum"] = _doc_checksum(doc)
+    (folder / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+
+
+def test_tampered_index_with_recomputed_checksums_is_refused(tmp_path):
+    """Before: zeroed arrays with recomputed checksums turned FAIL 50/765 into PASS (exit 0)."""
+    train = _stb_training_file(tmp_path / "train.jsonl", 200)
+    args = ["audit", "--train", str(train), "--eval", "stabletoolbench", "--method", "ngram", "--method", "minhash"]
+    args += ["--index-dir", str(tmp_path / "idx"), "--report-dir", str(tmp_path / "r")]
+    for _ in range(2):  # built, then reused untouched: the same verdict
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 1 and "FAIL" in res.output and "50/765" in res.output, res.output
+    folders = sorted(p for p in (tmp_path / "idx").iterdir() if p.is_dir())
+    assert [p.name.split("-")[0] for p in folders] == ["minhash", "ngram"]
+    for folder in folders:
+        _resign_zeroed(folder)
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2, res.output
+    err = res.stderr.strip()
+    assert "\n" not in err and "does not answer for its eval set" in err and "delete the folder to rebuild" in err
