@@ -4,7 +4,7 @@ that :func:`auditor.normalize.clean` applies (homoglyph evasion: Cyrillic ``а``
     pip download --no-deps confusable-homoglyphs==3.3.1 && unzip confusable_homoglyphs-3.3.1-*.whl
     python -m auditor.data._confusables confusable_homoglyphs/confusables.json
 
-Source: Unicode Technical Standard #39 ``confusables.txt`` (Unicode License v3), as shipped in
+Source: Unicode Technical Standard #39 ``confusables.txt`` (Unicode License v3; notices in ``confusables.NOTICE``), as shipped in
 ``confusable_homoglyphs/confusables.json`` by the MIT-licensed package confusable-homoglyphs 3.3.1
 (its data is the TR39 file's pairs, made symmetric). Kept: every non-ASCII code point that TR39 lists
 as confusable with one ASCII letter or digit, mapped to that character (a lower-case letter for a
