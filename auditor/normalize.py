@@ -115,7 +115,7 @@ def strip_markup(text: str) -> str:
 
 
 def _deobfuscate(text: str, fold: bool) -> str:
-    """Ignorables dropped, markup stripped, NFKC (after case folding when ``fold``), confusables mapped.
+    """Ignorables dropped, markup stripped, NFKC (then case folding when ``fold``), confusables mapped.
 
     Works on the distinct characters of the text (``str.replace`` per character found), which is
     several times faster than ``str.translate`` with a table for mostly-ASCII text."""
@@ -126,7 +126,9 @@ def _deobfuscate(text: str, fold: bool) -> str:
     text = strip_markup(text)
     if text.isascii():
         return text.lower() if fold else text
-    text = unicodedata.normalize("NFKC", text.casefold() if fold else text)
+    text = unicodedata.normalize("NFKC", text)
+    if fold:
+        text = text.casefold()
     chars = set(text)
     for c in chars & t.ignorable:  # NFKC yields none in practice; cheap to make sure
         text = text.replace(c, "")
