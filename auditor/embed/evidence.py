@@ -29,6 +29,8 @@ How they become a decision (conclusive / suspected / nothing) is :mod:`auditor.e
 1
 >>> values_agree("radius 10, height 5", "height of 5 and a radius of 10")
 1.0
+>>> values_agree("trips for 6 people", "a trip for six travellers")
+1.0
 """
 
 from __future__ import annotations
@@ -87,10 +89,25 @@ def lexical(eval_text: str, train_text: str) -> tuple[float, float, int]:
     return overlap, found / len(wanted), conflict
 
 
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_WORD = re.compile(r"[a-z]+")
+
+
+def _values(text: str) -> set[str]:
+    """Numbers of ``text``, spelled-out ones ("six" → "6", up to twenty) included."""
+    return numbers(text) | {_NUMBER_WORDS[w] for w in _WORD.findall(text.lower()) if w in _NUMBER_WORDS}
+
+
 def values_agree(eval_text: str, train_text: str) -> float:
     """Share of the eval text's numbers found in the training text (1.0 when it has none)."""
     want = numbers(eval_text)
     if not want:
         return 1.0
-    have = numbers(train_text)
+    have = _values(train_text)
     return sum(1 for x in want if x in have) / len(want)

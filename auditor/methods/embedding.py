@@ -7,11 +7,11 @@ measured recall for large eval sets). Each training record's views are segmented
 same way (one *unit* per view — whole text, question line and code prose together — plus one per
 window), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
 TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers), and a finding is made when the combined score reaches the decision threshold:
-``max(threshold, q99.5 of the eval items' scores against *other* eval items + 0.05)`` and beats the
-item's own best other-eval-item score (self-calibration, :mod:`auditor.embed.selfcal`; the rule and
-its figures are in ``stats()["decision"]`` and each finding's ``threshold``/``threshold_rule``/``rival``). Being slower
-and model-based, the method runs only when a check names it (``in_default = False``). The finding's evidence names the
+entities/numbers, and BERTScore-style token alignment, :mod:`auditor.embed.align`), and
+:mod:`auditor.embed.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
+review, ``conclusive = False``) or nothing, with fixed thresholds (no calibration on the eval set; the
+rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower and model-based, the
+method runs only when a check names it (``in_default = False``). The finding's evidence names the
 matched segments (``eval_segment``, ``train_segment``) and every score part.
 
 Embeddings are cached by normalized-text hash in ``cache_dir`` (default
@@ -84,9 +84,9 @@ class EmbeddingIndex(Index):
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = (
-        "[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
-        "token overlap and shared entities; finding at >= a threshold self-calibrated on the eval set "
-        "(q99.5 of eval-vs-eval scores + 0.05, at least 0.5) that also beats the item's nearest eval neighbour"
+        "[run when named] paraphrase tier: MiniLM embeddings + FAISS for candidates; decided by cosine + "
+        "token alignment (BERTScore-style) + margin, with slot values agreeing for a conclusive finding; "
+        "a lower band is kept as suspected findings for review"
     )
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
@@ -102,6 +102,7 @@ class EmbeddingIndex(Index):
             raise ConfigError(
                 f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
             )
+        self.rule = self.decision()  # checks the thresholds now, without loading the model
         self.encoder = None
 
     # -- model and cache ---------------------------------------------------------------------
