@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from paraphrase_data import DECON_FILES, HELDOUT_SETS, decon_case, heldout_case  # noqa: E402
 
+from auditor.datasets import Dataset, DatasetSpec  # noqa: E402
 from auditor.embed.decision import Decision  # noqa: E402
 from auditor.embed.evidence import Parts  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
@@ -208,7 +209,6 @@ def line(name: str, m: dict, label: str) -> str:
 
 def webshop_audits() -> None:
     from auditor.audit import AuditConfig, CheckSpec, run_audit
-    from auditor.datasets import DatasetSpec
 
     for ev, tr in (("webshop:0:100", "webshop:100:200"), ("webshop:0:500", "webshop:500:2000")):
         cfg = AuditConfig(
@@ -232,6 +232,84 @@ def webshop_audits() -> None:
                 print(f"    {f['score']:.3f} goal {f['eval_id']} / {f['train_id']}: {e!r} / {t!r}")
 
 
+COURTESY = ("Thanks a lot!", "Please help.", "Thank you in advance.", "Could you help me?")
+
+
+def light_edit(text: str, rng) -> str:
+    """Drop 1–2 words, swap two neighbours, recase and repunctuate, add a courtesy phrase at either end."""
+    import re
+
+    words = text.split()
+    for _ in range(rng.randint(1, 2)):
+        if len(words) > 8:
+            del words[rng.randrange(len(words))]
+    i = rng.randrange(len(words) - 1)
+    words[i], words[i + 1] = words[i + 1], words[i]
+    out = " ".join(words)
+    out = out.lower() if rng.random() < 0.5 else out.upper() if rng.random() < 0.2 else out
+    out = re.sub(r"[,.!?]", lambda m: rng.choice([";", "", m.group()]), out)
+    phrase = rng.choice(COURTESY)
+    return f"{phrase} {out}" if rng.random() < 0.5 else f"{out} {phrase}"
+
+
+def near_duplicates(seed: int = 0) -> None:
+    """Planted light-edit near-duplicates (word-set Jaccard >= 0.8, items of >= 8 words) against the
+    default methods; negatives: the same edits of items that are not indexed (same benchmarks)."""
+    import json
+    import random
+    import tempfile
+
+    from auditor.audit import AuditConfig, CheckSpec, run_audit
+    from auditor.normalize import tokens
+
+    rng = random.Random(seed)
+    items = []
+    for spec in ("stabletoolbench", "tau2-retail", "tau2-airline"):
+        items += [r.view("query") for r in Dataset(DatasetSpec("x", [spec], role="eval")).records()]
+    items = [t for t in dict.fromkeys(items) if len(set(tokens(t))) >= 8]
+    rng.shuffle(items)
+    half = len(items) // 2
+    indexed, held = items[:half], items[half:]
+    with tempfile.TemporaryDirectory() as tmp:
+        ev, tr = Path(tmp) / "eval.jsonl", Path(tmp) / "train.jsonl"
+        ev.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(indexed)))
+        rows, kinds = [], []
+        for kind, pool in (("planted", indexed), ("negative", held)):
+            for i, t in enumerate(pool):
+                e = light_edit(t, rng)
+                a, b = set(tokens(t)), set(tokens(e))
+                if len(a & b) / len(a | b) < 0.8:
+                    continue
+                rows.append({"messages": [{"role": "user", "content": e}, {"role": "assistant", "content": "ok"}]})
+                kinds.append((kind, i))
+        tr.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        cfg = AuditConfig(
+            datasets={
+                "e": DatasetSpec("e", [str(ev)], role="eval", format="jsonl", text_field="text", id_field="id"),
+                "t": DatasetSpec("t", [str(tr)], role="train", format="chat"),
+            },
+            checks=[CheckSpec("nd", train=["t"], eval=["e"])],
+            findings_store="memory",
+            index_dir=None,
+        )
+        rep = run_audit(cfg)
+    hits = {(f["train_ordinal"], f["eval_id"]) for f in rep.findings if f["conclusive"]}
+    planted = [(j, i) for j, (k, i) in enumerate(kinds) if k == "planted"]
+    negs = [j for j, (k, _) in enumerate(kinds) if k == "negative"]
+    found = sum((j, str(i)) in hits for j, i in planted)
+    neg_hit = {j for j, _ in hits if j in set(negs)}
+    print(
+        f"  planted light edits (word-set Jaccard >= 0.8, >= 8 words), default methods "
+        f"{rep.checks[0]['methods']}: recall {found}/{len(planted)} = {found / max(1, len(planted)):.3f}; "
+        f"negatives with a conclusive finding {len(neg_hit)}/{len(negs)} (OUT-OF-SAMPLE: nothing was fitted on them)"
+    )
+    for j in sorted(neg_hit)[:10]:
+        e_ids = sorted(e for jj, e in hits if jj == j)
+        print(
+            f"    negative {rows[j]['messages'][0]['content'][:100]!r} -> eval {e_ids}: {indexed[int(e_ids[0])][:100]!r}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=None, help="files to run (held-out set or llm-decontaminator names)")
@@ -239,8 +317,12 @@ def main() -> None:
     ap.add_argument("--no-lofo", action="store_true", help="skip leave-one-file-out")
     ap.add_argument("--webshop", action="store_true", help="also run the WebShop audits")
     ap.add_argument("--show-negatives", action="store_true", help="print the negatives with a finding")
+    ap.add_argument("--near-dups", action="store_true", help="only the planted light-edit near-duplicate run")
     args = ap.parse_args()
     os.environ.setdefault("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
+    if args.near_dups:
+        near_duplicates()
+        return
     names = args.only or [*HELDOUT_SETS, *DECON_NAMES]
     t0 = time.perf_counter()
     datas = []
@@ -273,6 +355,8 @@ def main() -> None:
     if args.webshop:
         print("\nWebShop audits with --method embedding (shipped defaults):")
         webshop_audits()
+    print("\nNear-duplicates:")
+    near_duplicates()
     print(f"\ntotal {time.perf_counter() - t0:.0f}s")
 
 
