@@ -280,10 +280,12 @@ def test_audit_with_embedding_reports_evidence_and_throughput(model, tmp_path):
     res = CliRunner().invoke(
         main, ["audit", "--train", str(tr), "--eval", str(ev), "--method", "embedding", "--report-dir", str(out)]
     )
-    assert res.exit_code == 1, res.output
+    # a free rewording of a 7-word question: below the conclusive bar, kept as a suspected finding
+    assert res.exit_code == 0, res.output
     report = json.loads((out / "report.json").read_text())
     assert [(f["eval_id"], f["train_id"], f["method"]) for f in report["findings"]] == [("0", "0", "embedding")]
-    assert report["findings"][0]["evidence"]["margin"] > 0
+    assert report["findings"][0]["evidence"]["margin"] > 0 and report["findings"][0]["evidence"]["tier"] == "suspected"
+    assert report["checks"][0]["suspected"] == 1
     enc = report["run"]["encoding"][0]
     assert enc["method"] == "embedding" and enc["encoded"] == 5 and enc["sentences_per_s"] > 0
 
