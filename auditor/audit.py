@@ -31,6 +31,7 @@ from .store import FindingStore
 from .texts import TextCapture, collect_texts
 
 VERDICTS = ("pass", "fail", "incomplete")
+FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
 
 
 @dataclass
@@ -65,8 +66,11 @@ class AuditConfig:
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
     write_clean: str | None = None  # folder for the training sets without the records behind findings
     provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.provenance)
+    fail_on: str = "conclusive"  # "suspected": suspected findings (e.g. possible paraphrases) count too
 
     def validate(self) -> None:
+        if self.fail_on not in FAIL_ON:
+            raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, not '{self.fail_on}'")
         if not self.checks and not self.provenance:
             raise ConfigError("no checks to run")
         for key, low, high in (("batch_size", 1, 1_000_000), ("workers", 1, 4096), ("keep_per_item", 1, 1000)):
@@ -197,7 +201,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         report = _report(
             config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets
         )
-        report.texts = collect_texts(findings, datasets, capture.texts)
+        report.texts = collect_texts(_shown(findings), datasets, capture.texts, limit=TEXTS_LIMIT + REVIEW_LIMIT)
         if config.write_clean:
             from .clean import write_clean, write_clean_manifest
 
@@ -252,6 +256,16 @@ def _report(config, engine, checks, findings, findings_total, described, extra, 
     )
 
 
+TEXTS_LIMIT = 200  # findings whose texts the report keeps ...
+REVIEW_LIMIT = 100  # ... plus this many suspected ones beyond them (the review list)
+
+
+def _shown(findings: list) -> list:
+    """The findings whose texts go into the report: the first ``TEXTS_LIMIT`` and the best suspected ones after them."""
+    later = sorted((f for f in findings[TEXTS_LIMIT:] if f.suspected), key=lambda f: -f.score)
+    return findings[:TEXTS_LIMIT] + later[:REVIEW_LIMIT]
+
+
 def _run_check(
     check: CheckSpec,
     config: AuditConfig,
@@ -286,6 +300,10 @@ def _run_check(
         for side, names in (("eval", check.eval), ("train", check.train))
     }
     contaminated = store.contaminated(check.name)
+    suspected = {
+        (f.eval_dataset, f.eval_ordinal) for f in store.findings() if f.check == check.name and f.suspected
+    } - contaminated
+    counted = contaminated | suspected if config.fail_on == "suspected" else contaminated
     allowance = check.allowance(len(eval_records))
     per_method: dict[str, int] = {}
     for f in store.findings():
@@ -310,7 +328,16 @@ def _run_check(
             f"{len(uncovered)} eval items could not be checked by any conclusive method "
             f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}"
         )
-    if len(contaminated) > allowance:
+    if suspected:
+        notes.append(
+            f"{len(suspected)} eval items have only suspected findings (possible paraphrases, listed for review); "
+            + (
+                "they count (fail_on = suspected)"
+                if config.fail_on == "suspected"
+                else "they do not decide the verdict"
+            )
+        )
+    if len(counted) > allowance:
         verdict = "fail"
     elif unchecked or uncovered:
         verdict = "incomplete"  # never a plain pass when something was not checked
@@ -327,6 +354,8 @@ def _run_check(
         "eval_items": len(eval_records),
         "contaminated_items": len(contaminated),
         "contaminated_share": round(len(contaminated) / len(eval_records), 6) if eval_records else 0.0,
+        "suspected": len(suspected),
+        "fail_on": config.fail_on,
         "max_contaminated": check.max_contaminated,
         "allowance": allowance,
         "verdict": verdict,

@@ -137,7 +137,7 @@ class DuckDBFindingStore:
             self.flush()
             rows = self._con.execute(
                 "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY check_name, "
-                "eval_dataset, eval_ordinal, method ORDER BY score DESC, train_dataset, train_ordinal, seq) "
+                "eval_dataset, eval_ordinal, method ORDER BY conclusive DESC, score DESC, train_dataset, train_ordinal, seq) "
                 "AS rn FROM findings) WHERE rn <= ?",
                 [self.keep],
             ).fetchall()

@@ -82,6 +82,7 @@ TOP_KEYS = {
     "ray_address",
     "findings_store",
     "findings_db",
+    "fail_on",
 }
 
 
@@ -214,6 +215,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         ("workers", int),
         ("ray_address", str),
         ("findings_store", str),
+        ("fail_on", str),
     ):
         if key in doc:
             if not isinstance(doc[key], kind) or isinstance(doc[key], bool):

@@ -31,7 +31,8 @@ class FindingStore:
     @staticmethod
     def _rank(f: Finding) -> tuple:
         # heap keeps the smallest at the top: smaller rank = worse finding
-        return (f.score, tuple(-ord(c) for c in f.train_dataset[:32]), -f.train_ordinal)
+        # a conclusive finding outranks any non-conclusive one (a suspected paraphrase never displaces proof)
+        return (f.conclusive, f.score, tuple(-ord(c) for c in f.train_dataset[:32]), -f.train_ordinal)
 
     def add(self, f: Finding) -> None:
         key = self._key(f)

@@ -145,7 +145,10 @@ def test_one_item_in_most_records_is_found(tmp_path, methods):
     check = report.checks[0]
     assert report.verdict == "fail" and check["contaminated_items"] == 1
     assert {f["eval_ordinal"] for f in report.findings} == {7}
-    assert check["boilerplate"]["spared_ngrams"] > 0
+    if methods is None:  # minhash alone masks nothing (mask_boilerplate = false: a Jaccard over the whole query)
+        assert check["boilerplate"]["spared_ngrams"] > 0
+    else:
+        assert check["boilerplate"]["enabled"] is False
 
 
 def test_one_item_quoted_in_most_system_prompts_is_found(tmp_path):

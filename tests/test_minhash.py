@@ -110,13 +110,16 @@ def test_candidate_below_threshold_after_verification_is_not_reported(tmp_path, 
     assert 0.2 < jac < 0.9
     path = chat_train(tmp_path, {"half": half})
     train = list(Dataset(DatasetSpec("train", [str(path)], format="chat")).records())
-    index = MinHashIndex(threshold=0.9, lsh_threshold=0.1).build(stb)
+    index = MinHashIndex(threshold=0.9, lsh_threshold=0.1, word_set_threshold=0).build(stb)  # shingles only
     assert index.search(train) == []
     st = index.stats()
     assert st["candidates"] >= 1 and st["rejected"] == st["candidates"] and st["verified"] == 0
     # the same pair with a threshold below its Jaccard is reported, with that score
     low = MinHashIndex(threshold=round(jac - 0.01, 2), lsh_threshold=0.1).build(stb)
     assert [round(f.score, 6) for f in low.search(train) if f.eval_id == stb[10].id] == [round(jac, 6)]
+    # the word-set channel (default) finds the reordered half whatever the shingles say: same words, Jaccard 1
+    words_hit = [f for f in MinHashIndex(threshold=0.9).build(stb).search(train) if f.eval_id == stb[10].id]
+    assert [(f.evidence["measure"], f.score, f.conclusive) for f in words_hit] == [("word_set", 1.0, True)]
 
 
 def test_containment_mode_finds_short_item_in_long_record(tmp_path):
@@ -182,7 +185,8 @@ def test_audit_reports_rejected_candidates(tmp_path, stb):
             "train": DatasetSpec("train", [str(path)], format="chat"),
         },
         checks=[CheckSpec("c", train=["train"], eval=["stb"], methods=["minhash"])],
-        method_params={"minhash": {"lsh_threshold": 0.1}},
+        # the shingle channel alone: the reversed text has the item's very word set (the word-set channel finds it)
+        method_params={"minhash": {"lsh_threshold": 0.1, "word_set_threshold": 0}},
     )
     report = run_audit(cfg)
     assert report.verdict == "fail"

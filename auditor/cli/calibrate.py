@@ -91,7 +91,7 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
     if result.at_decision is not None:
         a = result.at_decision
         click.echo(
-            f"self-calibrated rule ({result.decision['rule']}): precision {a.precision:.3f} recall {a.recall:.3f} "
+            f"conclusive rule ({result.decision['rule']}): precision {a.precision:.3f} recall {a.recall:.3f} "
             f"f1 {a.f1:.3f} (tp {a.tp}, fp {a.fp})"
         )
     click.echo(

@@ -82,8 +82,10 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
     return out
 
 
-def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address) -> None:
+def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address, fail_on=None) -> None:
     """Flags given on the command line win over the manifest's (or the defaults')."""
+    if fail_on:
+        config.fail_on = fail_on
     if index_dir:
         config.index_dir = index_dir
     if write_clean:
@@ -190,6 +192,12 @@ def _run_and_write(config, report_dir: str) -> None:
     metavar="DIR",
     help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.",
 )
+@click.option(
+    "--fail-on",
+    type=click.Choice(["conclusive", "suspected"]),
+    default=None,
+    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
+)
 @engine_options
 def audit(
     train,
@@ -203,6 +211,7 @@ def audit(
     report_dir,
     index_dir,
     write_clean,
+    fail_on,
     engine,
     workers,
     ray_address,
@@ -242,7 +251,7 @@ def audit(
                 )
             ],
         )
-        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
+        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address, fail_on)
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
 
@@ -264,13 +273,19 @@ def audit(
     metavar="DIR",
     help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).",
 )
+@click.option(
+    "--fail-on",
+    type=click.Choice(["conclusive", "suspected"]),
+    default=None,
+    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
+)
 @engine_options
-def verify(manifest, report_dir, index_dir, write_clean, engine, workers, ray_address):
+def verify(manifest, report_dir, index_dir, write_clean, fail_on, engine, workers, ray_address):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
     """
     with library_errors():
         config = load_manifest(manifest)
-        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address)
+        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address, fail_on)
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

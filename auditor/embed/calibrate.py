@@ -54,8 +54,8 @@ class Calibration:
     negatives: int
     candidates: int
     mode: str
-    decision: dict[str, Any] | None = None  # the self-calibrated rule of the indexed half
-    at_decision: Row | None = None  # precision/recall of that rule (threshold and rival)
+    decision: dict[str, Any] | None = None  # the decision rule (auditor.embed.decision)
+    at_decision: Row | None = None  # precision/recall of its conclusive findings
 
     def best(self) -> Row:
         return max(self.rows, key=lambda r: (r.f1, -r.threshold))
@@ -165,7 +165,7 @@ def calibrate(
     from ..methods.embedding import EmbeddingIndex
 
     params = dict(params or {})
-    base = params.pop("threshold", None)
+    base = params.pop("conclusive", None)
     view = params.get("eval_view", QUERY)
     if pairs_file:
         indexed, train, positives = load_pairs(pairs_file)
@@ -173,7 +173,7 @@ def calibrate(
     else:
         indexed, train, positives = auto_pairs(eval_records, seed, view)
         mode = f"automatic: {len(indexed)} indexed items, their rewrites and {len(train) - len(indexed)} held-out items (seed {seed})"
-    extra = {} if base is None else {"threshold": base}  # the sweep ignores it; the self-calibrated rule uses it
+    extra = {} if base is None else {"conclusive": base}  # the sweep ignores it; the decision rule uses it
     index = EmbeddingIndex(**extra, **{k: v for k, v in params.items() if k != "eval_view"})
     index.build(indexed)
     best: dict[tuple[int, int], float] = {}
@@ -181,16 +181,14 @@ def calibrate(
     for f in index.search_scored(train, decide=False):
         key = (f.eval_ordinal, f.train_ordinal)
         best[key] = max(best.get(key, float("-inf")), f.score)
-        if index.calibration.accepts(
-            f.score, float("-inf") if f.evidence["rival"] is None else f.evidence["rival"], f.evidence["cosine"]
-        ):
+        if f.evidence["tier"] == "conclusive":
             accepted[key] = 1.0
     scored = [(s, key in positives) for key, s in best.items()]
     if thresholds is None:
-        thresholds = [round(0.3 + 0.05 * i, 2) for i in range(27)]
+        thresholds = [round(1.0 + 0.05 * i, 2) for i in range(31)]
     rows = sweep(scored, len(positives), thresholds)
-    decision = index.calibration.describe()
-    at = sweep([(float("inf"), key in positives) for key in accepted], len(positives), [decision["threshold"]])[0]
+    decision = index.rule.describe()
+    at = sweep([(float("inf"), key in positives) for key in accepted], len(positives), [decision["conclusive"]])[0]
     return Calibration(
         rows, len(positives), len(train) - len({t for _, t in positives}), len(scored), mode, decision, at
     )

@@ -19,21 +19,18 @@ together. Each candidate therefore gets these parts, all reported in the finding
               the same template filled with other values ("a trip to Rome" / "a trip to Madrid");
               not used for code, whose rephrasings rename identifiers
 
-``score = cosine + w_lexical·lexical + w_margin·clip(margin, −0.2, 0.2) + w_mutual·mutual + w_overlap·overlap
-+ w_entities·(entities − 1) − w_conflict·conflict``; a finding needs ``score >= threshold`` — and, by
-default, the self-calibrated rule of :mod:`auditor.embed.selfcal` (a threshold from the eval set's own
-eval-vs-eval scores, and beating the item's nearest eval neighbour). The
-weights and threshold are :class:`Weights` defaults, chosen by a grid search on the
-llm-decontaminator rephrasing files (``tests/bench_embedding.py``; so the benchmark's figures are
-in-sample) and re-checkable on any data with ``auditor calibrate``. The grid search gave
-``overlap`` weight 0 (it is still reported); the F1 plateau spans thresholds 0.35–0.55. Most of the
-precision comes from ``require_best`` and the margin: on those files a positive margin alone
-leaves 1–7 false candidates per file.
+``align_recall`` / ``align_precision`` / ``align_f1``  BERTScore-style token alignment of the two
+              segments (:mod:`auditor.embed.align`)
+``values``    share of the eval segment's numbers found in the training segment (1 when it has none)
 
->>> w = Weights()
->>> p = Parts(cosine=0.9, lexical=0.5, margin=0.3, mutual=1, overlap=0.7, entities=1.0, conflict=0)
->>> round(p.score(w), 3) > w.threshold
-True
+How they become a decision (conclusive / suspected / nothing) is :mod:`auditor.embed.decision`.
+
+>>> lexical("Book a trip to Rome for 2 people", "Book a trip to Madrid for 4 people")[2]
+1
+>>> values_agree("radius 10, height 5", "height of 5 and a radius of 10")
+1.0
+>>> values_agree("trips for 6 people", "a trip for six travellers")
+1.0
 """
 
 from __future__ import annotations
@@ -52,17 +49,6 @@ _NAMED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*|[A-Za-
 
 
 @dataclass
-class Weights:
-    lexical: float = 0.2
-    margin: float = 2.0
-    mutual: float = 0.1
-    overlap: float = 0.0
-    entities: float = 0.1
-    conflict: float = 1.0
-    threshold: float = 0.5
-
-
-@dataclass
 class Parts:
     cosine: float
     lexical: float
@@ -71,17 +57,10 @@ class Parts:
     overlap: float
     entities: float
     conflict: int
-
-    def score(self, w: Weights) -> float:
-        return (
-            self.cosine
-            + w.lexical * self.lexical
-            + w.margin * max(-0.2, min(0.2, self.margin))
-            + w.mutual * self.mutual
-            + w.overlap * self.overlap
-            + w.entities * (self.entities - 1.0)
-            - w.conflict * self.conflict
-        )
+    align_recall: float = 0.0
+    align_precision: float = 0.0
+    align_f1: float = 0.0
+    values: float = 1.0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -108,3 +87,27 @@ def lexical(eval_text: str, train_text: str) -> tuple[float, float, int]:
     found = sum(1 for x in wanted if x in have or f" {normalize(x)} " in norm_train)
     conflict = int(found == 0 and len(wanted) >= 2 and len(have) >= 2)
     return overlap, found / len(wanted), conflict
+
+
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_WORD = re.compile(r"[a-z]+")
+
+
+def _values(text: str) -> set[str]:
+    """Numbers of ``text``, spelled-out ones ("six" → "6", up to twenty) included."""
+    return numbers(text) | {_NUMBER_WORDS[w] for w in _WORD.findall(text.lower()) if w in _NUMBER_WORDS}
+
+
+def values_agree(eval_text: str, train_text: str) -> float:
+    """Share of the eval text's numbers found in the training text (1.0 when it has none)."""
+    want = numbers(eval_text)
+    if not want:
+        return 1.0
+    have = _values(train_text)
+    return sum(1 for x in want if x in have) / len(want)

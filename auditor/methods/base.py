@@ -55,6 +55,11 @@ class Finding:
     train_ordinal: int = -1
     check: str = ""
 
+    @property
+    def suspected(self) -> bool:
+        """A non-conclusive finding of a recall-oriented band (e.g. a possible paraphrase), kept for review."""
+        return not self.conclusive and self.evidence.get("tier") == "suspected"
+
     def sort_key(self) -> tuple:
         return (
             self.check,

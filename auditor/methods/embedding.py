@@ -7,11 +7,11 @@ measured recall for large eval sets). Each training record's views are segmented
 same way (one *unit* per view — whole text, question line and code prose together — plus one per
 window), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
 TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers), and a finding is made when the combined score reaches the decision threshold:
-``max(threshold, q99.5 of the eval items' scores against *other* eval items + 0.05)`` and beats the
-item's own best other-eval-item score (self-calibration, :mod:`auditor.embed.selfcal`; the rule and
-its figures are in ``stats()["decision"]`` and each finding's ``threshold``/``threshold_rule``/``rival``). Being slower
-and model-based, the method runs only when a check names it (``in_default = False``). The finding's evidence names the
+entities/numbers, and BERTScore-style token alignment, :mod:`auditor.embed.align`), and
+:mod:`auditor.embed.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
+review, ``conclusive = False``) or nothing, with fixed thresholds (no calibration on the eval set; the
+rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower and model-based, the
+method runs only when a check names it (``in_default = False``). The finding's evidence names the
 matched segments (``eval_segment``, ``train_segment``) and every score part.
 
 Embeddings are cached by normalized-text hash in ``cache_dir`` (default
@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..embed.evidence import Weights
+from ..embed.decision import CONCLUSIVE, Decision
 from ..errors import ConfigError
 from ..normalize import normalize
 from ..records import QUERY, TEXT, Record
@@ -53,21 +53,17 @@ class EmbeddingConfig(MethodConfig):
     cache_dir: str = ""  # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
     save_every: int = 20_000  # persist the cache after this many new texts during a scan
     top_k: int = 5  # candidate eval items scored per training record
-    min_cosine: float = 0.4  # candidates below this cosine are not scored
-    threshold: float = Weights.threshold  # decision on the combined score (see auditor.embed.evidence)
-    w_lexical: float = Weights.lexical  # score weights: defaults live in auditor.embed.evidence.Weights
-    w_margin: float = Weights.margin
-    w_mutual: float = Weights.mutual
-    w_overlap: float = Weights.overlap
-    w_entities: float = Weights.entities
-    w_conflict: float = Weights.conflict
+    min_cosine: float = 0.3  # candidates below this cosine are not scored
+    w_lexical: float = 0.2  # candidate ranking: cosine + w_lexical * TF-IDF cosine
     require_best: bool = True  # a finding only for the eval item a training segment is closest to
-    self_calibrate: bool = True  # threshold and rival rule from eval-vs-eval scores (auditor.embed.selfcal)
-    null_quantile: float = 0.995  # quantile of the eval items' best scores against other eval items
-    null_pad: float = 0.05  # added to that quantile
-    rival_margin: float = 0.0  # a finding must beat the item's best other-eval-item score by this
-    null_min_items: int = 20  # fewer eval items: the configured threshold alone
-    copy_cosine: float = 0.98  # at or above: a near-copy, found at the configured threshold alone
+    # the decision (auditor.embed.decision): score = cosine + w_align*align_f1 + w_margin*clip(margin, 0, margin_cap)
+    w_align: float = Decision.w_align
+    w_margin: float = Decision.w_margin
+    margin_cap: float = Decision.margin_cap
+    conclusive: float = Decision.conclusive  # conclusive at or above (with slot values agreeing)
+    suspected: float = Decision.suspected  # suspected (kept for review, not counted) at or above
+    conclusive_code: float = Decision.conclusive_code  # the same two when both sides are code
+    suspected_code: float = Decision.suspected_code
     max_words: int = 160  # longer texts are also embedded as windows of this many words
     approximate: str = "auto"  # "auto" | "exact" | "hnsw" | "ivf"
     approx_min: int = 200_000  # "auto" switches to HNSW from this many eval segments
@@ -88,9 +84,9 @@ class EmbeddingIndex(Index):
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = (
-        "[run when named] paraphrase tier: MiniLM embeddings + FAISS; score = cosine with margin, mutual best, "
-        "token overlap and shared entities; finding at >= a threshold self-calibrated on the eval set "
-        "(q99.5 of eval-vs-eval scores + 0.05, at least 0.5) that also beats the item's nearest eval neighbour"
+        "[run when named] paraphrase tier: MiniLM embeddings + FAISS for candidates; decided by cosine + "
+        "token alignment (BERTScore-style) + margin, with slot values agreeing for a conclusive finding; "
+        "a lower band is kept as suspected findings for review"
     )
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
@@ -106,20 +102,20 @@ class EmbeddingIndex(Index):
             raise ConfigError(
                 f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
             )
+        self.rule = self.decision()  # checks the thresholds now, without loading the model
         self.encoder = None
 
     # -- model and cache ---------------------------------------------------------------------
-    def weights(self):
-
+    def decision(self) -> Decision:
         c = self.config
-        return Weights(
-            lexical=c.w_lexical,
-            margin=c.w_margin,
-            mutual=c.w_mutual,
-            overlap=c.w_overlap,
-            entities=c.w_entities,
-            conflict=c.w_conflict,
-            threshold=c.threshold,
+        return Decision(
+            w_align=c.w_align,
+            w_margin=c.w_margin,
+            margin_cap=c.margin_cap,
+            conclusive=c.conclusive,
+            suspected=c.suspected,
+            conclusive_code=c.conclusive_code,
+            suspected_code=c.suspected_code,
         )
 
     def cache_root(self) -> str | None:
@@ -186,40 +182,12 @@ class EmbeddingIndex(Index):
         self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
         self.nearest_other = self._nearest_other(self.vectors)
         self.tfidf = TfIdf(texts)
-        self.calibration = self._self_calibrate()
+        from ..embed.align import TokenAligner
+
+        self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
+        self.aligner.fit_idf(texts)
+        self.rule = self.decision()
         self.save_cache()
-
-    def _self_calibrate(self):
-        """Score each eval item against the other eval items (see :mod:`auditor.embed.selfcal`)."""
-        from ..embed.selfcal import SelfCalibration
-
-        c = self.config
-        self.rival = np.full(len(self.eval_records), -np.inf)
-        if not c.self_calibrate:
-            return SelfCalibration.off(c.threshold, copy_cosine=c.copy_cosine)
-        reps = sorted(set(self.group))
-        units, unit_group = [], []
-        for pos in reps:
-            for _, segs in self.train_units(self.eval_records[pos], (c.eval_view,)):
-                units.append((self.eval_records[pos], "eval", segs))
-                unit_group.append(pos)
-        null = {pos: -np.inf for pos in reps}
-        if units:
-            vecs = self._encoder().encode([s.text for _, _, segs in units for s in segs])
-            for u, pos, parts, score, *_ in self._candidates(units, vecs, exclude=unit_group):
-                if parts.cosine >= c.copy_cosine:  # a near-copy inside the eval set is not "a different item"
-                    continue
-                g = unit_group[u]
-                null[g] = max(null[g], score)
-                self.rival[pos] = max(self.rival[pos], score)
-        best: dict[int, float] = {}  # items sharing a text share their rival
-        for pos, g in enumerate(self.group):
-            best[g] = max(best.get(g, -np.inf), self.rival[pos])
-        self.rival = np.array([best[g] for g in self.group]) if self.group else self.rival
-        self.null_scores = np.array([null[p] for p in reps])
-        return SelfCalibration.fit(
-            self.null_scores, c.threshold, c.null_quantile, c.null_pad, c.rival_margin, c.null_min_items, c.copy_cosine
-        )
 
     def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
         """Per eval segment: its best cosine to a segment of another eval item (-1 when none)."""
@@ -270,29 +238,21 @@ class EmbeddingIndex(Index):
             j, k = unit_kinds.index("doc"), ekinds.index("doc")
         return cos, int(j), segs[int(k)]
 
-    def _candidates(self, units, vecs: np.ndarray, exclude: Sequence[int] | None = None):
+    def _candidates(self, units, vecs: np.ndarray):
         """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg, rank, code)``.
 
-        ``exclude[u]`` (self-calibration) is an eval group the unit must not be matched to: its own item
-        and the items with the same text. The margin is taken over other *groups*: two eval items with
-        one text are one item here.
+        The margin is taken over other *groups*: two eval items with one text are one item here.
         """
-        from ..embed.evidence import Parts, lexical
+        from ..embed.evidence import Parts, lexical, values_agree
 
-        k = min(len(self.seg_text), (self.config.top_k + 1 + (exclude is not None)) * self.max_segs)
+        k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
         sims, ids = self.vindex.search(vecs, k)
-        w = self.weights()
+        w_lexical = self.config.w_lexical
         row = 0
+        keep: list[tuple] = []
         for u, (_tr, _view, segs) in enumerate(units):
             n = len(segs)
-            skip = -1 if exclude is None else exclude[u]
-            cand = sorted(
-                {
-                    int(self.seg_owner[i])
-                    for i in ids[row : row + n].ravel().tolist()
-                    if i >= 0 and self.group[int(self.seg_owner[i])] != skip
-                }
-            )
+            cand = sorted({int(self.seg_owner[i]) for i in ids[row : row + n].ravel().tolist() if i >= 0})
             uvecs, ukinds = vecs[row : row + n], [s.kind for s in segs]
             row += n
             if not cand:
@@ -302,7 +262,7 @@ class EmbeddingIndex(Index):
             for pos in cand:
                 cos, j, i = self._pair(uvecs, ukinds, pos)
                 lex = self.tfidf.cosine(tvec, pos)
-                scored.append((cos + w.lexical * lex, pos, cos, lex, j, i))
+                scored.append((cos + w_lexical * lex, pos, cos, lex, j, i))
             scored.sort(key=lambda x: (-x[0], x[1]))
             for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: self.config.top_k]):
                 if cos < self.config.min_cosine:
@@ -316,16 +276,25 @@ class EmbeddingIndex(Index):
                 is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
                 if is_code:  # code rephrasings rename identifiers: no entity conflict there
                     conflict = 0
-                parts = Parts(
-                    cosine=cos,
-                    lexical=float(lex),
-                    margin=float(margin),
-                    mutual=int(float(uvecs[j] @ self.vectors[i]) >= float(self.nearest_other[i])),
-                    overlap=overlap,
-                    entities=entities,
-                    conflict=conflict,
-                )
-                yield u, pos, parts, parts.score(w), i, tseg, rank, is_code
+                keep.append((u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvecs[j]))
+        # token alignment for the kept candidates only, their texts embedded token-wise in one batch
+        self.aligner.vectors([t for x in keep for t in (self.seg_text[x[2]], x[3].text)])
+        for u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvec in keep:
+            ar, ap, af = self.aligner.score(*self.aligner.vectors([self.seg_text[i], tseg.text]))
+            parts = Parts(
+                align_recall=ar,
+                align_precision=ap,
+                align_f1=af,
+                values=values_agree(self.seg_text[i], tseg.text),
+                cosine=cos,
+                lexical=float(lex),
+                margin=float(margin),
+                mutual=int(float(uvec @ self.vectors[i]) >= float(self.nearest_other[i])),
+                overlap=overlap,
+                entities=entities,
+                conflict=conflict,
+            )
+            yield u, pos, parts, self.rule.score(parts), i, tseg, rank, is_code
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         return self.search_scored(batch, decide=True)
@@ -340,29 +309,26 @@ class EmbeddingIndex(Index):
         if not texts:
             return []
         vecs = enc.encode(texts)
-        cal = self.calibration
         out: list[Finding] = []
         for u, pos, parts, score, i, tseg, rank, is_code in self._candidates(units, vecs):
             tr, view, _ = units[u]
-            rival = float(self.rival[pos])
-            if decide and not cal.accepts(score, rival, parts.cosine):
+            tier = self.rule.classify(parts, is_code)
+            if decide and tier is None:
                 continue
-            out.append(
-                self.finding(
-                    self.eval_records[pos],
-                    tr,
-                    round(score, 6),
-                    **parts.as_dict(),
-                    eval_segment=self.seg_label[i],
-                    train_segment=tseg.label(),
-                    train_view=view,
-                    rank=rank,
-                    code=is_code,
-                    rival=round(rival, 4) if np.isfinite(rival) else None,
-                    threshold=round(cal.threshold, 4),
-                    threshold_rule=cal.rule,
-                )
+            f = self.finding(
+                self.eval_records[pos],
+                tr,
+                round(score, 6),
+                **parts.as_dict(),
+                tier=tier,
+                eval_segment=self.seg_label[i],
+                train_segment=tseg.label(),
+                train_view=view,
+                rank=rank,
+                code=is_code,
             )
+            f.conclusive = tier == CONCLUSIVE
+            out.append(f)
         self.save_cache(self.config.save_every)
         return out
 
@@ -372,8 +338,8 @@ class EmbeddingIndex(Index):
         if getattr(self, "vindex", None) is not None:
             out["search"] = self.vindex.describe()
             out["eval_segments"] = len(self.seg_text)
-        if getattr(self, "calibration", None) is not None:
-            out["decision"] = self.calibration.describe()
+        if getattr(self, "rule", None) is not None:
+            out["decision"] = self.rule.describe()
         if self.encoder is not None:
             out["encoding"] = self.encoder.throughput()
         return out

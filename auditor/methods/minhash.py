@@ -68,6 +68,13 @@ class MinHashConfig(MethodConfig):
     mode: str = "jaccard"
     window_blocks: int = 8
     train_views: tuple[str, ...] = (QUERY,)
+    #: off: the score is a Jaccard over the whole view, so a boilerplate line inside the eval item is part of
+    #: what must match; masking it on the training side only would lower the score of a true near-duplicate
+    mask_boilerplate: bool = False
+    #: second channel (mode "jaccard"): word-set (unigram) Jaccard, whatever the edits' positions
+    word_set_threshold: float = 0.8  # 0 turns the channel off
+    word_set_min_words: int = 8  # items with fewer distinct words are left to the other channels and tiers
+    word_set_lsh_threshold: float = 0.6
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
         "num_perm": (2, 4096),
@@ -127,6 +134,10 @@ class MinHashIndex(Index):
             lt = max(0.1, cfg.threshold - 0.2) if cfg.mode == "jaccard" else max(0.1, 0.5 * cfg.threshold)
         self.lsh_threshold = float(lt)
         self.bands, self.rows = sk.lsh_params(self.lsh_threshold, cfg.num_perm)
+        if not 0.0 <= cfg.word_set_threshold <= 1.0:
+            raise ConfigError(f"method 'minhash': word_set_threshold must be in [0, 1], got {cfg.word_set_threshold}")
+        self.word_sets = cfg.mode == "jaccard" and cfg.word_set_threshold > 0
+        self.wbands, self.wrows = sk.lsh_params(cfg.word_set_lsh_threshold, cfg.num_perm) if self.word_sets else (0, 0)
         self.counts: Counter = Counter()
 
     # -- build ---------------------------------------------------------------------------------
@@ -159,7 +170,31 @@ class MinHashIndex(Index):
         order = np.argsort(keys, kind="stable")
         self.keys, self.pos = keys[order], pos[order]
         self.item_len = np.array(lengths, dtype=np.int64)
+        self._build_word_sets()
         self.__dict__.pop("_classes", None)
+
+    def _build_word_sets(self) -> None:
+        """The word-set channel: distinct-word hashes and LSH keys of items with enough words."""
+        cfg = self.config
+        sets, keep = [], []
+        for pos, ev in enumerate(self.eval_records):
+            u = distinct(token_hashes(tokens(ev.view(cfg.eval_view)))) if self.word_sets else np.empty(0, np.uint64)
+            if len(u) < cfg.word_set_min_words:
+                u = np.empty(0, dtype=np.uint64)
+            else:
+                keep.append(pos)
+            sets.append(u)
+        self.word_off = np.concatenate(([0], np.cumsum([len(x) for x in sets]))).astype(np.int64)
+        self.word_sh = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
+        keep_arr = np.array(keep, dtype=np.int64)
+        if len(keep_arr):
+            sigs = sk.signatures(sk.fold(self.word_sh, cfg.scheme), self.word_off[keep_arr], self.perms)
+            keys = sk.band_keys(sigs, self.wbands, self.wrows).ravel()
+            pos = np.repeat(keep_arr, self.wbands)
+        else:
+            keys, pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        self.wkeys, self.wpos = keys[order], pos[order]
 
     def state(self):
         arrays = {
@@ -168,14 +203,19 @@ class MinHashIndex(Index):
             "keys": self.keys,
             "pos": self.pos,
             "item_len": self.item_len,
+            "word_sh": self.word_sh,
+            "word_off": self.word_off,
+            "wkeys": self.wkeys,
+            "wpos": self.wpos,
         }
         return arrays, {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
 
     def covers(self, record: Record) -> bool:
         cfg = self.config
-        return len(distinct(shingle_hashes(record.view(cfg.eval_view), cfg.shingle, cfg.shingle_size))) >= max(
-            1, cfg.min_shingles
-        )
+        text = record.view(cfg.eval_view)
+        if self.word_sets and len(set(tokens(text))) >= cfg.word_set_min_words:
+            return True
+        return len(distinct(shingle_hashes(text, cfg.shingle, cfg.shingle_size))) >= max(1, cfg.min_shingles)
 
     def restore(self, eval_records, arrays, meta):
         self.eval_records = list(eval_records)
@@ -185,7 +225,9 @@ class MinHashIndex(Index):
                 f"minhash index has {meta.get('bands')} bands x {meta.get('rows')} rows, "
                 f"expected {self.bands} x {self.rows}; delete it to rebuild"
             )
-        for name in ("eval_sh", "eval_off", "keys", "pos", "item_len"):
+        for name in ("eval_sh", "eval_off", "keys", "pos", "item_len", "word_sh", "word_off", "wkeys", "wpos"):
+            if name not in arrays:
+                raise IndexFileError(f"minhash index lacks '{name}' (an older format); delete it to rebuild")
             setattr(self, name, arrays[name])
         self.__dict__.pop("_classes", None)
         if len(self.item_len) != len(self.eval_records) or len(self.eval_off) != len(self.eval_records) + 1:
@@ -221,23 +263,24 @@ class MinHashIndex(Index):
             self._classes = sorted(classes)
         return self._classes
 
-    def _lookup(self, keys: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    def _lookup(self, keys: np.ndarray, owner: np.ndarray, words: bool = False) -> np.ndarray:
         """Unique (owner, eval position) pairs for query band keys (one owner per key row)."""
+        index_keys, index_pos = (self.wkeys, self.wpos) if words else (self.keys, self.pos)
         flat = keys.ravel()
         rows = np.repeat(owner, keys.shape[1])
-        left = np.searchsorted(self.keys, flat, "left")
-        right = np.searchsorted(self.keys, flat, "right")
+        left = np.searchsorted(index_keys, flat, "left")
+        right = np.searchsorted(index_keys, flat, "right")
         hit = right > left
         if not hit.any():
             return np.empty((0, 2), dtype=np.int64)
         left, right, rows = left[hit], right[hit], rows[hit]
         n = right - left
         idx = np.repeat(left - np.concatenate(([0], np.cumsum(n)[:-1])), n) + np.arange(n.sum())
-        code = distinct(np.repeat(rows, n) * (len(self.eval_records) + 1) + self.pos[idx])
+        code = distinct(np.repeat(rows, n) * (len(self.eval_records) + 1) + index_pos[idx])
         return np.stack([code // (len(self.eval_records) + 1), code % (len(self.eval_records) + 1)], axis=1)
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
-        if not len(self.keys):
+        if not len(self.keys) and not len(self.wkeys):
             return []
         cfg = self.config
         units = self._units(batch)
@@ -249,6 +292,8 @@ class MinHashIndex(Index):
             offs = np.concatenate(([0], np.cumsum([len(u) for u in uniq])[:-1]))
             sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
             pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), np.arange(len(units)))
+            if len(self.wkeys):
+                return self._verify(batch, units, pairs, self._word_pairs(batch, units))
         else:
             found = []  # one record view at a time: its windows can be many
             for u, f in enumerate(folded):
@@ -258,7 +303,30 @@ class MinHashIndex(Index):
             pairs = np.concatenate(found)
         return self._verify(batch, units, pairs)
 
-    def _verify(self, batch, units, pairs: np.ndarray) -> list[Finding]:
+    def _word_pairs(self, batch, units) -> list[tuple[int, int, float, int, int, int]]:
+        """Word-set candidates verified: ``(unit, eval position, jaccard, shared, eval words, train words)``."""
+        cfg = self.config
+        wsets = [distinct(token_hashes(tokens(batch[i].view(v)))) for i, v, _ in units]
+        ok = [u for u, w in enumerate(wsets) if len(w)]
+        if not ok:
+            return []
+        uniq = [sk.fold(wsets[u], cfg.scheme) for u in ok]
+        offs = np.concatenate(([0], np.cumsum([len(x) for x in uniq])[:-1]))
+        sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
+        pairs = self._lookup(sk.band_keys(sigs, self.wbands, self.wrows), np.array(ok, dtype=np.int64), words=True)
+        out = []
+        for u, p in pairs.tolist():
+            self.counts["word_candidates"] += 1
+            eset, tset = self.word_sh[self.word_off[p] : self.word_off[p + 1]], wsets[u]
+            inter = len(np.intersect1d(eset, tset, assume_unique=True))
+            score = inter / (len(eset) + len(tset) - inter)
+            if score >= cfg.word_set_threshold:
+                out.append((u, p, score, inter, int(len(eset)), int(len(tset))))
+            else:
+                self.counts["word_rejected"] += 1
+        return out
+
+    def _verify(self, batch, units, pairs: np.ndarray, word_pairs=()) -> list[Finding]:
         cfg = self.config
         out: list[Finding] = []
         train_sets: dict[int, np.ndarray] = {}
@@ -290,6 +358,11 @@ class MinHashIndex(Index):
             key = (i, p)
             if key not in best or score > best[key][0]:
                 best[key] = (score, ev)
+        for u, p, score, inter, ne, nt in word_pairs:  # only where the shingle channel found nothing
+            i, view = units[u][0], units[u][1]
+            ev = {"measure": "word_set", "shared_words": inter, "eval_words": ne, "train_words": nt, "train_view": view}
+            if (i, p) not in best or (best[(i, p)][1]["measure"] == "word_set" and score > best[(i, p)][0]):
+                best[(i, p)] = (score, ev)
         for (i, p), (score, ev) in sorted(best.items()):
             if cfg.mode == "jaccard":
                 ev["char_ratio"] = round(
@@ -299,7 +372,14 @@ class MinHashIndex(Index):
                     / 100,
                     4,
                 )
-            out.append(self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev))
+            f = self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev)
+            if ev["measure"] == "word_set" and not _values_kept(
+                self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
+            ):
+                # the same words around other values (another order id, size, date): a sibling, not a copy
+                f.conclusive = False
+                f.evidence["tier"] = "suspected"
+            out.append(f)
         return out
 
     def stats(self) -> dict[str, Any]:
@@ -312,6 +392,14 @@ class MinHashIndex(Index):
                 "candidates": self.counts["candidates"],
                 "verified": self.counts["verified"],
                 "rejected": self.counts["rejected"],
+                "word_set_candidates": self.counts["word_candidates"],
+                "word_set_rejected": self.counts["word_rejected"],
             }
         )
         return s
+
+
+def _values_kept(eval_text: str, train_text: str) -> bool:
+    """Every token of the eval text that holds a digit (ids, sizes, dates, amounts) is in the training text."""
+    want = {t for t in tokens(eval_text) if any(ch.isdigit() for ch in t)}
+    return want <= set(tokens(train_text)) if want else True

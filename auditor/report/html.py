@@ -28,6 +28,7 @@ from typing import Any
 
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
+from .review import review_html
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side
@@ -471,6 +472,7 @@ def render_html(report) -> str:
         (_TITLES.get(k, k.replace("_", " ").capitalize()), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()
     ]
     sections.append(("Findings", _findings(report)))
+    sections.append(("Suspected findings (review list)", review_html(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
     run_line = (
         (

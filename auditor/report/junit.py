@@ -17,12 +17,19 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ._items import item_rows
+from .review import review_junit_note
 
 TOP = 5
 
 
-def _top(report, check: str) -> list[dict]:
-    fs = [f for f in report.findings if f["check"] == check and f.get("conclusive", True)]
+def _counts(f: dict, check: dict) -> bool:
+    """Does finding ``f`` count against the check's allowance (conclusive; suspected with fail_on)?"""
+    counted = ("conclusive", "suspected") if check.get("fail_on") == "suspected" else ("conclusive",)
+    return f.get("conclusive", True) or (f.get("evidence") or {}).get("tier") in counted
+
+
+def _top(report, check: dict) -> list[dict]:
+    fs = [f for f in report.findings if f["check"] == check["name"] and _counts(f, check)]
     return sorted(fs, key=lambda f: -float(f["score"]))[:TOP]
 
 
@@ -69,8 +76,8 @@ def render_junit(report) -> str:
             f"(allowance {c.get('allowance', 0)}); train: {', '.join(c['train'])}; eval: {', '.join(c['eval'])}"
         )
         if c["verdict"] == "fail":
-            top = _top(report, c["name"])
-            items = item_rows([f for f in report.findings if f["check"] == c["name"] and f.get("conclusive", True)])
+            top = _top(report, c)
+            items = item_rows([f for f in report.findings if f["check"] == c["name"] and _counts(f, c)])
             names = "; ".join(  # one entry per eval item, the methods that found it
                 f"{r.best['eval_dataset']}#{r.best['eval_id']}{_file(r.best, 'eval')} in "
                 f"{r.best['train_dataset']}#{r.best['train_id']}{_file(r.best, 'train')} "
@@ -90,6 +97,9 @@ def render_junit(report) -> str:
                 message=f"{summary}; not everything was checked: " + "; ".join(c.get("notes") or []),
             )
             el.text = "\n".join(c.get("notes") or [])
+        note = review_junit_note(report, c["name"])
+        if note:  # suspected findings: a note on the test case, whatever its verdict
+            ET.SubElement(case, "system-out").text = note
     ET.SubElement(suite, "system-out").text = report.summary_line()
     ET.SubElement(suite, "system-err").text = ""
     ET.indent(root)

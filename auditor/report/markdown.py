@@ -23,6 +23,7 @@ from typing import Any
 from ._items import counts_line, item_rows, methods_in
 from ._md import md
 from .provenance import render_provenance
+from .review import review_markdown
 
 TOP_ITEMS = 30
 TEXT_ITEMS = 10
@@ -217,4 +218,5 @@ def render_markdown(report) -> str:
         if key in report.extra:
             lines += render(report.extra[key])
     lines += _findings(report)
+    lines += review_markdown(report)
     return "\n".join(lines) + "\n"

@@ -1,0 +1,125 @@
+"""The review list: *suspected* findings (possible paraphrases), ranked, with both texts side by side.
+
+Suspected findings (``conclusive = false``, ``evidence.tier = "suspected"``; see
+:mod:`auditor.embed.decision`) do not decide the verdict unless ``fail_on = "suspected"``, but they
+are never dropped: ``report.json`` keeps them in ``findings`` and counts them per check
+(``suspected``), and every rendering lists them for a reviewer. This module is self-contained so that
+each renderer adds it with one call: :func:`review_markdown` (report.md), :func:`review_html`
+(report.html) and :func:`review_junit_note` (junit.xml). Every value printed is escaped for its
+format.
+
+>>> from auditor.report import Report
+>>> f = {"check": "c", "eval_dataset": "e", "eval_id": "1", "eval_ordinal": 0, "eval_source": "e#0",
+...      "train_dataset": "t", "train_id": "x|y", "train_ordinal": 3, "train_source": "t:4",
+...      "method": "embedding", "score": 1.6, "conclusive": False,
+...      "evidence": {"tier": "suspected", "cosine": 0.8, "align_f1": 0.7}}
+>>> r = Report("pass", {}, [], [f], texts={"e#0": "a <b>", "t#3": "c|d"})
+>>> [x["train_id"] for x in review_items(r)]
+['x|y']
+>>> "c\\\\|d" in review_markdown(r)[-2], "a &lt;b&gt;" in review_html(r)
+(True, True)
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from ._md import md as _md
+
+REVIEW_SHOWN = 50
+SNIPPET = 400
+EVIDENCE_KEYS = ("cosine", "align_f1", "align_recall", "margin", "values", "entities", "conflict")
+
+
+def review_items(report, check: str | None = None) -> list[dict[str, Any]]:
+    """The suspected findings of ``report`` (of one check when given), best score first."""
+    fs = [
+        f
+        for f in report.findings
+        if not f.get("conclusive", True)
+        and (f.get("evidence") or {}).get("tier") == "suspected"
+        and (check is None or f.get("check") == check)
+    ]
+    return sorted(fs, key=lambda f: (-float(f["score"]), f["check"], f["eval_dataset"], f.get("eval_ordinal", 0)))
+
+
+def _texts(report, f: dict) -> tuple[str | None, str | None]:
+    ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
+    tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}")
+    return ev, tr
+
+
+def _short(text: str | None) -> str:
+    if text is None:
+        return "(text not kept)"
+    text = " ".join(text.split())
+    return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
+
+
+def _evidence(f: dict) -> str:
+    ev = f.get("evidence") or {}
+    return ", ".join(f"{k}={ev[k]}" for k in EVIDENCE_KEYS if k in ev)
+
+
+def review_markdown(report) -> list[str]:
+    """Lines of the report.md section ``Suspected findings (review list)``; [] when there are none."""
+    items = review_items(report)
+    if not items:
+        return []
+    lines = [
+        f"## Suspected findings (review list): {len(items)}",
+        "",
+        "Possible paraphrases below the conclusive bar: they do not decide the verdict unless "
+        '`fail_on = "suspected"`. Best first; both texts side by side.',
+        "",
+        "| # | check | score | eval item | training record | evidence |",
+        "|---:|---|---:|---|---|---|",
+    ]
+    for n, f in enumerate(items[:REVIEW_SHOWN], 1):
+        ev, tr = _texts(report, f)
+        lines.append(
+            f"| {n} | {_md(f['check'])} | {float(f['score']):.3f} | "
+            f"{_md(f['eval_dataset'])} #{_md(f['eval_id'])}: {_md(_short(ev))} | "
+            f"{_md(f['train_dataset'])} #{_md(f['train_id'])}: {_md(_short(tr))} | {_md(_evidence(f))} |"
+        )
+    if len(items) > REVIEW_SHOWN:
+        lines.append(f"\n{len(items) - REVIEW_SHOWN} more in report.json (`findings[].conclusive = false`).")
+    lines.append("")
+    return lines
+
+
+def review_html(report) -> str:
+    """The report.html section body (a table with both texts side by side); "" when there are none."""
+    items = review_items(report)
+    if not items:
+        return ""
+    rows = []
+    for n, f in enumerate(items[:REVIEW_SHOWN], 1):
+        ev, tr = _texts(report, f)
+        rows.append(
+            f"<tr><td class='n'>{n}</td><td>{escape(str(f['check']))}</td>"
+            f"<td class='n'>{float(f['score']):.3f}</td>"
+            f"<td><b>{escape(str(f['eval_dataset']))} #{escape(str(f['eval_id']))}</b><br>{escape(_short(ev))}</td>"
+            f"<td><b>{escape(str(f['train_dataset']))} #{escape(str(f['train_id']))}</b><br>{escape(_short(tr))}</td>"
+            f"<td class='ev'>{escape(_evidence(f))}</td></tr>"
+        )
+    more = f"<p class='muted'>{len(items) - REVIEW_SHOWN} more in report.json.</p>" if len(items) > REVIEW_SHOWN else ""
+    return (
+        f"<p class='muted'>{len(items)} possible paraphrases below the conclusive bar, best first. They do not "
+        'decide the verdict unless <code>fail_on = "suspected"</code>.</p>'
+        "<table class='sortable' id='review'><thead><tr><th>#</th><th>check</th><th>score</th><th>eval item</th>"
+        f"<th>training record</th><th>evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    )
+
+
+def review_junit_note(report, check: str) -> str:
+    """A one-paragraph note for the check's JUnit ``<system-out>``; "" when it has no suspected finding."""
+    items = review_items(report, check)
+    if not items:
+        return ""
+    top = "; ".join(
+        f"{f['eval_dataset']}#{f['eval_id']} ~ {f['train_dataset']}#{f['train_id']} ({float(f['score']):.2f})"
+        for f in items[:5]
+    )
+    return f"{len(items)} suspected findings (possible paraphrases, review list in report.md/html): {top}"

@@ -1,0 +1,364 @@
+"""Honest evaluation of the ``embedding`` decision: fitted on some files, reported on the others.
+
+Run from the repository root (about 6–9 minutes on 2 shared cores with a cold embedding cache,
+~2 minutes warm)::
+
+    python benchmarks/bench_paraphrase.py            # every figure of issue 14's targets
+    python benchmarks/bench_paraphrase.py --only webshop bfcl_simple_python   # a subset while developing
+    python benchmarks/bench_paraphrase.py --fit      # also print the grid fit on the default fit files
+
+Files: the three frozen held-out sets (``tests/data/heldout``: StableToolBench, BFCL simple_python,
+WebShop; 50 hand-written paraphrases and 50 same-topic negatives each) and the six llm-decontaminator
+rephrasing files (originals = eval, line-aligned English rephrasings = training).
+
+Every candidate a training record gets (its nearest eval item, with the decision switched off) is
+scored once; decisions are then applied to the stored parts, so the fits are cheap. Printed:
+
+1. **Shipped defaults** (:class:`auditor.embed.decision.Decision`): labelled ``in-sample`` for every
+   file, because they were chosen by grids over all nine files while the decision was designed
+   (:data:`DEFAULT_FIT`).
+2. **Leave-one-file-out** over all nine files: for each file, the grid is fitted on the other eight
+   and the file is scored with that fit (all ``OUT-OF-SAMPLE``). For the llm-decontaminator files this
+   is the issue's protocol.
+
+Metrics. Held-out sets: recall (a paraphrase matched to its own item — or one listed in ``same_as`` —
+conclusive or suspected), conclusive recall, and the share of negatives with a conclusive / a
+suspected finding (any eval item). llm-decontaminator: precision over all findings (a finding pairing
+different items is false; a twin with the same text counts as right), recall, F1 — for conclusive +
+suspected, and for conclusive alone. The WebShop audit targets (``0:500`` vs ``500:2000`` and ``0:100``
+vs ``100:200``) are run with ``--webshop`` through the CLI path (:func:`auditor.audit.run_audit`).
+
+Embeddings are cached in ``$AUDITOR_EMBED_CACHE`` (default ``/tmp/auditor-bench-embeddings``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+from paraphrase_data import DECON_FILES, HELDOUT_SETS, decon_case, heldout_case  # noqa: E402
+
+from auditor.datasets import Dataset, DatasetSpec  # noqa: E402
+from auditor.embed.decision import Decision  # noqa: E402
+from auditor.embed.evidence import Parts  # noqa: E402
+from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
+
+DECON_NAMES = [d[0] for d in DECON_FILES]
+#: the shipped defaults were chosen by grids over all nine files while the decision was designed, so
+#: every shipped-default figure is in-sample; the out-of-sample figures are the leave-one-file-out ones
+DEFAULT_FIT = (*HELDOUT_SETS, *DECON_NAMES)
+PART_KEYS: tuple[str, ...] = ("cosine", "lexical", "margin", "mutual", "overlap", "entities", "conflict")
+PART_KEYS += ("align_recall", "align_precision", "align_f1", "values")
+
+
+def case(name: str):
+    if name in HELDOUT_SETS:
+        return heldout_case(name)
+    orig, reph, kind = next(d[1:] for d in DECON_FILES if d[0] == name)
+    return decon_case(orig, reph, kind)
+
+
+def collect(name: str) -> dict:
+    """Every candidate of every training record (its parts, whether it is right), as arrays."""
+    ev, tr, truth = case(name)
+    t0 = time.perf_counter()
+    index = EmbeddingIndex().build(ev)
+    evk = {(e.dataset, e.ordinal): e for e in ev}
+    trk = {t.ordinal: t for t in tr}
+    rows = []
+    for i in range(0, len(tr), 256):
+        for f in index.search_scored(tr[i : i + 256], decide=False):
+            e, t = evk[(f.eval_dataset, f.eval_ordinal)], trk[f.train_ordinal]
+            parts = Parts(**{k: f.evidence[k] for k in PART_KEYS})
+            rows.append((t, e, parts, bool(f.evidence["code"]), truth(e, t)))
+    kinds = [t.meta.get("kind") for t in tr]
+    return {
+        "name": name,
+        "rows": rows,
+        "cos": np.array([r[2].cosine for r in rows]),
+        "f1": np.array([r[2].align_f1 for r in rows]),
+        "margin": np.array([r[2].margin for r in rows]),
+        "values_ok": np.array([r[3] or (r[2].values >= 1.0 and not r[2].conflict) for r in rows], dtype=bool),
+        "code": np.array([r[3] for r in rows], dtype=bool),
+        "right": np.array([r[4] for r in rows], dtype=bool),
+        "negative": np.array([r[0].meta.get("kind") == "negative" for r in rows], dtype=bool),
+        "train": np.array([r[0].ordinal for r in rows], dtype=np.int64),
+        "pos": kinds.count("paraphrase"),
+        "neg": kinds.count("negative"),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def tiers(x: dict, d: Decision) -> tuple[np.ndarray, np.ndarray]:
+    """(conclusive, suspected) masks over a file's candidates under ``d`` (as Decision.classify)."""
+    score = x["cos"] + d.w_align * x["f1"] + d.w_margin * np.clip(x["margin"], 0.0, d.margin_cap)
+    tc = np.where(x["code"], d.conclusive_code, d.conclusive)
+    ts = np.where(x["code"], d.suspected_code, d.suspected)
+    conclusive = (score >= tc) & x["values_ok"]
+    return conclusive, ~conclusive & (score >= ts)
+
+
+def evaluate(x: dict, d: Decision) -> dict:
+    """Figures of one file under decision ``d``."""
+    c, s = tiers(x, d)
+    a = c | s
+
+    def found(mask) -> int:
+        return len(np.unique(x["train"][mask & x["right"]]))
+
+    neg_c = set(x["train"][c & x["negative"]].tolist())
+    neg_s = set(x["train"][s & x["negative"]].tolist()) - neg_c
+    pos = x["pos"] or 1
+
+    def prf(mask) -> tuple[float, float, float]:
+        n = int(mask.sum())
+        p = float((mask & x["right"]).sum() / n) if n else 1.0
+        r = found(mask) / pos
+        return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+    return {
+        "recall": found(a) / pos,
+        "recall_c": found(c) / pos,
+        "neg_c": len(neg_c) / x["neg"] if x["neg"] else 0.0,
+        "neg_s": len(neg_s) / x["neg"] if x["neg"] else 0.0,
+        "prf": prf(a),
+        "prf_c": prf(c),
+        "neg": x["neg"],
+    }
+
+
+def objective(m: dict) -> float:
+    """What a fit maximizes per file: F1 of conclusive + suspected where there are no negatives (the
+    llm-decontaminator target); else recall + conclusive recall − 4 · negatives conclusive − 1.5 ·
+    negatives suspected (the held-out targets: ≤ 3 % and ≤ 10 %)."""
+    if not m["neg"]:
+        return m["prf"][2]
+    return m["recall"] + m["recall_c"] - 4 * m["neg_c"] - 1.5 * m["neg_s"]
+
+
+def _group_mean(datas: list[dict], d: Decision) -> float:
+    """Mean objective per group (files with negatives, files without), summed: neither kind outvotes the other."""
+    groups: dict[bool, list[float]] = {}
+    for x in datas:
+        groups.setdefault(bool(x["neg"]), []).append(objective(evaluate(x, d)))
+    return sum(float(np.mean(v)) for v in groups.values())
+
+
+def _best(datas: list[dict], make) -> tuple[float, Decision | None]:
+    best, best_v = None, -np.inf
+    for tc in np.arange(0.8, 2.6, 0.05):
+        for ts in np.arange(tc - 0.6, tc + 1e-9, 0.05):
+            d = make(round(float(tc), 3), round(float(ts), 3))
+            v = _group_mean(datas, d)
+            if v > best_v + 1e-12:
+                best, best_v = d, v
+    return best_v, best
+
+
+def fit(datas: list[dict]) -> Decision:
+    """Grid fit: weights shared; text thresholds on the text files, code thresholds on the code files."""
+    base = Decision()
+    text = [x for x in datas if not x["code"].any()]
+    code = [x for x in datas if x["code"].any()]
+    best, best_v = base, -np.inf
+    for wa, wm in itertools.product((0.5, 1.0), (1.0, 2.0)):
+        vt, dt = (
+            _best(text, lambda c, s: Decision(w_align=wa, w_margin=wm, conclusive=c, suspected=s))
+            if text
+            else (0, None)
+        )
+        vc, dc = (
+            _best(code, lambda c, s: Decision(w_align=wa, w_margin=wm, conclusive_code=c, suspected_code=s))
+            if code
+            else (0, None)
+        )
+        if vt + vc > best_v:
+            best_v = vt + vc
+            best = Decision(
+                w_align=wa,
+                w_margin=wm,
+                conclusive=dt.conclusive if dt else base.conclusive,
+                suspected=dt.suspected if dt else base.suspected,
+                conclusive_code=dc.conclusive_code if dc else base.conclusive_code,
+                suspected_code=dc.suspected_code if dc else base.suspected_code,
+            )
+    return best
+
+
+def line(name: str, m: dict, label: str) -> str:
+    if m["neg"]:
+        return (
+            f"  {name:<22} {label:<14} recall {m['recall']:.3f}  conclusive recall {m['recall_c']:.3f}  "
+            f"negatives conclusive {m['neg_c']:.3f}  suspected {m['neg_s']:.3f}"
+        )
+    p, r, f = m["prf"]
+    pc, rc, fc = m["prf_c"]
+    return (
+        f"  {name:<22} {label:<14} conclusive+suspected P {p:.3f} R {r:.3f} F1 {f:.3f}   "
+        f"conclusive P {pc:.3f} R {rc:.3f} F1 {fc:.3f}"
+    )
+
+
+def webshop_audits() -> None:
+    from auditor.audit import AuditConfig, CheckSpec, run_audit
+
+    for ev, tr in (("webshop:0:100", "webshop:100:200"), ("webshop:0:500", "webshop:500:2000")):
+        cfg = AuditConfig(
+            datasets={
+                "test": DatasetSpec("test", [ev], role="eval"),
+                "train": DatasetSpec("train", [tr], role="train"),
+            },
+            checks=[CheckSpec("w", train=["train"], eval=["test"], methods=["embedding"])],
+            findings_store="memory",
+            index_dir=None,
+        )
+        rep = run_audit(cfg)
+        c = rep.checks[0]
+        print(f"  {ev} vs {tr}: {c['contaminated_items']} conclusive items, {c['suspected']} suspected (OUT-OF-SAMPLE)")
+        for f in rep.findings:
+            if f["conclusive"]:
+                e = rep.texts.get(f"test#{f['eval_ordinal']}") or rep.texts.get(
+                    f"{f['eval_dataset']}#{f['eval_ordinal']}"
+                )
+                t = rep.texts.get(f"{f['train_dataset']}#{f['train_ordinal']}")
+                print(f"    {f['score']:.3f} goal {f['eval_id']} / {f['train_id']}: {e!r} / {t!r}")
+
+
+COURTESY = ("Thanks a lot!", "Please help.", "Thank you in advance.", "Could you help me?")
+
+
+def light_edit(text: str, rng) -> str:
+    """Drop 1–2 words, swap two neighbours, recase and repunctuate, add a courtesy phrase at either end."""
+    import re
+
+    words = text.split()
+    for _ in range(rng.randint(1, 2)):
+        if len(words) > 8:
+            del words[rng.randrange(len(words))]
+    i = rng.randrange(len(words) - 1)
+    words[i], words[i + 1] = words[i + 1], words[i]
+    out = " ".join(words)
+    out = out.lower() if rng.random() < 0.5 else out.upper() if rng.random() < 0.2 else out
+    out = re.sub(r"[,.!?]", lambda m: rng.choice([";", "", m.group()]), out)
+    phrase = rng.choice(COURTESY)
+    return f"{phrase} {out}" if rng.random() < 0.5 else f"{out} {phrase}"
+
+
+def near_duplicates(seed: int = 0) -> None:
+    """Planted light-edit near-duplicates (word-set Jaccard >= 0.8, items of >= 8 words) against the
+    default methods; negatives: the same edits of items that are not indexed (same benchmarks)."""
+    import json
+    import random
+    import tempfile
+
+    from auditor.audit import AuditConfig, CheckSpec, run_audit
+    from auditor.normalize import tokens
+
+    rng = random.Random(seed)
+    items = []
+    for spec in ("stabletoolbench", "tau2-retail", "tau2-airline"):
+        items += [r.view("query") for r in Dataset(DatasetSpec("x", [spec], role="eval")).records()]
+    items = [t for t in dict.fromkeys(items) if len(set(tokens(t))) >= 8]
+    rng.shuffle(items)
+    half = len(items) // 2
+    indexed, held = items[:half], items[half:]
+    with tempfile.TemporaryDirectory() as tmp:
+        ev, tr = Path(tmp) / "eval.jsonl", Path(tmp) / "train.jsonl"
+        ev.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(indexed)))
+        rows, kinds = [], []
+        for kind, pool in (("planted", indexed), ("negative", held)):
+            for i, t in enumerate(pool):
+                e = light_edit(t, rng)
+                a, b = set(tokens(t)), set(tokens(e))
+                if len(a & b) / len(a | b) < 0.8:
+                    continue
+                rows.append({"messages": [{"role": "user", "content": e}, {"role": "assistant", "content": "ok"}]})
+                kinds.append((kind, i))
+        tr.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        cfg = AuditConfig(
+            datasets={
+                "e": DatasetSpec("e", [str(ev)], role="eval", format="jsonl", text_field="text", id_field="id"),
+                "t": DatasetSpec("t", [str(tr)], role="train", format="chat"),
+            },
+            checks=[CheckSpec("nd", train=["t"], eval=["e"])],
+            findings_store="memory",
+            index_dir=None,
+        )
+        rep = run_audit(cfg)
+    hits = {(f["train_ordinal"], f["eval_id"]) for f in rep.findings if f["conclusive"]}
+    planted = [(j, i) for j, (k, i) in enumerate(kinds) if k == "planted"]
+    negs = [j for j, (k, _) in enumerate(kinds) if k == "negative"]
+    found = sum((j, str(i)) in hits for j, i in planted)
+    neg_hit = {j for j, _ in hits if j in set(negs)}
+    print(
+        f"  planted light edits (word-set Jaccard >= 0.8, >= 8 words), default methods "
+        f"{rep.checks[0]['methods']}: recall {found}/{len(planted)} = {found / max(1, len(planted)):.3f}; "
+        f"negatives with a conclusive finding {len(neg_hit)}/{len(negs)} (OUT-OF-SAMPLE: nothing was fitted on them)"
+    )
+    for j in sorted(neg_hit)[:10]:
+        e_ids = sorted(e for jj, e in hits if jj == j)
+        print(
+            f"    negative {rows[j]['messages'][0]['content'][:100]!r} -> eval {e_ids}: {indexed[int(e_ids[0])][:100]!r}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", default=None, help="files to run (held-out set or llm-decontaminator names)")
+    ap.add_argument("--fit", action="store_true", help="print the grid fit on the default fit files")
+    ap.add_argument("--no-lofo", action="store_true", help="skip leave-one-file-out")
+    ap.add_argument("--webshop", action="store_true", help="also run the WebShop audits")
+    ap.add_argument("--show-negatives", action="store_true", help="print the negatives with a finding")
+    ap.add_argument("--near-dups", action="store_true", help="only the planted light-edit near-duplicate run")
+    args = ap.parse_args()
+    os.environ.setdefault("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
+    if args.near_dups:
+        near_duplicates()
+        return
+    names = args.only or [*HELDOUT_SETS, *DECON_NAMES]
+    t0 = time.perf_counter()
+    datas = []
+    for n in names:
+        x = collect(n)
+        datas.append(x)
+        print(f"[{n}: {len(x['rows'])} candidates scored in {x['seconds']:.1f}s]", flush=True)
+    d0 = Decision()
+    print(f"\nShipped defaults ({d0.describe()['rule']}), chosen on: {', '.join(DEFAULT_FIT)}")
+    for x in datas:
+        print(line(x["name"], evaluate(x, d0), "in-sample" if x["name"] in DEFAULT_FIT else "OUT-OF-SAMPLE"))
+    if args.show_negatives:
+        for x in datas:
+            for t, e, parts, code, right in x["rows"]:
+                tier = d0.classify(parts, code)
+                if tier and not right:
+                    print(
+                        f"    {x['name']} {tier} {d0.score(parts):.3f} {t.meta.get('kind')}: "
+                        f"{(t.view('query') or t.view('text'))[:110]!r} -> {e.id}: {e.view('query')[:110]!r}"
+                    )
+    if args.fit:
+        fitted = fit(datas)
+        print(f"\nGrid fit on all files run: {fitted.describe()['rule']}")
+    if not args.no_lofo and len(datas) > 1:
+        print("\nLeave-one-file-out (fit on the other files, score the one left out; all OUT-OF-SAMPLE):")
+        for i, x in enumerate(datas):
+            d = fit(datas[:i] + datas[i + 1 :])
+            print(line(x["name"], evaluate(x, d), "OUT-OF-SAMPLE") + f"   [fit: w_align {d.w_align:g} w_margin "
+                  f"{d.w_margin:g}; text {d.conclusive:g}/{d.suspected:g}; code {d.conclusive_code:g}/{d.suspected_code:g}]")  # fmt: skip
+    if args.webshop:
+        print("\nWebShop audits with --method embedding (shipped defaults):")
+        webshop_audits()
+    print("\nNear-duplicates:")
+    near_duplicates()
+    print(f"\ntotal {time.perf_counter() - t0:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

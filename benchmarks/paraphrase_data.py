@@ -1,0 +1,103 @@
+"""Loaders for the paraphrase benchmark: the frozen held-out sets and the llm-decontaminator files.
+
+Each case is ``(name, eval records, train records, truth)`` where ``truth(eval_record, train_record)``
+says whether a finding pairing them is right, and every train record carries ``meta["kind"]``:
+``paraphrase`` (must be found, matched to its own item) or ``negative`` (must not be).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+from auditor.datasets import Dataset, DatasetSpec
+from auditor.normalize import normalize
+from auditor.records import Record
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
+HELDOUT = REPO / "tests" / "data" / "heldout"
+BFCL = SHARED / "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_v4_simple_python.json"
+DECON = SHARED / "llm-decontaminator" / "data"
+
+HELDOUT_SETS = ("stabletoolbench", "bfcl_simple_python", "webshop")
+DECON_FILES = [  # name, originals, rephrasings, kind
+    ("mmlu abstract_algebra", "rephrase/abstract_algebra_test.csv", "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl", "mmlu"),
+    ("mmlu sociology", "rephrase/sociology_test.csv", "rephrase/sociology_test_rephrase_english_filtered_question.jsonl", "mmlu"),
+    ("mmlu us_history", "rephrase/high_school_us_history_test.csv", "rephrase/high_school_us_history_test_rephrase_english_filtered_question.jsonl", "mmlu"),
+    ("humaneval python", "test/HumanEval.jsonl", "rephrase/humaneval_python.jsonl", "code"),
+    ("humaneval c", "test/HumanEval.jsonl", "rephrase/humaneval_c.jsonl", "code"),
+    ("humaneval js", "test/HumanEval.jsonl", "rephrase/humaneval_js.jsonl", "code"),
+]  # fmt: skip
+
+
+def heldout_eval(name: str) -> list[Record]:
+    if name == "stabletoolbench":
+        return list(Dataset(DatasetSpec("stabletoolbench", ["stabletoolbench"], role="eval")).records())
+    if name == "webshop":
+        return list(Dataset(DatasetSpec("webshop", ["webshop:0:500"], role="eval")).records())
+    if name == "bfcl_simple_python":
+        out = []
+        with open(BFCL, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                d = json.loads(line)
+                q = d["question"][0][0]["content"]
+                out.append(Record("bfcl", d["id"], f"{BFCL.name}:{i + 1}", {"query": q, "text": q}, ordinal=i))
+        return out
+    raise ValueError(name)
+
+
+def heldout_case(name: str):
+    """``(eval, train, truth)`` for one frozen held-out set."""
+    ev = heldout_eval(name)
+    by_id: dict[str, list[Record]] = {}
+    for r in ev:
+        by_id.setdefault(r.id, []).append(r)
+    train: list[Record] = []
+    with open(HELDOUT / f"{name}.tsv", newline="", encoding="utf-8") as f:
+        for i, row in enumerate(csv.DictReader(f, delimiter="\t")):
+            own = {row["item_id"], *[x for x in (row.get("same_as") or "").split(",") if x]}
+            train.append(
+                Record(
+                    "heldout",
+                    f"{row['kind']}:{row['item_id']}",
+                    f"{name}.tsv:{i + 2}",
+                    {"query": row["text"], "text": row["text"]},
+                    meta={"kind": row["kind"], "own": sorted(own)},
+                    ordinal=i,
+                )
+            )
+    own_texts = {}
+    for r in train:
+        own_texts[r.ordinal] = {normalize(e.view("query")) for x in r.meta["own"] for e in by_id.get(x, [])}
+
+    def truth(e: Record, t: Record) -> bool:
+        return t.meta["kind"] == "paraphrase" and (
+            e.id in t.meta["own"] or normalize(e.view("query")) in own_texts[t.ordinal]
+        )
+
+    return ev, train, truth
+
+
+def decon_case(orig: str, reph: str, kind: str):
+    """llm-decontaminator: originals = eval, line-aligned English rephrasings = training."""
+    if kind == "mmlu":
+        with open(DECON / orig, newline="", encoding="utf-8") as f:
+            originals = [row[0] for row in csv.reader(f)]
+    else:
+        originals = [json.loads(line)["text"] for line in open(DECON / orig, encoding="utf-8")]
+    rephrased = [json.loads(line)["text"] for line in open(DECON / reph, encoding="utf-8")]
+    ev = [Record("orig", str(i), f"{orig}:{i + 1}", {"query": t}, ordinal=i) for i, t in enumerate(originals)]
+    tr = [
+        Record("reph", str(i), f"{reph}:{i + 1}", {"text": t}, meta={"kind": "paraphrase"}, ordinal=i)
+        for i, t in enumerate(rephrased)
+        if t.strip()
+    ]
+    texts = {e.ordinal: normalize(e.view("query")) for e in ev}
+
+    def truth(e: Record, t: Record) -> bool:  # a twin item (same text) counts as right
+        return e.ordinal == t.ordinal or (t.ordinal in texts and texts[e.ordinal] == texts[t.ordinal])
+
+    return ev, tr, truth
