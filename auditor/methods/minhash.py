@@ -302,6 +302,13 @@ class MinHashIndex(Index):
             out.append(self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev))
         return out
 
+    def take_counts(self) -> Counter:
+        taken, self.counts = self.counts, Counter()
+        return taken
+
+    def add_counts(self, counts: Counter) -> None:
+        self.counts.update(counts)
+
     def stats(self) -> dict[str, Any]:
         s = super().stats()
         s.update(
