@@ -98,9 +98,14 @@ def test_parallel_engine_finds_what_the_serial_one_finds(tmp_path, monkeypatch):
                 f.write(chat(f"q{i}", queries[i // 50]))
     serial = run_audit(stb_config(train, tmp_path, workers=1))
     real_get_engine = audit_mod.get_engine
-    monkeypatch.setattr(audit_mod, "get_engine", lambda name, **kw: real_get_engine(name, min_parallel_bytes=0, **kw))
+    # several work units (byte ranges of the file), so that the scan runs in the workers
+    monkeypatch.setattr(
+        audit_mod,
+        "get_engine",
+        lambda name, **kw: real_get_engine(name, **{**kw, "min_parallel_bytes": 0, "split_bytes": 200_000}),
+    )
     parallel = run_audit(stb_config(train, tmp_path, workers=2))
-    assert parallel.run["workers"] == 2
+    assert parallel.run["workers"] == 2 and parallel.run["scan"]["units"] > 2
     assert serial.checks[0]["boilerplate"]["lines"] >= 3  # masking is active
     for report in (serial, parallel):
         assert report.verdict == "fail"
