@@ -49,7 +49,7 @@ from .records import TEXT, Record
 
 ENGINES = ("local", "ray")
 #: default size of a work unit cut from one large file
-DEFAULT_SPLIT_BYTES = 32 * 1024 * 1024
+DEFAULT_SPLIT_BYTES = 16 * 1024 * 1024
 #: texts of finding records a unit sends back (the report shows those of the top findings)
 TEXTS_PER_UNIT = 500
 
@@ -65,6 +65,7 @@ class ScanStats:
     units: int = 0
     worker_cpu_s: float = 0.0  # CPU seconds the workers spent on units (reading, masking, searching)
     peak_worker_rss_mb: float = 0.0  # the largest peak RSS a worker reported (MB)
+    caller_cpu_s: float = 0.0  # CPU seconds of the calling process during scans (planning, merging)
 
     def as_dict(self) -> dict:
         rate = self.records / self.seconds if self.seconds else 0.0
@@ -77,6 +78,9 @@ class ScanStats:
             "records_per_s": round(rate, 1),
             "mb_per_s": round(mb_rate, 2),
             "units": self.units,
+            "worker_cpu_s": round(self.worker_cpu_s, 3),
+            "caller_cpu_s": round(self.caller_cpu_s, 3),
+            "peak_worker_rss_mb": self.peak_worker_rss_mb,
         }
 
 
@@ -289,7 +293,7 @@ def run_scan(
     """The scan every engine runs: units through ``run_units``, results merged in order."""
     from .datasets import _RANGE
 
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     size = dataset_bytes(dataset)
     stats.bytes += size
     bar = ScanProgress(dataset.name, size, enabled=progress)
@@ -306,6 +310,7 @@ def run_scan(
     finally:
         bar.close()
         stats.seconds += time.perf_counter() - start
+        stats.caller_cpu_s += time.process_time() - cpu0
         stats.peak_worker_rss_mb = max(stats.peak_worker_rss_mb, merger.peak_worker_rss_mb)
 
 
