@@ -131,7 +131,7 @@ class UnitResult:
 
 class Engine(Protocol):
     name: str
-    workers: int
+    workers: int | None
 
     def scan(
         self, job: ScanJob, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None

@@ -241,3 +241,53 @@ def ray_local():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+def test_a_bad_line_in_a_later_range_is_named_by_its_line_in_the_file(tmp_path):
+    """on_error = "fail": the error names the file's line, not the line within the byte range."""
+    from auditor.errors import InputError
+
+    rows = [json.dumps({"id": i, "text": f"record number {i} " * 8}) for i in range(3000)]
+    rows[2500] = '{"id": 2500, "text": '
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    ds = Dataset(DatasetSpec("tr", [str(path)]))
+    assert len(ds.plan(SPLIT)) > 5
+    ev = list(Dataset(DatasetSpec("ev", [EVAL], role="eval")).records())
+    job = ScanJob.of([create("exact").build(ev)])
+    for workers in (1, 2):
+        engine = get_engine("local", workers=workers, min_parallel_bytes=0, split_bytes=SPLIT)
+        with pytest.raises(InputError, match=r"bad.jsonl:line 2501: invalid JSON"):
+            list(engine.scan(job, ds, ScanStats()))
+
+
+class _AppendsOnce(Index):
+    """Appends a line to ``path`` during the first search: the file grows while it is scanned."""
+
+    name = ""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+
+    def _build(self):
+        pass
+
+    def search(self, batch):
+        if self.path is not None:
+            with open(self.path, "a") as f:
+                f.write(json.dumps({"id": "late", "text": "appended"}) + "\n")
+            self.path = None
+        return []
+
+
+def test_a_file_that_changes_while_it_is_scanned_is_an_error(tmp_path):
+    from auditor.errors import InputError
+
+    path = tmp_path / "growing.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": f"line {i} " * 10}) + "\n" for i in range(2000)))
+    ds = Dataset(DatasetSpec("tr", [str(path)], on_error="skip"))
+    engine = get_engine("local", workers=1, split_bytes=SPLIT, batch_size=50)
+    assert len(ds.plan(SPLIT)) > 1
+    with pytest.raises(InputError, match="growing.jsonl: file changed while it was read"):  # even on_error = skip
+        list(engine.scan(ScanJob.of([_AppendsOnce(path).build([])], batch_size=50), ds, ScanStats()))
