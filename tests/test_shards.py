@@ -291,3 +291,11 @@ def test_a_file_that_changes_while_it_is_scanned_is_an_error(tmp_path):
     assert len(ds.plan(SPLIT)) > 1
     with pytest.raises(InputError, match="growing.jsonl: file changed while it was read"):  # even on_error = skip
         list(engine.scan(ScanJob.of([_AppendsOnce(path).build([])], batch_size=50), ds, ScanStats()))
+
+
+def test_ray_range_split_counts_units_first(corpus, ray_local):
+    cfg = _config(corpus, engine="ray", workers=2, split_bytes=SPLIT)
+    cfg.datasets["tr"].split = "500:1700"
+    whole = _config(corpus, workers=1)
+    whole.datasets["tr"].split = "500:1700"
+    assert _comparable(run_audit(cfg)) == _comparable(run_audit(whole))
