@@ -195,15 +195,17 @@ def _truncating_reads(monkeypatch, path: Path, after: int, cut_line: int) -> Non
     reproduction: another process rewriting the file during the scan), in whichever pass reads it."""
     with path.open("rb") as f:
         cut = sum(len(line) for _, line in zip(range(cut_line), f))
-    real_records = Dataset.records
+    from auditor.datasets import UnitReader
 
-    def records(self):
-        for n, record in enumerate(real_records(self)):
-            if n == after and path in self.files and path.stat().st_size > cut:
+    real_read = UnitReader.read  # every pass reads through it: the serial reader and the engines' units
+
+    def read(self, unit, ustats, ordinal_start=0, ids=None):
+        for n, record in enumerate(real_read(self, unit, ustats, ordinal_start, ids)):
+            if n == after and unit.path == str(path) and path.stat().st_size > cut:
                 os.truncate(path, cut)
             yield record
 
-    monkeypatch.setattr(Dataset, "records", records)
+    monkeypatch.setattr(UnitReader, "read", read)
 
 
 def _stb_training_file(path: Path, filler_records: int) -> Path:
