@@ -12,6 +12,12 @@ never hold it in memory). Relative paths must stay inside ``confine_to`` when it
 set it to their own folder); absolute paths are the explicit way out. Eval datasets also count
 duplicate ids (within a file): reported, not skipped.
 
+Reading is by **work units** (:meth:`Dataset.plan`: a file, a byte range of a large JSON Lines
+file, Parquet row groups), each read alone by a :class:`UnitReader` — in this process for
+:meth:`Dataset.records`, in the engines' workers for a scan — and added up in reading order by a
+:class:`DatasetAccount`, which renumbers what a unit could not know (ordinals; line numbers and
+positions in a later byte range), so every way of reading gives the same records and counts.
+
 Split selection: ``"START:END"`` selects by position (0-based, END exclusive, either may be empty);
 any other value selects records whose adapter-given ``split`` equals it (comma-separated values allowed).
 
