@@ -199,8 +199,8 @@ def _truncating_reads(monkeypatch, path: Path, after: int, cut_line: int) -> Non
 
     real_read = UnitReader.read  # every pass reads through it: the serial reader and the engines' units
 
-    def read(self, unit, ustats, ordinal_start=0, ids=None):
-        for n, record in enumerate(real_read(self, unit, ustats, ordinal_start, ids)):
+    def read(self, unit, ustats, *args, **kwargs):
+        for n, record in enumerate(real_read(self, unit, ustats, *args, **kwargs)):
             if n == after and unit.path == str(path) and path.stat().st_size > cut:
                 os.truncate(path, cut)
             yield record
