@@ -85,7 +85,7 @@ def run_auditor(train: Path, eval_file: Path, engine: str, workers: int, out: Pa
         "--report-dir",
         str(out),
         "--index-dir",
-        str(out / "idx"),
+        str(out.with_name(out.name + "-idx")),  # a report folder holds only a report
     ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
