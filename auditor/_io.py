@@ -369,27 +369,75 @@ def too_long(limit: int) -> str:
     return f"record longer than max_record_chars={limit}"
 
 
-def iter_jsonl(path: str | Path, max_chars: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
+class LineSpan:
+    """A byte range ``[start, end)`` of an uncompressed JSON Lines file, read by :func:`iter_jsonl`.
+
+    A line belongs to the range its first byte lies in: a reader of a range that does not start at
+    0 skips the partial line before its first line start, and reads on past ``end`` to finish the
+    line it is in; so ranges cut anywhere read every line exactly once (a line starting exactly at
+    ``end`` belongs to the next range). Line numbers count from 1 at ``start``'s first line; after
+    the read, :attr:`lines` says how many lines the range held, so a caller can number lines of
+    later ranges.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.jsonl")
+    >>> _ = open(p, "w").write('{"a": 1}\\n{"a": 2}\\n{"a": 3}\\n')
+    >>> first, second = LineSpan(0, 9), LineSpan(9, None)   # byte 9 starts line 2
+    >>> [o for _, o, _ in iter_jsonl(p, span=first)], [o for _, o, _ in iter_jsonl(p, span=second)]
+    ([{'a': 1}], [{'a': 2}, {'a': 3}])
+    >>> first.lines, second.lines
+    (1, 2)
+    """
+
+    __slots__ = ("start", "end", "lines")
+
+    def __init__(self, start: int = 0, end: int | None = None):
+        self.start = start
+        self.end = end
+        self.lines = 0
+
+
+def _drain_line(f: IO[bytes]) -> int:
+    """Read to the end of the current line (in 1 MiB pieces); the bytes consumed."""
+    n = 0
+    while chunk := f.readline(1 << 20):
+        n += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return n
+
+
+def iter_jsonl(
+    path: str | Path, max_chars: int | None = None, span: LineSpan | None = None
+) -> Iterator[tuple[int, Any, str | None]]:
     """Yield ``(line_number, object, error)`` for each non-blank line; ``object`` is None on error.
 
     With ``max_chars``, a line longer than that many characters is not kept in memory: it is
-    drained in 1 MiB pieces and reported as an error (:func:`too_long`).
+    drained in 1 MiB pieces and reported as an error (:func:`too_long`). With ``span`` (an
+    uncompressed file only), only the lines starting inside its byte range, numbered from 1 (see
+    :class:`LineSpan`).
     """
     limit = 4 * max_chars + 2 if max_chars else -1  # a UTF-8 character is at most 4 bytes
+    start = span.start if span else 0
+    end = span.end if span else None
     try:
         with open_binary(path) as f:
+            pos = 0
+            if start > 0:
+                f.seek(start - 1)
+                pos = start - 1 + _drain_line(f)  # the partial line before our first line start
             lineno = 0
-            while raw := f.readline(limit):
+            while (end is None or pos < end) and (raw := f.readline(limit)):
                 lineno += 1
+                pos += len(raw)
                 if max_chars and len(raw) >= limit and not raw.endswith(b"\n"):
-                    while (chunk := f.readline(1 << 20)) and not chunk.endswith(b"\n"):
-                        pass
+                    pos += _drain_line(f)
                     yield lineno, None, too_long(max_chars)
                     continue
                 if not raw.strip():
                     continue
                 try:
-                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                    line = raw.decode("utf-8-sig" if lineno == 1 and start == 0 else "utf-8")
                 except UnicodeDecodeError:
                     yield lineno, None, "not valid UTF-8"
                     continue
@@ -402,6 +450,8 @@ def iter_jsonl(path: str | Path, max_chars: int | None = None) -> Iterator[tuple
                     yield lineno, None, f"invalid JSON: {e.msg} (column {e.colno})"
                 except RecursionError:
                     yield lineno, None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+            if span is not None:
+                span.lines = lineno
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 

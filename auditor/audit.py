@@ -15,6 +15,7 @@ import hashlib
 import math
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,7 +23,7 @@ from typing import Any
 
 from . import __version__, boilerplate, methods
 from .datasets import Dataset, DatasetSpec
-from .engine import ObservedDataset, ScanStats, get_engine
+from .engine import TEXTS_PER_UNIT, CheckPass, ScanJob, ScanSinks, ScanStats, get_engine
 from .errors import ConfigError, OutputError, did_you_mean
 from .errortypes import ErrorTypes
 from .progress import peak_rss_mb
@@ -59,6 +60,7 @@ class AuditConfig:
     batch_size: int = 512
     workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
     ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
+    split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
     findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
     findings_db: str | None = None  # keep the DuckDB file of every finding here (default: temporary)
     keep_per_item: int = 5
@@ -156,27 +158,31 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     if config.index_dir and os.path.exists(config.index_dir) and not os.path.isdir(config.index_dir):
         raise OutputError(config.index_dir, "is a file, not a folder (give a folder for the indexes)")
     started = datetime.now(timezone.utc)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
     train_names = sorted({n for c in config.checks for n in c.train})
     if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
         from .clean import plan_clean
 
         plan_clean(config.write_clean, [datasets[n] for n in train_names], datasets.values())
-    engine = get_engine(config.engine, batch_size=config.batch_size, workers=config.workers, address=config.ray_address)
+    engine = get_engine(
+        config.engine,
+        batch_size=config.batch_size,
+        workers=config.workers,
+        address=config.ray_address,
+        split_bytes=config.split_bytes,
+    )
     store = make_store(config)
     checks: list[dict[str, Any]] = []
     scan_stats = ScanStats()
     error_types = ErrorTypes()
-    # texts for the report, taken as the records stream past (no second pass over the corpus)
-    capture = TextCapture(
-        window=config.batch_size
-        * (getattr(engine, "chunk_batches", 0) + 2 * (getattr(engine, "workers", None) or 1) + 2)
-    )
+    # texts for the report, sent back by the workers with their findings (no second pass)
+    capture = TextCapture(window=4 * TEXTS_PER_UNIT)
     extra: dict[str, Any] = {}
     try:
-        for check in config.checks:
-            checks.append(_run_check(check, config, datasets, engine, store, scan_stats, error_types, capture))
+        states = [_prepare_check(check, config, datasets, error_types) for check in config.checks]
+        _scan_training_sets(states, config, datasets, engine, store, scan_stats, error_types, capture)
+        checks.extend(_finish_check(state, config, datasets, store, error_types) for state in states)
         findings = store.findings()
         findings_total = store.total
         if config.checks:
@@ -197,7 +203,13 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         used = {n for c in config.checks for n in c.train + c.eval}
         used |= {n for p in config.provenance for n in p.derived + p.sources}
         described = {n: datasets[n].describe() for n in sorted(used)}
-        timing = {"started": started.isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - t0, 3)}
+        timing = {
+            "started": started.isoformat(timespec="seconds"),
+            "seconds": round(time.perf_counter() - t0, 3),
+            # CPU of the calling process (planning, merging, indexes, report) and of the scan's workers
+            "caller_cpu_s": round(time.process_time() - cpu0, 3),
+            "worker_cpu_s": round(scan_stats.worker_cpu_s, 3),
+        }
         report = _report(
             config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets
         )
@@ -266,8 +278,32 @@ def _shown(findings: list) -> list:
     return findings[:TEXTS_LIMIT] + later[:REVIEW_LIMIT]
 
 
-def _run_check(
-    check: CheckSpec,
+@dataclass
+class _CheckState:
+    """One check between preparing (indexes, masking) and its verdict."""
+
+    check: CheckSpec
+    method_names: list[str]
+    eval_records: list
+    eval_skipped: int
+    indexes: list
+    masker: Any
+    pairs: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+
+
+def _prepare_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], error_types: ErrorTypes):
+    method_names = check.methods or methods.default_methods()
+    eval_records = [r for name in check.eval for r in datasets[name].records()]
+    eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
+    indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
+    masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
+    for name in check.eval:
+        error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
+    return _CheckState(check, method_names, eval_records, eval_skipped, indexes, masker)
+
+
+def _scan_training_sets(
+    states: list[_CheckState],
     config: AuditConfig,
     datasets: dict[str, Dataset],
     engine,
@@ -275,25 +311,37 @@ def _run_check(
     scan_stats: ScanStats,
     error_types: ErrorTypes,
     capture: TextCapture,
-) -> dict[str, Any]:
-    method_names = check.methods or methods.default_methods()
-    eval_records = [r for name in check.eval for r in datasets[name].records()]
-    eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
-    indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
-    pairs: dict[tuple[str, str], set[int]] = {}
-    masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
-    for name in check.eval:
-        error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
-    observers = [error_types.observer(check.train), masker.premask, capture.observe]
-    eval_by_key = {(r.dataset, r.ordinal): r for r in eval_records}
-    for name in check.train:
-        for f in engine.scan(masker.indexes, ObservedDataset(datasets[name], observers), scan_stats):
-            f.check = check.name
+) -> None:
+    """One pass over each training dataset serves every check that reads it."""
+    order = list(dict.fromkeys(n for st in states for n in st.check.train))
+    for name in order:
+        users = [st for st in states if name in st.check.train]
+        job = ScanJob(
+            [CheckPass(st.check.name, st.masker.indexes, st.masker) for st in users],
+            batch_size=config.batch_size,
+            count_error_types=name not in error_types.counts,
+        )
+        error_types.counts.setdefault(name, Counter())
+        by_check = {st.check.name: st for st in users}
+        eval_by_key = {st.check.name: {(r.dataset, r.ordinal): r for r in st.eval_records} for st in users}
+        sinks = ScanSinks(error_types=error_types, capture=capture)
+        for f in engine.scan(job, datasets[name], scan_stats, sinks):
             store.add(f)
             if capture.keep(f.train_dataset, f.train_ordinal):
-                capture.keep_eval([eval_by_key[(f.eval_dataset, f.eval_ordinal)]])
+                capture.keep_eval([eval_by_key[f.check][(f.eval_dataset, f.eval_ordinal)]])
             if f.conclusive:
-                pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
+                by_check[f.check].pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
+
+
+def _finish_check(
+    state: _CheckState,
+    config: AuditConfig,
+    datasets: dict[str, Dataset],
+    store: FindingStore,
+    error_types: ErrorTypes,
+) -> dict[str, Any]:
+    check, eval_records, indexes, masker = state.check, state.eval_records, state.indexes, state.masker
+    method_names, eval_skipped, pairs = state.method_names, state.eval_skipped, state.pairs
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
     files_skipped = {
         side: sum(len(datasets[n].stats.skipped_files) for n in names)

@@ -12,6 +12,12 @@ never hold it in memory). Relative paths must stay inside ``confine_to`` when it
 set it to their own folder); absolute paths are the explicit way out. Eval datasets also count
 duplicate ids (within a file): reported, not skipped.
 
+Reading is by **work units** (:meth:`Dataset.plan`: a file, a byte range of a large JSON Lines
+file, Parquet row groups), each read alone by a :class:`UnitReader` — in this process for
+:meth:`Dataset.records`, in the engines' workers for a scan — and added up in reading order by a
+:class:`DatasetAccount`, which renumbers what a unit could not know (ordinals; line numbers and
+positions in a later byte range), so every way of reading gives the same records and counts.
+
 Split selection: ``"START:END"`` selects by position (0-based, END exclusive, either may be empty);
 any other value selects records whose adapter-given ``split`` equals it (comma-separated values allowed).
 
@@ -30,11 +36,15 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import xxhash
 
 from . import registry
 from ._io import (
     DEFAULT_MAX_RECORD_CHARS,
     FileState,
+    LineSpan,
     check_regular_file,
     check_unchanged,
     file_state,
@@ -50,9 +60,11 @@ from .records import Record, Skip, split_source
 ROLES = ("train", "eval")
 ON_ERROR = ("fail", "skip")
 _RANGE = re.compile(r"^(-?\d*):(-?\d*)$")
+_MOD = 1 << 128
 _DASHED_RANGE = re.compile(r"^\d+-\d*$")  # "0-500": a range written with a dash
 _COLUMN = re.compile(r"\s*\(column \d+\)")
 MAX_SKIP_REASONS = 100
+OTHER_REASONS = "other reasons (beyond the first 100 kinds)"
 
 
 @dataclass
@@ -236,8 +248,10 @@ class Dataset:
         return self._sha256
 
     def records_sha256(self) -> str | None:
-        """Fingerprint of the selected records (ids and views, in order) of the last complete
-        :meth:`records` pass: two selections of one file differ; None before a complete pass."""
+        """Fingerprint of the selected records (ids and views) of the last complete pass — :meth:`records`
+        or an engine's scan of its units: the SHA-256 of the record count and the sum of the records'
+        xxh3-128 (a multiset hash, so the same whatever the work units); two selections of one file
+        differ; None before a complete pass."""
         return self._records_sha256
 
     def ref(self, record_id: str, source: str) -> str:
@@ -293,111 +307,57 @@ class Dataset:
         )
         return self.adapter_class(path)(spec.name, options)
 
+    def reader(self) -> UnitReader:
+        """What a worker needs to read units of this dataset (picklable; no open files)."""
+        prefix = str(registry.DATA_DIR) + os.sep if self.registry_entry else None
+        return UnitReader(self.spec, self.split, self.format, prefix)
+
+    def plan(self, split_bytes: int | None = None) -> list[Unit]:
+        """The dataset's work units in reading order: each file whole, or cut into parts of about
+        ``split_bytes`` where its format allows (uncompressed JSON Lines: byte ranges at line
+        boundaries; Parquet: row groups). Reads no data: a file's size and, for Parquet, its footer.
+        A file that cannot be planned (missing, unreadable, undetectable) is one unit whose reader
+        reports the problem, in order."""
+        units: list[Unit] = []
+        for file_no, path in enumerate(self.files):
+            try:
+                st = os.stat(path)
+                state = self._states.get(str(path)) or file_state(path)
+            except (OSError, InputError):
+                units.append(Unit(file_no, str(path)))
+                continue
+            if stat_is_regular(st):  # its state when this dataset first read it (passes of one run)
+                state = self._states.setdefault(str(path), state)
+            parts: list = []
+            if split_bytes is not None and stat_is_regular(st) and st.st_size > split_bytes:
+                try:
+                    parts = self.adapter_class(path).parts(path, split_bytes)
+                except (InputError, ConfigError):
+                    parts = []
+            if not parts:
+                units.append(Unit(file_no, str(path), state=state))
+                continue
+            units.extend(
+                Unit(file_no, str(path), part_no=i, parts=len(parts), part=part, state=state)
+                for i, part in enumerate(parts)
+            )
+        return units
+
     def records(self) -> Iterator[Record]:
         """Yield the dataset's selected records; raise InputError on bad input unless on_error = skip."""
-        self.stats = stats = DatasetStats()
-        limit = self.spec.max_record_chars
-        selector = _selector(self.split)
-        seen_splits: Counter = Counter()
+        account = DatasetAccount(self)
+        reader = self.reader()
         ids: set[tuple[str, str]] | None = set() if self.role == "eval" else None
         id_files: dict[tuple[str, str], str] | None = {} if self.role == "eval" else None
-        fingerprint = hashlib.sha256()
-        ordinal = 0
-        # bundled files are named by their place in the package, not this machine's install path
-        bundled_prefix = str(registry.DATA_DIR) + os.sep if self.registry_entry else None
-        for path in self.files:
-            before = stats.read
-            try:
-                check_regular_file(path)
-                state = self._first_state(path)
-                adapter = self.adapter(path)
-                for item in adapter.read(path):
-                    stats.read += 1
-                    if isinstance(item, Record) and max(map(len, item.views.values()), default=0) > limit:
-                        item = Skip(item.source, too_long(limit))
-                    if isinstance(item, Skip):
-                        self._skip(item)
-                        continue
-                    item.ordinal = ordinal
-                    ordinal += 1
-                    if bundled_prefix and item.source.startswith(bundled_prefix):
-                        item.source = "bundled:" + item.source[len(bundled_prefix) :]
-                    seen_splits[item.split] += 1
-                    if selector(item):
-                        stats.yielded += 1
-                        if ids is not None:
-                            self._count_duplicate(ids, str(path), item)
-                        if id_files is not None:
-                            self._count_across_files(id_files, str(path), item)
-                        fingerprint.update(_record_bytes(item))
-                        yield item
-                    else:
-                        stats.filtered += 1
-                check_unchanged(state)  # read to its end: a file that changed meanwhile was read in part
-                if stats.read == before and not self.spec.allow_empty and is_blank(path):
-                    # a well-formed empty document ([], {}, a CSV header, Parquet without rows)
-                    # is a dataset of 0 records; a file with no content at all is a mistake
-                    raise InputError(str(path), None, "no records in the file (empty)")
-            except InputError as e:
-                if self.spec.on_error != "skip" or isinstance(e, ChangedFileError):
-                    raise
-                stats.skipped_files.append(
-                    {
-                        "file": str(path),
-                        "reason": e.problem if e.path == str(path) else str(e),
-                        "records_read_before": stats.read - before,
-                    }
-                )
-        self._records_sha256 = fingerprint.hexdigest()  # only a complete pass gets here
-        if self.split and stats.yielded == 0 and not _RANGE.match(self.split):
-            labels = sorted(str(s) for s in seen_splits if s)
-            hint = did_you_mean(self.split, labels)
-            if not hint and _DASHED_RANGE.match(self.split):
-                hint = f" (did you mean '{self.split.replace('-', ':', 1)}'?)"
-            raise ConfigError(
-                f"dataset '{self.spec.name}': split '{self.split}' matches no record{hint} (splits in the data: "
-                f"{', '.join(labels) or 'none'}; a split is NAME:SPLIT, a split label of the data, or "
-                "NAME:START:END, record positions with END exclusive and either left empty, e.g. webshop:0:500)"
-            )
-
-    def _first_state(self, path: Path) -> FileState:
-        """``path``'s state when this dataset first read it; :class:`ChangedFileError` when it differs now
-        (a file rewritten between two passes of one run: the boilerplate sample, the scan, the report)."""
-        state = self._states.setdefault(str(path), file_state(path))
-        check_unchanged(state)
-        return state
+        for unit in self.plan():
+            ustats = UnitStats()
+            yield from reader.read(unit, ustats, ordinal_start=account.ordinal, ids=ids, id_files=id_files)
+            account.absorb(unit, ustats)
+        account.finish()
 
     def _check_unchanged(self, path: Path) -> None:
         if str(path) in self._states:
             check_unchanged(self._states[str(path)])
-
-    def _count_duplicate(self, ids: set, path: str, item: Record) -> None:
-        key = (path, item.meta.get("group") or "", item.id)
-        if key in ids:
-            self.stats.duplicate_ids += 1
-            if len(self.stats.duplicate_id_examples) < 10:
-                self.stats.duplicate_id_examples.append(f"{item.source}: id {item.id!r}")
-        else:
-            ids.add(key)
-
-    def _count_across_files(self, seen: dict[tuple[str, str], str], path: str, item: Record) -> None:
-        key = (item.meta.get("group") or "", item.id)
-        first = seen.setdefault(key, path)
-        if first != path:
-            self.stats.ids_in_several_files += 1
-
-    def _skip(self, item: Skip) -> None:
-        if self.spec.on_error != "skip":
-            raise InputError(*split_source(item.source), item.reason)
-        self.stats.skipped += 1
-        # the tally is by kind of problem: positions go to the examples, and distinct reasons are
-        # capped so a file of a million different bad lines cannot blow the report up
-        reason = _COLUMN.sub("", item.reason)
-        if reason not in self.stats.skip_reasons and len(self.stats.skip_reasons) >= MAX_SKIP_REASONS:
-            reason = "other reasons (beyond the first 100 kinds)"
-        self.stats.skip_reasons[reason] += 1
-        if len(self.stats.skip_examples) < 10:
-            self.stats.skip_examples.append(f"{item.source}: {item.reason}")
 
     def describe(self) -> dict:
         return {
@@ -414,9 +374,9 @@ class Dataset:
         }
 
 
-def _record_bytes(r: Record) -> bytes:
+def _record_bytes(r: Record, with_id: bool = True) -> bytes:
     """A record's id and views, unambiguously (NUL never occurs in them: NUL bytes are refused)."""
-    parts = [r.id, *(f"{k}\x01{v}" for k, v in sorted(r.views.items()))]
+    parts = [r.id if with_id else "", *(f"{k}\x01{v}" for k, v in sorted(r.views.items()))]
     return ("\x00".join(parts) + "\x02").encode("utf-8", "surrogatepass")
 
 
@@ -438,6 +398,287 @@ def _check_glob_bounded(pattern: str, full: str, confine_to: str | None) -> None
                 None,
                 f"a recursive glob (**) outside the manifest's folder {root}; "
                 "list the files, or a glob without ** (e.g. DIR/*.jsonl)",
+            )
+
+
+def stat_is_regular(st: os.stat_result) -> bool:
+    import stat as _stat
+
+    return _stat.S_ISREG(st.st_mode)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One work unit of a dataset: file number ``file_no`` whole (``part`` None) or its part
+    ``part_no`` of ``parts`` (an adapter's part: a :class:`~auditor._io.LineSpan` or Parquet
+    ``RowGroups``). ``state`` is the file's state when the dataset first read it: a file that differs
+    when the unit is opened, or changes while it is read, is an error (the scan would mix two versions
+    of it or be partial)."""
+
+    file_no: int
+    path: str
+    part_no: int = 0
+    parts: int = 1
+    part: Any = None
+    state: FileState | None = None
+
+    @property
+    def last_of_file(self) -> bool:
+        return self.part_no == self.parts - 1
+
+    @property
+    def relative_lines(self) -> bool:
+        """True when line numbers and positions read from this unit count from its own start."""
+        return isinstance(self.part, LineSpan) and self.part_no > 0
+
+
+@dataclass
+class UnitStats:
+    """What reading one unit counted (a worker sends it back with the unit's findings).
+
+    ``records``: records numbered (ordinals used: yielded + filtered); ``error``: the problem that
+    ended the unit, as ``(kind, path-or-source, where, problem)`` with kind ``"file"`` (the file is
+    unreadable: skipped under ``on_error = "skip"``), ``"record"`` (a bad record under
+    ``on_error = "fail"``) or ``"changed"`` (the file changed while it was read: always an error).
+    """
+
+    read: int = 0
+    yielded: int = 0
+    skipped: int = 0
+    filtered: int = 0
+    records: int = 0
+    lines: int = 0
+    skip_reasons: Counter = field(default_factory=Counter)
+    skip_examples: list[tuple[str, str]] = field(default_factory=list)
+    seen_splits: Counter = field(default_factory=Counter)
+    duplicate_ids: int = 0
+    duplicate_id_examples: list[str] = field(default_factory=list)
+    ids_in_several_files: int = 0
+    #: sum (mod 2**128) of the yielded records' xxh3-128 (:func:`_record_bytes`): a multiset hash,
+    #: so units' sums add up to the dataset's whatever the cut
+    fingerprint: int = 0
+    error: tuple[str, str, str | None, str] | None = None
+
+
+@dataclass(frozen=True)
+class UnitReader:
+    """Reads units of one dataset: the per-record rules (ordinals, the ``max_record_chars`` bound,
+    skips, split selection, bundled names) in one place for the serial reader and every worker."""
+
+    spec: DatasetSpec
+    split: str | None
+    format: str | None
+    bundled_prefix: str | None
+
+    def read(
+        self,
+        unit: Unit,
+        ustats: UnitStats,
+        ordinal_start: int | None = 0,
+        ids: set | None = None,
+        id_files: dict | None = None,
+    ) -> Iterator[Record]:
+        """Yield the unit's selected records, numbered from ``ordinal_start`` (None: from 0, for a
+        caller that renumbers; not allowed with a position-range split). Problems end the unit and
+        go to ``ustats.error``; skips are counted in ``ustats``; nothing is raised for bad input."""
+        spec = self.spec
+        limit = spec.max_record_chars
+        options = AdapterOptions(
+            text_field=spec.text_field,
+            id_field=spec.id_field,
+            max_record_chars=limit,
+            messages=spec.messages,
+            calls_field=spec.calls_field,
+        )
+        if ordinal_start is None and self.split and _RANGE.match(self.split):
+            raise ValueError("a position-range split needs the unit's first ordinal")
+        selector = _selector(self.split)
+        ordinal = ordinal_start or 0
+        path = Path(unit.path)
+        try:
+            check_regular_file(path)
+            if unit.state is not None:
+                check_unchanged(unit.state)
+            adapter = (get_adapter(self.format) if self.format else detect(path))(spec.name, options)
+            items = adapter.read(path) if unit.part is None else adapter.read_part(path, unit.part)
+            for item in items:
+                ustats.read += 1
+                if isinstance(item, Record) and max(map(len, item.views.values()), default=0) > limit:
+                    item = Skip(item.source, too_long(limit))
+                if isinstance(item, Skip):
+                    if spec.on_error != "skip":
+                        ustats.error = ("record", item.source, None, item.reason)
+                        return
+                    _count_skip(ustats, item)
+                    continue
+                item.ordinal = ordinal
+                ordinal += 1
+                ustats.records += 1
+                if self.bundled_prefix and item.source.startswith(self.bundled_prefix):
+                    item.source = "bundled:" + item.source[len(self.bundled_prefix) :]
+                ustats.seen_splits[item.split] += 1
+                if selector(item):
+                    ustats.yielded += 1
+                    if ids is not None:
+                        _count_duplicate(ids, ustats, unit.path, item)
+                    if id_files is not None:
+                        key = (item.meta.get("group") or "", item.id)
+                        if id_files.setdefault(key, unit.path) != unit.path:
+                            ustats.ids_in_several_files += 1
+                    # a position given as id is left out: a later byte range knows only its local one
+                    data = _record_bytes(item, with_id=not item.meta.get("positional_id"))
+                    ustats.fingerprint = (ustats.fingerprint + xxhash.xxh3_128_intdigest(data)) % _MOD
+                    yield item
+                else:
+                    ustats.filtered += 1
+            if isinstance(unit.part, LineSpan):
+                ustats.lines = unit.part.lines
+            if unit.state is not None:
+                check_unchanged(unit.state)  # read to its end: a file that changed meanwhile was read in part
+        except ChangedFileError as e:
+            ustats.error = ("changed", e.path, None, e.reason)
+        except InputError as e:
+            ustats.error = ("file", e.path, e.where, e.problem)
+
+
+def _count_skip(ustats: UnitStats, item: Skip) -> None:
+    ustats.skipped += 1
+    reason = _COLUMN.sub("", item.reason)
+    if reason not in ustats.skip_reasons and len(ustats.skip_reasons) >= MAX_SKIP_REASONS:
+        reason = OTHER_REASONS
+    ustats.skip_reasons[reason] += 1
+    if len(ustats.skip_examples) < 10:
+        ustats.skip_examples.append((item.source, item.reason))
+
+
+def _count_duplicate(ids: set, ustats: UnitStats, path: str, item: Record) -> None:
+    key = (path, item.meta.get("group") or "", item.id)
+    if key in ids:
+        ustats.duplicate_ids += 1
+        if len(ustats.duplicate_id_examples) < 10:
+            ustats.duplicate_id_examples.append(f"{item.source}: id {item.id!r}")
+    else:
+        ids.add(key)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How to turn one unit's local numbers into the dataset's: add ``ordinal`` to ordinals, and,
+    for a unit whose lines count from its own start (:attr:`Unit.relative_lines`), ``lines`` to the
+    line numbers of its sources and ``positions`` to its positional ids."""
+
+    ordinal: int = 0
+    lines: int = 0
+    positions: int = 0
+
+    def source(self, source: str) -> str:
+        """``path:N`` → ``path:N+lines`` (other sources unchanged)."""
+        if not self.lines:
+            return source
+        head, sep, line = source.rpartition(":")
+        return f"{head}:{int(line) + self.lines}" if sep and line.isdigit() else source
+
+
+class DatasetAccount:
+    """Adds units' counts to a dataset's :class:`DatasetStats` in reading order, so a dataset read
+    in parallel units is accounted exactly as one read serially: ordinals, line numbers and
+    positions run on across units; skip reasons, examples and files keep their serial order; a
+    bad record (``on_error = "fail"``) or an unreadable file raises :class:`InputError` at its place,
+    an unreadable file under ``on_error = "skip"`` is a skipped file whose later units are dropped.
+    """
+
+    def __init__(self, dataset: Dataset):
+        self.dataset = dataset
+        self.stats = dataset.stats = DatasetStats()
+        self.seen_splits: Counter = Counter()
+        self.ordinal = 0
+        self._file_reads = 0
+        self._file_lines = 0
+        self._failed_file: int | None = None
+        self._fingerprint = 0
+
+    def shift(self, unit: Unit, numbered_from: int | None = None) -> Shift:
+        """The :class:`Shift` of ``unit`` (call before :meth:`absorb`); ``numbered_from``: the first
+        ordinal its reader was given (None: it numbered from 0)."""
+        reads, lines = (0, 0) if unit.part_no == 0 else (self._file_reads, self._file_lines)
+        ordinal = self.ordinal if numbered_from is None else 0
+        if unit.relative_lines:
+            return Shift(ordinal, lines, reads)
+        return Shift(ordinal)
+
+    def absorb(self, unit: Unit, u: UnitStats) -> bool:
+        """Add ``unit``'s counts; False (nothing added) when its file was given up at an earlier unit."""
+        if unit.file_no == self._failed_file:
+            return False
+        shift = self.shift(unit)
+        if unit.part_no == 0:
+            self._file_reads = self._file_lines = 0
+        st = self.stats
+        st.read += u.read
+        st.yielded += u.yielded
+        st.skipped += u.skipped
+        st.filtered += u.filtered
+        for reason, n in u.skip_reasons.items():
+            if reason not in st.skip_reasons and len(st.skip_reasons) >= MAX_SKIP_REASONS:
+                reason = OTHER_REASONS
+            st.skip_reasons[reason] += n
+        for source, reason in u.skip_examples:
+            if len(st.skip_examples) < 10:
+                st.skip_examples.append(f"{shift.source(source)}: {reason}")
+        st.duplicate_ids += u.duplicate_ids
+        st.ids_in_several_files += u.ids_in_several_files
+        self._fingerprint = (self._fingerprint + u.fingerprint) % _MOD
+        st.duplicate_id_examples.extend(u.duplicate_id_examples[: 10 - len(st.duplicate_id_examples)])
+        self.seen_splits.update(u.seen_splits)
+        self.ordinal += u.records
+        self._file_reads += u.read
+        self._file_lines += u.lines
+        error = u.error
+        if (
+            error is None
+            and unit.last_of_file
+            and self._file_reads == 0
+            and not self.dataset.spec.allow_empty
+            and is_blank(unit.path)
+        ):
+            # a well-formed empty document ([], {}, a CSV header, Parquet without rows) is a dataset
+            # of 0 records; a file with no content at all is a mistake
+            error = ("file", unit.path, None, "no records in the file (empty)")
+        if error is not None:
+            kind, where_path, where, problem = error
+            if kind == "record":
+                raise InputError(*split_source(shift.source(where_path)), problem)
+            if kind == "changed":
+                raise ChangedFileError(where_path, problem)
+            e = InputError(where_path, where, problem)
+            if self.dataset.spec.on_error != "skip":
+                raise e
+            st.skipped_files.append(
+                {
+                    "file": unit.path,
+                    "reason": problem if where_path == unit.path else str(e),
+                    "records_read_before": self._file_reads,
+                }
+            )
+            self._failed_file = unit.file_no
+        return True
+
+    def finish(self) -> None:
+        """After the last unit: the dataset's record fingerprint (a complete pass); a split label that
+        matched no record is a :class:`ConfigError`."""
+        st = self.stats
+        digest = f"{st.yielded}:{self._fingerprint:032x}".encode()
+        self.dataset._records_sha256 = hashlib.sha256(digest).hexdigest()
+        split = self.dataset.split
+        if split and st.yielded == 0 and not _RANGE.match(split):
+            labels = sorted(str(s) for s in self.seen_splits if s)
+            hint = did_you_mean(split, labels)
+            if not hint and _DASHED_RANGE.match(split):
+                hint = f" (did you mean '{split.replace('-', ':', 1)}'?)"
+            raise ConfigError(
+                f"dataset '{self.dataset.spec.name}': split '{split}' matches no record{hint} (splits in the data: "
+                f"{', '.join(labels) or 'none'}; a split is NAME:SPLIT, a split label of the data, or "
+                "NAME:START:END, record positions with END exclusive and either left empty, e.g. webshop:0:500)"
             )
 
 

@@ -27,6 +27,9 @@ class InputError(AuditorError):
         loc = f"{self.path}:{where}" if where else self.path
         super().__init__(f"{loc}: {problem}")
 
+    def __reduce__(self):  # rebuilt from its parts when it crosses a process boundary
+        return (type(self), (self.path, self.where, self.problem))
+
 
 class ChangedFileError(InputError):
     """An input file that changed (truncated, appended to, replaced) while it was being read.
@@ -35,9 +38,13 @@ class ChangedFileError(InputError):
     the rest may never be; the audit cannot say what it checked."""
 
     def __init__(self, path: str, problem: str):
+        self.reason = problem
         super().__init__(
             path, None, f"{problem}: the scan would be partial; audit a copy that nothing writes to while it runs"
         )
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))
 
 
 class ManifestError(AuditorError):
@@ -56,7 +63,11 @@ class MissingDependencyError(AuditorError):
     """An optional dependency (an extra) is needed but not installed."""
 
     def __init__(self, package: str, extra: str, purpose: str):
+        self.parts = (package, extra, purpose)
         super().__init__(f"{purpose} needs the package '{package}'; install it with: pip install 'auditor[{extra}]'")
+
+    def __reduce__(self):
+        return (type(self), self.parts)
 
 
 class ScanError(AuditorError):

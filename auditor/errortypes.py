@@ -250,6 +250,12 @@ class ErrorTypes:
 
         return observe
 
+    def merge(self, dataset: str, counts: Counter, labeled: int) -> None:
+        """Add the label counts a worker made of some of ``dataset``'s records."""
+        self.counts.setdefault(dataset, Counter()).update(counts)
+        if labeled:
+            self.labeled[dataset] += labeled
+
     def novel(self, eval_names: Sequence[str], train_names: Sequence[str]) -> list[str]:
         ev = set().union(*(self.counts.get(n, Counter()) for n in eval_names)) if eval_names else set()
         tr = set().union(*(self.counts.get(n, Counter()) for n in train_names)) if train_names else set()

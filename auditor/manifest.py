@@ -80,6 +80,7 @@ TOP_KEYS = {
     "write_clean",
     "workers",
     "ray_address",
+    "split_bytes",
     "findings_store",
     "findings_db",
     "fail_on",
@@ -214,6 +215,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         ("batch_size", int),
         ("workers", int),
         ("ray_address", str),
+        ("split_bytes", int),
         ("findings_store", str),
         ("fail_on", str),
     ):

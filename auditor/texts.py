@@ -1,14 +1,13 @@
 """The record texts a report shows beside its findings, captured during the scan.
 
 The report's Markdown and HTML show the eval item and the training record side by side. Re-reading a
-training corpus after the scan to fetch them would be a second full pass over it, so the calling
-process keeps the texts of the records it has just read (a window as wide as the batches in flight)
-and copies the ones that produce findings. Only texts the window missed are read again afterwards.
+training corpus after the scan to fetch them would be a second full pass over it, so the workers send
+back the texts of the records behind their findings (:meth:`TextCapture.offer`), and the calling
+process keeps those of the findings it reports. Only texts the window missed are read again afterwards.
 
->>> from auditor.records import Record
 >>> cap = TextCapture(window=2, limit=10)
 >>> for i in range(3):
-...     cap.observe(Record("tr", str(i), f"t:{i}", {"text": f"record {i}"}, ordinal=i))
+...     cap.offer("tr", i, f"record {i}")
 >>> cap.keep("tr", 2), cap.keep("tr", 0)
 (True, False)
 >>> cap.texts
@@ -34,9 +33,9 @@ class TextCapture:
         self._recent: OrderedDict[tuple[str, int], str] = OrderedDict()
         self.texts: dict[str, str] = {}
 
-    def observe(self, record: Record) -> None:
-        """Observer for :class:`auditor.engine.ObservedDataset` (training side)."""
-        self._recent[(record.dataset, record.ordinal)] = record.view(TEXT)[:MAX_CHARS]
+    def offer(self, dataset: str, ordinal: int, text: str) -> None:
+        """A text a worker sent back with findings: held in the window like an observed record's."""
+        self._recent[(dataset, ordinal)] = text[:MAX_CHARS]
         if len(self._recent) > self.window:
             self._recent.popitem(last=False)
 

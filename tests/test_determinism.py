@@ -16,7 +16,17 @@ from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
 
 from auditor import indexstore
 
-TIMING_KEYS = ("started", "seconds", "mb_per_s", "records_per_s", "peak_rss_mb", "peak_worker_rss_mb", "encoding")
+TIMING_KEYS = (
+    "started",
+    "seconds",
+    "mb_per_s",
+    "records_per_s",
+    "peak_rss_mb",
+    "peak_worker_rss_mb",
+    "encoding",
+    "caller_cpu_s",
+    "worker_cpu_s",
+)
 
 
 def _training_file(path, n: int, seed: int = 7) -> None:

@@ -99,9 +99,14 @@ def test_parallel_engine_finds_what_the_serial_one_finds(tmp_path, monkeypatch):
                 f.write(chat(f"q{i}", queries[i // 50]))
     serial = run_audit(stb_config(train, tmp_path, workers=1))
     real_get_engine = audit_mod.get_engine
-    monkeypatch.setattr(audit_mod, "get_engine", lambda name, **kw: real_get_engine(name, min_parallel_bytes=0, **kw))
+    # several work units (byte ranges of the file), so that the scan runs in the workers
+    monkeypatch.setattr(
+        audit_mod,
+        "get_engine",
+        lambda name, **kw: real_get_engine(name, **{**kw, "min_parallel_bytes": 0, "split_bytes": 200_000}),
+    )
     parallel = run_audit(stb_config(train, tmp_path, workers=2))
-    assert parallel.run["workers"] == 2
+    assert parallel.run["workers"] == 2 and parallel.run["scan"]["units"] > 2
     assert serial.checks[0]["boilerplate"]["lines"] >= 3  # masking is active
     for report in (serial, parallel):
         assert report.verdict == "fail"
@@ -194,15 +199,17 @@ def _truncating_reads(monkeypatch, path: Path, after: int, cut_line: int) -> Non
     reproduction: another process rewriting the file during the scan), in whichever pass reads it."""
     with path.open("rb") as f:
         cut = sum(len(line) for _, line in zip(range(cut_line), f))
-    real_records = Dataset.records
+    from auditor.datasets import UnitReader
 
-    def records(self):
-        for n, record in enumerate(real_records(self)):
-            if n == after and path in self.files and path.stat().st_size > cut:
+    real_read = UnitReader.read  # every pass reads through it: the serial reader and the engines' units
+
+    def read(self, unit, ustats, *args, **kwargs):
+        for n, record in enumerate(real_read(self, unit, ustats, *args, **kwargs)):
+            if n == after and unit.path == str(path) and path.stat().st_size > cut:
                 os.truncate(path, cut)
             yield record
 
-    monkeypatch.setattr(Dataset, "records", records)
+    monkeypatch.setattr(UnitReader, "read", read)
 
 
 def _stb_training_file(path: Path, filler_records: int) -> Path:

@@ -420,13 +420,19 @@ def test_skip_tally_is_by_kind_and_bounded(tmp_path):
     assert len(d["skip_reasons"]) <= 101 and sum(d["skip_reasons"].values()) == d["skipped"]
     assert d["skip_reasons"]["invalid JSON: Expecting ',' delimiter"] == 300
 
-    # more kinds of problem than the tally keeps: the rest are counted together
-    from auditor.datasets import MAX_SKIP_REASONS, Dataset, DatasetSpec
+    # more kinds of problem than the tally keeps: the rest are counted together, also when the
+    # problems come from several work units (each unit tallies, the dataset's account merges)
+    from auditor.datasets import MAX_SKIP_REASONS, Dataset, DatasetAccount, DatasetSpec, Unit, UnitStats, _count_skip
     from auditor.records import Skip
 
     ds = Dataset(DatasetSpec("messy", [str(train)], on_error="skip"))
-    for i in range(MAX_SKIP_REASONS + 50):
-        ds._skip(Skip(f"{train}:{i}", f"problem number {i}"))
+    account = DatasetAccount(ds)
+    units = [Unit(0, str(train), part_no=k, parts=2) for k in range(2)]
+    for k, unit in enumerate(units):
+        ustats = UnitStats(read=1)
+        for i in range(k * 75, (k + 1) * 75):
+            _count_skip(ustats, Skip(f"{train}:{i}", f"problem number {i}"))
+        account.absorb(unit, ustats)
     assert len(ds.stats.skip_reasons) == MAX_SKIP_REASONS + 1
     assert ds.stats.skip_reasons["other reasons (beyond the first 100 kinds)"] == 50
     assert ds.stats.skipped == sum(ds.stats.skip_reasons.values()) == MAX_SKIP_REASONS + 50

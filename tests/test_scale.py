@@ -185,12 +185,17 @@ def test_local_processes_give_the_serial_findings_in_the_same_order(corpus):
     ev = _eval_records()
     indexes = [create("exact").build(ev), create("ngram").build(ev)]
     ds = Dataset(DatasetSpec("tr", [str(corpus / "train.jsonl")], role="train"))
-    serial = list(get_engine("local", workers=1, batch_size=100).scan(indexes, ds, ScanStats()))
+    whole = list(get_engine("local", workers=1, batch_size=100).scan(indexes, ds, ScanStats()))
+    # the same units in-process and in two workers: the same findings in the same order
+    serial = list(get_engine("local", workers=1, batch_size=100, split_bytes=100_000).scan(indexes, ds, ScanStats()))
     stats = ScanStats()
-    engine = get_engine("local", workers=2, batch_size=100, min_parallel_bytes=0)
+    engine = get_engine("local", workers=2, batch_size=100, min_parallel_bytes=0, split_bytes=100_000)
     parallel = list(engine.scan(indexes, ds, stats))
     assert serial and [f.to_dict() for f in parallel] == [f.to_dict() for f in serial]
-    assert stats.records == 1500
+    # the file read whole: the same findings (batches are cut at unit ends, so the order may differ)
+    assert sorted(f.sort_key() for f in whole) == sorted(f.sort_key() for f in serial)
+    assert sorted((f.train_id, f.train_source) for f in whole) == sorted((f.train_id, f.train_source) for f in serial)
+    assert stats.records == 1500 and stats.units > 1
     assert engine.workers_used == 2 and engine.peak_worker_rss_mb > 0
 
 
@@ -304,7 +309,9 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
 
     import auditor.audit as audit_mod
 
-    trajectories = shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")
+    source = shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")
+    trajectories = tmp_path / "trajectories.jsonl"  # JSON Lines, so the file cuts into several units
+    trajectories.write_text("".join(json.dumps(x) + "\n" for x in json.loads(source.read_text())))
 
     def config(workers):
         return AuditConfig(
@@ -317,6 +324,7 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
             workers=workers,
             batch_size=32,
             findings_store="memory",
+            split_bytes=200_000,
         )
 
     serial = run_audit(config(1))
@@ -324,6 +332,7 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
     monkeypatch.setattr(audit_mod, "get_engine", lambda name, **kw: real_get_engine(name, min_parallel_bytes=0, **kw))
     parallel = run_audit(config(2))
     assert parallel.run["workers"] == 2 and serial.run["workers"] == 1
+    assert parallel.run["scan"]["units"] == serial.run["scan"]["units"] > 2
     assert parallel.findings == serial.findings and serial.findings
     assert serial.checks[0]["boilerplate"]["masked_records"] > 0
     assert parallel.checks[0]["boilerplate"] == serial.checks[0]["boilerplate"]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .._io import DEFAULT_MAX_RECORD_CHARS
+from .._io import DEFAULT_MAX_RECORD_CHARS, LineSpan
 from ..errors import ConfigError, did_you_mean
 from ..records import Record, Skip
 from ._write import RecordWriter
@@ -92,12 +92,42 @@ class Adapter(ABC):
         ``target`` (records arrive in file order, some left out), or None when it cannot."""
         return None
 
+    @classmethod
+    def parts(cls, path: Path, split_bytes: int) -> list[Any]:
+        """How ``path`` cuts into parts that :meth:`read_part` reads independently, in file order;
+        ``[]`` (the default) when the file is read whole. Parts are a
+        :class:`~auditor._io.LineSpan` (line-based formats) or a format's own object."""
+        return []
+
+    def read_part(self, path: Path, part: Any) -> Iterator[Record | Skip]:
+        """Yield the items of one part of ``path`` (one of :meth:`parts`); sources and positional ids
+        are those of the whole file, except line numbers and positions of a ``LineSpan`` after the
+        first, which count from its start (the engine adds the earlier parts' counts)."""
+        raise NotImplementedError(f"format '{self.name}' is read whole")
+
     def record(
         self, id: Any, source: str, views: dict[str, str], *, raw: Any = None, split: str | None = None, **meta: Any
     ) -> Record:
         """Build a Record of this adapter's dataset (``ordinal`` is set by the dataset loader)."""
         clean = {k: v for k, v in views.items() if isinstance(v, str) and v}
         return Record(dataset=self.dataset, id=str(id), source=source, views=clean, meta=meta, raw=raw, split=split)
+
+
+def line_spans(path: Path, split_bytes: int) -> list[LineSpan]:
+    """Byte ranges of ``split_bytes`` of an uncompressed line-based file; [] when it fits one."""
+    import os
+
+    name = str(path).lower()
+    if name.endswith((".gz", ".zst")):
+        return []  # a compressed stream cannot be entered in the middle: read whole
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return []
+    if size <= split_bytes:
+        return []
+    cuts = list(range(0, size, split_bytes))
+    return [LineSpan(a, b) for a, b in zip(cuts, [*cuts[1:], None])]
 
 
 class GenericAdapter(Adapter):

@@ -30,12 +30,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_jsonl
+from .._io import LineSpan, iter_jsonl
 from ..records import Record, Skip
 from ..toolcalls import canonical_call
 from ._trajectory import Turn, trajectory_views
 from ._write import JsonLinesWriter, RecordWriter
-from .base import Adapter
+from .base import Adapter, line_spans
 
 ROLES = ("system", "user", "assistant", "tool")
 LABELS = ("correct", "incorrect")
@@ -115,8 +115,15 @@ class CaftAdapter(Adapter):
             and isinstance(sample[0].get("turns"), list)
         )
 
+    @classmethod
+    def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:
+        return line_spans(path, split_bytes)
+
     def read(self, path: Path) -> Iterator[Record | Skip]:
-        for lineno, obj, err in iter_jsonl(path):
+        return self.read_part(path, None)
+
+    def read_part(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
+        for lineno, obj, err in iter_jsonl(path, span=part):
             source = f"{path}:{lineno}"
             if err:
                 yield Skip(source, err)

@@ -27,13 +27,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_json_items, iter_jsonl, json_container, load_json
+from .._io import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
 from ..messages import ROLE_ALIASES, MessageSelector
 from ..records import QUERY, TEXT, Record, Skip
 from ..sniff import sniff
 from ._trajectory import Turn, extract_task, trajectory_views
 from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
-from .base import Adapter
+from .base import Adapter, line_spans
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
 _ROLE_ALIASES = ROLE_ALIASES
@@ -116,13 +116,20 @@ class ChatAdapter(Adapter):
             and _message_list(sample[0]) is not None
         )
 
+    @classmethod
+    def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:
+        return line_spans(path, split_bytes) if sniff(path).kind == "lines" else []
+
+    def read_part(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
+        position = 0
+        for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars, part):
+            source = f"{path}:{lineno}"
+            yield Skip(source, err) if err else self._one(obj, position, source)
+            position += 1
+
     def read(self, path: Path) -> Iterator[Record | Skip]:
         if sniff(path).kind == "lines":
-            position = 0
-            for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars):
-                source = f"{path}:{lineno}"
-                yield Skip(source, err) if err else self._one(obj, position, source)
-                position += 1
+            yield from self.read_part(path, None)
             return
         kind = json_container(path)
         if kind == "object":  # StepTool's nested layout, streamed one query at a time

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._io import iter_json_items, iter_jsonl, json_container
+from .._io import LineSpan, iter_json_items, iter_jsonl, json_container
 from ..records import Record, Skip
 from ..sniff import sniff
 from ._fields import extract
 from ._write import JsonArrayWriter, JsonLinesWriter, JsonObjectWriter, RecordWriter
-from .base import GenericAdapter
+from .base import GenericAdapter, line_spans
 
 
 class JsonAdapter(GenericAdapter):
@@ -68,9 +68,16 @@ class JsonLinesAdapter(GenericAdapter):
     layouts = ("lines",)
     priority = 999
 
+    @classmethod
+    def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:
+        return line_spans(path, split_bytes)
+
     def read(self, path: Path) -> Iterator[Record | Skip]:
+        return self.read_part(path, None)
+
+    def read_part(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
         position = 0
-        for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars):
+        for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars, part):
             source = f"{path}:{lineno}"
             if err:
                 yield Skip(source, err)

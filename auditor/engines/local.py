@@ -1,61 +1,54 @@
 """The local engine (default): the scan on every core of this machine, in worker processes.
 
-The calling process reads the dataset (so ordinals, skips and split selection are exactly those of
-a serial read) and hands batches to ``workers`` processes that hold a copy of the built indexes
-(sent once, when each worker starts). At most ``2 × workers`` batches are in flight, and results
-are yielded in batch order, so memory stays bounded and the findings are in the same order as a
-serial scan. ``workers = 1``, or inputs smaller than ``min_parallel_bytes``, run in-process
-(starting processes would cost more than it saves).
+The calling process plans the dataset's work units (:meth:`auditor.datasets.Dataset.plan`) and
+hands them to ``workers`` processes that hold a copy of the :class:`~auditor.engine.ScanJob` (its
+built indexes, sent once, when each worker starts); each worker reads, parses, masks and searches
+its unit and sends back findings and counts (:func:`auditor.engine.scan_unit`). At most
+``3 × workers`` units are in flight and results are merged in unit order, so memory stays bounded
+and the report equals a serial scan's. ``workers = 1``, a single unit, or inputs smaller than
+``min_parallel_bytes`` run in-process (the same units, so the same report). Workers ignore Ctrl-C
+(the calling process handles it and stops them) and die with the calling process
+(:mod:`auditor.engines.lifecycle`).
 
 >>> from auditor.datasets import Dataset, DatasetSpec
+>>> from auditor.engine import ScanJob, ScanStats
 >>> from auditor.methods import create
 >>> ev = list(Dataset(DatasetSpec("t", ["webshop:0:50"], role="eval")).records())
 >>> train = Dataset(DatasetSpec("tr", ["webshop:0:100"], role="eval"))
 >>> stats = ScanStats()
->>> len(list(LocalEngine(workers=1).scan([create("exact").build(ev)], train, stats))) >= 50, stats.records
+>>> job = ScanJob.of([create("exact").build(ev)])
+>>> len(list(LocalEngine(workers=1).scan(job, train, stats))) >= 50, stats.records
 (True, 100)
 
-Errors: bad input raises :class:`~auditor.errors.InputError` from the reading process, as serially.
+Errors: bad input raises :class:`~auditor.errors.InputError` at its place in reading order; a worker
+process that dies raises :class:`~auditor.errors.ScanError`.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from ..datasets import Dataset
-from ..engine import ScanStats, batched, search_all
+from ..datasets import Dataset, Unit, UnitReader
+from ..engine import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, dataset_bytes, run_scan, scan_unit
 from ..errors import ConfigError, ScanError
-from ..methods.base import Finding, Index
-from ..progress import ScanProgress, peak_rss_mb
+from ..methods.base import Finding
 from .lifecycle import init_worker, spawning_guard, started_children, terminate_children_since
 
-_WORKER_INDEXES: list[Index] = []
+_WORKER: dict = {}
 
 
-def _init_worker(indexes: list[Index]) -> None:
-    global _WORKER_INDEXES
-    _WORKER_INDEXES = indexes
+def _init_worker(job: ScanJob, reader: UnitReader) -> None:
+    _WORKER["job"], _WORKER["reader"] = job, reader
 
 
-def _work(batch) -> tuple[list[Finding], float]:
-    return search_all(_WORKER_INDEXES, batch), peak_rss_mb()
-
-
-def dataset_bytes(dataset: Dataset) -> int:
-    total = 0
-    for f in dataset.files:
-        try:
-            total += os.path.getsize(f)
-        except OSError:
-            pass
-    return total
+def _work(unit: Unit, numbered_from: int | None, count_only: bool, reader: UnitReader | None) -> UnitResult:
+    return scan_unit(_WORKER["job"], reader or _WORKER["reader"], unit, numbered_from, count_only)
 
 
 @dataclass
@@ -63,47 +56,31 @@ class LocalEngine:
     batch_size: int = 512
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     min_parallel_bytes: int = 8_000_000
+    #: a larger uncompressed JSON Lines file (Parquet: its row groups) is cut into units of about this size
+    split_bytes: int = DEFAULT_SPLIT_BYTES
     progress: bool | None = None  # None: when stderr is a terminal
     name: str = field(default="local", init=False)
     #: the largest peak RSS a worker process reported (MB); 0 when the scan ran in-process
     peak_worker_rss_mb: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.workers, int) or self.workers < 1:
-            raise ConfigError(f"workers must be a positive integer, not {self.workers!r}")
-        if not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, not {self.batch_size!r}")
+        for key in ("workers", "batch_size", "split_bytes"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key} must be a positive integer, not {value!r}")
+        self.workers_used = 1
 
-    def scan(self, indexes: Sequence[Index], dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
-        start = time.perf_counter()
-        size = dataset_bytes(dataset)
-        stats.bytes += size
-        progress = ScanProgress(dataset.name, size, enabled=self.progress)
-        parallel = self.workers > 1 and size >= self.min_parallel_bytes
+    def scan(
+        self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
+    ) -> Iterator[Finding]:
+        if not isinstance(job, ScanJob):
+            job = ScanJob.of(job, self.batch_size)
+        units = dataset.plan(self.split_bytes)
+        parallel = self.workers > 1 and len(units) > 1 and dataset_bytes(dataset) >= self.min_parallel_bytes
         self.workers_used = self.workers if parallel else 1
-        try:
-            batches = self._batches(dataset, stats, progress)
-            if parallel:
-                yield from self._parallel(list(indexes), batches)
-            else:
-                for batch in batches:
-                    yield from search_all(indexes, batch)
-        finally:
-            progress.close()
-            stats.seconds += time.perf_counter() - start
-
-    def _batches(self, dataset: Dataset, stats: ScanStats, progress: ScanProgress):
-        for batch in batched(dataset.records(), self.batch_size):
-            chars = 0
-            for r in batch:
-                r.raw = None  # not needed by any index; keeps what travels small
-                chars += len(r.view("text"))
-            stats.records += len(batch)
-            stats.chars += chars
-            progress.advance(len(batch), chars)
-            yield batch
-
-    def _parallel(self, indexes: list[Index], batches) -> Iterator[Finding]:
+        if not parallel:
+            yield from run_scan(_in_process, job, dataset, stats, sinks, units, progress=self.progress)
+            return
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang).
@@ -114,27 +91,46 @@ class LocalEngine:
                 self.workers,
                 mp_context=ctx,
                 initializer=init_worker,
-                initargs=(os.getpid(), _init_worker, (indexes,)),
+                initargs=(os.getpid(), _init_worker, (job, dataset.reader())),
             )
         try:
-            pending: deque = deque()
-            for batch in batches:
-                with spawning_guard():  # submit starts workers (and the forkserver) on demand
-                    pending.append(pool.submit(_work, batch))
-                while len(pending) >= 2 * self.workers:
-                    yield from self._collect(pending.popleft())
-            while pending:
-                yield from self._collect(pending.popleft())
-        except BaseException:  # Ctrl-C, a failed batch, or the consumer stopped early
+
+            def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
+                return self._ordered(pool, tasks, count_only, reader)
+
+            yield from run_scan(run, job, dataset, stats, sinks, units, progress=self.progress)
+        except BaseException:  # Ctrl-C, a failed unit, or the consumer stopped early
             terminate_children_since(before)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)
 
-    def _collect(self, result) -> list[Finding]:
-        try:
-            findings, rss = result.result()
-        except BrokenProcessPool as e:
-            raise ScanError(f"a worker process failed ({e}); rerun with --workers 1 to see the cause") from None
-        self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, rss)
-        return findings
+    def _ordered(self, pool, tasks, count_only: bool, reader: UnitReader) -> Iterator[UnitResult]:
+        # the workers hold the reader of the scan; the counting pass reads without the split
+        extra = reader if count_only else None
+        pending: deque = deque()
+        todo = iter(tasks)
+        for unit, start in todo:
+            with spawning_guard():  # submit starts workers (and the forkserver) on demand
+                pending.append(pool.submit(_work, unit, start, count_only, extra))
+            if len(pending) >= 3 * self.workers:
+                break
+        while pending:
+            result = pending.popleft()
+            nxt = next(todo, None)
+            if nxt is not None:
+                with spawning_guard():
+                    pending.append(pool.submit(_work, nxt[0], nxt[1], count_only, extra))
+            try:
+                yield result.result()
+            except BrokenProcessPool as e:
+                raise ScanError(
+                    f"a worker process died ({e}); no report is written for a scan with a gap. "
+                    "Rerun with --workers 1 to see the cause"
+                ) from None
+
+
+def _in_process(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
+    for unit, start in tasks:
+        yield scan_unit(job, reader, unit, start, count_only)

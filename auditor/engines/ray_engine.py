@@ -1,96 +1,63 @@
-"""The Ray engine (``--engine ray``): the same scan as the local engine, on a Ray cluster with Ray Data.
+"""The Ray engine (``--engine ray``): the local engine's scan as Ray tasks on a local or remote cluster.
 
-The eval indexes are built once by the caller, put in Ray's object store once per scan
-(``ray.put``) and fetched by each worker process once (cached by object id), so workers never
-rebuild them. The caller reads the training dataset in order (ordinals, skips and split selection
-are exactly the local engine's) and feeds it to Ray Data in chunks of ``chunk_batches`` batches;
-each chunk is one ``ray.data.from_items(...).map_batches(...)`` pipeline whose tasks run every tier
-(``search_all``) and return the findings, which are put back in the local engine's order. Memory on
-the caller is bounded by one chunk.
+The calling process only plans and merges. The :class:`~auditor.engine.ScanJob` (every check's built
+eval indexes and maskers) goes into Ray's object store once per scan (``ray.put``) and each worker
+process fetches it once (cached by object id). Every work unit (:meth:`auditor.datasets.Dataset.plan`:
+a file, a byte range of a large JSON Lines file, Parquet row groups) is one task that opens, reads,
+parses, masks and searches its unit itself (:func:`auditor.engine.scan_unit`) and returns only
+findings and counts. Up to ``2 × workers`` tasks are in flight; results are collected as they
+complete (``ray.wait``) and merged in unit order, so the report equals the local engine's.
+
+**Paths on a cluster.** Workers open the unit's path themselves, so the training files must be
+readable at the same path on every node: a shared filesystem (NFS, Lustre, a FUSE mount of an
+object store such as ``s3fs``/``gcsfuse``) mounted at the same place. URLs (``s3://…``) are not
+read directly: mount them. The eval side is read by the calling process.
 
 ``address``: a cluster address (``"ray://host:10001"``, ``"auto"``); without it a local Ray is
 started with ``workers`` CPUs (default: every core). A Ray already initialised in this process is
-used as is.
+used as is. ``retries``: how often Ray reruns a unit whose worker died (units are idempotent);
+then the scan fails.
 
 >>> engine = RayEngine(workers=2, address=None)  # Ray itself starts at the first scan
->>> engine.name, engine.workers, engine.chunk_batches
-('ray', 2, 16)
+>>> engine.name, engine.workers, engine.retries
+('ray', 2, 1)
 
 Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[ray]'``) when Ray
-is not installed; :class:`~auditor.errors.ConfigError` for bad options.
+is not installed; :class:`~auditor.errors.ConfigError` for bad options; bad input raises
+:class:`~auditor.errors.InputError` at its place in reading order; a unit whose worker died (after
+``retries``) or failed raises :class:`~auditor.errors.ScanError`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
-import json
 import logging
 import os
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datasets import Dataset
-from ..engine import ScanStats, batched
-from ..errors import ConfigError, MissingDependencyError
-from ..methods.base import Finding, Index
-from ..progress import ScanProgress
-from ..records import Record
-from .local import dataset_bytes
+from ..datasets import Dataset, Unit, UnitReader
+from ..engine import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
+from ..errors import AuditorError, ConfigError, MissingDependencyError, ScanError
+from ..methods.base import Finding
 
-_INDEX_CACHE: dict[str, list[Index]] = {}
+_JOB_CACHE: dict[str, ScanJob] = {}
 
 
-def _indexes(ref_holder: list) -> list[Index]:
+def _job(holder: list) -> ScanJob:
     import ray
 
-    ref = ref_holder[0]
-    key = ref.hex()
-    if key not in _INDEX_CACHE:
-        _INDEX_CACHE.clear()
-        _INDEX_CACHE[key] = ray.get(ref)
-    return _INDEX_CACHE[key]
+    key = holder[0].hex()
+    if key not in _JOB_CACHE:
+        _JOB_CACHE.clear()
+        _JOB_CACHE[key] = ray.get(holder[0])
+    return _JOB_CACHE[key]
 
 
-def _record_row(batch_no: int, r: Record) -> dict[str, Any]:
-    return {
-        "batch": batch_no,
-        "dataset": r.dataset,
-        "id": r.id,
-        "source": r.source,
-        "ordinal": r.ordinal,
-        "split": r.split or "",
-        "views": json.dumps(r.views),
-        "meta": json.dumps(r.meta, default=str),
-    }
-
-
-def _scan_batch(cols: dict, ref_holder: list) -> dict:
-    """Ray Data UDF: rebuild the records of one Ray batch, run every tier per engine batch."""
-    import numpy as np
-
-    indexes = _indexes(ref_holder)
-    groups: dict[int, list[Record]] = {}
-    for i in range(len(cols["ordinal"])):
-        rec = Record(
-            dataset=str(cols["dataset"][i]),
-            id=str(cols["id"][i]),
-            source=str(cols["source"][i]),
-            views=json.loads(cols["views"][i]),
-            meta=json.loads(cols["meta"][i]),
-            split=str(cols["split"][i]) or None,
-            ordinal=int(cols["ordinal"][i]),
-        )
-        groups.setdefault(int(cols["batch"][i]), []).append(rec)
-    keys, findings = [], []
-    for batch_no, records in groups.items():
-        for index_no, index in enumerate(indexes):
-            for seq, f in enumerate(index.search(records)):
-                keys.append((batch_no, index_no, f.train_ordinal, seq))
-                findings.append(json.dumps(dataclasses.asdict(f)))
-    return {"key": np.array([json.dumps(k) for k in keys], dtype=object), "finding": np.array(findings, dtype=object)}
+def _scan_task(holder: list, reader: UnitReader, unit: Unit, numbered_from: int | None, count_only: bool):
+    """Ray task: one unit, read and searched on the worker (:func:`auditor.engine.scan_unit`)."""
+    return scan_unit(_job(holder), reader, unit, numbered_from, count_only)
 
 
 @dataclass
@@ -98,17 +65,23 @@ class RayEngine:
     batch_size: int = 512
     workers: int | None = None  # default: every CPU of the cluster
     address: str | None = None
-    chunk_batches: int = 16
+    split_bytes: int = DEFAULT_SPLIT_BYTES
+    retries: int = 1
     progress: bool | None = None
     name: str = field(default="ray", init=False)
+    peak_worker_rss_mb: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
         if importlib.util.find_spec("ray") is None:
             raise MissingDependencyError("ray", "ray", "engine 'ray'")
-        if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
-            raise ConfigError(f"workers must be a positive integer, not {self.workers!r}")
-        if not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, not {self.batch_size!r}")
+        for key in ("workers", "batch_size", "split_bytes"):
+            value = getattr(self, key)
+            if value is None and key == "workers":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key} must be a positive integer, not {value!r}")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ConfigError(f"retries must be a non-negative integer, not {self.retries!r}")
         if self.address and str(self.address).startswith("ray://") and importlib.util.find_spec("grpc") is None:
             raise ConfigError(
                 f"ray address '{self.address}': a ray:// address needs Ray's client (package 'grpcio'), "
@@ -129,53 +102,68 @@ class RayEngine:
             else:
                 kwargs["num_cpus"] = self.workers or os.cpu_count() or 1
             ray.init(**kwargs)
-        import ray.data
-
-        ctx = ray.data.DataContext.get_current()
-        ctx.enable_progress_bars = False  # the scan has its own progress bar
-        ctx.print_on_execution_start = False
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
-    def scan(self, indexes: Sequence[Index], dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
+    def scan(
+        self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
+    ) -> Iterator[Finding]:
         import ray
 
+        if not isinstance(job, ScanJob):
+            job = ScanJob.of(job, self.batch_size)
         self._init()
-        start = time.perf_counter()
-        size = dataset_bytes(dataset)
-        stats.bytes += size
-        progress = ScanProgress(dataset.name, size, enabled=self.progress)
-        holder = [ray.put(list(indexes))]  # a list so Ray passes the reference, not its value
+        units = dataset.plan(self.split_bytes)
+        holder = [ray.put(job)]  # in a list, so Ray passes the reference and the worker caches it
+        task = ray.remote(num_cpus=1, max_retries=self.retries)(_scan_task)
+
+        def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
+            return self._stream(task, holder, reader, tasks, count_only)
+
         try:
-            rows: list[dict] = []
-            for batch_no, batch in enumerate(batched(dataset.records(), self.batch_size)):
-                chars = sum(len(r.view("text")) for r in batch)
-                stats.records += len(batch)
-                stats.chars += chars
-                progress.advance(len(batch), chars)
-                rows.extend(_record_row(batch_no, r) for r in batch)
-                if len(rows) >= self.chunk_batches * self.batch_size:
-                    yield from self._run(rows, holder)
-                    rows = []
-            if rows:
-                yield from self._run(rows, holder)
+            yield from run_scan(run, job, dataset, stats, sinks, units, progress=self.progress)
         finally:
-            progress.close()
-            stats.seconds += time.perf_counter() - start
+            self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)
 
-    def _run(self, rows: list[dict], holder: list) -> list[Finding]:
-        import ray.data
+    def _stream(self, task, holder, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
+        """Results in unit order, collected as tasks complete (``ray.wait``), ``2 × workers`` in flight."""
+        import ray
 
-        blocks = max(1, min(len(rows) // self.batch_size, 4 * (self.workers or 1)))
-        ds = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
-            _scan_batch,
-            fn_kwargs={"ref_holder": holder},
-            batch_size=self.batch_size,
-            batch_format="numpy",
-            compute=ray.data.TaskPoolStrategy(size=self.workers),
-            num_cpus=1,
-        )
-        out = [(json.loads(r["key"]), r["finding"]) for r in ds.iter_rows()]
-        out.sort(key=lambda kv: kv[0])
-        return [Finding(**json.loads(f)) for _, f in out]
+        reader_ref = ray.put(reader)
+        window = 2 * (self.workers or 1)
+        pending: dict[Any, int] = {}
+        ready: dict[int, UnitResult] = {}
+        submitted = done = 0
+        try:
+            while done < len(tasks):
+                while submitted < len(tasks) and len(pending) + len(ready) < window:
+                    unit, start = tasks[submitted]
+                    pending[task.remote(holder, reader_ref, unit, start, count_only)] = submitted
+                    submitted += 1
+                if done not in ready:
+                    finished, _ = ray.wait(list(pending), num_returns=1)
+                    for ref in finished:
+                        ready[pending.pop(ref)] = self._get(ref)
+                    continue
+                yield ready.pop(done)
+                done += 1
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+    @staticmethod
+    def _get(ref) -> UnitResult:
+        import ray
+        from ray.exceptions import RayError, RayTaskError
+
+        try:
+            return ray.get(ref)
+        except RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, AuditorError):
+                raise cause from None
+            raise ScanError(f"a Ray task failed: {cause or e}") from None
+        except RayError as e:
+            raise ScanError(
+                f"a Ray worker died ({type(e).__name__}); no report is written for a scan with a gap"
+            ) from None

@@ -211,6 +211,15 @@ class Index(ABC):
     def params(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self.config))
 
+    def take_counts(self) -> Counter:
+        """Counters this index keeps while searching (reported by :meth:`stats`), handed over and
+        reset: an engine worker sends them back to the caller's index (:meth:`add_counts`), so the
+        report counts every worker's searches. Default: none."""
+        return Counter()
+
+    def add_counts(self, counts: Counter) -> None:  # noqa: B027 (an optional hook: no counters by default)
+        """Add counters :meth:`take_counts` took from a copy of this index in a worker."""
+
     def stats(self) -> dict[str, Any]:
         """Parameters and coverage for the report."""
         return {

@@ -382,6 +382,13 @@ class MinHashIndex(Index):
             out.append(f)
         return out
 
+    def take_counts(self) -> Counter:
+        taken, self.counts = self.counts, Counter()
+        return taken
+
+    def add_counts(self, counts: Counter) -> None:
+        self.counts.update(counts)
+
     def stats(self) -> dict[str, Any]:
         s = super().stats()
         s.update(

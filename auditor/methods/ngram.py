@@ -40,15 +40,15 @@ _TOKEN_CACHE_MAX = 2_000_000
 def token_hashes(toks: list[str]) -> np.ndarray:
     """xxh64 of each token (cached), as uint64."""
     cache = _TOKEN_CACHE
-    out = np.empty(len(toks), dtype=np.uint64)
-    for i, t in enumerate(toks):
-        h = cache.get(t)
-        if h is None:
-            h = xxhash.xxh64_intdigest(t.encode("utf-8"))
-            if len(cache) < _TOKEN_CACHE_MAX:
-                cache[t] = h
-        out[i] = h
-    return out
+    hashes = list(map(cache.get, toks))  # one C loop; misses are None
+    if None in hashes:
+        for i, h in enumerate(hashes):
+            if h is None:
+                t = toks[i]
+                h = hashes[i] = xxhash.xxh64_intdigest(t.encode("utf-8"))
+                if len(cache) < _TOKEN_CACHE_MAX:
+                    cache[t] = h
+    return np.array(hashes, dtype=np.uint64)
 
 
 def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
