@@ -4,7 +4,7 @@ Detection reads a bounded prefix (:data:`SNIFF_MAX_BYTES` of decompressed bytes)
 line or document: a 5 GB single line costs the same as a 5 MB one. The prefix's first line decides:
 
 - it is one JSON value and another JSON value follows on the next line → ``lines`` (JSON Lines, even when named ``.json``);
-- it ends and nothing follows → one document: ``array``, ``object`` or ``scalar`` (a lone object in
+- it ends and nothing follows → one document: ``array``, ``object`` or ``scalar`` (a lone value in
   a file named ``.jsonl`` stays ``lines``: one record);
 - the first line is no complete value → a document spread over lines (``array`` / ``object``,
   its first item read with ijson, so a large document costs one element), unless the first line is
@@ -130,8 +130,8 @@ def _sniff(f: IO[bytes], max_bytes: int, jsonl_name: bool) -> Sniffed:
         return Sniffed(_document_kind(first), _sample(first), "text after the first JSON value", n)
     if truncated:  # only whitespace after one value, up to the end of the prefix
         return Sniffed("lines", [first], "one JSON value fills the prefix; more follow", n)
-    if jsonl_name and isinstance(first, dict):
-        return Sniffed("lines", [first], "one JSON object in a .jsonl file: one record", n)
+    if jsonl_name:  # one value alone is ambiguous: the .jsonl name decides (one record, not a document)
+        return Sniffed("lines", [first], "one JSON value in a .jsonl file: one record", n)
     return Sniffed(_document_kind(first), _sample(first), "one JSON document", n)
 
 
