@@ -31,7 +31,6 @@ from .report import Report
 from .store import FindingStore
 from .texts import TextCapture, collect_texts
 
-VERDICTS = ("pass", "fail", "incomplete")
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
 
 

@@ -130,11 +130,6 @@ class DatasetStats:
     #: eval records whose id an earlier file of the dataset also uses (reports name their file)
     ids_in_several_files: int = 0
 
-    @property
-    def incomplete(self) -> bool:
-        """True when something of this dataset was not checked (skipped records or files)."""
-        return bool(self.skipped or self.skipped_files)
-
     def as_dict(self) -> dict:
         return {
             "read": self.read,

@@ -1,8 +1,8 @@
 """A findings store on disk (DuckDB): every finding is appended as the scan runs; the report's best
 findings per eval item and method are a query over it.
 
-Same interface as :class:`auditor.store.FindingStore` (``add``, ``add_all``, ``findings``,
-``contaminated``, ``by_eval_item``, ``match_counts``, ``total``) and the same result: per eval item
+Same interface as :class:`auditor.store.FindingStore` (``add``, ``findings``,
+``contaminated``, ``match_counts``, ``total``) and the same result: per eval item
 and method, the ``keep`` best findings by score, ties broken by training dataset then position.
 Memory holds one buffer of ``flush_every`` findings, so a corpus with millions of findings still
 yields a report. ``path``: keep the database there (table ``findings``, one row per finding with
@@ -27,8 +27,6 @@ import json
 import os
 import shutil
 import tempfile
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
 
 from ._io import remove_dead_owner_dirs
 from .errors import ConfigError
@@ -96,10 +94,6 @@ class DuckDBFindingStore:
         if len(self._buffer) >= self.flush_every:
             self.flush()
 
-    def add_all(self, findings: Iterable[Finding]) -> None:
-        for f in findings:
-            self.add(f)
-
     def flush(self) -> None:
         if not self._buffer:
             return
@@ -150,13 +144,6 @@ class DuckDBFindingStore:
             for f in self.findings()
             if f.check == check and (f.conclusive or not conclusive_only)
         }
-
-    def by_eval_item(self, check: str) -> Iterator[tuple[tuple[str, int], list[Finding]]]:
-        grouped: dict[tuple[str, int], list[Finding]] = defaultdict(list)
-        for f in self.findings():
-            if f.check == check:
-                grouped[(f.eval_dataset, f.eval_ordinal)].append(f)
-        yield from sorted(grouped.items())
 
     def close(self) -> None:
         self.flush()

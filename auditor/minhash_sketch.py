@@ -56,12 +56,6 @@ def _check(scheme: str) -> None:
         raise ConfigError(f"unknown MinHash scheme '{scheme}' (schemes: {', '.join(SCHEMES)})")
 
 
-def max_hash(scheme: str = "affine32"):
-    """The empty-signature sentinel of a scheme (datasketch's initial hash value)."""
-    _check(scheme)
-    return _MAX32 if scheme == "legacy" else np.iinfo(_DTYPES[scheme]).max
-
-
 def fold(h64: np.ndarray, scheme: str = "affine32") -> np.ndarray:
     """64-bit shingle hashes → the scheme's input width (xor of the halves for 32-bit schemes)."""
     _check(scheme)

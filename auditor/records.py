@@ -56,9 +56,6 @@ class Record:
             return "\n".join(v for v in self.views.values() if v)
         return ""
 
-    def has_view(self, name: str) -> bool:
-        return bool(self.views.get(name)) or (name == TEXT and any(self.views.values()))
-
 
 def split_source(source: str) -> tuple[str, str | None]:
     """``'a.jsonl:12'`` → ``('a.jsonl', 'line 12')``; ``'a.json#3'`` → ``('a.json', 'item 3')``."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
 
 from .methods.base import Finding
 
@@ -50,10 +49,6 @@ class FindingStore:
         elif item[0] > heap[0][0]:
             heapq.heapreplace(heap, item)
 
-    def add_all(self, findings: Iterable[Finding]) -> None:
-        for f in findings:
-            self.add(f)
-
     def findings(self) -> list[Finding]:
         """Kept findings in a deterministic order."""
         out = [item[2] for heap in self._best.values() for item in heap]
@@ -66,10 +61,3 @@ class FindingStore:
             if c == check and heap and (not conclusive_only or any(i[2].conclusive for i in heap)):
                 out.add((ds, ordinal))
         return out
-
-    def by_eval_item(self, check: str) -> Iterator[tuple[tuple[str, int], list[Finding]]]:
-        grouped: dict[tuple[str, int], list[Finding]] = defaultdict(list)
-        for f in self.findings():
-            if f.check == check:
-                grouped[(f.eval_dataset, f.eval_ordinal)].append(f)
-        yield from sorted(grouped.items())

@@ -7,7 +7,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.adapters import detect
 from auditor.datasets import Dataset, DatasetSpec
@@ -43,7 +43,7 @@ def test_toolbench_queries_each_stabletoolbench_file(group, count):
 
 def test_all_765_stabletoolbench_queries_via_glob():
     shared_file(f"{STB}/G1_instruction.json")
-    from conftest import SHARED
+    from helpers import SHARED
 
     ds, recs = read(SHARED / STB / "*.json")
     assert len(recs) == 765 and ds.stats.read == 765

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.adapters import detect
 from auditor.datasets import Dataset, DatasetSpec

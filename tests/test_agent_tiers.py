@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import shared_file
+from helpers import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.callparse import Schemas, calls_from_value, parse_call_string
 from auditor.datasets import Dataset, DatasetSpec

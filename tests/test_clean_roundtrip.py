@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.cli import main
 from auditor.datasets import Dataset, DatasetSpec

@@ -10,7 +10,7 @@ import sys
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, shared_file
+from helpers import REPO, shared_file
 
 from auditor.cli import main
 from auditor.report import Report

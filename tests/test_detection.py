@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.datasets import DatasetSpec
@@ -228,16 +228,16 @@ def test_eval_item_no_method_can_check_makes_the_check_incomplete(tmp_path):
 
 def test_report_texts_need_no_second_pass_over_the_training_data(tmp_path, monkeypatch):
     """The texts shown beside findings are captured while the training set streams past."""
-    from auditor.datasets import Dataset
+    from auditor.datasets import UnitReader
 
     reads: dict[str, int] = {}
-    original = Dataset.records
+    original = UnitReader.read
 
-    def counting(self):
-        reads[self.name] = reads.get(self.name, 0) + 1
-        yield from original(self)
+    def counting(self, unit, *args, **kwargs):  # every pass of every engine reads units through this
+        reads[self.spec.name] = reads.get(self.spec.name, 0) + 1
+        yield from original(self, unit, *args, **kwargs)
 
-    monkeypatch.setattr(Dataset, "records", counting)
+    monkeypatch.setattr(UnitReader, "read", counting)
     cfg = AuditConfig(
         datasets={
             "test": DatasetSpec("test", ["webshop:0:500"], role="eval"),

@@ -3,7 +3,7 @@ training record holds only in tool results weigh less than ones in the user's re
 
 from __future__ import annotations
 
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.methods.entities import TOOL_RESULT_WEIGHT, EntitiesIndex

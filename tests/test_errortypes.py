@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.datasets import DatasetSpec

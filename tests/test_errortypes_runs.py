@@ -3,7 +3,7 @@ on a small real trace where ../shared/data has one, else on a minimal hand-built
 
 from __future__ import annotations
 
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.datasets import Dataset, DatasetSpec
 from auditor.errortypes import ErrorTypes, label

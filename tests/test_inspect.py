@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.cli import main
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import REPO, SHARED
+from helpers import REPO, SHARED
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))

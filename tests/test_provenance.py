@@ -8,7 +8,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor import registry
 from auditor.audit import AuditConfig, run_audit

@@ -6,7 +6,7 @@ import json
 import re
 
 from click.testing import CliRunner
-from conftest import REPO
+from helpers import REPO
 
 from auditor.audit import AuditConfig, CheckSpec, run_audit
 from auditor.cli import main

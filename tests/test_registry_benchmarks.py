@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED, shared_file
+from helpers import SHARED, shared_file
 
 from auditor import registry
 from auditor.adapters import detect

@@ -305,7 +305,7 @@ def test_kernel_tokenization_and_exact_units_equal_normalize(text):
 def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, monkeypatch):
     """Statistics gathered per training record (boilerplate masking, error types) are counted in the
     calling process, so a scan in worker processes reports the same as one in-process."""
-    from conftest import shared_file
+    from helpers import shared_file
 
     import auditor.audit as audit_mod
 

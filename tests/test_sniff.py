@@ -8,7 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import shared_file
+from helpers import shared_file
 
 from auditor.adapters import detect
 from auditor.cli import main

@@ -88,11 +88,6 @@ class Finding:
             "train_ordinal": self.train_ordinal,
         }
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Finding:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
-
 
 #: default bounds of integer and float method parameters (see :attr:`MethodConfig.BOUNDS`)
 INT_RANGE = (0, 1_000_000)
