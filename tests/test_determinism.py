@@ -100,6 +100,7 @@ def test_same_inputs_give_identical_findings_and_reports(tmp_path):
         assert md(out) == md(runs[0])
 
 
+@pytest.mark.slow
 def test_killed_scan_leaves_no_half_written_report_and_rerun_works(tmp_path):
     ev = write_eval(tmp_path)
     train = tmp_path / "big.jsonl"
@@ -211,6 +212,7 @@ def scan_inputs(tmp_path_factory):
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process groups from /proc")
 
 
+@pytest.mark.slow
 @needs_proc
 @pytest.mark.parametrize("target", ["group", "main"])
 def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path, scan_inputs, target):

@@ -290,6 +290,7 @@ def test_audit_with_embedding_reports_evidence_and_throughput(model, tmp_path):
     assert enc["method"] == "embedding" and enc["encoded"] == 5 and enc["sentences_per_s"] > 0
 
 
+@pytest.mark.slow
 def test_calibrate_cli(model, tmp_path):
     from click.testing import CliRunner
 

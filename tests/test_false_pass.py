@@ -85,6 +85,7 @@ def test_masker_never_serves_an_earlier_batch():
     assert second[0].views["text"] == filler(20)
 
 
+@pytest.mark.slow
 def test_parallel_engine_finds_what_the_serial_one_finds(tmp_path, monkeypatch):
     """The reproduction: records sharing one system prompt (boilerplate masking on), 50 StableToolBench
     queries verbatim among them, the default local engine with 2 workers on a file over its parallel
@@ -218,6 +219,7 @@ def _stb_training_file(path: Path, filler_records: int) -> Path:
     return _write(path, rows + [chat(f"q{k}", q) for k, q in enumerate(queries)])
 
 
+@pytest.mark.slow
 def test_training_file_truncated_during_the_scan_is_an_error(tmp_path, monkeypatch):
     """Before: PASS after reading 4,000 of 6,050 records (the 50 leaked queries are at the end). Now
     exit 2 with one line naming the file. The cut happens after the boilerplate sample (2,000 records)."""

@@ -327,6 +327,7 @@ def test_hundred_megabyte_line_is_bounded(tmp_path):
     assert peak_kib < baseline_kib + 64 * 1024, (peak_kib, baseline_kib)
 
 
+@pytest.mark.slow
 def test_json_array_of_a_million_records(tmp_path):
     n = 1_000_000
     ev = write_eval(tmp_path)

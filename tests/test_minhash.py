@@ -210,3 +210,14 @@ def test_short_items_are_left_to_other_tiers_and_counted(tmp_path):
     assert 0 < st["eval_not_indexed"] < len(goals)
     loose = MinHashIndex(train_views=("text",), min_shingles=1).build(goals)
     assert [f.eval_id for f in loose.search(train)] == [speaker.id]
+
+
+def test_word_set_channel_keeps_attribute_swaps_suspected():
+    """WebShop goal 233 ("a blue ottomans") and training goal 5153 ("a green ottomans") share 8 of 10
+    words: a sibling goal, not a copy. Goal 177 and training goal 7136 differ by one added word: a copy."""
+    goals = Dataset(DatasetSpec("w", ["webshop"], role="eval")).records()
+    by_id = {r.id: r for r in goals}
+    index = build_index("minhash", None, [by_id["233"], by_id["177"]], None)
+    found = {f.eval_id: f for f in index.search([by_id["5153"], by_id["7136"]])}
+    assert found["233"].evidence["measure"] == "word_set" and not found["233"].conclusive
+    assert found["177"].conclusive

@@ -95,6 +95,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_kill_during_report_write_never_leaves_a_mixed_set(tmp_path):
     """SIGKILL a process rewriting a report folder at 12 random moments: the folder always holds one
     run's four files (each names the same run), the other set in it is untouched, and the next write

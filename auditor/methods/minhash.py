@@ -373,10 +373,11 @@ class MinHashIndex(Index):
                     4,
                 )
             f = self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev)
-            if ev["measure"] == "word_set" and not _values_kept(
-                self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
+            eval_text, train_text = self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
+            if ev["measure"] == "word_set" and (
+                not _values_kept(eval_text, train_text) or _substituted(eval_text, train_text)
             ):
-                # the same words around other values (another order id, size, date): a sibling, not a copy
+                # the same words around other values (another order id, size, date, colour): a sibling, not a copy
                 f.conclusive = False
                 f.evidence["tier"] = "suspected"
             out.append(f)
@@ -404,6 +405,29 @@ class MinHashIndex(Index):
             }
         )
         return s
+
+
+#: words whose addition or removal never changes what is asked (function words, courtesy)
+_LIGHT_WORDS = frozenset(
+    "a an the to for of and or in on at by with from as is are am be it its this that these those i im i'm me my "
+    "we our you your please thanks thank kindly could would can will help advance lot some any need want looking".split()
+)
+
+
+def _substituted(eval_text: str, train_text: str) -> bool:
+    """True when a content word of the eval text was replaced by another (``blue`` → ``green``,
+    ``male to female`` → ``male to male``): both texts hold content words the other lacks, counted
+    as multisets. Words only dropped or only added (a courtesy phrase) are no substitution.
+
+    >>> _substituted("i am looking for a blue ottoman for the living room", "i am looking for a green ottoman for the living room")
+    True
+    >>> _substituted("i am looking for a blue ottoman for the living room", "looking for a blue ottoman for the living room. Thanks a lot!")
+    False
+    """
+    ev, tr = Counter(tokens(eval_text)), Counter(tokens(train_text))
+    only_eval = [w for w in (ev - tr) if w not in _LIGHT_WORDS]
+    only_train = [w for w in (tr - ev) if w not in _LIGHT_WORDS]
+    return bool(only_eval) and bool(only_train)
 
 
 def _values_kept(eval_text: str, train_text: str) -> bool:
