@@ -1,4 +1,4 @@
-"""CAFT: critique-augmented agent trajectories, one JSON object per line (schema documented in the README).
+"""CAFT: critique-augmented agent trajectories, one JSON object per line (schema documented in docs/formats.md).
 
 Derived from the CAFT paper's description (expert critiques of each agent turn, with corrected
 actions). One line::
