@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
 from ..records import QUERY, TEXT, Record
@@ -129,7 +129,10 @@ class MethodConfig:
                 raise ConfigError(f"method '{method}': {f.name} must be between {low:g} and {high:g}, got {value!r}")
 
 
-class Index(ABC):
+C = TypeVar("C", bound="MethodConfig")
+
+
+class Index(ABC, Generic[C]):
     name: ClassVar[str] = ""
     Config: ClassVar[type[MethodConfig]] = MethodConfig
     #: False for methods whose findings are evidence but never proof (e.g. id equality)
@@ -164,7 +167,7 @@ class Index(ABC):
                 config.train_views = (
                     (config.train_views,) if isinstance(config.train_views, str) else tuple(config.train_views)
                 )
-        self.config = config
+        self.config: C = cast(C, config)
         self.eval_records: list[Record] = []
         self.not_indexed: Counter = Counter()
 

@@ -49,7 +49,7 @@ class CallsConfig(MethodConfig):
     mask_boilerplate: bool = False
 
 
-class CallsIndex(Index):
+class CallsIndex(Index[CallsConfig]):
     name = "calls"
     Config = CallsConfig
     summary = (

@@ -78,7 +78,7 @@ class EmbeddingConfig(MethodConfig):
     }
 
 
-class EmbeddingIndex(Index):
+class EmbeddingIndex(Index[EmbeddingConfig]):
     name = "embedding"
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}

@@ -118,7 +118,7 @@ class EntitiesConfig(MethodConfig):
     mask_boilerplate: bool = False
 
 
-class EntitiesIndex(Index):
+class EntitiesIndex(Index[EntitiesConfig]):
     name = "entities"
     Config = EntitiesConfig
     conclusive = False

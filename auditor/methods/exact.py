@@ -34,7 +34,7 @@ class ExactConfig(MethodConfig):
     mask_boilerplate: bool = False
 
 
-class ExactIndex(Index):
+class ExactIndex(Index[ExactConfig]):
     name = "exact"
     Config = ExactConfig
     summary = "normalized-text hash equality (NFKC, case, punctuation, whitespace), whole views and lines"

@@ -27,7 +27,7 @@ class IdConfig(MethodConfig):
     mask_boilerplate: bool = False  # ids are compared, not text
 
 
-class IdIndex(Index):
+class IdIndex(Index[IdConfig]):
     name = "id"
     Config = IdConfig
     conclusive = False

@@ -107,7 +107,7 @@ def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarra
     return ngram_hashes(sk.fmix(cps, 64), size)
 
 
-class MinHashIndex(Index):
+class MinHashIndex(Index[MinHashConfig]):
     name = "minhash"
     Config = MinHashConfig
     summary = (

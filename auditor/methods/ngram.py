@@ -73,7 +73,7 @@ class NgramConfig(MethodConfig):
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {"n": (1, 64), "min_n": (1, 64), "threshold": (0.0, 1.0)}
 
 
-class NgramIndex(Index):
+class NgramIndex(Index[NgramConfig]):
     name = "ngram"
     Config = NgramConfig
     summary = (
