@@ -32,7 +32,7 @@ from ..callparse import calls_from_value, unbound
 from ..messages import MessageSelector
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, step
-from .base import Adapter
+from .base import Adapter, first_record
 
 _TURN = re.compile(r"^(User|AI|API-Request):\s?(.*)$")
 _TIME = re.compile(r"\s*TIME:\s*\d{4}-\d\d-\d\d[ \d:]*$")
@@ -70,9 +70,9 @@ class ApiBankAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        if not (isinstance(sample, list) and sample and isinstance(sample[0], dict)):
+        first = first_record(sample)
+        if first is None:
             return False
-        first = sample[0]
         if {"requirement", "apis"} <= set(first):
             return True
         instruction = first.get("instruction")

@@ -25,7 +25,7 @@ from .._io import iter_jsonl
 from ..callparse import calls_from_value, unbound
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view
-from .base import Adapter
+from .base import Adapter, first_record
 
 _INSTRUCTION = re.compile(r"(?:###Instruction:|'Instruction':)\s*(.*?)(?:\s*###Output:|,\s*'Output':|$)", re.S)
 _HUB = re.compile(r"(torchhub|tensorflowhub|tensorflow|huggingface)", re.I)
@@ -50,9 +50,10 @@ class ApiBenchAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        if not (isinstance(sample, list) and sample and isinstance(sample[0], dict)):
+        first = first_record(sample)
+        if first is None:
             return False
-        keys = set(sample[0])
+        keys = set(first)
         return {"code", "api_call", "api_data"} <= keys or keys == {"question_id", "text", "category"}
 
     def read(self, path: Path) -> Iterator[Record | Skip]:

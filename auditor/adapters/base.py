@@ -113,6 +113,18 @@ class Adapter(ABC):
         return Record(dataset=self.dataset, id=str(id), source=source, views=clean, meta=meta, raw=raw, split=split)
 
 
+def first_record(sample: Any) -> dict | None:
+    """The first record of a sniffed sample when it is a JSON object, else None (what every
+    adapter's :meth:`Adapter.sniff` looks at first).
+
+    >>> first_record([{"id": 1}, {"id": 2}]), first_record([]), first_record(["a"]), first_record({"id": 1})
+    ({'id': 1}, None, None, None)
+    """
+    if isinstance(sample, list) and sample and isinstance(sample[0], dict):
+        return sample[0]
+    return None
+
+
 def line_spans(path: Path, split_bytes: int) -> list[LineSpan]:
     """Byte ranges of ``split_bytes`` of an uncompressed line-based file; [] when it fits one."""
     import os

@@ -40,7 +40,7 @@ from ..messages import MessageSelector
 from ..records import QUERY, TEXT, Record, Skip
 from ..sniff import sniff
 from ..toolcalls import calls_view
-from .base import Adapter
+from .base import Adapter, first_record
 
 _CATEGORY = re.compile(r"^(?:BFCL_v\d+_|gorilla_openfunctions_v1_test_)(.+?)\.json", re.I)
 
@@ -99,9 +99,9 @@ class BfclAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        if not (isinstance(sample, list) and sample and isinstance(sample[0], dict)):
+        first = first_record(sample)
+        if first is None:
             return False
-        first = sample[0]
         question = first.get("question")
         nested = isinstance(question, list) and all(isinstance(t, list) for t in question)
         if nested and isinstance(first.get("id"), str):

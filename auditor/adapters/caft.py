@@ -35,7 +35,7 @@ from ..records import Record, Skip
 from ..toolcalls import canonical_call
 from ._trajectory import Turn, trajectory_views
 from ._write import JsonLinesWriter, RecordWriter
-from .base import Adapter, line_spans
+from .base import Adapter, first_record, line_spans
 
 ROLES = ("system", "user", "assistant", "tool")
 LABELS = ("correct", "incorrect")
@@ -107,13 +107,8 @@ class CaftAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and "task_id" in sample[0]
-            and isinstance(sample[0].get("turns"), list)
-        )
+        first = first_record(sample)
+        return first is not None and ("task_id" in first and isinstance(first.get("turns"), list))
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:

@@ -33,7 +33,7 @@ from ..records import QUERY, TEXT, Record, Skip
 from ..sniff import sniff
 from ._trajectory import Turn, extract_task, trajectory_views
 from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
-from .base import Adapter, line_spans
+from .base import Adapter, first_record, line_spans
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
 _ROLE_ALIASES = ROLE_ALIASES
@@ -109,12 +109,8 @@ class ChatAdapter(Adapter):
         if isinstance(sample, dict) and len(sample) == 1:  # StepTool {query_id: {cnt, instances}}
             value = next(iter(sample.values()))
             return isinstance(value, dict) and isinstance(value.get("instances"), list)
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and _message_list(sample[0]) is not None
-        )
+        first = first_record(sample)
+        return first is not None and (_message_list(first) is not None)
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:

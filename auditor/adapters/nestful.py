@@ -15,7 +15,7 @@ from typing import Any
 from .._io import iter_json_items
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, step
-from .base import Adapter
+from .base import Adapter, first_record
 
 
 def split_of(path: Path) -> str:
@@ -33,11 +33,12 @@ class NestfulAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        if not (isinstance(sample, list) and sample and isinstance(sample[0], dict)):
+        first = first_record(sample)
+        if first is None:
             return False
-        out = sample[0].get("output")
+        out = first.get("output")
         return (
-            isinstance(sample[0].get("input"), str)
+            isinstance(first.get("input"), str)
             and isinstance(out, list)
             and bool(out)
             and all(isinstance(o, dict) and "name" in o and "arguments" in o for o in out)

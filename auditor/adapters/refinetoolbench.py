@@ -27,7 +27,7 @@ from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, canonical_call, step
 from ._write import JsonArrayWriter, RecordWriter
-from .base import Adapter
+from .base import Adapter, first_record
 
 _DATA_PATH_ID = re.compile(r"\b(G\d)_(\d+)")
 
@@ -64,12 +64,8 @@ class RefineToolBenchAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and {"query", "action", "answer"} <= set(sample[0])
-        )
+        first = first_record(sample)
+        return first is not None and ({"query", "action", "answer"} <= set(first))
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)

@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, step
 from ._write import JsonArrayWriter, RecordWriter, copy_companion
-from .base import Adapter
+from .base import Adapter, first_record
 
 _INSTRUCTION_KEYS = ("reason_for_call", "known_info", "unknown_info", "task_instructions")
 
@@ -63,13 +63,8 @@ class Tau2TasksAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and "user_scenario" in sample[0]
-            and "id" in sample[0]
-        )
+        first = first_record(sample)
+        return first is not None and ("user_scenario" in first and "id" in first)
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)

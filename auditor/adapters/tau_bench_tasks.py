@@ -15,7 +15,7 @@ from typing import Any
 from .._io import iter_json_items
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view, step
-from .base import Adapter
+from .base import Adapter, first_record
 
 
 class TauBenchTasksAdapter(Adapter):
@@ -28,12 +28,8 @@ class TauBenchTasksAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and {"task_id", "instruction", "actions"} <= set(sample[0])
-        )
+        first = first_record(sample)
+        return first is not None and ({"task_id", "instruction", "actions"} <= set(first))
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         for i, _, task in iter_json_items(path):

@@ -19,7 +19,7 @@ from .._io import iter_json_items
 from ..callparse import calls_from_value
 from ..records import QUERY, TEXT, Record, Skip
 from ..toolcalls import calls_view
-from .base import Adapter
+from .base import Adapter, first_record
 
 _SPLIT = re.compile(r"eval_(\w+)", re.I)
 
@@ -43,12 +43,8 @@ class ToolAlpacaAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and {"Name", "Instructions"} <= set(sample[0])
-        )
+        first = first_record(sample)
+        return first is not None and ({"Name", "Instructions"} <= set(first))
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         m = _SPLIT.search(Path(path).name)

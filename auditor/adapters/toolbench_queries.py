@@ -15,7 +15,7 @@ from typing import Any
 from .._io import load_json
 from ..records import QUERY, TEXT, Record, Skip
 from ._write import JsonArrayWriter, RecordWriter
-from .base import Adapter
+from .base import Adapter, first_record
 
 _GROUP = re.compile(r"(G\d)")
 
@@ -28,13 +28,8 @@ class ToolBenchQueriesAdapter(Adapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return (
-            isinstance(sample, list)
-            and bool(sample)
-            and isinstance(sample[0], dict)
-            and "query_id" in sample[0]
-            and "query" in sample[0]
-        )
+        first = first_record(sample)
+        return first is not None and ("query_id" in first and "query" in first)
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)
