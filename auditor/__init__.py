@@ -13,11 +13,11 @@ everything else is internal and may change.
 ('fail', 41)
 """
 
-__version__ = "0.1.0"
-
-from .audit import AuditConfig, CheckSpec, run_audit  # noqa: E402
-from .datasets import Dataset, DatasetSpec  # noqa: E402
-from .errors import (  # noqa: E402
+from ._version import __version__
+from .audit.manifest import load_manifest, parse_manifest
+from .audit.run import AuditConfig, CheckSpec, run_audit
+from .datasets.dataset import Dataset, DatasetSpec
+from .errors import (
     AuditorError,
     ConfigError,
     IndexFileError,
@@ -27,10 +27,9 @@ from .errors import (  # noqa: E402
     RegistryError,
     ScanError,
 )
-from .manifest import load_manifest, parse_manifest  # noqa: E402
-from .methods import Finding, Index  # noqa: E402
-from .records import Record, Skip  # noqa: E402
-from .report import Report  # noqa: E402
+from .methods import Finding, Index
+from .records.record import Record, Skip
+from .report import Report
 
 __all__ = [
     "AuditConfig",

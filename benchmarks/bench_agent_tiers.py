@@ -18,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor import boilerplate, methods  # noqa: E402
-from auditor.datasets import Dataset, DatasetSpec  # noqa: E402
+from auditor import methods
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.text import boilerplate
 
 SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 def make_train(path: Path, size_mb: int) -> int:
-    from auditor.datasets import Dataset, DatasetSpec
+    from auditor.datasets.dataset import Dataset, DatasetSpec
 
     goals = [r.view("query") for r in Dataset(DatasetSpec("g", ["webshop:0:20"], role="eval")).records()]
     filler = " ".join(f"w{i % 997}x" for i in range(180))

@@ -26,7 +26,7 @@ conclusive or suspected), conclusive recall, and the share of negatives with a c
 suspected finding (any eval item). llm-decontaminator: precision over all findings (a finding pairing
 different items is false; a twin with the same text counts as right), recall, F1 — for conclusive +
 suspected, and for conclusive alone. The WebShop audit targets (``0:500`` vs ``500:2000`` and ``0:100``
-vs ``100:200``) are run with ``--webshop`` through the CLI path (:func:`auditor.audit.run_audit`).
+vs ``100:200``) are run with ``--webshop`` through the CLI path (:func:`auditor.audit.run.run_audit`).
 
 Embeddings are cached in ``$AUDITOR_EMBED_CACHE`` (default ``/tmp/auditor-bench-embeddings``).
 """
@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from paraphrase_data import DECON_FILES, HELDOUT_SETS, decon_case, heldout_case  # noqa: E402
 
-from auditor.datasets import Dataset, DatasetSpec  # noqa: E402
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.embed.decision import Decision  # noqa: E402
 from auditor.embed.evidence import Parts  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
@@ -208,7 +208,7 @@ def line(name: str, m: dict, label: str) -> str:
 
 
 def webshop_audits() -> None:
-    from auditor.audit import AuditConfig, CheckSpec, run_audit
+    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 
     for ev, tr in (("webshop:0:100", "webshop:100:200"), ("webshop:0:500", "webshop:500:2000")):
         cfg = AuditConfig(
@@ -259,8 +259,8 @@ def near_duplicates(seed: int = 0) -> None:
     import random
     import tempfile
 
-    from auditor.audit import AuditConfig, CheckSpec, run_audit
-    from auditor.normalize import tokens
+    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+    from auditor.text.normalize import tokens
 
     rng = random.Random(seed)
     items = []

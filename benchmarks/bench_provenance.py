@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from auditor.datasets import Dataset, DatasetSpec
-from auditor.provenance import ProvenanceSpec, run_provenance
+from auditor.audit.provenance import ProvenanceSpec, run_provenance
+from auditor.datasets.dataset import Dataset, DatasetSpec
 
 
 def main(n: int = 20000, methods: str = "exact,ngram") -> None:

@@ -4,7 +4,7 @@
    ``max_record_chars`` = 1,000,000 (on_error = skip): peak RSS of a child process reading it,
    against the same child reading a two-line file (the bounded reader never holds the long line),
    and with a limit above the line's length (the line is read and kept).
-2. A JSON array of ``N`` small records read through :class:`~auditor.datasets.Dataset`: seconds,
+2. A JSON array of ``N`` small records read through :class:`~auditor.datasets.dataset.Dataset`: seconds,
    records/s and peak RSS of the child (the array is parsed whole by the ``json`` adapter today).
 
 Usage::
@@ -21,7 +21,7 @@ from pathlib import Path
 
 CHILD = """
 import resource, sys, time
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 t0 = time.perf_counter()
 ds = Dataset(DatasetSpec("d", [sys.argv[1]], on_error="skip", max_record_chars=int(sys.argv[2])))
 n = sum(1 for _ in ds.records())

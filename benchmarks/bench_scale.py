@@ -42,7 +42,7 @@ from bench_corpus import generate_docs  # noqa: E402
 
 
 def eval_texts() -> list[str]:
-    from auditor.datasets import Dataset, DatasetSpec
+    from auditor.datasets.dataset import Dataset, DatasetSpec
 
     recs = Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records()
     return [r.view("query") for r in recs]
@@ -143,9 +143,9 @@ def unit_costs(train: Path, eval_file: Path, split_bytes: int) -> dict:
     measured in-process on the first two units of the corpus."""
     import pickle
 
-    from auditor.audit import build_index
-    from auditor.datasets import Dataset, DatasetSpec
-    from auditor.engine import ScanJob, scan_unit
+    from auditor.audit.run import build_index
+    from auditor.datasets.dataset import Dataset, DatasetSpec
+    from auditor.engines.base import ScanJob, scan_unit
 
     ev = list(Dataset(DatasetSpec("ev", [str(eval_file)], role="eval")).records())
     job = ScanJob.of([build_index(m, None, ev, None) for m in ("exact", "ngram")])
@@ -292,7 +292,7 @@ def print_targets(measured: dict, eval_file: Path, n: int) -> None:
         return
     biggest = max(sizes)
     run = measured[biggest]["localN"]
-    from auditor.engine import DEFAULT_SPLIT_BYTES
+    from auditor.engines.base import DEFAULT_SPLIT_BYTES
 
     costs = unit_costs(measured[biggest]["train"]["path"], eval_file, DEFAULT_SPLIT_BYTES)
     units = max(run["units"], 1)

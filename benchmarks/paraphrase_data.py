@@ -12,9 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from auditor.datasets import Dataset, DatasetSpec
-from auditor.normalize import normalize
-from auditor.records import Record
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.records.record import Record
+from auditor.text.normalize import normalize
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data"))

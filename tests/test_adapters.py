@@ -10,7 +10,7 @@ import pytest
 from helpers import shared_file
 
 from auditor.adapters import detect
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, InputError
 
 STB = "stabletoolbench/solvable_queries/test_instruction"

@@ -8,9 +8,9 @@ import pytest
 from helpers import shared_file
 
 from auditor.adapters import detect
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import InputError
-from auditor.toolcalls import canonical_call, split_calls
+from auditor.records.toolcalls import canonical_call, split_calls
 
 
 def _records(*paths, **kw):

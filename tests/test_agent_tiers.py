@@ -8,9 +8,9 @@ from helpers import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import DatasetSpec
-from auditor.toolcalls import canonical_call
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import DatasetSpec
+from auditor.records.toolcalls import canonical_call
 
 _scalars = st.one_of(
     st.integers(-(10**6), 10**6), st.text(st.characters(codec="utf-8"), max_size=8), st.booleans(), st.none()
@@ -70,7 +70,7 @@ def test_planted_tau2_user_id_found_with_location(tmp_path):
     assert f["train_id"] == qid and f["conclusive"] is False
     loc = f["evidence"]["identifiers"][0]
     assert (loc["id"], loc["kind"], loc["view"], loc["turn"]) == ("emma_kim_9957", "user_id", "text", k)
-    from auditor.datasets import Dataset
+    from auditor.datasets.dataset import Dataset
 
     rec = [r for r in Dataset(DatasetSpec("t", [str(out)])).records() if r.ordinal == f["train_ordinal"]][0]
     s, e = loc["span"]
@@ -112,7 +112,7 @@ def test_calls_tier_tau2_solutions_in_tau_bench_trajectories(tmp_path):
 
 def test_calls_tier_refinetoolbench_correction_in_training_chat(tmp_path):
     """A training chat whose tool calls are I3 case 0's corrected solution, keys reordered, numbers quoted."""
-    from auditor.datasets import Dataset
+    from auditor.datasets.dataset import Dataset
 
     i3 = shared_file("tool-mvr/data/RefineToolBench/I3.json")
     ev = list(Dataset(DatasetSpec("e", [str(i3)], role="eval")).records())[0]

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from hostile import GOOD, LEAK, OTHER, cli, jl, report, write_eval
 
-from auditor import _io, indexstore
+from auditor.audit.manifest import load_manifest
 from auditor.errors import IndexFileError, ManifestError
-from auditor.manifest import load_manifest
+from auditor.io import atomic as _io
 from auditor.report import Report
+from auditor.store import indexes as indexstore
 
 PACKAGE = Path(__file__).resolve().parent.parent / "auditor"
 

@@ -10,10 +10,10 @@ import pytest
 from hostile import LEAK
 
 from auditor import methods
-from auditor.audit import AuditConfig, CheckSpec
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.audit.manifest import load_manifest
+from auditor.audit.run import AuditConfig, CheckSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, InputError, ManifestError
-from auditor.manifest import load_manifest
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ import json
 
 from helpers import shared_file
 
-from auditor.callparse import Schemas, calls_from_value, parse_call_string
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods.calls import CallsIndex
-from auditor.toolcalls import calls_view
+from auditor.records.callparse import Schemas, calls_from_value, parse_call_string
+from auditor.records.toolcalls import calls_view
 
 DOCS = [{"name": "get_weather", "parameters": {"type": "dict", "properties": {"city": {}, "days": {}}}}]
 

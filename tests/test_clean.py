@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 
 
 def _goals(a: int, b: int) -> list[str]:

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from helpers import shared_file
 
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 
 CAFT = [
     {

@@ -6,8 +6,8 @@ import json
 
 from helpers import shared_file
 
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import DatasetSpec
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import DatasetSpec
 
 STB_G1 = "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json"
 
@@ -228,7 +228,7 @@ def test_eval_item_no_method_can_check_makes_the_check_incomplete(tmp_path):
 
 def test_report_texts_need_no_second_pass_over_the_training_data(tmp_path, monkeypatch):
     """The texts shown beside findings are captured while the training set streams past."""
-    from auditor.datasets import UnitReader
+    from auditor.datasets.dataset import UnitReader
 
     reads: dict[str, int] = {}
     original = UnitReader.read

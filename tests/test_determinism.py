@@ -14,7 +14,7 @@ import time
 import pytest
 from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
 
-from auditor import indexstore
+from auditor.store import indexes as indexstore
 
 TIMING_KEYS = (
     "started",
@@ -283,7 +283,7 @@ def test_index_save_killed_at_random_moments_never_leaves_a_broken_index(tmp_pat
     """SIGKILL a process writing a large index at several moments: afterwards there is either no
     index folder or a complete one that verifies."""
     code = (
-        "import sys, numpy as np\nfrom auditor import indexstore\n"
+        "import sys, numpy as np\nfrom auditor.store import indexes as indexstore\n"
         "a = np.arange(8_000_000, dtype=np.uint64)\n"
         "while True:\n"
         "    indexstore.save_index(sys.argv[1], 'ngram', {'n': 13}, 'e' * 64, {'h': a, 'p': a}, {'ns': [13]})\n"

@@ -7,7 +7,7 @@ import re
 import click
 from helpers import REPO
 
-from auditor import manifest
+from auditor.audit import manifest
 from auditor.cli import main
 
 README = (REPO / "README.md").read_text()

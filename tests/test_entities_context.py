@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from helpers import shared_file
 
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods.entities import TOOL_RESULT_WEIGHT, EntitiesIndex
-from auditor.records import Record
+from auditor.records.record import Record
 
 
 def _kinds(text):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from helpers import shared_file
 
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import DatasetSpec
-from auditor.errortypes import LABELS, label
-from auditor.records import Record
+from auditor.audit.errortypes import LABELS, label
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import DatasetSpec
+from auditor.records.record import Record
 
 TOOLS = {
     "get_user": {"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]},

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from helpers import shared_file
 
-from auditor.datasets import Dataset, DatasetSpec
-from auditor.errortypes import ErrorTypes, label
-from auditor.records import Record
+from auditor.audit.errortypes import ErrorTypes, label
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.records.record import Record
 
 QUERY = "Please book flight HAT136 on May 20 for me, user mia_li_3668."
 GET = {"name": "get_user_details", "args": {"user_id": "mia_li_3668"}, "observation": '{"name": "Mia Li"}'}
@@ -39,7 +39,7 @@ def test_claim_backed_by_a_later_success_in_a_real_tau_bench_run():
 
 def test_step_budget_on_a_real_toolbench_tree_ending_in_failures():
     """ToolBench DFS tree G3/8: its last tool results are all errors ("Message error...") and no answer follows."""
-    from auditor.adapters._trajectory import is_error
+    from auditor.records.trajectory import is_error
 
     path = shared_file("toolbench/data_example/answer/G3_answer/8_ChatGPT_DFS_woFilter_w2.json")
     (r,) = list(Dataset(DatasetSpec(name="tb", paths=[str(path)])).records())

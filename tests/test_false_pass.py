@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import auditor.audit as audit_mod
-from auditor._io import check_unchanged, file_state
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.boilerplate import BoilerplateConfig, Masker, detect
+import auditor.audit.run as audit_mod
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ChangedFileError
-from auditor.records import Record
+from auditor.io.files import check_unchanged, file_state
+from auditor.records.record import Record
+from auditor.text.boilerplate import BoilerplateConfig, Masker, detect
 
 SYSTEM = (
     "You are AutoGPT, you can use many tools (functions) to do the following task.\n"
@@ -200,7 +200,7 @@ def _truncating_reads(monkeypatch, path: Path, after: int, cut_line: int) -> Non
     reproduction: another process rewriting the file during the scan), in whichever pass reads it."""
     with path.open("rb") as f:
         cut = sum(len(line) for _, line in zip(range(cut_line), f))
-    from auditor.datasets import UnitReader
+    from auditor.datasets.dataset import UnitReader
 
     real_read = UnitReader.read  # every pass reads through it: the serial reader and the engines' units
 
@@ -359,7 +359,7 @@ def _resign_zeroed(folder: Path) -> None:
 
     import numpy as np
 
-    from auditor.indexstore import _doc_checksum
+    from auditor.store.indexes import _doc_checksum
 
     doc = json.loads((folder / "index.json").read_text())
     for entry in doc["arrays"].values():

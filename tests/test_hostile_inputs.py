@@ -423,8 +423,16 @@ def test_skip_tally_is_by_kind_and_bounded(tmp_path):
 
     # more kinds of problem than the tally keeps: the rest are counted together, also when the
     # problems come from several work units (each unit tallies, the dataset's account merges)
-    from auditor.datasets import MAX_SKIP_REASONS, Dataset, DatasetAccount, DatasetSpec, Unit, UnitStats, _count_skip
-    from auditor.records import Skip
+    from auditor.datasets.dataset import (
+        MAX_SKIP_REASONS,
+        Dataset,
+        DatasetAccount,
+        DatasetSpec,
+        Unit,
+        UnitStats,
+        _count_skip,
+    )
+    from auditor.records.record import Skip
 
     ds = Dataset(DatasetSpec("messy", [str(train)], on_error="skip"))
     account = DatasetAccount(ds)

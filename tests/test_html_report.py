@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.report.html import highlight, render_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

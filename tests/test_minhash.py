@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from auditor import minhash_sketch as sk
-from auditor.audit import AuditConfig, CheckSpec, build_index, run_audit
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.audit.run import AuditConfig, CheckSpec, build_index, run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.minhash import MinHashIndex, shingle_hashes
+from auditor.text import minhash_sketch as sk
 
 
 def bundled(name: str) -> list:

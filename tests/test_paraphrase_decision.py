@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from helpers import shared_file
 
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import Dataset, DatasetSpec
-from auditor.records import Record
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.records.record import Record
 
 HELDOUT = Path(__file__).parent / "data" / "heldout"
 BFCL = "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_v4_simple_python.json"

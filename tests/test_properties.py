@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.adapters.chat import extract_task, parse_ref_id, parse_turns
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import InputError
-from auditor.normalize import _unicode_table, clean, normalize, text_hash, tokens
-from auditor.records import Record
-from auditor.toolcalls import call_name, calls_in_text, canonical_call, parse_arguments
+from auditor.records.record import Record
+from auditor.records.toolcalls import call_name, calls_in_text, canonical_call, parse_arguments
+from auditor.text.normalize import _unicode_table, clean, normalize, text_hash, tokens
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -257,7 +257,7 @@ def test_compressed_readers_return_exactly_the_data_of_every_frame(frames, suffi
 
     import zstandard
 
-    from auditor._io import open_binary
+    from auditor.io.compressed import open_binary
 
     pack = gzip.compress if suffix == ".gz" else zstandard.ZstdCompressor().compress
     with tempfile.TemporaryDirectory() as d:

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 from helpers import shared_file
 
-from auditor import registry
-from auditor.audit import AuditConfig, run_audit
+from auditor.audit.manifest import load_manifest
+from auditor.audit.provenance import ProvenanceSpec, audit_provenance, group_key, run_provenance
+from auditor.audit.run import AuditConfig, run_audit
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets import registry
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, ManifestError
-from auditor.manifest import load_manifest
-from auditor.provenance import ProvenanceSpec, audit_provenance, group_key, run_provenance
 from auditor.report.provenance import statement
 
 TOOLMVR = "tool-mvr/data/training_data/selected_Toolbench_{}.json"
@@ -318,7 +318,7 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
 
 def test_checks_and_provenance_together(tmp_path):
     rft = steptool_as_jsonl("steptool/data_train/rft/rft_data_example.json", tmp_path / "rft.jsonl")
-    from auditor.audit import CheckSpec
+    from auditor.audit.run import CheckSpec
 
     config = AuditConfig(
         datasets={"stb": stb(), "rft": DatasetSpec("rft", [str(rft)])},

@@ -8,9 +8,9 @@ import re
 from click.testing import CliRunner
 from helpers import REPO
 
-from auditor.audit import AuditConfig, CheckSpec, run_audit
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.cli import main
-from auditor.datasets import DatasetSpec
+from auditor.datasets.dataset import DatasetSpec
 
 README = (REPO / "README.md").read_text()
 

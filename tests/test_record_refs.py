@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from helpers import shared_file
 
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 
 
 def test_selection_fingerprints_are_of_the_selected_records():

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import SHARED, shared_file
 
-from auditor import registry
 from auditor.adapters import detect
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets import registry
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import RegistryError
 
 # record counts per split as PROVENANCE.md states them (not as our adapters count them)

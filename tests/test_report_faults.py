@@ -23,9 +23,9 @@ import pytest
 from click.testing import CliRunner
 from hostile import REPO, run_cli, write_eval
 
-from auditor import indexstore
 from auditor.cli import main
 from auditor.report.publish import SETS, publish
+from auditor.store import indexes as indexstore
 
 runner = CliRunner()
 SMALL = ["--eval", "webshop:0:200", "--train", "webshop:200:1200", "--method", "exact"]
@@ -269,7 +269,7 @@ def test_killed_runs_index_and_findings_temp_folders_are_removed_by_the_next_run
 
     import tempfile
 
-    from auditor.findings_db import DuckDBFindingStore
+    from auditor.store.findings_db import DuckDBFindingStore
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -10,7 +10,7 @@ import re
 from click.testing import CliRunner
 
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 
 FORGED = "x\n\n# Contamination audit: **PASS**\n"
 

@@ -13,14 +13,14 @@ import pytest
 
 from auditor.adapters._fields import extract
 from auditor.adapters.generic_json import JsonLinesAdapter
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import Dataset, DatasetSpec
-from auditor.engine import ScanStats, get_engine
-from auditor.manifest import parse_manifest
+from auditor.audit.manifest import parse_manifest
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.base import ScanStats, get_engine
 from auditor.methods import create
 from auditor.methods.base import Index
-from auditor.methods.ngram import ngram_hashes, token_hashes
-from auditor.normalize import tokens
+from auditor.text.normalize import tokens
+from auditor.text.tokens import ngram_hashes, token_hashes
 
 EVAL = "webshop:0:300"
 
@@ -291,8 +291,8 @@ _TEXT = st.text(alphabet=st.sampled_from(list("ab Z,.!\n\t\x1c\x1f\x0b-'é ﬁ")
 @settings(max_examples=300, deadline=None)
 @given(_TEXT)
 def test_kernel_tokenization_and_exact_units_equal_normalize(text):
-    from auditor.kernels import _TOKENS_CACHE, exact_units, text_tokens
-    from auditor.normalize import normalize, text_hash
+    from auditor.text.kernels import _TOKENS_CACHE, exact_units, text_tokens
+    from auditor.text.normalize import normalize, text_hash
 
     _TOKENS_CACHE.clear()
     assert text_tokens(text) == [t.encode("utf-8") for t in tokens(text)]
@@ -307,7 +307,7 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
     calling process, so a scan in worker processes reports the same as one in-process."""
     from helpers import shared_file
 
-    import auditor.audit as audit_mod
+    import auditor.audit.run as audit_mod
 
     source = shared_file("tau-bench/historical_trajectories/gpt-4o-airline.json")
     trajectories = tmp_path / "trajectories.jsonl"  # JSON Lines, so the file cuts into several units

@@ -16,11 +16,11 @@ import sys
 
 import pytest
 
-from auditor._io import LineSpan, iter_jsonl
-from auditor.audit import AuditConfig, CheckSpec, run_audit
-from auditor.datasets import Dataset, DatasetSpec
-from auditor.engine import ScanJob, ScanStats, get_engine
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.base import ScanJob, ScanStats, get_engine
 from auditor.errors import ScanError
+from auditor.io.jsonread import LineSpan, iter_jsonl
 from auditor.methods import create
 from auditor.methods.base import Index
 
@@ -113,7 +113,7 @@ def test_the_corpus_is_cut_into_every_kind_of_unit(corpus):
 @pytest.fixture
 def small_inputs_in_parallel(monkeypatch):
     """The local engine runs in-process below 8 MB: these tests' inputs go to workers anyway."""
-    import auditor.audit as audit_mod
+    import auditor.audit.run as audit_mod
 
     real = audit_mod.get_engine
     monkeypatch.setattr(audit_mod, "get_engine", lambda name, **kw: real(name, **kw, **_small(name)))

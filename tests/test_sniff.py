@@ -12,10 +12,10 @@ from helpers import shared_file
 
 from auditor.adapters import detect
 from auditor.cli import main
-from auditor.datasets import Dataset, DatasetSpec
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, InputError
-from auditor.messages import MessageSelector
-from auditor.sniff import SNIFF_MAX_BYTES, sniff
+from auditor.io.sniff import SNIFF_MAX_BYTES, sniff
+from auditor.records.messages import MessageSelector
 
 BFCL = "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data/"
 
@@ -137,7 +137,7 @@ def test_message_selector_in_the_chat_format():
 
 
 def test_manifest_takes_messages_and_calls_field(tmp_path):
-    from auditor.manifest import load_manifest
+    from auditor.audit.manifest import load_manifest
 
     (tmp_path / "e.jsonl").write_text(
         json.dumps({"id": "a", "q": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}) + "\n"

@@ -10,9 +10,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from .._io import base_suffix
 from ..errors import InputError
-from ..sniff import Sniffed, sniff
+from ..io.files import base_suffix
+from ..io.sniff import Sniffed, sniff
 from .base import Adapter, AdapterOptions, get_adapter, registry
 
 for _m in pkgutil.iter_modules(__path__):
@@ -23,7 +23,7 @@ for _m in pkgutil.iter_modules(__path__):
 def detect(path: str | Path) -> type[Adapter]:
     """The adapter class for ``path``, chosen by content (then suffix for generic formats).
 
-    JSON and JSON Lines are told apart by content whatever the suffix (:func:`auditor.sniff.sniff`,
+    JSON and JSON Lines are told apart by content whatever the suffix (:func:`auditor.io.sniff.sniff`,
     a bounded prefix); CSV, TSV and Parquet go by suffix. Raises :class:`InputError` when nothing fits.
     """
     return explain(path)[0]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._io import dotted_get
-from ..callparse import Schemas, calls_from_value, default_schemas, unbound
-from ..messages import MessageSelector, is_chat
-from ..records import QUERY, TEXT, Record, Skip
-from ..toolcalls import calls_view
+from ..io.jsonread import dotted_get
+from ..records.callparse import Schemas, calls_from_value, default_schemas, unbound
+from ..records.messages import MessageSelector, is_chat
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view
 
 #: tried in order when no ``text_field`` is given
 TEXT_CANDIDATES = ("text", "query", "question", "prompt", "instruction", "input", "content", "goal")

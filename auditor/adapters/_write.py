@@ -10,7 +10,7 @@ Writing no record gives a valid empty file of the format (``[]``, ``{}``, a CSV 
 file with the schema and no rows; an empty JSON Lines file), which reads back as zero records.
 
 >>> import json, os, tempfile
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> d = tempfile.mkdtemp()
 >>> w = JsonArrayWriter(os.path.join(d, "src.json"), os.path.join(d, "out", "a.json"))
 >>> w.write(Record("t", "0", "src.json#0", {"query": "q"}, raw={"q": 1}))
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError
-from ..records import Record
+from ..records.record import Record
 
 _UMASK: int | None = None
 
@@ -141,7 +141,7 @@ def raw_of(record: Record) -> Any:
 
 
 def _where(record: Record) -> tuple[str, str | None]:
-    from ..records import split_source
+    from ..records.record import split_source
 
     return split_source(record.source)
 
@@ -199,7 +199,8 @@ class JsonDocumentWriter(RecordWriter):
 
 def sniff_delimiter(path: str | Path) -> str:
     """The delimiter of a CSV/TSV file, as the CSV adapter reads it (first line: tabs vs commas)."""
-    from .._io import base_suffix, open_text
+    from ..io.compressed import open_text
+    from ..io.files import base_suffix
 
     with open_text(path) as f:
         header = f.readline()
@@ -210,7 +211,7 @@ class CsvWriter(RecordWriter):
     """CSV/TSV with the source's header and delimiter."""
 
     def begin(self) -> None:
-        from .._io import open_text
+        from ..io.compressed import open_text
 
         delimiter = sniff_delimiter(self.source)
         with open_text(self.source) as f:

@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_json_items
-from ..callparse import calls_from_value, unbound
-from ..messages import MessageSelector
-from ..records import QUERY, TEXT, Record, Skip
-from ..toolcalls import calls_view, step
+from ..io.jsonread import iter_json_items
+from ..records.callparse import calls_from_value, unbound
+from ..records.messages import MessageSelector
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view, step
 from .base import Adapter, first_record
 
 _TURN = re.compile(r"^(User|AI|API-Request):\s?(.*)$")

@@ -5,7 +5,7 @@ Two shapes, JSON Lines (files named ``.json`` hold JSON Lines too):
 - ``{code, api_call, provider, api_data}`` (``torchhub_train.json``, ``torchhub_eval.json``): the
   instruction sits in ``code`` (train: ``{'Instruction': …, 'Output': …}``; eval: ``###Instruction: …
   ###Output: …``); ``calls`` is ``api_call`` parsed with :mod:`ast` (positional arguments bound by the
-  library's documented signature, :data:`auditor.callparse.KNOWN_SIGNATURES`). The id is the 1-based line
+  library's documented signature, :data:`auditor.records.callparse.KNOWN_SIGNATURES`). The id is the 1-based line
   number, which for ``torchhub_eval.json`` is the ``question_id`` of the matching eval question.
 - eval questions ``{question_id, text, category}`` (``questions_<hub>_0_shot.jsonl``): ``query`` is
   ``text`` without the literal ``\\n`` the files end with; id ``question_id``.
@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_jsonl
-from ..callparse import calls_from_value, unbound
-from ..records import QUERY, TEXT, Record, Skip
-from ..toolcalls import calls_view
+from ..io.jsonread import iter_jsonl
+from ..records.callparse import calls_from_value, unbound
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view
 from .base import Adapter, first_record
 
 _INSTRUCTION = re.compile(r"(?:###Instruction:|'Instruction':)\s*(.*?)(?:\s*###Output:|,\s*'Output':|$)", re.S)

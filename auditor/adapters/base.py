@@ -1,6 +1,6 @@
 """The adapter protocol: one file per dataset format.
 
-An adapter turns one file into :class:`~auditor.records.Record` objects (or :class:`~auditor.records.Skip`
+An adapter turns one file into :class:`~auditor.records.record.Record` objects (or :class:`~auditor.records.record.Skip`
 for an item it cannot use, with the reason). Subclasses register themselves by ``name``; format
 detection asks each registered adapter's :meth:`Adapter.sniff` in ``priority`` order.
 
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .._io import DEFAULT_MAX_RECORD_CHARS, LineSpan
 from ..errors import ConfigError, did_you_mean
-from ..records import Record, Skip
+from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan
+from ..records.record import Record, Skip
 from ._write import RecordWriter
 
 _REGISTRY: dict[str, type[Adapter]] = {}
@@ -52,9 +52,9 @@ class AdapterOptions:
     text_field: str | None = None
     id_field: str | None = None
     max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
-    #: message selector for chat-shaped fields (:mod:`auditor.messages`); None: each adapter's default
+    #: message selector for chat-shaped fields (:mod:`auditor.records.messages`); None: each adapter's default
     messages: str | None = None
-    #: dotted path of a field holding tool calls (generic formats; :mod:`auditor.callparse`)
+    #: dotted path of a field holding tool calls (generic formats; :mod:`auditor.records.callparse`)
     calls_field: str | None = None
 
 
@@ -64,7 +64,7 @@ class Adapter(ABC):
     #: file suffixes (without compression) this adapter can read; JSON-family adapters are chosen
     #: by content (``layouts``), whatever the suffix
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".jsonl")
-    #: file layouts (:func:`auditor.sniff.sniff` kinds) this adapter reads; empty for non-JSON formats
+    #: file layouts (:func:`auditor.io.sniff.sniff` kinds) this adapter reads; empty for non-JSON formats
     layouts: ClassVar[tuple[str, ...]] = ("array", "object")
     #: detection order: lower sniffs first; generic fallbacks use 1000
     priority: ClassVar[int] = 100
@@ -80,7 +80,7 @@ class Adapter(ABC):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        """True when ``sample`` (see :func:`auditor.sniff.sniff`) looks like this format."""
+        """True when ``sample`` (see :func:`auditor.io.sniff.sniff`) looks like this format."""
         return False
 
     @abstractmethod
@@ -96,7 +96,7 @@ class Adapter(ABC):
     def parts(cls, path: Path, split_bytes: int) -> list[Any]:
         """How ``path`` cuts into parts that :meth:`read_part` reads independently, in file order;
         ``[]`` (the default) when the file is read whole. Parts are a
-        :class:`~auditor._io.LineSpan` (line-based formats) or a format's own object."""
+        :class:`~auditor.io.jsonread.LineSpan` (line-based formats) or a format's own object."""
         return []
 
     def read_part(self, path: Path, part: Any) -> Iterator[Record | Skip]:

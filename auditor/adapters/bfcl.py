@@ -11,7 +11,7 @@ with no id; the record id is ``<category>_<line index>``, the form later BFCL re
 (message selector ``all-user`` by default; ``messages = "first-user"`` etc. changes it). The ``calls``
 view holds the ground truth from the sibling ``possible_answer/<same file name>`` when present
 or the item's own ``ground_truth`` (v1 executable categories: call strings)
-(single-turn ``{func: {param: [values]}}`` → one canonical call each, :func:`auditor.callparse.bfcl_ground_truth`;
+(single-turn ``{func: {param: [values]}}`` → one canonical call each, :func:`auditor.records.callparse.bfcl_ground_truth`;
 multi-turn call strings parsed with :mod:`ast`, positional arguments bound with the function docs in
 ``multi_turn_func_doc/``); ``meta['functions']`` names the functions offered.
 
@@ -34,12 +34,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_json_items, iter_jsonl
-from ..callparse import Schemas, calls_from_value, default_schemas, unbound
-from ..messages import MessageSelector
-from ..records import QUERY, TEXT, Record, Skip
-from ..sniff import sniff
-from ..toolcalls import calls_view
+from ..io.jsonread import iter_json_items, iter_jsonl
+from ..io.sniff import sniff
+from ..records.callparse import Schemas, calls_from_value, default_schemas, unbound
+from ..records.messages import MessageSelector
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view
 from .base import Adapter, first_record
 
 _CATEGORY = re.compile(r"^(?:BFCL_v\d+_|gorilla_openfunctions_v1_test_)(.+?)\.json", re.I)

@@ -17,7 +17,7 @@ actions). One line::
 
 ``role`` is ``system`` / ``user`` / ``assistant`` / ``tool``; ``tool_call`` and ``annotation`` only on
 assistant turns; ``annotation.label`` is ``correct`` or ``incorrect``; ``corrected_action`` is a call
-object or text. Views: those of every trajectory (:mod:`auditor.adapters._trajectory`) plus
+object or text. Views: those of every trajectory (:mod:`auditor.records.trajectory`) plus
 ``critique`` (the critiques, one per line). Meta: ``environment``, ``incorrect_turns`` (0-based turn
 indices), ``mistake`` (any incorrect turn), ``corrections`` (canonical corrected calls), ``tools``,
 ``answered_instead_of_call`` (an incorrect turn without a call whose correction is a call).
@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import LineSpan, iter_jsonl
-from ..records import Record, Skip
-from ..toolcalls import canonical_call
-from ._trajectory import Turn, trajectory_views
+from ..io.jsonread import LineSpan, iter_jsonl
+from ..records.record import Record, Skip
+from ..records.toolcalls import canonical_call
+from ..records.trajectory import Turn, trajectory_views
 from ._write import JsonLinesWriter, RecordWriter
 from .base import Adapter, first_record, line_spans
 

@@ -6,10 +6,10 @@ StepTool's ``{query_id: {cnt, instances: [{id, conversations}]}}`` (one record p
 id being the query id, also in ``meta['ref_ids']``). Tool calls are read from OpenAI ``tool_calls``,
 legacy ``function_call``, ShareGPT ``function_call`` turns and, in assistant text, ToolBench
 ``Action: / Action Input:`` lines and Python calls; ``role: tool`` / ``function`` / ``observation`` turns
-(and ``Observation:`` user turns) are tool results. Views (see :mod:`auditor.adapters._trajectory`):
+(and ``Observation:`` user turns) are tool results. Views (see :mod:`auditor.records.trajectory`):
 ``query`` (first user turn, or the text between ``Task:`` and ``Begin!``), ``system``, ``calls``,
 ``observations``, ``reflection``, ``answer``, ``text``; with ``messages`` (a selector such as
-``last-user``, :mod:`auditor.messages`) the ``query`` view is the selected messages instead. A ToolBench-V/R id such as ``G1@33737`` or
+``last-user``, :mod:`auditor.records.messages`) the ``query`` view is the selected messages instead. A ToolBench-V/R id such as ``G1@33737`` or
 ``G2@42932_reflection`` also yields ``meta['ref_ids'] = ['33737']`` and ``meta['group'] = 'G1'``, which
 the ``id`` method compares with eval ids (as evidence only).
 
@@ -27,11 +27,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
-from ..messages import ROLE_ALIASES, MessageSelector
-from ..records import QUERY, TEXT, Record, Skip
-from ..sniff import sniff
-from ._trajectory import Turn, extract_task, trajectory_views
+from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
+from ..io.sniff import sniff
+from ..records.messages import ROLE_ALIASES, MessageSelector
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.trajectory import Turn, extract_task, trajectory_views
 from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
 from .base import Adapter, first_record, line_spans
 

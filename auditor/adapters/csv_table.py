@@ -12,9 +12,10 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._io import base_suffix, open_text
 from ..errors import InputError
-from ..records import Record, Skip
+from ..io.compressed import open_text
+from ..io.files import base_suffix
+from ..records.record import Record, Skip
 from ._fields import extract
 from ._write import CsvWriter, RecordWriter
 from .base import GenericAdapter
@@ -47,7 +48,7 @@ class CsvAdapter(GenericAdapter):
                         yield extract(self, row, position, source)
                     position += 1
         except UnicodeDecodeError:
-            from .._io import locate_bad_utf8
+            from ..io.jsonread import locate_bad_utf8
 
             line = locate_bad_utf8(path)
             raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None

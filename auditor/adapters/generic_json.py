@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._io import LineSpan, iter_json_items, iter_jsonl, json_container
-from ..records import Record, Skip
-from ..sniff import sniff
+from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container
+from ..io.sniff import sniff
+from ..records.record import Record, Skip
 from ._fields import extract
 from ._write import JsonArrayWriter, JsonLinesWriter, JsonObjectWriter, RecordWriter
 from .base import GenericAdapter, line_spans

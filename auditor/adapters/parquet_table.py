@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..records import Record, Skip
+from ..records.record import Record, Skip
 from ._fields import extract
 from ._write import ParquetWriter, RecordWriter
 from .base import GenericAdapter

@@ -3,7 +3,7 @@
 ``split`` (``train`` / ``test``) comes from the sibling ``split_tasks.json`` when present. The query
 view is the user scenario's instructions (reason for call, known and unknown info, task instructions);
 the text view adds the task's purpose and the expected actions' names and arguments; the ``calls``
-view holds the expected actions as canonical calls (:mod:`auditor.toolcalls`).
+view holds the expected actions as canonical calls (:mod:`auditor.records.toolcalls`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import load_json
 from ..errors import InputError
-from ..records import QUERY, TEXT, Record, Skip
-from ..toolcalls import calls_view, step
+from ..io.jsonread import load_json
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view, step
 from ._write import JsonArrayWriter, RecordWriter, copy_companion
 from .base import Adapter, first_record
 

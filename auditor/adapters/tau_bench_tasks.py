@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_json_items
-from ..records import QUERY, TEXT, Record, Skip
-from ..toolcalls import calls_view, step
+from ..io.jsonread import iter_json_items
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view, step
 from .base import Adapter, first_record
 
 

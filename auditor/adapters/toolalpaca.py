@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import iter_json_items
-from ..callparse import calls_from_value
-from ..records import QUERY, TEXT, Record, Skip
-from ..toolcalls import calls_view
+from ..io.jsonread import iter_json_items
+from ..records.callparse import calls_from_value
+from ..records.record import QUERY, TEXT, Record, Skip
+from ..records.toolcalls import calls_view
 from .base import Adapter, first_record
 
 _SPLIT = re.compile(r"eval_(\w+)", re.I)

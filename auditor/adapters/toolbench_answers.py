@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import load_json
-from ..records import QUERY, Record, Skip
-from ..toolcalls import calls_view, canonical_call, step
-from ._trajectory import Turn, extract_task, trajectory_views
+from ..io.jsonread import load_json
+from ..records.record import QUERY, Record, Skip
+from ..records.toolcalls import calls_view, canonical_call, step
+from ..records.trajectory import Turn, extract_task, trajectory_views
 from ._write import JsonDocumentWriter, JsonObjectWriter, RecordWriter
 from .base import Adapter
 from .chat import parse_turns
@@ -129,7 +129,7 @@ def _final_answer(steps: list[dict[str, Any]], fallback: Any) -> str:
         if s["name"].lower() == "finish" and s["args"].get("final_answer"):
             return str(s["args"]["final_answer"])
     if isinstance(fallback, str):
-        from ..toolcalls import parse_arguments
+        from ..records.toolcalls import parse_arguments
 
         parsed = parse_arguments(fallback)
         return str(parsed.get("final_answer", fallback)) if "_raw" not in parsed else fallback

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._io import load_json
-from ..records import QUERY, TEXT, Record, Skip
+from ..io.jsonread import load_json
+from ..records.record import QUERY, TEXT, Record, Skip
 from ._write import JsonArrayWriter, RecordWriter
 from .base import Adapter
 

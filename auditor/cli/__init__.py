@@ -15,7 +15,7 @@ import pkgutil
 
 import click
 
-from .. import __version__
+from .._version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

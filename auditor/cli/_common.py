@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import click
 
-from .._io import describe_os_error
 from ..errors import AuditorError
+from ..io.files import describe_os_error
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: an interrupted run is neither a pass nor a finding

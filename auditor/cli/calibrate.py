@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..datasets import Dataset, DatasetSpec
+from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import ConfigError
 from . import main
 from ._common import library_errors

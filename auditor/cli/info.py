@@ -6,8 +6,9 @@ import json
 
 import click
 
-from .. import adapters, methods, registry
-from ..datasets import Dataset, DatasetSpec
+from .. import adapters, methods
+from ..datasets import registry
+from ..datasets.dataset import Dataset, DatasetSpec
 from . import main
 from ._common import library_errors
 

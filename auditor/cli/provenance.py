@@ -11,10 +11,10 @@ from pathlib import Path
 
 import click
 
-from ..audit import default_report_dir
+from ..audit.manifest import load_manifest
+from ..audit.provenance import audit_provenance
+from ..audit.run import default_report_dir
 from ..errors import InputError
-from ..manifest import load_manifest
-from ..provenance import audit_provenance
 from ..report import Report, escape_line
 from ..report.provenance import statement
 from ..report.publish import check_report_dir

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import click
 
-from .._io import DEFAULT_MAX_RECORD_CHARS, describe_os_error
-from ..audit import AuditConfig, CheckSpec, default_report_dir, fresh_report_dir, run_audit
-from ..datasets import DatasetSpec
+from ..audit.manifest import load_manifest
+from ..audit.run import AuditConfig, CheckSpec, default_report_dir, fresh_report_dir, run_audit
+from ..datasets.dataset import DatasetSpec
+from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
-from ..manifest import load_manifest
-from ..registry import is_registry_ref
+from ..io.files import describe_os_error
+from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
 from ..report import escape_line
 from ..report.publish import check_report_dir
 from . import main

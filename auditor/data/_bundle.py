@@ -3,7 +3,7 @@
     python -m auditor.data._bundle ../shared/data
 
 Writes the trimmed files under ``auditor/data/`` and ``registry.json`` with their SHA-256
-fingerprints, which :mod:`auditor.registry` checks at every load.
+fingerprints, which :mod:`auditor.datasets.registry` checks at every load.
 """
 
 from __future__ import annotations
@@ -376,8 +376,8 @@ def _count(entries: dict) -> None:
     """Record counts per entry and per split, read through the adapters (what `auditor registry` shows)."""
     from collections import Counter
 
-    from auditor import registry
-    from auditor.datasets import Dataset, DatasetSpec
+    from auditor.datasets import registry
+    from auditor.datasets.dataset import Dataset, DatasetSpec
 
     registry._catalogue.cache_clear()
     registry._verified.cache_clear()

@@ -1,5 +1,5 @@
 """Maintainer script: generate ``auditor/data/confusables.json``, the confusable-to-ASCII table
-that :func:`auditor.normalize.clean` applies (homoglyph evasion: Cyrillic ``а`` for Latin ``a``).
+that :func:`auditor.text.normalize.clean` applies (homoglyph evasion: Cyrillic ``а`` for Latin ``a``).
 
     pip download --no-deps confusable-homoglyphs==3.3.1 && unzip confusable_homoglyphs-3.3.1-*.whl
     python -m auditor.data._confusables confusable_homoglyphs/confusables.json

@@ -1,4 +1,4 @@
-"""Embedding cache keyed by the 64-bit hash of a text's normalized form (:func:`auditor.normalize.text_hash`).
+"""Embedding cache keyed by the 64-bit hash of a text's normalized form (:func:`auditor.text.normalize.text_hash`).
 
 In memory it is a dict ``hash → vector``. On disk (``save``/``load``) a cache is a folder per model:
 
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write_bytes, atomic_write_text
 from ..errors import IndexFileError
+from ..io.atomic import atomic_write_bytes, atomic_write_text
 
 FORMAT = "auditor-embedding-cache"
 VERSION = 1

@@ -31,9 +31,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._io import iter_jsonl
 from ..errors import ConfigError, InputError
-from ..records import QUERY, Record
+from ..io.jsonread import iter_jsonl
+from ..records.record import QUERY, Record
 
 
 @dataclass

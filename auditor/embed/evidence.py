@@ -41,7 +41,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from ..normalize import normalize
+from ..text.normalize import normalize
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)?")
 _QUOTED = re.compile(r"[\"“']([^\"”']{2,60})[\"”']")

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, MissingDependencyError
-from ..normalize import normalize, text_hash
+from ..text.normalize import normalize, text_hash
 from .cache import EmbeddingCache
 
 DEFAULT_MODEL = "bundled"

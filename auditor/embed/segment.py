@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..normalize import clean
+from ..text.normalize import clean
 
 _STRONG_CODE = re.compile(r"(?:^|\n)\s*(?:def \w+\(|class \w+|function\s*\w*\(|#include)|```")
 _WEAK_CODE = re.compile(r"[{};]\s*(?:\n|$)")
@@ -77,7 +77,7 @@ def code_doc(text: str) -> str:
 
 def segments(text: str, max_words: int = 160, min_words: int = 3) -> list[Segment]:
     """The segments of ``text`` (see the module doc); an empty text has none. The text is first
-    :func:`auditor.normalize.clean`-ed (zero-width characters, markup, homoglyphs undone), as for every tier."""
+    :func:`auditor.text.normalize.clean`-ed (zero-width characters, markup, homoglyphs undone), as for every tier."""
     text = clean(text)
     if not text or not text.strip():
         return []

@@ -1,1 +1,1 @@
-"""Scan engines (see :mod:`auditor.engine` for the protocol and :func:`auditor.engine.get_engine`)."""
+"""Scan engines (see :mod:`auditor.engines.base` for the protocol and :func:`auditor.engines.base.get_engine`)."""

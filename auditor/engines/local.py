@@ -1,17 +1,17 @@
 """The local engine (default): the scan on every core of this machine, in worker processes.
 
-The calling process plans the dataset's work units (:meth:`auditor.datasets.Dataset.plan`) and
-hands them to ``workers`` processes that hold a copy of the :class:`~auditor.engine.ScanJob` (its
+The calling process plans the dataset's work units (:meth:`auditor.datasets.dataset.Dataset.plan`) and
+hands them to ``workers`` processes that hold a copy of the :class:`~auditor.engines.base.ScanJob` (its
 built indexes, sent once, when each worker starts); each worker reads, parses, masks and searches
-its unit and sends back findings and counts (:func:`auditor.engine.scan_unit`). At most
+its unit and sends back findings and counts (:func:`auditor.engines.base.scan_unit`). At most
 ``3 × workers`` units are in flight and results are merged in unit order, so memory stays bounded
 and the report equals a serial scan's. ``workers = 1``, a single unit, or inputs smaller than
 ``min_parallel_bytes`` run in-process (the same units, so the same report). Workers ignore Ctrl-C
 (the calling process handles it and stops them) and die with the calling process
 (:mod:`auditor.engines.lifecycle`).
 
->>> from auditor.datasets import Dataset, DatasetSpec
->>> from auditor.engine import ScanJob, ScanStats
+>>> from auditor.datasets.dataset import Dataset, DatasetSpec
+>>> from auditor.engines.base import ScanJob, ScanStats
 >>> from auditor.methods import create
 >>> ev = list(Dataset(DatasetSpec("t", ["webshop:0:50"], role="eval")).records())
 >>> train = Dataset(DatasetSpec("tr", ["webshop:0:100"], role="eval"))
@@ -34,10 +34,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from ..datasets import Dataset, Unit, UnitReader
-from ..engine import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, dataset_bytes, run_scan, scan_unit
+from ..datasets.dataset import Dataset, Unit, UnitReader
 from ..errors import ConfigError, ScanError
 from ..methods.base import Finding
+from .base import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, dataset_bytes, run_scan, scan_unit
 from .lifecycle import init_worker, spawning_guard, started_children, terminate_children_since
 
 _WORKER: dict = {}

@@ -1,10 +1,10 @@
 """The Ray engine (``--engine ray``): the local engine's scan as Ray tasks on a local or remote cluster.
 
-The calling process only plans and merges. The :class:`~auditor.engine.ScanJob` (every check's built
+The calling process only plans and merges. The :class:`~auditor.engines.base.ScanJob` (every check's built
 eval indexes and maskers) goes into Ray's object store once per scan (``ray.put``) and each worker
-process fetches it once (cached by object id). Every work unit (:meth:`auditor.datasets.Dataset.plan`:
+process fetches it once (cached by object id). Every work unit (:meth:`auditor.datasets.dataset.Dataset.plan`:
 a file, a byte range of a large JSON Lines file, Parquet row groups) is one task that opens, reads,
-parses, masks and searches its unit itself (:func:`auditor.engine.scan_unit`) and returns only
+parses, masks and searches its unit itself (:func:`auditor.engines.base.scan_unit`) and returns only
 findings and counts. Up to ``2 × workers`` tasks are in flight; results are collected as they
 complete (``ray.wait``) and merged in unit order, so the report equals the local engine's.
 
@@ -37,10 +37,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datasets import Dataset, Unit, UnitReader
-from ..engine import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
+from ..datasets.dataset import Dataset, Unit, UnitReader
 from ..errors import AuditorError, ConfigError, MissingDependencyError, ScanError
 from ..methods.base import Finding
+from .base import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
 
 _JOB_CACHE: dict[str, ScanJob] = {}
 
@@ -56,7 +56,7 @@ def _job(holder: list) -> ScanJob:
 
 
 def _scan_task(holder: list, reader: UnitReader, unit: Unit, numbered_from: int | None, count_only: bool):
-    """Ray task: one unit, read and searched on the worker (:func:`auditor.engine.scan_unit`)."""
+    """Ray task: one unit, read and searched on the worker (:func:`auditor.engines.base.scan_unit`)."""
     return scan_unit(_job(holder), reader, unit, numbered_from, count_only)
 
 

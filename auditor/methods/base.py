@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
-from ..records import QUERY, TEXT, Record
+from ..records.record import QUERY, TEXT, Record
 
 _REGISTRY: dict[str, type[Index]] = {}
 
@@ -100,7 +100,7 @@ class MethodConfig:
 
     eval_view: str = QUERY
     train_views: tuple[str, ...] = (QUERY, TEXT)
-    #: ignore training-set boilerplate (lines / n-grams in a large share of training records; auditor.boilerplate)
+    #: ignore training-set boilerplate (lines / n-grams in a large share of training records; auditor.text.boilerplate)
     mask_boilerplate: bool = True
 
     #: parameter → (lowest, highest) allowed; every other int parameter is bounded by
@@ -199,7 +199,7 @@ class Index(ABC, Generic[C]):
 
     # -- persistence (optional): methods whose index is worth keeping return arrays here --------
     def state(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """``(arrays, meta)`` describing the built index for :mod:`auditor.indexstore`, or None."""
+        """``(arrays, meta)`` describing the built index for :mod:`auditor.store.indexes`, or None."""
         return None
 
     def restore(self, eval_records: Sequence[Record], arrays: dict[str, Any], meta: dict[str, Any]) -> Index:

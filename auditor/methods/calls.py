@@ -1,6 +1,6 @@
 """``calls``: the eval item's canonical tool-call sequence found in a training trajectory.
 
-Compares the ``calls`` view (one canonical call per line, :mod:`auditor.toolcalls`: name + sorted-key
+Compares the ``calls`` view (one canonical call per line, :mod:`auditor.records.toolcalls`: name + sorted-key
 JSON arguments with normalized scalars, so key order, whitespace and ``"1"`` vs ``1`` do not matter) of
 eval items that carry calls (RefineToolBench corrections, ToolBench answer trees, tau2
 ``evaluation_criteria.actions``) with the ``calls`` view of training records. Match kinds, best first:
@@ -17,7 +17,7 @@ task's solution. Everything else (a single call, a call set in another order, a 
 evidence only — one ``get_weather({"city":"Paris"})`` occurs naturally in many tasks.
 Names in ``ignore`` (``think``; ``Finish`` is never a call) are dropped on both sides.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = Record("bench", "t1", "b#0", {"calls": 'get_user({"id":7})\\ncancel({"order":"#W1"})'})
 >>> tr = Record("train", "x", "t:1", {"calls": 'get_user({"id":7})\\nlist_orders({})\\ncancel({"order":"#W1"})'})
 >>> f = CallsIndex().build([ev]).search([tr])[0]
@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from ..records import Record
-from ..toolcalls import call_name, split_calls
+from ..records.record import Record
+from ..records.toolcalls import call_name, split_calls
 from .base import Finding, Index, MethodConfig
 
 
@@ -66,7 +66,7 @@ class CallsIndex(Index[CallsConfig]):
 
     def stats(self) -> dict:
         """Base stats plus how many eval items hold calls whose positional arguments stayed unbound
-        (no schema known: they match only calls written the same way; :mod:`auditor.callparse`)."""
+        (no schema known: they match only calls written the same way; :mod:`auditor.records.callparse`)."""
         return super().stats() | {
             "eval_items_with_unbound_calls": sum(1 for ev in self.eval_records if ev.meta.get("calls_unbound"))
         }

@@ -18,7 +18,7 @@ Embeddings are cached by normalized-text hash in ``cache_dir`` (default
 ``$AUDITOR_EMBED_CACHE``, else ``<index dir>/embeddings``; ``"none"`` keeps them in memory only).
 The model is loaded in :meth:`build`, never at construction.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = [Record("bench", "0", "b#0", {"query": "What is the capital city of France?"}),
 ...       Record("bench", "1", "b#1", {"query": "How many legs does a spider have?"})]
 >>> tr = Record("train", "t", "t:1", {"text": "Which city is the capital of France?"})
@@ -40,8 +40,8 @@ import numpy as np
 
 from ..embed.decision import CONCLUSIVE, Decision
 from ..errors import ConfigError
-from ..normalize import normalize
-from ..records import QUERY, TEXT, Record
+from ..records.record import QUERY, TEXT, Record
+from ..text.normalize import normalize
 from .base import Finding, Index, MethodConfig
 
 

@@ -38,7 +38,7 @@ a finding conclusive when that many distinct identifiers of one eval item co-occ
 Raises :class:`~auditor.errors.ConfigError` for an unknown kind, a pattern name that is not a word or a
 regex that does not compile.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = Record("tau2", "0", "t#0", {"query": "You are emma_kim_9957 and want to cancel EHGLP3."})
 >>> tr = Record("train", "x", "x:1", {"text": "user: my id is emma_kim_9957"})
 >>> f = EntitiesIndex().build([ev]).search([tr])[0]
@@ -55,9 +55,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters._trajectory import turn_of
 from ..errors import ConfigError
-from ..records import QUERY, TEXT, Record
+from ..records.record import QUERY, TEXT, Record
+from ..records.trajectory import turn_of
 from .base import Finding, Index, MethodConfig
 
 BUILTIN: dict[str, str] = {

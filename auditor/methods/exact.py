@@ -1,11 +1,11 @@
 """``exact``: normalized-text hash equality.
 
-An eval item's view (default ``query``) is normalized (:func:`auditor.normalize.normalize`) and
+An eval item's view (default ``query``) is normalized (:func:`auditor.text.normalize.normalize`) and
 hashed. A training record matches when one of its views (default ``query`` and ``text``), or one
 line of them, normalizes to the same text — so a verbatim copy pasted as one turn of a long
 trajectory is found too. Score is 1.0.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = Record("bench", "q1", "b.json#0", {"query": "Find flights to Paris!"})
 >>> tr = Record("train", "t9", "t.jsonl:3", {"text": "system: be nice\\nfind FLIGHTS to paris"})
 >>> [(f.eval_id, f.train_id, f.score, f.evidence["unit"]) for f in ExactIndex().build([ev]).search([tr])]
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..kernels import exact_units
-from ..normalize import normalize, text_hash
-from ..records import Record
+from ..records.record import Record
+from ..text.kernels import exact_units
+from ..text.normalize import normalize, text_hash
 from .base import Finding, Index, MethodConfig
 
 

@@ -6,7 +6,7 @@ never fail a check. They corroborate content findings and feed provenance. A tra
 candidate ids are its own id and ``meta['ref_ids']`` (e.g. ``33737`` from ToolBench-V's
 ``G1@33737``); when both sides carry ``meta['group']`` the groups must agree.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = Record("stb", "33737", "G1.json#4", {"query": "q"}, meta={"group": "G1"})
 >>> tr = Record("v", "G1@33737", "v.json#0", {"query": "x"}, meta={"group": "G1", "ref_ids": ["33737"]})
 >>> [(f.eval_id, f.train_id, f.conclusive) for f in IdIndex().build([ev]).search([tr])]
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import Record
+from ..records.record import Record
 from .base import Finding, Index, MethodConfig
 
 

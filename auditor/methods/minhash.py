@@ -1,9 +1,9 @@
 """``minhash``: near-duplicates by MinHash-LSH, every candidate verified before it is reported.
 
-Each eval item's normalized text (:mod:`auditor.normalize`, shared with the exact tier) is cut into
+Each eval item's normalized text (:mod:`auditor.text.normalize`, shared with the exact tier) is cut into
 shingles (word ``shingle_size``-grams by default, character grams with ``shingle="char"``), hashed to
 64 bits, and sketched into a ``num_perm`` MinHash signature with datasketch's permutation scheme
-(:mod:`auditor.minhash_sketch`, vectorized). Signatures are cut into bands of rows chosen for
+(:mod:`auditor.text.minhash_sketch`, vectorized). Signatures are cut into bands of rows chosen for
 ``lsh_threshold`` by datasketch's optimiser; a training view that shares a band key with an eval item
 is a *candidate*. Every candidate is then **verified** on the exact shingle sets:
 
@@ -21,7 +21,7 @@ distinct shingles (10: about 12 words) are not indexed, and the report counts th
 short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
 Jaccard 0.67), so the exact and ngram tiers judge them.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = Record("bench", "q1", "b#0", {"query": "Book the cheapest flight from Boston to Denver next Friday morning please"})
 >>> tr = Record("train", "t1", "t:1", {"query": "book the CHEAPEST flight from Boston to Denver next Friday morning, please thanks"})
 >>> ix = MinHashIndex().build([ev])
@@ -42,12 +42,12 @@ from typing import Any, ClassVar
 import numpy as np
 from rapidfuzz import fuzz
 
-from .. import minhash_sketch as sk
 from ..errors import ConfigError, IndexFileError
-from ..normalize import normalize, tokens
-from ..records import QUERY, TEXT, Record
+from ..records.record import QUERY, TEXT, Record
+from ..text import minhash_sketch as sk
+from ..text.normalize import normalize, tokens
+from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
-from .ngram import ngram_hashes, token_hashes
 
 MODES = ("jaccard", "containment")
 SHINGLES = ("word", "char")

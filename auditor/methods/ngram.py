@@ -10,7 +10,7 @@ fraction of the item's distinct n-grams that occur in the record; a finding need
 N-grams are hashed as 64-bit polynomial hashes of xxh64 token hashes, vectorized with numpy; the
 index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the eval set only.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> ev = Record("bench", "q1", "b#0", {"query": "i want a noise cancelling usb microphone for my podcast"})
 >>> tr = Record("train", "t1", "t:1", {"text": "User: I want a noise-cancelling USB microphone for my podcast, thanks"})
 >>> f = NgramIndex(n=13, min_n=5).build([ev]).search([tr])[0]
@@ -26,41 +26,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import xxhash
 
-from ..normalize import tokens
-from ..records import TEXT, Record
+from ..records.record import TEXT, Record
+from ..text.normalize import tokens
+from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
-
-_P = np.uint64(0x100000001B3)  # FNV prime as polynomial base (odd → invertible mod 2**64)
-_TOKEN_CACHE: dict[str, int] = {}
-_TOKEN_CACHE_MAX = 2_000_000
-
-
-def token_hashes(toks: list[str]) -> np.ndarray:
-    """xxh64 of each token (cached), as uint64."""
-    cache = _TOKEN_CACHE
-    hashes = list(map(cache.get, toks))  # one C loop; misses are None
-    if None in hashes:
-        for i, h in enumerate(hashes):
-            if h is None:
-                t = toks[i]
-                h = hashes[i] = xxhash.xxh64_intdigest(t.encode("utf-8"))
-                if len(cache) < _TOKEN_CACHE_MAX:
-                    cache[t] = h
-    return np.array(hashes, dtype=np.uint64)
-
-
-def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
-    """Polynomial hashes of every window of ``n`` token hashes (empty when fewer tokens)."""
-    count = len(th) - n + 1
-    if count <= 0:
-        return np.empty(0, dtype=np.uint64)
-    h = np.zeros(count, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(n):
-            h = h * _P + th[j : j + count]
-    return h
 
 
 @dataclass
@@ -121,10 +91,10 @@ class NgramIndex(Index[NgramConfig]):
         return self
 
     def _scanner(self):
-        """The batch kernel (:mod:`auditor.kernels`), built once from the eval vocabulary and tables."""
+        """The batch kernel (:mod:`auditor.text.kernels`), built once from the eval vocabulary and tables."""
         scanner = getattr(self, "_kernel", None)
         if scanner is None or scanner.tables is not self.tables:
-            from ..kernels import NgramScanner
+            from ..text.kernels import NgramScanner
 
             vocab = (t for ev in self.eval_records for t in tokens(ev.view(self.config.eval_view)))
             scanner = self._kernel = NgramScanner(vocab, self.tables)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text, load_json
 from ..errors import ConfigError, InputError
+from ..io.atomic import atomic_write_text
+from ..io.jsonread import load_json
 
 SCHEMA_VERSION = 1
 

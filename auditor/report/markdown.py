@@ -108,7 +108,7 @@ def _error_types(value: Any) -> list[str]:
     lines = [
         "## Error types",
         "",
-        "Records per dataset with each tool-use error label (`auditor/errortypes.py`).",
+        "Records per dataset with each tool-use error label (`auditor/audit/errortypes.py`).",
         "",
         "| dataset | " + " | ".join(md(lb) for lb in labels) + " |",
         "|---|" + "---:|" * len(labels),

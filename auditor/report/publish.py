@@ -39,8 +39,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .._io import describe_os_error, locked_folder
 from ..errors import OutputError
+from ..io.atomic import locked_folder
+from ..io.files import describe_os_error
 
 #: the report sets a folder may hold: command → file names
 SETS: dict[str, tuple[str, ...]] = {

@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 SCHEMES = ("affine32", "affine64", "legacy")
 _MERSENNE = np.uint64((1 << 61) - 1)

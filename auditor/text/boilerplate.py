@@ -29,7 +29,7 @@ is not eval text from being evidence (and from diluting the minhash and embeddin
 with ``mask_boilerplate = false`` in ``[methods.NAME]``. Reading the sample raises what reading the
 dataset raises (:class:`~auditor.errors.InputError` for bad input); nothing else is raised here.
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> recs = [Record("t", str(i), f"t:{i}", {"text": f"You are a helpful agent.\\nTask {i}: book seat {i}"})
 ...         for i in range(20)]
 >>> bp = detect(recs, [], BoilerplateConfig(min_records=10))
@@ -48,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from ..records.record import TEXT, Record
 from .normalize import normalize, text_hash, tokens
-from .records import TEXT, Record
 
 MASK = "[masked]"
 
@@ -118,7 +118,7 @@ class Boilerplate:
         return "\n".join(kept)
 
     def _mask_words(self, lines: list[str], states: list[int]) -> list[str]:
-        from .methods.ngram import ngram_hashes, token_hashes
+        from .tokens import ngram_hashes, token_hashes
 
         toks_per_line = [tokens(line) for line in lines]
         flat = [t for ts in toks_per_line for t in ts]
@@ -194,7 +194,7 @@ class Boilerplate:
 
 def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
     """Sorted distinct hashes of every word ``k``-gram of ``eval_texts`` (as the ngram tier hashes them)."""
-    from .methods.ngram import ngram_hashes, token_hashes
+    from .tokens import ngram_hashes, token_hashes
 
     grams = [ngram_hashes(token_hashes(tokens(t)), k) for t in eval_texts if t]
     return np.unique(np.concatenate(grams)) if grams else np.empty(0, dtype=np.uint64)
@@ -202,7 +202,7 @@ def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
 
 def _eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndarray:
     """Whether each word k-gram of the token hashes ``th`` is one of the eval items' (a bool per start)."""
-    from .methods.ngram import ngram_hashes
+    from .tokens import ngram_hashes
 
     if not len(eval_grams):
         return np.zeros(max(0, len(th) - k + 1), dtype=bool)
@@ -235,7 +235,7 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     >>> bp.mask_record(recs[3], ("text",)).views["text"], len(bp.spared)
     ('[masked] book a one way flight from boston to denver for two adults next friday\\n[masked] 3', 1)
     """
-    from .methods.ngram import ngram_hashes, token_hashes
+    from .tokens import ngram_hashes, token_hashes
 
     cfg = config or BoilerplateConfig()
     eval_texts = [t for t in eval_texts if t]

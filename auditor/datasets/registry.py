@@ -18,10 +18,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from ._io import sha256_file
-from .errors import RegistryError, did_you_mean
+from ..errors import RegistryError, did_you_mean
+from ..io.files import sha256_file
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@
     methods = ["exact", "ngram"]          # default: every available method but `embedding` (runs when named)
     max_contaminated = 0                  # default 0
 
-    [[provenance]]                        # optional (see auditor.provenance); a manifest may have
+    [[provenance]]                        # optional (see auditor.audit.provenance); a manifest may have
     name = "toolmvr-purity"               # only provenance entries and no checks
     derived = ["toolbench_v"]
     sources = ["stb"]                     # give stb `split_label = "test"` in its [datasets] table
@@ -48,9 +48,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .audit import AuditConfig, CheckSpec
-from .datasets import Dataset, DatasetSpec
-from .errors import AuditorError, ManifestError
+from ..datasets.dataset import Dataset, DatasetSpec
+from ..errors import AuditorError, ManifestError
+from .run import AuditConfig, CheckSpec
 
 DATASET_KEYS = {
     "path",
@@ -230,7 +230,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             setattr(config, key, _confined_dir(doc[key], base, f"{name}: '{key}'"))
     try:
         config.validate()
-        from . import methods
+        from .. import methods
 
         for m, params in method_params.items():
             methods.create(m, params)
@@ -240,7 +240,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
 
 
 def _provenance(raw: Any, name: str) -> list:
-    """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.provenance`)."""
+    """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.audit.provenance`)."""
     from .provenance import ProvenanceSpec
 
     if raw is None:

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 #: role spellings of the common chat formats, mapped to user / assistant / tool / system
 ROLE_ALIASES = {

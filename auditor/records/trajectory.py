@@ -4,7 +4,7 @@ A trajectory is a list of :class:`Turn` (role ``system`` / ``user`` / ``assistan
 tool calls). :func:`trajectory_views` turns it into the record views
 
 ``query`` (the task: first user turn, ToolBench ``Task: ... Begin!`` cut out), ``system``,
-``calls`` (canonical tool calls, :mod:`auditor.toolcalls`), ``observations`` (tool results),
+``calls`` (canonical tool calls, :mod:`auditor.records.toolcalls`), ``observations`` (tool results),
 ``reflection`` (assistant turns right after a failed tool result), ``answer`` (the final answer),
 ``user`` (every user turn),
 ``text`` (every turn, tool calls written as canonical calls)
@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records import QUERY, TEXT
-from ..toolcalls import NOT_TOOLS, calls_in_text, calls_view, canonical_call, parse_arguments, step
+from .record import QUERY, TEXT
+from .toolcalls import NOT_TOOLS, calls_in_text, calls_view, canonical_call, parse_arguments, step
 
 _TASK = re.compile(r"Task:\s*(.*?)\s*(?:Begin!|$)", re.S)
 _ERROR = re.compile(

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from .records import QUERY, TEXT, Record
+from ..records.record import QUERY, TEXT, Record
 
 MAX_CHARS = 4000
 

@@ -18,7 +18,7 @@ item cannot hide behind them (one implementation, used by every text tier throug
 ``normalize`` then applies case folding, turns punctuation and symbols into spaces and collapses
 whitespace. Plain ASCII text without ``<`` or ``&`` takes a fast path (``str.translate``), which
 gives the same result. JSON-escaped and base64 text inside tool-call arguments is decoded where
-calls become text (:func:`auditor.toolcalls.canonical_value`).
+calls become text (:func:`auditor.records.toolcalls.canonical_value`).
 
 >>> normalize("  Hello,  WORLD!\\n It's   me. ")
 'hello world it s me'
@@ -70,7 +70,9 @@ class _Tables:
 
     def __init__(self) -> None:
         self.ignorable = frozenset(map(chr, _ignorable_code_points()))
-        doc = json.loads((Path(__file__).parent / "data" / "confusables.json").read_text(encoding="utf-8"))
+        doc = json.loads(
+            (Path(__file__).resolve().parent.parent / "data" / "confusables.json").read_text(encoding="utf-8")
+        )
         self.confusable: dict[str, str] = doc["table"]
         self.confusable_lower = {k: v.lower() for k, v in self.confusable.items()}
 

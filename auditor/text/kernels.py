@@ -5,11 +5,11 @@ to an id in the *eval vocabulary* with one C-level ``map(dict.get, ...)`` over t
 (tokens absent from every eval item get id 0). An n-gram that contains a token of no eval item
 cannot be an eval n-gram, so only windows free of id 0 are hashed (a rare-token prefilter that
 drops almost every window of unrelated text), with numpy, in the same polynomial-of-xxh64 hash as
-:func:`auditor.methods.ngram.ngram_hashes` — so the persisted index tables are unchanged. A
+:func:`auditor.text.tokens.ngram_hashes` — so the persisted index tables are unchanged. A
 separator token (never in the vocabulary) between records keeps windows inside one record.
 
 >>> import numpy as np
->>> from auditor.methods.ngram import ngram_hashes, token_hashes
+>>> from auditor.text.tokens import ngram_hashes, token_hashes
 >>> grams = np.unique(ngram_hashes(token_hashes("a b c d".split()), 3))
 >>> scanner = NgramScanner(["a", "b", "c", "d"], {3: (grams, np.zeros(len(grams), dtype=np.int64))})
 >>> scanner.matches(["x a b c d y", "a b x c d", "b c d"], n_eval=1)
@@ -28,8 +28,8 @@ import numpy as np
 import xxhash
 
 from .normalize import is_plain, normalize, text_hash, tokens
+from .tokens import _P
 
-_P = np.uint64(0x100000001B3)  # must equal auditor.methods.ngram._P
 _SEP = b"\x00"  # normalize() never yields it: a record boundary token outside every vocabulary
 
 
@@ -101,7 +101,7 @@ class NgramScanner:
         return [(int(k // n_eval), int(k % n_eval), int(c)) for k, c in zip(uniq.tolist(), counts.tolist())]
 
 
-_ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.normalize
+_ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.text.normalize
 #: ASCII bytes: lower case, punctuation → space, and the separators str.split() treats as
 #: whitespace but bytes.split() does not (\x1c-\x1f) → space; one pass, same tokens as normalize
 _ASCII_BYTES = bytes(
@@ -112,7 +112,7 @@ _TOKENS_CACHE_MAX = 1024  # about two batches of records
 
 
 def text_tokens(text: str) -> list[bytes]:
-    """:func:`auditor.normalize.tokens` of ``text`` as UTF-8 bytes, remembered for the last ~1024 texts.
+    """:func:`auditor.text.normalize.tokens` of ``text`` as UTF-8 bytes, remembered for the last ~1024 texts.
 
     The exact and n-gram tiers tokenize the same training texts one after the other; this makes the
     second one free. ASCII text takes one ``bytes.translate`` and one ``split``. Do not mutate the result.
@@ -136,7 +136,7 @@ def text_tokens(text: str) -> list[bytes]:
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     """``(unit, hash of normalized text)`` for the whole text and (when ``lines``) each non-blank line.
 
-    Same result as hashing :func:`auditor.normalize.normalize` of each unit; ASCII text is lowered
+    Same result as hashing :func:`auditor.text.normalize.normalize` of each unit; ASCII text is lowered
     and translated once for all its lines.
 
     >>> [u for u, _ in exact_units("Hi there\\n\\nBook it!", lines=True)]

@@ -32,7 +32,7 @@ The report gets ``error_types`` → dataset → label → count, and each check 
 labels that occur on its eval side and never on its training side (the error types the training
 distribution does not represent).
 
->>> from auditor.records import Record
+>>> from auditor.records.record import Record
 >>> tools = {"get_order": {"properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}
 >>> r = Record("d", "1", "d:1", {"query": "Where is order #W1234567?"},
 ...            meta={"tools": tools, "trace": [{"name": "get_order", "args": {}, "observation": None}]})
@@ -47,9 +47,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .adapters._trajectory import is_error
-from .records import Record
-from .toolcalls import canonical_call, canonical_value
+from ..records.record import Record
+from ..records.toolcalls import canonical_call, canonical_value
+from ..records.trajectory import is_error
 
 LABELS = (
     "unknown_tool",

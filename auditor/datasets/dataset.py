@@ -40,22 +40,14 @@ from typing import Any
 
 import xxhash
 
+from ..adapters import Adapter, AdapterOptions, detect, explain, get_adapter
+from ..errors import ChangedFileError, ConfigError, InputError, did_you_mean
+from ..io.compressed import is_blank
+from ..io.files import FileState, check_regular_file, check_unchanged, file_state, sha256_file
+from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan, too_long
+from ..records.messages import MessageSelector
+from ..records.record import Record, Skip, split_source
 from . import registry
-from ._io import (
-    DEFAULT_MAX_RECORD_CHARS,
-    FileState,
-    LineSpan,
-    check_regular_file,
-    check_unchanged,
-    file_state,
-    is_blank,
-    sha256_file,
-    too_long,
-)
-from .adapters import Adapter, AdapterOptions, detect, explain, get_adapter
-from .errors import ChangedFileError, ConfigError, InputError, did_you_mean
-from .messages import MessageSelector
-from .records import Record, Skip, split_source
 
 ROLES = ("train", "eval")
 ON_ERROR = ("fail", "skip")
@@ -78,7 +70,7 @@ class DatasetSpec:
     split: str | None = None
     text_field: str | None = None
     id_field: str | None = None
-    #: message selector for chat-shaped text fields (``first-user``, ``all-user`` ...; :mod:`auditor.messages`)
+    #: message selector for chat-shaped text fields (``first-user``, ``all-user`` ...; :mod:`auditor.records.messages`)
     messages: str | None = None
     #: dotted path of a field holding tool calls (JSON calls or Python-style call strings), generic formats
     calls_field: str | None = None
@@ -405,7 +397,7 @@ def stat_is_regular(st: os.stat_result) -> bool:
 @dataclass(frozen=True)
 class Unit:
     """One work unit of a dataset: file number ``file_no`` whole (``part`` None) or its part
-    ``part_no`` of ``parts`` (an adapter's part: a :class:`~auditor._io.LineSpan` or Parquet
+    ``part_no`` of ``parts`` (an adapter's part: a :class:`~auditor.io.jsonread.LineSpan` or Parquet
     ``RowGroups``). ``state`` is the file's state when the dataset first read it: a file that differs
     when the unit is opened, or changes while it is read, is an error (the scan would mix two versions
     of it or be partial)."""

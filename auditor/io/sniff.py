@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ._io import MAX_JSON_DEPTH, base_suffix, open_binary
-from .errors import InputError
+from ..errors import InputError
+from .compressed import open_binary
+from .files import base_suffix
+from .jsonread import MAX_JSON_DEPTH
 
 #: the most decompressed bytes format detection reads from a file
 SNIFF_MAX_BYTES = 8 * 1024 * 1024

@@ -51,10 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from ._io import locked_folder
-from .errors import IndexFileError
-from .normalize import normalize
-from .records import Record
+from ..errors import IndexFileError
+from ..io.atomic import locked_folder
+from ..records.record import Record
+from ..text.normalize import normalize
 
 #: eval items searched for in a restored index (:func:`verify_index`)
 VERIFY_SAMPLE = 256

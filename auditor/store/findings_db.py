@@ -1,7 +1,7 @@
 """A findings store on disk (DuckDB): every finding is appended as the scan runs; the report's best
 findings per eval item and method are a query over it.
 
-Same interface as :class:`auditor.store.FindingStore` (``add``, ``findings``,
+Same interface as :class:`auditor.store.findings.FindingStore` (``add``, ``findings``,
 ``contaminated``, ``match_counts``, ``total``) and the same result: per eval item
 and method, the ``keep`` best findings by score, ties broken by training dataset then position.
 Memory holds one buffer of ``flush_every`` findings, so a corpus with millions of findings still
@@ -28,9 +28,9 @@ import os
 import shutil
 import tempfile
 
-from ._io import remove_dead_owner_dirs
-from .errors import ConfigError
-from .methods.base import Finding
+from ..errors import ConfigError
+from ..io.atomic import remove_dead_owner_dirs
+from ..methods.base import Finding
 
 _COLUMNS = (
     "check_name",

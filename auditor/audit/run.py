@@ -21,15 +21,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from . import __version__, boilerplate, methods
-from .datasets import Dataset, DatasetSpec
-from .engine import TEXTS_PER_UNIT, CheckPass, ScanJob, ScanSinks, ScanStats, get_engine
-from .errors import ConfigError, OutputError, did_you_mean
+from .. import methods
+from .._version import __version__
+from ..datasets.dataset import Dataset, DatasetSpec
+from ..engines.base import TEXTS_PER_UNIT, CheckPass, ScanJob, ScanSinks, ScanStats, get_engine
+from ..engines.progress import peak_rss_mb
+from ..errors import ConfigError, OutputError, did_you_mean
+from ..report import Report
+from ..store.findings import FindingStore
+from ..store.texts import TextCapture, collect_texts
+from ..text import boilerplate
 from .errortypes import ErrorTypes
-from .progress import peak_rss_mb
-from .report import Report
-from .store import FindingStore
-from .texts import TextCapture, collect_texts
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
 
@@ -66,7 +68,7 @@ class AuditConfig:
     report_dir: str | None = None
     index_dir: str | None = field(default_factory=lambda: default_index_dir())
     write_clean: str | None = None  # folder for the training sets without the records behind findings
-    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.provenance)
+    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
     fail_on: str = "conclusive"  # "suspected": suspected findings (e.g. possible paraphrases) count too
 
     def validate(self) -> None:
@@ -120,7 +122,7 @@ def make_store(config: AuditConfig):
     if config.findings_store == "memory":
         return FindingStore(keep=config.keep_per_item)
     if config.findings_store == "duckdb":
-        from .findings_db import DuckDBFindingStore
+        from ..store.findings_db import DuckDBFindingStore
 
         return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
     raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
@@ -453,7 +455,7 @@ def build_index(method: str, params: dict[str, Any] | None, eval_records: list, 
     index = methods.create(method, params)
     if index_dir is None or type(index).state is methods.Index.state:
         return index.build(eval_records)
-    from .indexstore import fingerprint_records, index_path, load_index, restore_verified, save_index
+    from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
 
     fp = fingerprint_records(eval_records, index.config.eval_view)
     try:

@@ -8,7 +8,7 @@ Every engine implements :class:`Engine` and yields the same findings for the sam
                      cluster (``address``); needs the ``[ray]`` extra
 
 The calling process lists the training files and plans **work units** (:meth:`Dataset.plan
-<auditor.datasets.Dataset.plan>`): a file whole; a byte range of about ``split_bytes`` of an
+<auditor.datasets.dataset.Dataset.plan>`): a file whole; a byte range of about ``split_bytes`` of an
 uncompressed JSON Lines file, cut at line boundaries; consecutive Parquet row groups. A compressed
 file, a JSON document, CSV and the agent formats read from one document are one unit each. A worker
 runs :func:`scan_unit`: it opens its unit, reads, parses, masks boilerplate, counts error types and
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Protocol
 
-from .datasets import Dataset, DatasetAccount, Unit, UnitReader, UnitStats
-from .methods.base import Finding, Index
+from ..datasets.dataset import Dataset, DatasetAccount, Unit, UnitReader, UnitStats
+from ..methods.base import Finding, Index
+from ..records.record import TEXT, Record
 from .progress import ScanProgress, peak_rss_mb
-from .records import TEXT, Record
 
 ENGINES = ("local", "ray")
 #: default size of a work unit cut from one large file
@@ -87,7 +87,7 @@ class ScanStats:
 @dataclass
 class CheckPass:
     """One check's share of a scan: findings of ``indexes`` are labelled ``check``; ``masker``
-    (:class:`auditor.boilerplate.Masker`) masks the records its wrapped indexes see."""
+    (:class:`auditor.text.boilerplate.Masker`) masks the records its wrapped indexes see."""
 
     check: str
     indexes: list[Any]
@@ -141,7 +141,7 @@ class Engine(Protocol):
 @dataclass
 class ScanSinks:
     """Where the caller keeps what workers count besides findings: error types
-    (:class:`auditor.errortypes.ErrorTypes`) and finding texts (:class:`auditor.texts.TextCapture`)."""
+    (:class:`auditor.audit.errortypes.ErrorTypes`) and finding texts (:class:`auditor.store.texts.TextCapture`)."""
 
     error_types: Any = None
     capture: Any = None
@@ -181,9 +181,9 @@ def scan_unit(
     reported in the result (``stats.error``), never raised; the worker's own copies of the maskers
     are left as they were (their counts travel in ``masking``).
     """
-    from .boilerplate import _MASKED
-    from .errortypes import ErrorTypes
-    from .texts import MAX_CHARS
+    from ..audit.errortypes import ErrorTypes
+    from ..store.texts import MAX_CHARS
+    from ..text.boilerplate import _MASKED
 
     cpu0 = time.process_time()
     ustats = UnitStats()
@@ -291,7 +291,7 @@ def run_scan(
     progress: bool | None = None,
 ) -> Iterator[Finding]:
     """The scan every engine runs: units through ``run_units``, results merged in order."""
-    from .datasets import _RANGE
+    from ..datasets.dataset import _RANGE
 
     start, cpu0 = time.perf_counter(), time.process_time()
     size = dataset_bytes(dataset)
@@ -347,17 +347,17 @@ def get_engine(name: str, **options) -> Engine:
     Raises :class:`~auditor.errors.ConfigError` for an unknown engine or option, and
     :class:`~auditor.errors.MissingDependencyError` for ``ray`` without the ``[ray]`` extra.
     """
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     options = {k: v for k, v in options.items() if v is not None}
     try:
         if name == "local":
-            from .engines.local import LocalEngine
+            from .local import LocalEngine
 
             options.pop("address", None)
             return LocalEngine(**options)
         if name == "ray":
-            from .engines.ray_engine import RayEngine
+            from .ray_engine import RayEngine
 
             return RayEngine(**options)
     except TypeError as e:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
-from .methods.base import Finding
+from ..methods.base import Finding
 
 
 class FindingStore:

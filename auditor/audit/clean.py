@@ -16,7 +16,7 @@ Training records the dataset skipped (``on_error = "skip"``) have no parsed form
 written; their count is reported, and so are files it could not read at all (``not_written_files``).
 
 >>> import json, tempfile, os
->>> from auditor.datasets import Dataset, DatasetSpec
+>>> from auditor.datasets.dataset import Dataset, DatasetSpec
 >>> from auditor.methods.base import Finding
 >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.jsonl")
 >>> _ = open(p, "w").write('{"id": 1, "text": "a"}\\n{"id": 2, "text": "b"}\\n')
@@ -46,12 +46,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ._io import DEFAULT_MAX_RECORD_CHARS
-from .adapters._write import AtomicFile, RecordWriter, ViewsWriter
-from .datasets import Dataset
-from .errors import ConfigError
-from .methods.base import Finding
-from .records import Record, split_source
+from ..adapters._write import AtomicFile, RecordWriter, ViewsWriter
+from ..datasets.dataset import Dataset
+from ..errors import ConfigError
+from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..methods.base import Finding
+from ..records.record import Record, split_source
 
 
 def _folder(name: str) -> str:
@@ -61,7 +61,7 @@ def _folder(name: str) -> str:
 
 
 def _file_of(record: Record) -> str:
-    from .registry import source_file
+    from ..datasets.registry import source_file
 
     return source_file(split_source(record.source)[0])
 
@@ -276,7 +276,7 @@ def write_clean_manifest(config: Any, datasets: dict[str, Dataset], summary: dic
     datasets keep their sources (bundled names, absolute paths). Reports of ``auditor verify`` on
     it go to ``DIR/report``. Returns the manifest's path.
     """
-    from . import _toml
+    from ..io import toml_writer as _toml
 
     out = Path(summary["dir"])
     parts = [

@@ -1,7 +1,7 @@
 """Tool calls from anywhere: JSON call objects, Python-style call strings, BFCL ground truth.
 
 :func:`calls_from_value` turns the value of a record field (``calls_field``) into structured steps
-(:func:`auditor.toolcalls.step`) in the forms benchmarks write them:
+(:func:`auditor.records.toolcalls.step`) in the forms benchmarks write them:
 
 - JSON: ``{"name", "arguments"}`` (also ``parameters`` / ``kwargs`` / ``args``), OpenAI
   ``{"function": {...}}``, ToolAlpaca ``{"Action", "Action_Input"}``, lists of these;
@@ -19,7 +19,7 @@ the keys ``_0``, ``_1`` … and the step says ``"bound": False`` (the record's `
 counts them), so a positional call is never silently equated with a keyword one.
 
 >>> s = Schemas(); s.add("torch.hub.load", ["repo_or_dir", "model"])
->>> from auditor.toolcalls import calls_view
+>>> from auditor.records.toolcalls import calls_view
 >>> calls_view(calls_from_value("model = torch.hub.load('intel-isl/MiDaS', 'DPT_Hybrid', pretrained=True)", s))
 'torch.hub.load({"model":"DPT_Hybrid","pretrained":true,"repo_or_dir":"intel-isl/MiDaS"})'
 >>> calls_view(bfcl_ground_truth([{"calc_area": {"base": [10], "height": [5], "unit": ["units", ""]}}]))

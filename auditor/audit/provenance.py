@@ -27,7 +27,7 @@ Each derived record is attributed ``how``:
 
 The entry fails when more derived records than ``max_held_out`` trace to a ``held_out`` split.
 
->>> from auditor.datasets import Dataset, DatasetSpec
+>>> from auditor.datasets.dataset import Dataset, DatasetSpec
 >>> ds = {"stb": Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval", split_label="test")),
 ...       "goals": Dataset(DatasetSpec("goals", ["webshop:0:3"]))}
 >>> out = run_provenance(ProvenanceSpec("p", derived=["goals"], sources=["stb"], methods=["exact"]), ds)
@@ -46,15 +46,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import methods
-from .datasets import Dataset
-from .engine import batched
-from .errors import ConfigError, did_you_mean
-from .methods.base import Finding
-from .records import Record
+from .. import methods
+from ..datasets.dataset import Dataset
+from ..engines.base import batched
+from ..errors import ConfigError, did_you_mean
+from ..methods.base import Finding
+from ..records.record import Record
 
 if TYPE_CHECKING:
-    from .report import Report
+    from ..report import Report
 
 HOW = ("both", "content", "id", "conflicting", "unattributed")
 UNLABELLED = "unlabelled"
@@ -152,7 +152,7 @@ def run_provenance(
     batch_size: int = 512,
 ) -> dict[str, Any]:
     """Attribute every record of ``spec.derived`` to the records of ``spec.sources``; the report entry."""
-    from .audit import build_index  # audit imports this module lazily; keep the cycle one-way
+    from .run import build_index
 
     spec.validate(datasets)
     method_params = method_params or {}
@@ -364,13 +364,13 @@ def _summary(rows: list[dict[str, Any]], held: set[str], skipped: int) -> dict[s
 
 
 def audit_provenance(config) -> Report:
-    """Run only the provenance entries of an :class:`~auditor.audit.AuditConfig` (its checks are not run).
+    """Run only the provenance entries of an :class:`~auditor.audit.run.AuditConfig` (its checks are not run).
 
     Raises ConfigError when the configuration has no provenance entry.
     """
     import dataclasses
 
-    from .audit import run_audit
+    from .run import run_audit
 
     if not config.provenance:
         raise ConfigError("no [[provenance]] entry to run")

@@ -1,0 +1,113 @@
+"""Input files: regular-file checks, change detection while a file is read, checksums, OS error text."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ChangedFileError, InputError
+
+
+def check_regular_file(path: str | Path) -> None:
+    """Raise :class:`InputError` unless ``path`` is a readable regular file (not a FIFO, folder,
+    device, dangling symlink or symlink loop), so no reader blocks or fails with a traceback."""
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        if os.path.islink(p):
+            raise InputError(p, None, f"symlink loop or dangling symlink ({e.strerror or e})") from None
+        raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(p, None, "is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        raise InputError(p, None, f"is {kind}, not a regular file")
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file as it was on disk before a unit of it was read (see :func:`check_unchanged`)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+
+def file_state(path: str | Path) -> FileState:
+    """The size, modification time and identity of ``path`` now (follows symlinks).
+
+    Raises :class:`InputError` when it cannot be examined."""
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
+    return FileState(p, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def check_unchanged(before: FileState) -> None:
+    """Raise :class:`ChangedFileError` unless ``before.path`` still has ``before``'s size, modification
+    time and identity (inode, device).
+
+    Call it after reading a unit of a file — the whole file, or one shard of it in a worker — with the
+    :func:`file_state` taken before the unit was opened: a file truncated, appended to or replaced
+    while it is read would otherwise yield part of its records and end as if complete, a silent
+    partial scan. One line names the file and what changed.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> _ = open(p, "w").write('{"text": "a"}\\n{"text": "b"}\\n')
+    >>> before = file_state(p)
+    >>> check_unchanged(before)  # nothing changed: no error
+    >>> os.truncate(p, 14)
+    >>> check_unchanged(before)
+    Traceback (most recent call last):
+    ...
+    auditor.errors.ChangedFileError: /...t.jsonl: changed while it was read (size 28 -> 14 bytes): ...
+    """
+    try:
+        now = file_state(before.path)
+    except InputError:
+        raise ChangedFileError(before.path, "removed or made unreadable while it was read") from None
+    what = []
+    if (now.inode, now.device) != (before.inode, before.device):
+        what.append("replaced by another file")
+    if now.size != before.size:
+        what.append(f"size {before.size} -> {now.size} bytes")
+    elif now.mtime_ns != before.mtime_ns:
+        what.append("rewritten (modification time changed)")
+    if what:
+        raise ChangedFileError(before.path, f"changed while it was read ({', '.join(what)})")
+
+
+def base_suffix(path: str | Path) -> str:
+    """Suffix without compression: ``a.jsonl.gz`` → ``.jsonl``."""
+    name = Path(path).name.lower()
+    for comp in (".gz", ".zst"):
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+    return Path(name).suffix
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def describe_os_error(e: OSError) -> str:
+    """The reason of a file-system error in words a user acts on (EFBIG names ``ulimit -f``)."""
+    if e.errno == errno.EFBIG:
+        return "file too large (the file size limit, ulimit -f, is reached)"
+    if e.errno == errno.ENOSPC:
+        return "no space left on the device"
+    return e.strerror or str(e)

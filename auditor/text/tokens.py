@@ -1,0 +1,44 @@
+"""Token and n-gram hashes shared by the n-gram, MinHash and boilerplate tiers and the scan kernels.
+
+Tokens (from :func:`auditor.text.normalize.tokens`) are hashed with xxh64; an n-gram's hash is a 64-bit
+polynomial hash of its token hashes, so a window slides in numpy without re-hashing text.
+
+>>> th = token_hashes(["a", "b", "c"])
+>>> len(ngram_hashes(th, 2)), len(ngram_hashes(th, 4))
+(2, 0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xxhash
+
+_P = np.uint64(0x100000001B3)  # FNV prime as polynomial base (odd → invertible mod 2**64)
+_TOKEN_CACHE: dict[str, int] = {}
+_TOKEN_CACHE_MAX = 2_000_000
+
+
+def token_hashes(toks: list[str]) -> np.ndarray:
+    """xxh64 of each token (cached), as uint64."""
+    cache = _TOKEN_CACHE
+    hashes = list(map(cache.get, toks))  # one C loop; misses are None
+    if None in hashes:
+        for i, h in enumerate(hashes):
+            if h is None:
+                t = toks[i]
+                h = hashes[i] = xxhash.xxh64_intdigest(t.encode("utf-8"))
+                if len(cache) < _TOKEN_CACHE_MAX:
+                    cache[t] = h
+    return np.array(hashes, dtype=np.uint64)
+
+
+def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
+    """Polynomial hashes of every window of ``n`` token hashes (empty when fewer tokens)."""
+    count = len(th) - n + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.uint64)
+    h = np.zeros(count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(n):
+            h = h * _P + th[j : j + count]
+    return h
