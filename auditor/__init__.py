@@ -9,7 +9,7 @@ everything else is internal and may change.
 ...               "train": DatasetSpec("train", ["webshop:500:"], role="train")},
 ...     checks=[CheckSpec("webshop", train=["train"], eval=["test"], methods=["exact"])],
 ...     findings_store="memory"))
->>> report.verdict, report.checks[0]["contaminated_items"]
+>>> report.verdict, report.checks[0].contaminated_items
 ('fail', 41)
 """
 

@@ -6,6 +6,7 @@ Fixtures live in ``conftest.py``; plain functions and constants live here, so no
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
@@ -21,3 +22,19 @@ def shared_file(rel: str) -> Path:
     if not path.exists():
         pytest.skip(f"real data not available: {path} is absent (../shared/data holds the public releases)")
     return path
+
+
+GOLDEN = REPO / "tests" / "data" / "golden"  # reports of the README's audits (tests/test_report_golden.py)
+
+
+def golden_path(name: str, file: str) -> Path:
+    """Where the golden ``file`` (``report.json``, ``report.md`` ...) of README audit ``name`` is kept;
+    ``split``'s report.json (several MB: every derived record of its provenance entry) is gzipped."""
+    gzipped = file == "report.json" and name == "split"
+    return GOLDEN / (f"{name}.{file}.gz" if gzipped else f"{name}.{file}")
+
+
+def read_golden(name: str, file: str) -> str:
+    """The golden file's text (decompressed)."""
+    data = golden_path(name, file).read_bytes()
+    return (gzip.decompress(data) if golden_path(name, file).suffix == ".gz" else data).decode("utf-8")

@@ -90,7 +90,7 @@ publish(out, {"provenance.json": "other set"})
 i = 0
 while True:
     i += 1
-    base.checks[0]["name"] = f"run{i}"
+    base.checks[0].name = f"run{i}"
     base.write(out)
 """
 

@@ -37,17 +37,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import REPO
+from helpers import GOLDEN, REPO, golden_path, read_golden
 
 from auditor.cli import main
-
-GOLDEN = REPO / "tests" / "data" / "golden"
 
 AUDITS = {
     "quickstart": ["audit", "--eval", "webshop:0:500", "--train", "webshop:500:"],
     "split": ["verify", str(REPO / "examples" / "split.toml")],
 }
-GZIPPED = {"split"}  # report.json of several MB, stored compressed
 
 #: keys of ``run`` (and of ``run.scan``) whose values differ from run to run or machine to machine
 VOLATILE_RUN_KEYS = (
@@ -115,20 +112,10 @@ def run_readme_audit(name: str, tmp: Path) -> dict[str, str]:
     return files
 
 
-def _golden_path(name: str, file: str) -> Path:
-    return GOLDEN / (f"{name}.{file}.gz" if file == "report.json" and name in GZIPPED else f"{name}.{file}")
-
-
-def read_golden(name: str, file: str) -> str:
-    path = _golden_path(name, file)
-    data = path.read_bytes()
-    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
-
-
 def write_golden(name: str, files: dict[str, str]) -> None:
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for file, text in files.items():
-        path, data = _golden_path(name, file), text.encode("utf-8")
+        path, data = golden_path(name, file), text.encode("utf-8")
         path.write_bytes(gzip.compress(data, 9, mtime=0) if path.suffix == ".gz" else data)
 
 
@@ -171,5 +158,5 @@ if __name__ == "__main__":  # regenerate the golden files deliberately (see the 
     with tempfile.TemporaryDirectory() as tmp:
         for audit in AUDITS:
             write_golden(audit, run_readme_audit(audit, Path(tmp)))
-            print(f"wrote {audit}: " + ", ".join(str(_golden_path(audit, f).relative_to(REPO)) for f in RENDERINGS))
+            print(f"wrote {audit}: " + ", ".join(str(golden_path(audit, f).relative_to(REPO)) for f in RENDERINGS))
     sys.exit(0)

@@ -5,7 +5,7 @@
 ...               "train": DatasetSpec("train", ["webshop:500:2000"], role="train")},
 ...     checks=[CheckSpec("webshop", train=["train"], eval=["test"], methods=["exact"])])
 >>> report = run_audit(cfg)
->>> report.verdict, report.checks[0]["contaminated_items"] > 0
+>>> report.verdict, report.checks[0].contaminated_items > 0
 ('fail', True)
 """
 
@@ -32,6 +32,7 @@ from ..store.findings import FindingStore
 from ..store.texts import TextCapture, collect_texts
 from ..text import boilerplate
 from .errortypes import ErrorTypes
+from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
 
@@ -174,7 +175,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         split_bytes=config.split_bytes,
     )
     store = make_store(config)
-    checks: list[dict[str, Any]] = []
+    checks: list[CheckResult] = []
     scan_stats = ScanStats()
     error_types = ErrorTypes()
     # texts for the report, sent back by the workers with their findings (no second pass)
@@ -233,38 +234,39 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
 
 def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
-    verdicts = [c["verdict"] for c in checks + extra.get("provenance", [])]
+    verdicts = [c.verdict for c in checks] + [p["verdict"] for p in extra.get("provenance", [])]
     verdict = "pass"
     if "fail" in verdicts:
         verdict = "fail"
     elif "incomplete" in verdicts:
         verdict = "incomplete"
     encoding = [
-        {"check": c["name"], "method": ms["method"], **ms["encoding"]}
+        {"check": c.name, "method": ms["method"], **ms["encoding"]}
         for c in checks
-        for ms in c["method_stats"]
+        for ms in c.method_stats
         if "encoding" in ms
     ]
+    scan = scan_stats.as_dict()
     return Report(
         verdict=verdict,
         datasets=described,
         checks=checks,
         findings=[_with_refs(f.to_dict(), datasets) for f in findings],
-        run={
-            "tool": "auditor",
-            "version": __version__,
-            "engine": engine.name,
+        run=RunStats(
+            tool="auditor",
+            version=__version__,
+            engine=engine.name,
             **timing,
-            "scan": scan_stats.as_dict(),
-            **({"encoding": encoding} if encoding else {}),
-            "workers": getattr(engine, "workers_used", engine.workers),
-            "findings_store": config.findings_store,
-            "findings_total": findings_total,
-            "records_per_s": scan_stats.as_dict()["records_per_s"],
-            "mb_per_s": scan_stats.as_dict()["mb_per_s"],
-            "peak_rss_mb": peak_rss_mb(),
-            "peak_worker_rss_mb": getattr(engine, "peak_worker_rss_mb", 0.0),
-        },
+            scan=scan,
+            encoding=encoding or None,
+            workers=getattr(engine, "workers_used", engine.workers),
+            findings_store=config.findings_store,
+            findings_total=findings_total,
+            records_per_s=scan["records_per_s"],
+            mb_per_s=scan["mb_per_s"],
+            peak_rss_mb=peak_rss_mb(),
+            peak_worker_rss_mb=getattr(engine, "peak_worker_rss_mb", 0.0),
+        ),
         extra=extra,
     )
 
@@ -340,32 +342,33 @@ def _finish_check(
     datasets: dict[str, Dataset],
     store: FindingStore,
     error_types: ErrorTypes,
-) -> dict[str, Any]:
+) -> CheckResult:
     check, eval_records, indexes, masker = state.check, state.eval_records, state.indexes, state.masker
     method_names, eval_skipped, pairs = state.method_names, state.eval_skipped, state.pairs
     train_skipped = sum(datasets[n].stats.skipped for n in check.train)
-    files_skipped = {
-        side: sum(len(datasets[n].stats.skipped_files) for n in names)
-        for side, names in (("eval", check.eval), ("train", check.train))
-    }
+    files_skipped = SideCounts(
+        eval=sum(len(datasets[n].stats.skipped_files) for n in check.eval),
+        train=sum(len(datasets[n].stats.skipped_files) for n in check.train),
+    )
     contaminated = store.contaminated(check.name)
     suspected = {
         (f.eval_dataset, f.eval_ordinal) for f in store.findings() if f.check == check.name and f.suspected
     } - contaminated
     counted = contaminated | suspected if config.fail_on == "suspected" else contaminated
     allowance = check.allowance(len(eval_records))
-    per_method: dict[str, int] = {}
+    per_method: dict[str, set[tuple[str, int]]] = {}  # eval items with findings, per method
     for f in store.findings():
         if f.check == check.name:
-            per_method.setdefault(f.method, set()).add((f.eval_dataset, f.eval_ordinal))  # type: ignore[union-attr]
+            per_method.setdefault(f.method, set()).add((f.eval_dataset, f.eval_ordinal))
     notes = []
-    unchecked = eval_skipped or train_skipped or any(files_skipped.values())
+    files_unread = files_skipped.eval or files_skipped.train
+    unchecked = eval_skipped or train_skipped or files_unread
     if unchecked:
         notes.append(
             f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked"
             + (
-                f"; {files_skipped['eval']} eval and {files_skipped['train']} training files were not read"
-                if any(files_skipped.values())
+                f"; {files_skipped.eval} eval and {files_skipped.train} training files were not read"
+                if files_unread
                 else ""
             )
         )
@@ -395,35 +398,35 @@ def _finish_check(
     if not eval_records:
         verdict = "incomplete"
         notes.append("the eval side has no records")
-    return {
-        "name": check.name,
-        "train": check.train,
-        "eval": check.eval,
-        "methods": method_names,
-        "eval_items": len(eval_records),
-        "contaminated_items": len(contaminated),
-        "contaminated_share": round(len(contaminated) / len(eval_records), 6) if eval_records else 0.0,
-        "suspected": len(suspected),
-        "fail_on": config.fail_on,
-        "max_contaminated": check.max_contaminated,
-        "allowance": allowance,
-        "verdict": verdict,
-        "items_by_method": {m: len(v) for m, v in sorted(per_method.items())},  # type: ignore[arg-type]
-        "train_records": sum(datasets[n].stats.yielded for n in check.train),
-        "skipped": {"eval": eval_skipped, "train": train_skipped},
-        "skipped_files": files_skipped,
-        "uncovered_items": len(uncovered),
-        "method_stats": [ix.stats() for ix in indexes],
-        "notes": notes,
-        "matrix": [
-            {"train": t, "eval": e, "contaminated_items": len(pairs.get((t, e), ()))}
+    return CheckResult(
+        name=check.name,
+        train=check.train,
+        eval=check.eval,
+        methods=method_names,
+        eval_items=len(eval_records),
+        contaminated_items=len(contaminated),
+        contaminated_share=round(len(contaminated) / len(eval_records), 6) if eval_records else 0.0,
+        suspected=len(suspected),
+        fail_on=config.fail_on,
+        max_contaminated=check.max_contaminated,
+        allowance=allowance,
+        verdict=verdict,
+        items_by_method={m: len(v) for m, v in sorted(per_method.items())},
+        train_records=sum(datasets[n].stats.yielded for n in check.train),
+        skipped=SideCounts(eval=eval_skipped, train=train_skipped),
+        skipped_files=files_skipped,
+        uncovered_items=len(uncovered),
+        method_stats=[ix.stats() for ix in indexes],
+        notes=notes,
+        matrix=[
+            MatrixCell(train=t, eval=e, contaminated_items=len(pairs.get((t, e), ())))
             for t in check.train
             for e in check.eval
         ],
-        "eval_subsets": _subsets(eval_records, contaminated),
-        "boilerplate": masker.report(),
-        "novel_error_types": error_types.novel(check.eval, check.train),
-    }
+        eval_subsets=_subsets(eval_records, contaminated),
+        boilerplate=masker.report(),
+        novel_error_types=error_types.novel(check.eval, check.train),
+    )
 
 
 def _with_refs(finding: dict[str, Any], datasets: dict[str, Dataset]) -> dict[str, Any]:
@@ -436,7 +439,7 @@ def _with_refs(finding: dict[str, Any], datasets: dict[str, Dataset]) -> dict[st
     return finding
 
 
-def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[dict[str, Any]]:
+def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[EvalSubset]:
     """Eval items and contaminated items per eval subset (dataset and the record's split or group)."""
     counts: dict[tuple[str, str], list[int]] = {}
     for r in eval_records:
@@ -445,7 +448,7 @@ def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[dic
         c[0] += 1
         c[1] += (r.dataset, r.ordinal) in contaminated
     return [
-        {"eval": ds, "subset": label, "eval_items": n, "contaminated_items": k}
+        EvalSubset(eval=ds, subset=label, eval_items=n, contaminated_items=k)
         for (ds, label), (n, k) in sorted(counts.items())
     ]
 

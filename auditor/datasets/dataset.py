@@ -48,6 +48,7 @@ from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan, too_long
 from ..records.messages import MessageSelector
 from ..records.record import Record, Skip, split_source
 from . import registry
+from .summary import DatasetSummary
 
 ROLES = ("train", "eval")
 ON_ERROR = ("fail", "skip")
@@ -346,19 +347,20 @@ class Dataset:
         if str(path) in self._states:
             check_unchanged(self._states[str(path)])
 
-    def describe(self) -> dict:
-        return {
-            "role": self.role,
-            "files": [str(f) for f in self.files],
-            "format": self.format or "auto",
-            "split": self.split,
-            "split_label": self.spec.split_label,
-            "sha256": self.records_sha256(),
-            "files_sha256": self.sha256(),
-            "bundled": self.registry_entry.name if self.registry_entry else None,
-            "licence": self.registry_entry.licence if self.registry_entry else None,
+    def describe(self) -> DatasetSummary:
+        """The dataset's accounting for the report (after it has been read)."""
+        return DatasetSummary(
+            role=self.role,
+            files=[str(f) for f in self.files],
+            format=self.format or "auto",
+            split=self.split,
+            split_label=self.spec.split_label,
+            sha256=self.records_sha256(),
+            files_sha256=self.sha256(),
+            bundled=self.registry_entry.name if self.registry_entry else None,
+            licence=self.registry_entry.licence if self.registry_entry else None,
             **self.stats.as_dict(),
-        }
+        )
 
 
 def _record_bytes(r: Record, with_id: bool = True) -> bytes:

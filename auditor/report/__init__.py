@@ -6,6 +6,11 @@
 ``{name, train, eval, methods, eval_items, contaminated_items, verdict, ...}``; ``findings`` → list of
 ``{check, eval_dataset, eval_id, eval_source, train_dataset, train_id, train_source, method, score,
 conclusive, evidence}``; ``run``; ``texts`` (record texts behind the top findings).
+
+In memory the checks, datasets and run are typed (:class:`~auditor.audit.results.CheckResult`,
+:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.audit.results.RunStats`); their
+``to_dict()`` is what ``report.json`` holds, and a report written by an earlier version loads into them
+(:meth:`Report.from_dict`). Plain dicts given to :class:`Report` are converted the same way.
 """
 
 from __future__ import annotations
@@ -13,13 +18,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ..audit.results import CheckResult, RunStats
+from ..datasets.summary import DatasetSummary
 from ..errors import ConfigError, InputError
 from ..io.atomic import atomic_write_text
 from ..io.jsonread import load_json
 
 SCHEMA_VERSION = 1
+
+T = TypeVar("T", CheckResult, DatasetSummary, RunStats)
 
 
 def escape_line(text: str) -> str:
@@ -36,23 +45,31 @@ def escape_line(text: str) -> str:
 
 @dataclass
 class Report:
+    """An audit's report. ``checks``, ``datasets`` and ``run`` may also be given as the dicts
+    ``report.json`` holds (converted on construction; ValueError when one lacks a required key)."""
+
     verdict: str
-    datasets: dict[str, Any]
-    checks: list[dict[str, Any]]
+    datasets: dict[str, DatasetSummary]
+    checks: list[CheckResult]
     findings: list[dict[str, Any]]
-    run: dict[str, Any] = field(default_factory=dict)
+    run: RunStats = field(default_factory=RunStats)
     texts: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages (provenance ...)
+
+    def __post_init__(self) -> None:
+        self.checks = [_typed(CheckResult, c, f"checks[{i}]") for i, c in enumerate(self.checks)]
+        self.datasets = {name: _typed(DatasetSummary, d, f"datasets.{name}") for name, d in self.datasets.items()}
+        self.run = _typed(RunStats, self.run, "run")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "verdict": self.verdict,
-            "checks": self.checks,
-            "datasets": self.datasets,
+            "checks": [c.to_dict() for c in self.checks],
+            "datasets": {name: d.to_dict() for name, d in self.datasets.items()},
             "findings": self.findings,
             **self.extra,
-            "run": self.run,
+            "run": self.run.to_dict(),
             "texts": self.texts,
         }
 
@@ -93,7 +110,7 @@ class Report:
     def summary_line(self) -> str:
         """One line for stdout; names are escaped (:func:`escape_line`), so none can start a forged line."""
         parts = [
-            f"{escape_line(c['name'])}: {c['verdict']} ({c['contaminated_items']}/{c['eval_items']} eval items contaminated)"
+            f"{escape_line(c.name)}: {c.verdict} ({c.contaminated_items}/{c.eval_items} eval items contaminated)"
             for c in self.checks
         ]
         parts += [
@@ -127,6 +144,16 @@ class Report:
         names = WRITTEN[kind]
         paths = publish(report_dir, {names[fmt]: self.render(fmt) for fmt in names})
         return dict(zip(names, paths))
+
+
+def _typed(kind: type[T], value: T | dict[str, Any], where: str) -> T:
+    """``value`` as ``kind`` (a dict as ``report.json`` holds it is converted); raises ValueError."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind.from_dict(value)
+    except ValueError as e:
+        raise ValueError(f"not a valid auditor report ({where}: {e})") from None
 
 
 #: report format → file name in a report folder

@@ -24,11 +24,15 @@ import json
 import re
 from collections import defaultdict
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
 from .review import review_html
+
+if TYPE_CHECKING:
+    from ..audit.results import CheckResult
+    from . import Report
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side
@@ -129,17 +133,17 @@ def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
     return _marked(eval_text, ev, hit_ev), _marked(train_text, tr, hit_tr)
 
 
-def _thresholds(checks: list[dict]) -> dict[str, float]:
+def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
     out: dict[str, float] = {}
     for c in checks:
-        for ms in c.get("method_stats", []):
+        for ms in c.method_stats:
             thr = (ms.get("params") or {}).get("threshold")
             if isinstance(thr, (int, float)) and ms.get("method") not in out:
                 out[ms["method"]] = float(thr)
     return out
 
 
-def plots_html(report) -> str:
+def plots_html(report: Report) -> str:
     """The plots (score histograms, contamination matrix, subset bars) as an HTML fragment, e.g. for a notebook."""
     parts = []
     scores: dict[str, list[float]] = defaultdict(list)
@@ -149,7 +153,7 @@ def plots_html(report) -> str:
     methods = sorted(scores)  # only methods with findings: an empty histogram says nothing
     figs = [_svg.histogram(scores[m], thr.get(m, 1.0 if m == "exact" else None), m) for m in methods]
     if figs:
-        quiet = sorted({m for c in report.checks for m in c.get("methods", [])} - set(scores))
+        quiet = sorted({m for c in report.checks for m in c.methods} - set(scores))
         parts.append(
             "<h3>Score distribution per method</h3><p class='muted'>Scores of the findings in report.json "
             "(the best matches per eval item and method); the dashed line is the method's threshold."
@@ -159,10 +163,11 @@ def plots_html(report) -> str:
         parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
     cells: dict[tuple[str, str], tuple[int, int]] = {}
     for c in report.checks:
-        for m in c.get("matrix", []):
-            n = (report.datasets.get(m["eval"]) or {}).get("records", c.get("eval_items", 0))
-            k0, _ = cells.get((m["train"], m["eval"]), (0, n))
-            cells[(m["train"], m["eval"])] = (max(k0, m["contaminated_items"]), n)
+        for m in c.matrix:
+            account = report.datasets.get(m.eval)
+            n = account.records if account is not None else c.eval_items
+            k0, _ = cells.get((m.train, m.eval), (0, n))
+            cells[(m.train, m.eval)] = (max(k0, m.contaminated_items), n)
     rows = sorted({t for t, _ in cells})
     cols = sorted({e for _, e in cells})
     if cells and (len(rows) > 1 or len(cols) > 1):
@@ -171,25 +176,12 @@ def plots_html(report) -> str:
             "<p class='muted'>Cell: eval items with a conclusive finding in that training set / eval items.</p>"
         )
         parts.append(f'<div class="plots"><figure>{_svg.matrix(rows, cols, cells)}</figure></div>')
-    subsets = [
-        (
-            f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
-            s["contaminated_items"],
-            s["eval_items"],
-        )
-        for c in report.checks
-        for s in c.get("eval_subsets", [])
-    ]
     per_check = [
         (
-            c["name"],
+            c.name,
             [
-                (
-                    f"{s['eval']}:{s['subset']}" if len(c["eval"]) > 1 else str(s["subset"]),
-                    s["contaminated_items"],
-                    s["eval_items"],
-                )
-                for s in c.get("eval_subsets", [])
+                (f"{s.eval}:{s.subset}" if len(c.eval) > 1 else str(s.subset), s.contaminated_items, s.eval_items)
+                for s in c.eval_subsets
             ],
         )
         for c in report.checks
@@ -197,24 +189,24 @@ def plots_html(report) -> str:
     figs = [
         _svg.bars(items, f"{name}: contaminated share per eval subset") for name, items in per_check if len(items) > 1
     ]
-    if figs and subsets:
+    if figs:
         parts.append("<h3>Contaminated share per eval subset</h3>")
         parts.append('<div class="plots">' + "".join(f"<figure>{s}</figure>" for s in figs) + "</div>")
     return "".join(parts)
 
 
-def _checks(report) -> str:
+def _checks(report: Report) -> str:
     rows = [
         [
-            f"<a href='#check-{_e(c['name'])}'>{_e(c['name'])}</a>",
-            _e(", ".join(c["train"])),
-            _e(", ".join(c["eval"])),
-            _e(", ".join(c["methods"])),
-            c["eval_items"],
-            c["contaminated_items"],
-            f"{100 * c.get('contaminated_share', 0):.2f}%",
-            c.get("allowance", 0),
-            f"<span class='verdict v-{_e(c['verdict'])}'>{_e(c['verdict'])}</span>",
+            f"<a href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
+            _e(", ".join(c.train)),
+            _e(", ".join(c.eval)),
+            _e(", ".join(c.methods)),
+            c.eval_items,
+            c.contaminated_items,
+            f"{100 * c.contaminated_share:.2f}%",
+            c.allowance,
+            f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
         ]
         for c in report.checks
     ]
@@ -237,16 +229,16 @@ def _checks(report) -> str:
     ]
     for c in report.checks:
         out.append(
-            f"<h3 id='check-{_e(c['name'])}'>{_e(c['name'])} — <span class='verdict v-{_e(c['verdict'])}'>"
-            f"{_e(c['verdict'])}</span></h3>"
+            f"<h3 id='check-{_e(c.name)}'>{_e(c.name)} — <span class='verdict v-{_e(c.verdict)}'>"
+            f"{_e(c.verdict)}</span></h3>"
         )
-        by_m = c.get("items_by_method") or {}
+        by_m = c.items_by_method
         mrows = []
-        for ms in c.get("method_stats", []):
+        for ms in c.method_stats:  # an index's stats(): method-specific keys
             params = ", ".join(
                 f"{k}={v}" for k, v in (ms.get("params") or {}).items() if k in ("n", "threshold", "min_n", "eval_view")
             )
-            total = ms.get("eval_items", c["eval_items"])
+            total = ms.get("eval_items", c.eval_items)
             missing = ms.get("eval_not_indexed", 0)
             reasons = "; ".join(f"{r}: {n}" for r, n in (ms.get("not_indexed_reasons") or {}).items())
             mrows.append(
@@ -266,7 +258,7 @@ def _checks(report) -> str:
                         "method",
                         "counts as contamination",
                         "eval items with findings",
-                        f"eval items indexed (of {c['eval_items']})",
+                        f"eval items indexed (of {c.eval_items})",
                         "not indexed (why)",
                         "parameters",
                     ],
@@ -274,38 +266,37 @@ def _checks(report) -> str:
                     {2, 3, 4},
                 )
             )
-        notes = c.get("notes") or []
-        skipped = c.get("skipped") or {}
-        if skipped.get("eval") or skipped.get("train"):
-            notes = [*notes, f"skipped records: {skipped.get('eval', 0)} eval, {skipped.get('train', 0)} training"]
+        notes = c.notes
+        if c.skipped.eval or c.skipped.train:
+            notes = [*notes, f"skipped records: {c.skipped.eval} eval, {c.skipped.train} training"]
         out.extend(f"<p class='muted'>{_e(n)}</p>" for n in notes)
     return "".join(out)
 
 
-def _datasets(report) -> str:
-    rows = []
+def _datasets(report: Report) -> str:
+    rows: list[list[Any]] = []
     for name, d in report.datasets.items():
         reasons = "; ".join(
             [
-                *(f"{r}: {n}" for r, n in (d.get("skip_reasons") or {}).items()),
-                *(f"file not read: {f['file']}: {f['reason']}" for f in d.get("skipped_files") or []),
+                *(f"{r}: {n}" for r, n in d.skip_reasons.items()),
+                *(f"file not read: {f['file']}: {f['reason']}" for f in d.skipped_files),
             ]
         )
         rows.append(
             [
                 _e(name),
-                _e(d.get("role", "")),
-                d.get("records", ""),
-                d.get("skipped", 0),
+                _e(d.role),
+                d.records,
+                d.skipped,
                 _e(reasons),
-                _e(d.get("split") or ""),
-                _e(d["bundled"])
-                if d.get("bundled")
-                else f"<span title='{_e(chr(10).join(d.get('files', [])))}'>"
-                + _e(", ".join(_short(f) for f in d.get("files", [])[:20]))
-                + (" …" if len(d.get("files", [])) > 20 else "")
+                _e(d.split or ""),
+                _e(d.bundled)
+                if d.bundled
+                else f"<span title='{_e(chr(10).join(d.files))}'>"
+                + _e(", ".join(_short(f) for f in d.files[:20]))
+                + (" …" if len(d.files) > 20 else "")
                 + "</span>",
-                f"<code title='{_e(d.get('sha256') or '')}'>{_e(str(d.get('sha256') or '')[:16])}</code>",
+                f"<code title='{_e(d.sha256 or '')}'>{_e(str(d.sha256 or '')[:16])}</code>",
             ]
         )
     headers = ["dataset", "role", "records", "skipped", "skip reasons", "split", "source", "records sha256"]
@@ -463,10 +454,10 @@ _SECTIONS = {"error_types": _error_types, "clean": _clean, "provenance": _proven
 _TITLES = {"clean": "Cleaned training data", "error_types": "Error types"}
 
 
-def render_html(report) -> str:
+def render_html(report: Report) -> str:
     """The whole page as a string (see module doc)."""
-    run = report.run or {}
-    extra = {k: v for k, v in report.to_dict().items() if k not in _CORE}
+    run = report.run
+    extra = {k: v for k, v in report.extra.items() if k not in _CORE}
     sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
     sections += [
         (_TITLES.get(k, k.replace("_", " ").capitalize()), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()
@@ -474,14 +465,10 @@ def render_html(report) -> str:
     sections.append(("Findings", _findings(report)))
     sections.append(("Suspected findings (review list)", review_html(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
-    run_line = (
-        (
-            f"auditor {_e(run.get('version', '?'))}, engine <code>{_e(run.get('engine', '?'))}</code>, started "
-            f"{_e(run.get('started', '?'))}, {_e(run.get('seconds', '?'))} s"
-        )
-        if run
-        else ""
-    )
+    run_line = ""
+    if run.to_dict():  # a report written by hand may have no run section
+        version, engine, started, seconds = run.header()
+        run_line = f"auditor {_e(version)}, engine <code>{_e(engine)}</code>, started {_e(started)}, {_e(seconds)} s"
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "

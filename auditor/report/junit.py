@@ -15,31 +15,36 @@ True
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 from ._items import item_rows
 from .review import review_junit_note
 
+if TYPE_CHECKING:
+    from ..audit.results import CheckResult
+    from . import Report
+
 TOP = 5
 
 
-def _counts(f: dict, check: dict) -> bool:
+def _counts(f: dict, check: CheckResult) -> bool:
     """Does finding ``f`` count against the check's allowance (conclusive; suspected with fail_on)?"""
-    counted = ("conclusive", "suspected") if check.get("fail_on") == "suspected" else ("conclusive",)
+    counted = ("conclusive", "suspected") if check.fail_on == "suspected" else ("conclusive",)
     return f.get("conclusive", True) or (f.get("evidence") or {}).get("tier") in counted
 
 
-def _top(report, check: dict) -> list[dict]:
-    fs = [f for f in report.findings if f["check"] == check["name"] and _counts(f, check)]
+def _top(report: Report, check: CheckResult) -> list[dict]:
+    fs = [f for f in report.findings if f["check"] == check.name and _counts(f, check)]
     return sorted(fs, key=lambda f: -float(f["score"]))[:TOP]
 
 
-def render_junit(report) -> str:
+def render_junit(report: Report) -> str:
     """The JUnit XML document as a string."""
-    run = report.run or {}
+    run = report.run
     checks = report.checks
-    failures = sum(c["verdict"] == "fail" for c in checks)
-    errors = sum(c["verdict"] == "incomplete" for c in checks)
-    seconds = float(run.get("seconds", 0) or 0)
+    failures = sum(c.verdict == "fail" for c in checks)
+    errors = sum(c.verdict == "incomplete" for c in checks)
+    seconds = float(run.seconds or 0)
     root = ET.Element(
         "testsuites",
         name="auditor",
@@ -57,7 +62,7 @@ def render_junit(report) -> str:
         errors=str(errors),
         skipped="0",
         time=f"{seconds:.3f}",
-        timestamp=str(run.get("started", ""))[:19] or "1970-01-01T00:00:00",
+        timestamp=(run.started or "")[:19] or "1970-01-01T00:00:00",
         hostname="localhost",
         id="0",
         package="auditor",
@@ -67,17 +72,17 @@ def render_junit(report) -> str:
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=f"auditor.{'+'.join(c['eval'])}",
-            name=c["name"],
+            classname=f"auditor.{'+'.join(c.eval)}",
+            name=c.name,
             time=f"{seconds / max(1, len(checks)):.3f}",
         )
         summary = (
-            f"{c['contaminated_items']}/{c['eval_items']} eval items contaminated "
-            f"(allowance {c.get('allowance', 0)}); train: {', '.join(c['train'])}; eval: {', '.join(c['eval'])}"
+            f"{c.contaminated_items}/{c.eval_items} eval items contaminated "
+            f"(allowance {c.allowance}); train: {', '.join(c.train)}; eval: {', '.join(c.eval)}"
         )
-        if c["verdict"] == "fail":
+        if c.verdict == "fail":
             top = _top(report, c)
-            items = item_rows([f for f in report.findings if f["check"] == c["name"] and _counts(f, c)])
+            items = item_rows([f for f in report.findings if f["check"] == c.name and _counts(f, c)])
             names = "; ".join(  # one entry per eval item, the methods that found it
                 f"{r.best['eval_dataset']}#{r.best['eval_id']}{_file(r.best, 'eval')} in "
                 f"{r.best['train_dataset']}#{r.best['train_id']}{_file(r.best, 'train')} "
@@ -89,15 +94,15 @@ def render_junit(report) -> str:
                 f"{f['method']} score {float(f['score']):.3f}: eval {f['eval_source']} in train {f['train_source']}"
                 for f in top
             )
-        elif c["verdict"] == "incomplete":
+        elif c.verdict == "incomplete":
             el = ET.SubElement(
                 case,
                 "error",
                 type="incomplete",
-                message=f"{summary}; not everything was checked: " + "; ".join(c.get("notes") or []),
+                message=f"{summary}; not everything was checked: " + "; ".join(c.notes),
             )
-            el.text = "\n".join(c.get("notes") or [])
-        note = review_junit_note(report, c["name"])
+            el.text = "\n".join(c.notes)
+        note = review_junit_note(report, c.name)
         if note:  # suspected findings: a note on the test case, whatever its verdict
             ET.SubElement(case, "system-out").text = note
     ET.SubElement(suite, "system-out").text = report.summary_line()

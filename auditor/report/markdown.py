@@ -18,12 +18,15 @@ the methods as columns, then the texts of the first items side by side.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._items import counts_line, item_rows, methods_in
 from ._md import md
 from .provenance import render_provenance
 from .review import review_markdown
+
+if TYPE_CHECKING:
+    from . import Report
 
 TOP_ITEMS = 30
 TEXT_ITEMS = 10
@@ -35,7 +38,7 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
 
 
-def _checks(report) -> list[str]:
+def _checks(report: Report) -> list[str]:
     lines = [
         "## Checks",
         "",
@@ -44,14 +47,14 @@ def _checks(report) -> list[str]:
     ]
     for c in report.checks:
         lines.append(
-            f"| {md(c['name'])} | {md(', '.join(c['train']))} | {md(', '.join(c['eval']))} | "
-            f"{md(', '.join(c['methods']))} | {c['eval_items']} | {c['contaminated_items']} "
-            f"({100 * c.get('contaminated_share', 0):.1f}%) | {c.get('allowance', 0)} | **{md(c['verdict'])}** |"
+            f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
+            f"{md(', '.join(c.methods))} | {c.eval_items} | {c.contaminated_items} "
+            f"({100 * c.contaminated_share:.1f}%) | {c.allowance} | **{md(c.verdict)}** |"
         )
     lines.append("")
     for c in report.checks:
-        lines += [f"### Check {md(c['name'])}", ""]
-        by_m = c.get("items_by_method") or {}
+        lines += [f"### Check {md(c.name)}", ""]
+        by_m = c.items_by_method
         if by_m:
             lines.append(
                 "Eval items with findings, by method: "
@@ -59,21 +62,21 @@ def _checks(report) -> list[str]:
                 + " (`id` and `entities` findings are evidence only and never count as contamination)."
             )
             lines.append("")
-        for ms in c.get("method_stats", []):
+        for ms in c.method_stats:  # an index's stats(): method-specific keys
             if ms.get("eval_not_indexed"):
                 reasons = "; ".join(f"{md(r)}: {n}" for r, n in ms["not_indexed_reasons"].items())
-                total = ms.get("eval_items", c["eval_items"])
+                total = ms.get("eval_items", c.eval_items)
                 lines.append(
                     f"- {md(ms['method'])} indexed {total - ms['eval_not_indexed']} of {total} eval items; "
                     f"not indexed {ms['eval_not_indexed']} ({reasons})."
                 )
-        for note in c.get("notes", []):
+        for note in c.notes:
             lines.append(f"- {md(note)}")
         lines.append("")
     return lines
 
 
-def _datasets(report) -> list[str]:
+def _datasets(report: Report) -> list[str]:
     lines = [
         "## Datasets",
         "",
@@ -82,19 +85,17 @@ def _datasets(report) -> list[str]:
     ]
     for name, d in report.datasets.items():
         lines.append(
-            f"| {md(name)} | {md(d.get('role', ''))} | {d.get('records', '')} | {d.get('skipped', 0)} | "
-            f"{md(d.get('split') or '')} | {md(str(d.get('sha256') or '')[:16])} |"
+            f"| {md(name)} | {md(d.role)} | {d.records} | {d.skipped} | "
+            f"{md(d.split or '')} | {md(str(d.sha256 or '')[:16])} |"
         )
-        for reason, n in (d.get("skip_reasons") or {}).items():
+        for reason, n in d.skip_reasons.items():
             lines.append(f"|  | skipped: {md(reason)} | | {n} | | |")
-        for sf in d.get("skipped_files") or []:
+        for sf in d.skipped_files:
             lines.append(f"|  | file not read: {md(sf['file'])}: {md(sf['reason'])} | | | | |")
-        if d.get("duplicate_ids"):
-            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {d['duplicate_ids']} | | | |")
-        if d.get("ids_in_several_files"):
-            lines.append(
-                f"|  | ids used in several files (named with their file) | {d['ids_in_several_files']} | | | |"
-            )
+        if d.duplicate_ids:
+            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {d.duplicate_ids} | | | |")
+        if d.ids_in_several_files:
+            lines.append(f"|  | ids used in several files (named with their file) | {d.ids_in_several_files} | | | |")
     return [*lines, ""]
 
 
@@ -204,15 +205,12 @@ SECTIONS: dict[str, Callable[[Any], list[str]]] = {
 }
 
 
-def render_markdown(report) -> str:
+def render_markdown(report: Report) -> str:
     lines = [f"# Contamination audit: **{md(report.verdict.upper())}**", ""]
     run = report.run
-    if run:
-        lines += [
-            f"auditor {md(run.get('version', '?'))}, engine {md(run.get('engine', '?'))}, "
-            f"started {md(run.get('started', '?'))}, {md(run.get('seconds', '?'))} s.",
-            "",
-        ]
+    if run.to_dict():  # a report written by hand may have no run section
+        version, engine, started, seconds = run.header()
+        lines += [f"auditor {md(version)}, engine {md(engine)}, started {md(started)}, {md(seconds)} s.", ""]
     lines += _checks(report) + _datasets(report)
     for key, render in SECTIONS.items():
         if key in report.extra:

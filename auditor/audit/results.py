@@ -1,0 +1,109 @@
+"""What an audit decides, typed: one :class:`CheckResult` per check and the run's :class:`RunStats`.
+
+Their ``to_dict()`` is the object ``report.json`` holds (``checks[i]``, ``run``), keys in field
+order; ``from_dict()`` reads what any version wrote (:class:`~auditor.io.jsonable.JsonObject`: unknown
+keys kept, missing ones defaulted, a missing required one a ValueError).
+
+>>> c = CheckResult(name="webshop", train=["train"], eval=["test"], methods=["exact"], eval_items=500,
+...                 contaminated_items=43, contaminated_share=0.086, verdict="fail")
+>>> c.contaminated_items, c.to_dict()["skipped"]
+(43, {'eval': 0, 'train': 0})
+>>> CheckResult.from_dict({**c.to_dict(), "matrix": [{"train": "train", "eval": "test", "contaminated_items": 43}]}).matrix
+[MatrixCell(train='train', eval='test', contaminated_items=43)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..io.jsonable import OMIT_NONE, JsonObject
+
+
+@dataclass
+class SideCounts(JsonObject):
+    """A count per side of a check (records or files skipped)."""
+
+    eval: int = 0
+    train: int = 0
+
+
+@dataclass
+class MatrixCell(JsonObject):
+    """Eval items of ``eval`` with a conclusive finding in training set ``train``."""
+
+    train: str
+    eval: str
+    contaminated_items: int = 0
+
+
+@dataclass
+class EvalSubset(JsonObject):
+    """Eval items and contaminated ones in one subset of an eval set (its split or group; ``all``)."""
+
+    eval: str
+    subset: str
+    eval_items: int = 0
+    contaminated_items: int = 0
+
+
+@dataclass(kw_only=True)
+class CheckResult(JsonObject):
+    """One check's outcome: counts, verdict and why (``notes``), per method and per subset. Keyword
+    arguments only; ``name``, ``train``, ``eval``, ``methods``, ``eval_items``, ``contaminated_items``
+    and ``verdict`` (``pass`` / ``fail`` / ``incomplete``) are required."""
+
+    name: str
+    train: list[str]
+    eval: list[str]
+    methods: list[str]
+    eval_items: int
+    contaminated_items: int
+    contaminated_share: float = 0.0
+    suspected: int = 0  # eval items with only suspected findings
+    fail_on: str = "conclusive"
+    max_contaminated: float = 0
+    allowance: int = 0
+    verdict: str
+    items_by_method: dict[str, int] = field(default_factory=dict)
+    train_records: int = 0
+    skipped: SideCounts = field(default_factory=SideCounts)  # records
+    skipped_files: SideCounts = field(default_factory=SideCounts)
+    uncovered_items: int = 0  # eval items no conclusive method could check
+    method_stats: list[dict[str, Any]] = field(default_factory=list)  # each index's stats() (method-specific)
+    notes: list[str] = field(default_factory=list)
+    matrix: list[MatrixCell] = field(default_factory=list)
+    eval_subsets: list[EvalSubset] = field(default_factory=list)
+    boilerplate: dict[str, Any] = field(default_factory=dict)  # the masker's report (auditor.text.boilerplate)
+    novel_error_types: list[Any] = field(default_factory=list)  # auditor.audit.errortypes
+
+
+@dataclass
+class RunStats(JsonObject):
+    """How the run went: tool, engine, timings, throughput, memory. Every field may be absent in an
+    older or hand-made report (``None``, and then not written)."""
+
+    tool: str | None = field(default=None, metadata=OMIT_NONE)
+    version: str | None = field(default=None, metadata=OMIT_NONE)
+    engine: str | None = field(default=None, metadata=OMIT_NONE)
+    started: str | None = field(default=None, metadata=OMIT_NONE)  # ISO 8601, UTC
+    seconds: float | None = field(default=None, metadata=OMIT_NONE)
+    caller_cpu_s: float | None = field(default=None, metadata=OMIT_NONE)  # planning, merging, indexes, report
+    worker_cpu_s: float | None = field(default=None, metadata=OMIT_NONE)  # the scan's workers
+    scan: dict[str, Any] | None = field(default=None, metadata=OMIT_NONE)  # ScanStats.as_dict()
+    encoding: list[dict[str, Any]] | None = field(default=None, metadata=OMIT_NONE)  # embedding's, per check
+    workers: int | None = field(default=None, metadata=OMIT_NONE)
+    findings_store: str | None = field(default=None, metadata=OMIT_NONE)
+    findings_total: int | None = field(default=None, metadata=OMIT_NONE)
+    records_per_s: float | None = field(default=None, metadata=OMIT_NONE)
+    mb_per_s: float | None = field(default=None, metadata=OMIT_NONE)
+    peak_rss_mb: float | None = field(default=None, metadata=OMIT_NONE)
+    peak_worker_rss_mb: float | None = field(default=None, metadata=OMIT_NONE)
+
+    def header(self) -> tuple[str, str, str, str]:
+        """Version, engine, start time and seconds as a reader is shown them (``?`` where not said)."""
+
+        def shown(value: object) -> str:
+            return "?" if value is None else str(value)
+
+        return shown(self.version), shown(self.engine), shown(self.started), shown(self.seconds)

@@ -1,0 +1,102 @@
+"""Typed results: report.json loads into CheckResult / DatasetSummary / RunStats and writes back the same
+bytes; a report an older version wrote (keys missing, keys unknown) still loads and renders; the dict
+form (``check["contaminated_items"]``) still reads as before."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import read_golden
+
+from auditor.audit.results import CheckResult, EvalSubset, MatrixCell, RunStats
+from auditor.datasets.summary import DatasetSummary
+from auditor.errors import InputError
+from auditor.report import Report, rerender
+
+
+@pytest.mark.parametrize("name", ["quickstart", "split"])
+def test_written_report_loads_typed_and_writes_back_byte_for_byte(name):
+    text = read_golden(name, "report.json")  # as the code before typed results wrote it (timings masked)
+    report = Report.from_dict(json.loads(text))
+    assert all(isinstance(c, CheckResult) for c in report.checks)
+    assert all(isinstance(d, DatasetSummary) for d in report.datasets.values())
+    assert isinstance(report.run, RunStats) and report.run.findings_store == "duckdb"
+    c = report.checks[0]
+    assert isinstance(c.matrix[0], MatrixCell) and isinstance(c.eval_subsets[0], EvalSubset)
+    assert c.contaminated_items == 43 and c.verdict == "fail" and c.skipped.eval == 0
+    assert report.to_json() == text
+
+
+def test_older_report_with_missing_and_unknown_keys_loads_and_renders(tmp_path):
+    old = {
+        "verdict": "fail",
+        "checks": [
+            {
+                "name": "c",
+                "train": ["t"],
+                "eval": ["e"],
+                "methods": ["exact"],
+                "eval_items": 4,
+                "contaminated_items": 1,
+                "verdict": "fail",
+                "legacy_count": 7,  # a key this version does not know: kept
+            }
+        ],
+        "datasets": {"e": {"role": "eval", "records": 4}, "t": {"role": "train", "records": 9, "sha": "x"}},
+        "findings": [],
+        "run": {"started": "2020-01-01T00:00:00+00:00", "seconds": 2.0, "host": "old"},
+    }
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    report = Report.load(path)
+    c = report.checks[0]
+    assert (c.allowance, c.notes, c.matrix, c.fail_on) == (0, [], [], "conclusive")  # defaults for missing keys
+    assert c.extra == {"legacy_count": 7} and c.to_dict()["legacy_count"] == 7
+    assert report.datasets["t"].extra == {"sha": "x"} and report.run.extra == {"host": "old"}
+    assert report.run.header() == ("?", "?", "2020-01-01T00:00:00+00:00", "2.0")
+    doc = report.to_dict()
+    assert doc["run"] == old["run"]  # run keys absent before stay absent
+    for fmt in ("md", "html", "junit"):
+        out = rerender(path, fmt)
+        assert "c" in out.read_text(encoding="utf-8")
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "auditor ?, engine ?, started 2020-01-01T00:00:00+00:00, 2.0 s." in md
+
+
+def test_check_without_required_keys_is_named():
+    with pytest.raises(ValueError, match=r"checks\[1\]: CheckResult: missing verdict"):
+        Report.from_dict(
+            {
+                "verdict": "pass",
+                "datasets": {},
+                "findings": [],
+                "checks": [
+                    {"name": "a", "train": [], "eval": [], "methods": [], "eval_items": 0, "contaminated_items": 0}
+                    | {"verdict": "pass"},
+                    {"name": "b", "train": [], "eval": [], "methods": [], "eval_items": 0, "contaminated_items": 0},
+                ],
+            }
+        )
+
+
+def test_bad_dataset_entry_is_one_input_error(tmp_path):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"verdict": "pass", "checks": [], "datasets": {"e": 3}, "findings": []}))
+    with pytest.raises(InputError, match=r"datasets\.e: DatasetSummary must be an object, not int"):
+        Report.load(path)
+
+
+def test_dict_form_reads_as_before():
+    text = read_golden("quickstart", "report.json")
+    doc = json.loads(text)
+    report = Report.from_dict(doc)
+    c, d = report.checks[0], report.datasets["webshop:0:500"]
+    for key, value in doc["checks"][0].items():
+        assert c[key] == value, key
+    assert d["records"] == 500 and report.run["scan"]["records"] == 11587
+    with pytest.raises(KeyError):
+        c["no_such_key"]
+    assert "encoding" not in report.run.to_dict()
+    with pytest.raises(KeyError):
+        report.run["encoding"]  # not written when None, so not in the dict form either
