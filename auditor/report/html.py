@@ -164,8 +164,8 @@ def plots_html(report: Report) -> str:
     cells: dict[tuple[str, str], tuple[int, int]] = {}
     for c in report.checks:
         for m in c.matrix:
-            account = report.datasets.get(m.eval)
-            n = account.records if account is not None else c.eval_items
+            summary = report.datasets.get(m.eval)
+            n = summary.records if summary is not None else c.eval_items
             k0, _ = cells.get((m.train, m.eval), (0, n))
             cells[(m.train, m.eval)] = (max(k0, m.contaminated_items), n)
     rows = sorted({t for t, _ in cells})
