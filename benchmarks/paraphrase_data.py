@@ -23,6 +23,8 @@ BFCL = SHARED / "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_
 DECON = SHARED / "llm-decontaminator" / "data"
 
 HELDOUT_SETS = ("stabletoolbench", "bfcl_simple_python", "webshop")
+#: written and frozen after the three above, never used for fitting: the untouched test of the defaults
+TEST_SETS = ("nestful",)
 DECON_FILES = [  # name, originals, rephrasings, kind
     ("mmlu abstract_algebra", "rephrase/abstract_algebra_test.csv", "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl", "mmlu"),
     ("mmlu sociology", "rephrase/sociology_test.csv", "rephrase/sociology_test_rephrase_english_filtered_question.jsonl", "mmlu"),
@@ -38,6 +40,15 @@ def heldout_eval(name: str) -> list[Record]:
         return list(Dataset(DatasetSpec("stabletoolbench", ["stabletoolbench"], role="eval")).records())
     if name == "webshop":
         return list(Dataset(DatasetSpec("webshop", ["webshop:0:500"], role="eval")).records())
+    if name == "nestful":  # item id "<split>:<position in that split's file>"
+        from auditor.adapters.nestful import split_of
+
+        out = []
+        for i, r in enumerate(Dataset(DatasetSpec("nestful", ["nestful"], role="eval")).records()):
+            q = r.view("query")
+            split = split_of(r.source.split(":", 1)[-1].split("#")[0])
+            out.append(Record("nestful", f"{split}:{r.id}", r.source, {"query": q, "text": q}, ordinal=i))
+        return out
     if name == "bfcl_simple_python":
         out = []
         with open(BFCL, encoding="utf-8") as f:

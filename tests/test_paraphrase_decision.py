@@ -160,3 +160,38 @@ def test_near_duplicate_with_edits_at_start_and_end_found(tmp_path):
     report = _default_audit("stabletoolbench:G1_instruction", train_records_path=tr)
     found = {(f["eval_id"], f["train_id"]) for f in report.findings if f["conclusive"]}
     assert {e for e, _ in found} == {"25658"}
+
+
+def _nestful_eval() -> list[Record]:
+    """The bundled NESTFUL requests, ids ``<split>:<position>`` as in tests/data/heldout/nestful.tsv."""
+    from auditor.adapters.nestful import split_of
+
+    out = []
+    for i, r in enumerate(Dataset(DatasetSpec("nestful", ["nestful"], role="eval")).records()):
+        split = split_of(r.source.split(":", 1)[-1].split("#")[0])
+        out.append(Record("nestful", f"{split}:{r.id}", r.source, {"query": r.view("query")}, ordinal=i))
+    return out
+
+
+def test_untouched_nestful_set_reworded_request_conclusive_same_values_other_operation_not():
+    """The untouched held-out set (never fitted on): a reworded request with its values is a conclusive
+    finding for its own item; requests that keep every argument value but ask another operation (LCM
+    instead of GCD, cancel instead of reserve, report damage instead of rent) are never conclusive."""
+    EmbeddingIndex = _embedding()
+    ev = _nestful_eval()
+    assert len({r.id for r in ev}) == 300
+    with open(HELDOUT / "nestful.tsv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    pick = [("glaive:60", "paraphrase"), ("glaive:52", "negative"), ("sgd:0", "negative"), ("sgd:28", "negative")]
+    train = []
+    for i, (item, kind) in enumerate(pick):
+        text = next(r["text"] for r in rows if r["item_id"] == item and r["kind"] == kind)
+        train.append(Record("train", f"{kind}:{item}", f"t:{i}", {"query": text}, ordinal=i))
+    findings = EmbeddingIndex(cache_dir="none").build(ev).search(train)
+    by_train: dict[str, list] = {}
+    for f in findings:
+        by_train.setdefault(f.train_id, []).append(f)
+    own = [f for f in by_train.get("paraphrase:glaive:60", []) if f.eval_id == "glaive:60"]
+    assert own and own[0].conclusive, [(f.eval_id, f.evidence.get("tier"), f.score) for f in findings]
+    for t in train[1:]:
+        assert not any(f.conclusive for f in by_train.get(t.id, [])), t.view("query")
