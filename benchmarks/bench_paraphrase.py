@@ -11,7 +11,7 @@ Files: the three frozen held-out **fit** sets (``tests/data/heldout``: StableToo
 simple_python, WebShop; 50 hand-written paraphrases and 50 same-topic negatives each), the six
 llm-decontaminator rephrasing files (originals = eval, line-aligned English rephrasings = training),
 and the **untouched test set** ``nestful`` (:data:`TEST_SETS`: written and frozen after the others,
-half of its negatives keep the argument values and change the operation). No fit ever sees a test set.
+46 of its 50 negatives keep every number and name of their item and ask another operation). No fit ever sees a test set.
 
 Every candidate a training record gets (its nearest eval item, with the decision switched off) is
 scored once; decisions are then applied to the stored parts, so the fits are cheap. Printed:
