@@ -1,7 +1,9 @@
 """Dataset format adapters. Importing this package registers every built-in adapter module.
 
 Each module here defines one :class:`~auditor.adapters.base.Adapter` subclass; :func:`detect`
-picks the adapter for a file by content, :func:`get_adapter` by name.
+picks the adapter for a file by content, :func:`get_adapter` by name. The writers adapters return
+for cleaned output (:class:`RecordWriter`, :class:`ViewsWriter` for formats without one,
+:class:`AtomicFile`) are public here; the ``_``-modules are the adapters' own helpers.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..io.files import base_suffix
 from ..io.sniff import Sniffed, sniff
+from ._write import AtomicFile, RecordWriter, ViewsWriter
 from .base import Adapter, AdapterOptions, get_adapter, registry
 
 for _m in pkgutil.iter_modules(__path__):
@@ -65,4 +68,14 @@ def _why(adapter: type[Adapter] | None, found: Sniffed) -> str:
     return f"{layout} ({found.reason}); first record has the fields of format '{adapter.name}'"
 
 
-__all__ = ["Adapter", "AdapterOptions", "detect", "explain", "get_adapter", "registry"]
+__all__ = [
+    "Adapter",
+    "AdapterOptions",
+    "AtomicFile",
+    "RecordWriter",
+    "ViewsWriter",
+    "detect",
+    "explain",
+    "get_adapter",
+    "registry",
+]

@@ -46,7 +46,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..adapters._write import AtomicFile, RecordWriter, ViewsWriter
+from ..adapters import AtomicFile, RecordWriter, ViewsWriter
 from ..datasets.dataset import Dataset
 from ..errors import ConfigError
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS

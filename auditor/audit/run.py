@@ -24,11 +24,11 @@ from typing import Any
 from .. import methods
 from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
-from ..engines.base import TEXTS_PER_UNIT, CheckPass, ScanJob, ScanSinks, ScanStats, get_engine
+from ..engines.base import TEXTS_PER_UNIT, CheckPass, Engine, ScanJob, ScanSinks, ScanStats, get_engine
 from ..engines.progress import peak_rss_mb
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
-from ..store.findings import FindingStore
+from ..store.findings import FindingStore, MemoryFindingStore
 from ..store.texts import TextCapture, collect_texts
 from ..text import boilerplate
 from .errortypes import ErrorTypes
@@ -118,10 +118,10 @@ class AuditConfig:
             methods.get(m)
 
 
-def make_store(config: AuditConfig):
+def make_store(config: AuditConfig) -> FindingStore:
     """The findings store of a run: DuckDB on disk (default) or in memory; same interface."""
     if config.findings_store == "memory":
-        return FindingStore(keep=config.keep_per_item)
+        return MemoryFindingStore(keep=config.keep_per_item)
     if config.findings_store == "duckdb":
         from ..store.findings_db import DuckDBFindingStore
 
@@ -227,8 +227,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
             used_datasets = {n: datasets[n] for n in sorted(used)}
             report.extra["clean"]["manifest"] = str(write_clean_manifest(config, used_datasets, report.extra["clean"]))
     finally:
-        if hasattr(store, "close"):
-            store.close()
+        store.close()
     return report
 
 
@@ -259,13 +258,13 @@ def _report(config, engine, checks, findings, findings_total, described, extra, 
             **timing,
             scan=scan,
             encoding=encoding or None,
-            workers=getattr(engine, "workers_used", engine.workers),
+            workers=engine.workers_used,
             findings_store=config.findings_store,
             findings_total=findings_total,
             records_per_s=scan["records_per_s"],
             mb_per_s=scan["mb_per_s"],
             peak_rss_mb=peak_rss_mb(),
-            peak_worker_rss_mb=getattr(engine, "peak_worker_rss_mb", 0.0),
+            peak_worker_rss_mb=engine.peak_worker_rss_mb,
         ),
         extra=extra,
     )
@@ -309,7 +308,7 @@ def _scan_training_sets(
     states: list[_CheckState],
     config: AuditConfig,
     datasets: dict[str, Dataset],
-    engine,
+    engine: Engine,
     store: FindingStore,
     scan_stats: ScanStats,
     error_types: ErrorTypes,

@@ -114,7 +114,7 @@ def _run_and_write(config, report_dir: str) -> None:
             raise
         reason = describe_os_error(e) if isinstance(e, OSError) else str(e)
         raise OutputError(
-            str(getattr(e, "filename", None) or config.write_clean),
+            str((e.filename if isinstance(e, OSError) else None) or config.write_clean),
             f"writing the cleaned data failed: {reason}; the report (without the clean section) was written: "
             + ", ".join(str(p) for p in written),
         ) from None

@@ -208,6 +208,11 @@ class Dataset:
         return [f for f in files if unique.get(os.path.realpath(f)) is f]
 
     @property
+    def split_by_position(self) -> bool:
+        """Is the split a position range (``"0:500"``)? Selecting it needs every record's ordinal."""
+        return bool(self.split and _RANGE.match(self.split))
+
+    @property
     def format(self) -> str | None:
         if self.spec.format:
             return self.spec.format

@@ -36,11 +36,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Protocol
+from typing import Any
 
 from ..datasets.dataset import Dataset, DatasetAccount, Unit, UnitReader, UnitStats
 from ..methods.base import Finding, Index
@@ -129,13 +130,31 @@ class UnitResult:
     peak_rss_mb: float = 0.0
 
 
-class Engine(Protocol):
+class Engine(ABC):
+    """What the audit needs of an engine: :meth:`scan`, plus what the report says about the run.
+
+    ``workers`` is the number of workers asked for (None: the engine's default, e.g. every cluster
+    CPU); :attr:`workers_used` the number the last scan ran on (default: ``workers``; the local
+    engine scans small inputs in-process); ``peak_worker_rss_mb`` the largest peak RSS a worker
+    reported over the engine's scans (0.0 when they ran in-process).
+    """
+
     name: str
     workers: int | None
+    peak_worker_rss_mb: float = 0.0
 
+    @abstractmethod
     def scan(
         self, job: ScanJob, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
-    ) -> Iterator[Finding]: ...
+    ) -> Iterator[Finding]:
+        """Findings of ``job``'s indexes over ``dataset``, in the order of a serial read; adds to
+        ``stats`` and ``sinks``. Raises :class:`~auditor.errors.InputError` for bad input and
+        :class:`~auditor.errors.ScanError` when a worker dies."""
+
+    @property
+    def workers_used(self) -> int | None:
+        """Workers the last scan ran on (default: ``workers``)."""
+        return self.workers
 
 
 @dataclass
@@ -183,7 +202,7 @@ def scan_unit(
     """
     from ..audit.errortypes import ErrorTypes
     from ..store.texts import MAX_CHARS
-    from ..text.boilerplate import _MASKED
+    from ..text.boilerplate import Masker
 
     cpu0 = time.process_time()
     ustats = UnitStats()
@@ -206,7 +225,7 @@ def scan_unit(
             found: list[Finding] = []
             for p in job.passes:
                 for r in batch:
-                    r.meta.pop(_MASKED, None)
+                    Masker.unmask(r)
                     if p.masker is not None:
                         p.masker.premask(r)
                 for f in search_all(p.indexes, batch):
@@ -291,8 +310,6 @@ def run_scan(
     progress: bool | None = None,
 ) -> Iterator[Finding]:
     """The scan every engine runs: units through ``run_units``, results merged in order."""
-    from ..datasets.dataset import _RANGE
-
     start, cpu0 = time.perf_counter(), time.process_time()
     size = dataset_bytes(dataset)
     stats.bytes += size
@@ -301,7 +318,7 @@ def run_scan(
     merger = UnitMerger(job, dataset, stats, sinks)
     try:
         starts: list[int | None] = [None] * len(units)
-        if dataset.split and _RANGE.match(dataset.split):
+        if dataset.split_by_position:
             starts = _ordinal_starts(run_units, job, dataset, reader, units)
         for unit, res in zip(units, run_units(job, reader, list(zip(units, starts)), False)):
             bar.advance(res.records, res.chars)

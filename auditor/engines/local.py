@@ -37,7 +37,17 @@ from dataclasses import dataclass, field
 from ..datasets.dataset import Dataset, Unit, UnitReader
 from ..errors import ConfigError, ScanError
 from ..methods.base import Finding
-from .base import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, dataset_bytes, run_scan, scan_unit
+from .base import (
+    DEFAULT_SPLIT_BYTES,
+    Engine,
+    ScanJob,
+    ScanSinks,
+    ScanStats,
+    UnitResult,
+    dataset_bytes,
+    run_scan,
+    scan_unit,
+)
 from .lifecycle import init_worker, spawning_guard, started_children, terminate_children_since
 
 _WORKER: dict = {}
@@ -52,7 +62,7 @@ def _work(unit: Unit, numbered_from: int | None, count_only: bool, reader: UnitR
 
 
 @dataclass
-class LocalEngine:
+class LocalEngine(Engine):
     batch_size: int = 512
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     min_parallel_bytes: int = 8_000_000
@@ -62,13 +72,14 @@ class LocalEngine:
     name: str = field(default="local", init=False)
     #: the largest peak RSS a worker process reported (MB); 0 when the scan ran in-process
     peak_worker_rss_mb: float = field(default=0.0, init=False)
+    #: worker processes of the last scan (1: it ran in-process)
+    workers_used: int = field(default=1, init=False)
 
     def __post_init__(self) -> None:
         for key in ("workers", "batch_size", "split_bytes"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{key} must be a positive integer, not {value!r}")
-        self.workers_used = 1
 
     def scan(
         self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None

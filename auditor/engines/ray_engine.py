@@ -40,7 +40,7 @@ from typing import Any
 from ..datasets.dataset import Dataset, Unit, UnitReader
 from ..errors import AuditorError, ConfigError, MissingDependencyError, ScanError
 from ..methods.base import Finding
-from .base import DEFAULT_SPLIT_BYTES, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
+from .base import DEFAULT_SPLIT_BYTES, Engine, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
 
 _JOB_CACHE: dict[str, ScanJob] = {}
 
@@ -61,7 +61,7 @@ def _scan_task(holder: list, reader: UnitReader, unit: Unit, numbered_from: int 
 
 
 @dataclass
-class RayEngine:
+class RayEngine(Engine):
     batch_size: int = 512
     workers: int | None = None  # default: every CPU of the cluster
     address: str | None = None

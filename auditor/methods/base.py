@@ -143,6 +143,9 @@ class Index(ABC, Generic[C]):
     summary: ClassVar[str] = ""
     #: False for methods a check runs only when named (slow, model-based tiers such as ``embedding``)
     in_default: ClassVar[bool] = True
+    #: the score a finding needs when the method has no ``threshold`` parameter (``exact``: 1.0);
+    #: drawn as the threshold line of the report's score histogram. None: no fixed threshold
+    fixed_threshold: ClassVar[float | None] = None
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from ..errors import ConfigError
 from ..records.record import QUERY, TEXT, Record
 from ..text.normalize import normalize
 from .base import Finding, Index, MethodConfig
+
+if TYPE_CHECKING:
+    from ..embed.vsearch import VectorIndex
 
 
 @dataclass
@@ -82,6 +85,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     name = "embedding"
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
+    vindex: VectorIndex | None = None  # the FAISS index of the eval segments, once built
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = (
         "[run when named] paraphrase tier: MiniLM embeddings + FAISS for candidates; decided by cosine + "
@@ -335,11 +339,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     def stats(self) -> dict[str, Any]:
         self.save_cache()
         out = super().stats()
-        if getattr(self, "vindex", None) is not None:
+        if self.vindex is not None:
             out["search"] = self.vindex.describe()
             out["eval_segments"] = len(self.seg_text)
-        if getattr(self, "rule", None) is not None:
-            out["decision"] = self.rule.describe()
+        out["decision"] = self.rule.describe()
         if self.encoder is not None:
             out["encoding"] = self.encoder.throughput()
         return out

@@ -37,6 +37,7 @@ class ExactConfig(MethodConfig):
 class ExactIndex(Index[ExactConfig]):
     name = "exact"
     Config = ExactConfig
+    fixed_threshold = 1.0  # a normalized hash matches or not
     summary = "normalized-text hash equality (NFKC, case, punctuation, whitespace), whole views and lines"
 
     def _build(self) -> None:

@@ -110,6 +110,7 @@ def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarra
 class MinHashIndex(Index[MinHashConfig]):
     name = "minhash"
     Config = MinHashConfig
+    _classes: list[tuple[int, int]] | None = None  # window classes of the eval lengths (lazy)
     summary = (
         "MinHash-LSH near-duplicates (word 3-gram shingles), every candidate verified by exact Jaccard or containment"
     )
@@ -171,7 +172,7 @@ class MinHashIndex(Index[MinHashConfig]):
         self.keys, self.pos = keys[order], pos[order]
         self.item_len = np.array(lengths, dtype=np.int64)
         self._build_word_sets()
-        self.__dict__.pop("_classes", None)
+        self._classes = None
 
     def _build_word_sets(self) -> None:
         """The word-set channel: distinct-word hashes and LSH keys of items with enough words."""
@@ -229,7 +230,7 @@ class MinHashIndex(Index[MinHashConfig]):
             if name not in arrays:
                 raise IndexFileError(f"minhash index lacks '{name}' (an older format); delete it to rebuild")
             setattr(self, name, arrays[name])
-        self.__dict__.pop("_classes", None)
+        self._classes = None
         if len(self.item_len) != len(self.eval_records) or len(self.eval_off) != len(self.eval_records) + 1:
             raise IndexFileError("minhash index does not match the eval records; delete it to rebuild")
         return self
@@ -253,7 +254,7 @@ class MinHashIndex(Index[MinHashConfig]):
         return out
 
     def _window_classes(self) -> list[tuple[int, int]]:
-        if not hasattr(self, "_classes"):
+        if self._classes is None:
             lens = self.item_len[self.item_len > 0]
             classes = set()
             for k in np.unique(lens).tolist():

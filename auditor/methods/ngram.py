@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from ..records.record import TEXT, Record
 from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
+
+if TYPE_CHECKING:
+    from ..text.kernels import NgramScanner
 
 
 @dataclass
@@ -46,6 +49,7 @@ class NgramConfig(MethodConfig):
 class NgramIndex(Index[NgramConfig]):
     name = "ngram"
     Config = NgramConfig
+    _kernel: NgramScanner | None = None  # built on the first search (:meth:`_scanner`)
     summary = (
         "word n-gram containment (13 by default, shorter for short items); score = share of the item's n-grams found"
     )
@@ -92,7 +96,7 @@ class NgramIndex(Index[NgramConfig]):
 
     def _scanner(self):
         """The batch kernel (:mod:`auditor.text.kernels`), built once from the eval vocabulary and tables."""
-        scanner = getattr(self, "_kernel", None)
+        scanner = self._kernel
         if scanner is None or scanner.tables is not self.tables:
             from ..text.kernels import NgramScanner
 

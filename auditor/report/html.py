@@ -26,6 +26,7 @@ from collections import defaultdict
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ..methods import registry
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
 from .review import review_html
@@ -134,12 +135,18 @@ def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
-    out: dict[str, float] = {}
+    """Each method's threshold: its ``threshold`` parameter in the report, else the method's
+    :attr:`~auditor.methods.base.Index.fixed_threshold` (a method this version does not know: none)."""
+    out: dict[str, float] = {
+        name: cls.fixed_threshold for name, cls in registry().items() if cls.fixed_threshold is not None
+    }
+    given: set[str] = set()
     for c in checks:
         for ms in c.method_stats:
             thr = (ms.get("params") or {}).get("threshold")
-            if isinstance(thr, (int, float)) and ms.get("method") not in out:
+            if isinstance(thr, (int, float)) and ms.get("method") not in given:
                 out[ms["method"]] = float(thr)
+                given.add(ms["method"])
     return out
 
 
@@ -151,7 +158,7 @@ def plots_html(report: Report) -> str:
         scores[f["method"]].append(float(f["score"]))
     thr = _thresholds(report.checks)
     methods = sorted(scores)  # only methods with findings: an empty histogram says nothing
-    figs = [_svg.histogram(scores[m], thr.get(m, 1.0 if m == "exact" else None), m) for m in methods]
+    figs = [_svg.histogram(scores[m], thr.get(m), m) for m in methods]
     if figs:
         quiet = sorted({m for c in report.checks for m in c.methods} - set(scores))
         parts.append(

@@ -101,9 +101,7 @@ def publish(report_dir: str | Path, files: Mapping[str, str | bytes]) -> list[Pa
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)  # the old folder after a swap, or a failed new one
     except OSError as e:
-        raise OutputError(
-            str(getattr(e, "filename", None) or out), f"cannot write the report: {describe_os_error(e)}"
-        ) from None
+        raise OutputError(str(e.filename or out), f"cannot write the report: {describe_os_error(e)}") from None
     return [Path(report_dir) / name for name in files]
 
 

@@ -1,27 +1,69 @@
 """Where findings go while a scan runs.
 
-:class:`FindingStore` keeps, per eval item and method, the ``keep`` best-scoring training matches
-(ties broken by training dataset and position, so the result does not depend on arrival order) and
-the total number of matching training records. Memory follows the number of contaminated eval
-items, not the corpus.
+:class:`FindingStore` is the interface the audit uses; every store keeps, per eval item and method,
+the ``keep`` best-scoring training matches (ties broken by training dataset and position, so the
+result does not depend on arrival order) and counts every finding. :class:`MemoryFindingStore`
+keeps them in memory (memory follows the number of contaminated eval items, not the corpus);
+:class:`~auditor.store.findings_db.DuckDBFindingStore` keeps every finding in a DuckDB file.
+
+>>> store = MemoryFindingStore(keep=1)
+>>> for score in (0.6, 0.9):
+...     store.add(Finding("ev", "1", "ev#1", "tr", "7", "tr:7", "ngram", score, eval_ordinal=1, train_ordinal=6))
+>>> store.total, [f.score for f in store.findings()], store.contaminated("")
+(2, [0.9], {('ev', 1)})
+>>> store.close()  # nothing to release in memory
 """
 
 from __future__ import annotations
 
 import heapq
+from abc import ABC, abstractmethod
 from collections import defaultdict
 
 from ..methods.base import Finding
 
 
-class FindingStore:
+class FindingStore(ABC):
+    """The findings of a run: every finding goes to :meth:`add`; the report reads the best ones.
+
+    ``keep`` is the number of training matches kept per (check, eval item, method); ``total`` counts
+    every finding added. :meth:`close` releases what the store holds (a database file); call it once
+    the run is over, also on failure.
+    """
+
+    keep: int
+    total: int
+
+    @abstractmethod
+    def add(self, f: Finding) -> None:
+        """Take one finding (in any order; the result does not depend on it)."""
+
+    @abstractmethod
+    def findings(self) -> list[Finding]:
+        """The kept findings (``keep`` best per check, eval item and method) in a deterministic order."""
+
+    @abstractmethod
+    def contaminated(self, check: str, conclusive_only: bool = True) -> set[tuple[str, int]]:
+        """Eval items (dataset, ordinal) of ``check`` with at least one (conclusive) finding."""
+
+    @property
+    @abstractmethod
+    def train_hits(self) -> dict[tuple[str, int], Finding]:
+        """(train dataset, train ordinal) → its best conclusive finding (for --write-clean)."""
+
+    def close(self) -> None:  # noqa: B027 (optional, with a default)
+        """Release what the store holds; default: nothing to release."""
+
+
+class MemoryFindingStore(FindingStore):
+    """A :class:`FindingStore` in memory."""
+
     def __init__(self, keep: int = 5):
         self.keep = keep
         self._best: dict[tuple, list] = defaultdict(list)  # key → heap of (rank, Finding)
         self.match_counts: dict[tuple, int] = defaultdict(int)
         self.total = 0
-        #: (train dataset, train ordinal) → its best conclusive finding (for --write-clean)
-        self.train_hits: dict[tuple[str, int], Finding] = {}
+        self._train_hits: dict[tuple[str, int], Finding] = {}
 
     @staticmethod
     def _key(f: Finding) -> tuple:
@@ -39,9 +81,9 @@ class FindingStore:
         self.match_counts[key] += 1
         if f.conclusive:
             tkey = (f.train_dataset, f.train_ordinal)
-            old = self.train_hits.get(tkey)
+            old = self._train_hits.get(tkey)
             if old is None or f.score > old.score:
-                self.train_hits[tkey] = f
+                self._train_hits[tkey] = f
         heap = self._best[key]
         item = (self._rank(f), id(f), f)
         if len(heap) < self.keep:
@@ -49,13 +91,16 @@ class FindingStore:
         elif item[0] > heap[0][0]:
             heapq.heapreplace(heap, item)
 
+    @property
+    def train_hits(self) -> dict[tuple[str, int], Finding]:
+        return self._train_hits
+
     def findings(self) -> list[Finding]:
         """Kept findings in a deterministic order."""
         out = [item[2] for heap in self._best.values() for item in heap]
         return sorted(out, key=Finding.sort_key)
 
     def contaminated(self, check: str, conclusive_only: bool = True) -> set[tuple[str, int]]:
-        """Eval items (dataset, ordinal) of ``check`` with at least one (conclusive) finding."""
         out = set()
         for (c, ds, ordinal, _), heap in self._best.items():
             if c == check and heap and (not conclusive_only or any(i[2].conclusive for i in heap)):

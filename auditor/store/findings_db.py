@@ -31,6 +31,7 @@ import tempfile
 from ..errors import ConfigError
 from ..io.atomic import remove_dead_owner_dirs
 from ..methods.base import Finding
+from .findings import FindingStore
 
 _COLUMNS = (
     "check_name",
@@ -46,7 +47,10 @@ _COLUMNS = (
 )
 
 
-class DuckDBFindingStore:
+class DuckDBFindingStore(FindingStore):
+    """A :class:`~auditor.store.findings.FindingStore` in a DuckDB file (temporary unless ``path``
+    is given); :meth:`close` flushes, closes and removes a temporary file."""
+
     def __init__(self, keep: int = 5, path: str | None = None, flush_every: int = 20_000):
         import duckdb
 

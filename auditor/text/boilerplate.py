@@ -44,13 +44,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import TEXT, Record
 from .normalize import normalize, text_hash, tokens
+
+if TYPE_CHECKING:
+    from ..methods.base import Finding, Index
 
 MASK = "[masked]"
 
@@ -294,21 +297,23 @@ _MASKED = "_masked_views"  # meta key: views with boilerplate masked, set by Mas
 
 
 class MaskingIndex:
-    """Wraps a built index so that its :meth:`search` sees masked training records."""
+    """Wraps a built index so that its :meth:`search` sees masked training records.
 
-    def __init__(self, inner: Any, masker: Masker):
+    It offers what an engine uses of a scan's indexes (:meth:`search`, :meth:`take_counts`,
+    :meth:`add_counts`); the audit reads stats from ``inner``."""
+
+    def __init__(self, inner: Index, masker: Masker):
         self.inner = inner
         self.masker = masker
 
-    def search(self, batch: Sequence[Record]):
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
         return self.inner.search(self.masker.masked(batch))
 
-    def __getattr__(self, name: str) -> Any:
-        # only reached for attributes MaskingIndex lacks; guard the ones unpickling probes before
-        # ``inner`` exists (worker processes receive indexes pickled), or it would recurse forever
-        if name.startswith("__") or name in ("inner", "masker"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+    def take_counts(self) -> Counter:
+        return self.inner.take_counts()
+
+    def add_counts(self, counts: Counter) -> None:
+        self.inner.add_counts(counts)
 
 
 @dataclass
@@ -326,6 +331,11 @@ class Masker:
         if self.boilerplate is not None and self.methods:
             masked = self.boilerplate.mask_record(record, self.views)
             record.meta[_MASKED] = masked.views if masked is not record else None
+
+    @staticmethod
+    def unmask(record: Record) -> None:
+        """Drop the masked views :meth:`premask` attached (before another check's masker sees ``record``)."""
+        record.meta.pop(_MASKED, None)
 
     def masked(self, batch: Sequence[Record]) -> list[Record]:
         """The records of ``batch`` as the masking indexes see them, computed anew on every call.
@@ -359,7 +369,7 @@ def prepare(
 
     ``Masker.indexes`` is the list to scan with (wrapped where masking applies)."""
     cfg = config or BoilerplateConfig()
-    masking = [ix for ix in indexes if getattr(ix.config, "mask_boilerplate", False)]
+    masking = [ix for ix in indexes if ix.config.mask_boilerplate]
     if not masking:
         return Masker(None, list(indexes), reason="turned off (mask_boilerplate = false) for every method")
     per = max(1, cfg.sample // max(1, len(train_datasets)))
