@@ -63,6 +63,8 @@ DECON_NAMES = [d[0] for d in DECON_FILES]
 DEFAULT_FIT = (*HELDOUT_SETS, *DECON_NAMES)
 #: never fitted on (the shipped defaults predate them): every figure on them is out-of-sample
 UNTOUCHED = TEST_SETS
+#: the embedding cache shared by the runs (``cache_dir``)
+CACHE = os.environ.get("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
 PART_KEYS: tuple[str, ...] = ("cosine", "lexical", "margin", "mutual", "overlap", "entities", "conflict")
 PART_KEYS += ("align_recall", "align_precision", "align_f1", "values")
 
@@ -78,7 +80,7 @@ def collect(name: str) -> dict:
     """Every candidate of every training record (its parts, whether it is right), as arrays."""
     ev, tr, truth = case(name)
     t0 = time.perf_counter()
-    index = EmbeddingIndex().build(ev)
+    index = EmbeddingIndex(cache_dir=CACHE).build(ev)
     evk = {(e.dataset, e.ordinal): e for e in ev}
     trk = {t.ordinal: t for t in tr}
     rows = []
@@ -271,6 +273,7 @@ def webshop_audits() -> None:
                 "train": DatasetSpec("train", [tr], role="train"),
             },
             checks=[CheckSpec("w", train=["train"], eval=["test"], methods=["embedding"])],
+            method_params={"embedding": {"cache_dir": CACHE}},
             findings_store="memory",
             index_dir=None,
         )
@@ -389,7 +392,6 @@ def main() -> None:
     ap.add_argument("--near-dups", action="store_true", help="only the planted light-edit near-duplicate run")
     ap.add_argument("--features", action="store_true", help="print each evidence part's AUC per file")
     args = ap.parse_args()
-    os.environ.setdefault("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
     if args.near_dups:
         near_duplicates()
         return

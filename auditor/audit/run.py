@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import time
@@ -67,7 +66,8 @@ class AuditConfig:
     findings_db: str | None = None  # keep the DuckDB file of every finding here (default: temporary)
     keep_per_item: int = 5
     report_dir: str | None = None
-    index_dir: str | None = field(default_factory=lambda: default_index_dir())
+    #: persisted eval indexes and the embedding cache (``<index_dir>/embeddings``); None: nothing persisted
+    index_dir: str | None = None
     write_clean: str | None = None  # folder for the training sets without the records behind findings
     provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
     fail_on: str = "conclusive"  # "suspected": suspected findings (e.g. possible paraphrases) count too
@@ -127,26 +127,6 @@ def make_store(config: AuditConfig) -> FindingStore:
 
         return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
     raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
-
-
-def default_index_dir() -> str:
-    return os.environ.get("AUDITOR_INDEX_DIR", "indexes")
-
-
-def default_report_dir(name: str = "audit") -> str:
-    return os.path.join(os.environ.get("AUDITOR_REPORT_DIR", "reports"), name)
-
-
-def fresh_report_dir(config: AuditConfig, name: str = "audit") -> str:
-    """A new report folder for one run: ``<reports>/<name>-<UTC time>-<config hash>`` (``-2``, ``-3`` ...
-    when that exists), so runs without a chosen folder never replace each other's reports."""
-    digest = hashlib.sha256(repr((config.datasets, config.checks, config.method_params)).encode()).hexdigest()[:6]
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    base = default_report_dir(f"{name}-{stamp}-{digest}")
-    path, i = base, 2
-    while os.path.lexists(path):
-        path, i = f"{base}-{i}", i + 1
-    return path
 
 
 def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None = None) -> Report:
@@ -455,6 +435,7 @@ def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[Eva
 def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):
     """Create and build a method's index, reusing a persisted one when eval data and params match."""
     index = methods.create(method, params)
+    index.index_dir = index_dir
     if index_dir is None or type(index).state is methods.Index.state:
         return index.build(eval_records)
     from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index

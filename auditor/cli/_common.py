@@ -1,14 +1,31 @@
-"""Helpers shared by CLI commands."""
+"""Helpers shared by CLI commands, and the CLI's defaults from the environment.
+
+The environment is read here, at the edge, and nowhere in the library: ``$AUDITOR_INDEX_DIR``
+(``--index-dir``) and ``$AUDITOR_EMBED_CACHE`` (``--embed-cache``) through click's ``envvar``, and
+``$AUDITOR_REPORT_DIR``, the parent of report folders chosen by default (:func:`reports_root`).
+The library takes every folder as an explicit argument (:class:`~auditor.audit.run.AuditConfig`).
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from ..audit.run import AuditConfig
 from ..errors import AuditorError
 from ..io.files import describe_os_error
+
+#: where persisted indexes go when neither --index-dir, $AUDITOR_INDEX_DIR nor the manifest says
+DEFAULT_INDEX_DIR = "indexes"
+#: where report folders go when neither --report-dir, $AUDITOR_REPORT_DIR nor the manifest says
+DEFAULT_REPORTS_ROOT = "reports"
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: an interrupted run is neither a pass nor a finding
@@ -53,3 +70,68 @@ def _forget_interrupt() -> None:
 
 def exit_for(verdict: str) -> int:
     return EXIT_PASS if verdict == "pass" else EXIT_FAIL
+
+
+def reports_root() -> str:
+    """The parent of report folders chosen by default: ``$AUDITOR_REPORT_DIR``, else ``reports``."""
+    return os.environ.get("AUDITOR_REPORT_DIR") or DEFAULT_REPORTS_ROOT
+
+
+def default_report_dir(name: str = "audit") -> str:
+    """``<reports root>/<name>`` (see :func:`reports_root`)."""
+    return os.path.join(reports_root(), name)
+
+
+def fresh_report_dir(config: AuditConfig, name: str = "audit") -> str:
+    """A new report folder for one run: ``<reports>/<name>-<UTC time>-<config hash>`` (``-2``, ``-3`` ...
+    when that exists), so runs without a chosen folder never replace each other's reports."""
+    digest = hashlib.sha256(repr((config.datasets, config.checks, config.method_params)).encode()).hexdigest()[:6]
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    base = default_report_dir(f"{name}-{stamp}-{digest}")
+    path, i = base, 2
+    while os.path.lexists(path):
+        path, i = f"{base}-{i}", i + 1
+    return path
+
+
+def _typed(name: str) -> bool:
+    """Was option ``name`` given on the command line (not taken from the environment or its default)?"""
+    return click.get_current_context().get_parameter_source(name) is ParameterSource.COMMANDLINE
+
+
+def index_dir_option(help: str) -> Callable[[Any], Any]:
+    """``--index-dir`` (``$AUDITOR_INDEX_DIR``); apply it with :func:`apply_index_dir`."""
+    return click.option("--index-dir", envvar="AUDITOR_INDEX_DIR", default=None, help=help)
+
+
+def apply_index_dir(config: AuditConfig, index_dir: str | None) -> None:
+    """``--index-dir`` given on the command line wins over the manifest's ``index_dir``;
+    ``$AUDITOR_INDEX_DIR``, else ``indexes``, applies when the manifest names none."""
+    if index_dir and _typed("index_dir"):
+        config.index_dir = index_dir
+    elif config.index_dir is None:
+        config.index_dir = index_dir or DEFAULT_INDEX_DIR
+
+
+EMBED_CACHE_HELP = (
+    "Where the embedding method caches embeddings (default: $AUDITOR_EMBED_CACHE, else <index dir>/embeddings)."
+)
+
+
+def embed_cache_option(help: str = EMBED_CACHE_HELP) -> Callable[[Any], Any]:
+    """``--embed-cache`` (``$AUDITOR_EMBED_CACHE``): the ``embedding`` method's ``cache_dir``."""
+    return click.option("--embed-cache", envvar="AUDITOR_EMBED_CACHE", default=None, metavar="DIR", help=help)
+
+
+def apply_embed_cache(config: AuditConfig, embed_cache: str | None) -> None:
+    """``--embed-cache`` as ``[methods.embedding] cache_dir`` of a run that names the embedding
+    method: given on the command line it wins over the manifest's; from ``$AUDITOR_EMBED_CACHE``
+    it applies when the manifest sets none. A run without the method is left as it is."""
+    named = {m for c in config.checks for m in c.methods or []} | {
+        m for p in config.provenance for m in p.methods or []
+    }
+    if not embed_cache or "embedding" not in named:
+        return
+    params = config.method_params.setdefault("embedding", {})
+    if _typed("embed_cache") or "cache_dir" not in params:
+        params["cache_dir"] = embed_cache

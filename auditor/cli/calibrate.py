@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import ConfigError
 from . import main
-from ._common import library_errors
+from ._common import DEFAULT_INDEX_DIR, embed_cache_option, index_dir_option, library_errors
 
 
 def _param(value: str) -> tuple[str, object]:
@@ -47,7 +48,9 @@ def _param(value: str) -> tuple[str, object]:
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the automatic split and rewrites.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
+@index_dir_option("Index folder; embeddings are cached in its embeddings/ (default: $AUDITOR_INDEX_DIR or indexes/).")
+@embed_cache_option()
+def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, index_dir, embed_cache):
     """Print precision and recall per threshold of the embedding method, to choose a threshold.
 
     Positives are rewrites of eval items (automatic) or label-1 pairs (--pairs); hard negatives are
@@ -62,7 +65,9 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json):
                 DatasetSpec(name="calibrate", paths=[eval_], role="eval", format=eval_format, text_field=text_field)
             )
             records = list(ds.records())
-        result = run(records, pairs_file=pairs, params=dict(_param(p) for p in params), seed=seed)
+        method_params = dict(_param(p) for p in params)
+        method_params.setdefault("cache_dir", embed_cache or os.path.join(index_dir or DEFAULT_INDEX_DIR, "embeddings"))
+        result = run(records, pairs_file=pairs, params=method_params, seed=seed)
     if as_json:
         click.echo(
             json.dumps(

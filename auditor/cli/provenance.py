@@ -13,13 +13,20 @@ import click
 
 from ..audit.manifest import load_manifest
 from ..audit.provenance import audit_provenance
-from ..audit.run import default_report_dir
 from ..errors import InputError
 from ..report import Report, escape_line
 from ..report.provenance import statement
 from ..report.publish import check_report_dir
 from . import main
-from ._common import exit_for, library_errors
+from ._common import (
+    apply_embed_cache,
+    apply_index_dir,
+    default_report_dir,
+    embed_cache_option,
+    exit_for,
+    index_dir_option,
+    library_errors,
+)
 
 
 @main.command()
@@ -35,8 +42,11 @@ from ._common import exit_for, library_errors
     default=None,
     help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).",
 )
-@click.option("--index-dir", default=None, help="Where source indexes are kept and reused.")
-def provenance(source, as_statement, report_dir, index_dir):
+@index_dir_option(
+    "Where source indexes are kept and reused (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/)."
+)
+@embed_cache_option()
+def provenance(source, as_statement, report_dir, index_dir, embed_cache):
     """Trace every derived training record to its source item and split.
 
     Given a manifest, runs its [[provenance]] entries (not its checks) and writes provenance.json and
@@ -51,8 +61,8 @@ def provenance(source, as_statement, report_dir, index_dir):
             written = None
         else:
             config = load_manifest(source)
-            if index_dir:
-                config.index_dir = index_dir
+            apply_index_dir(config, index_dir)
+            apply_embed_cache(config, embed_cache)
             out = report_dir or config.report_dir or default_report_dir(Path(source).stem)
             check_report_dir(out)  # before any long work
             report = audit_provenance(config)

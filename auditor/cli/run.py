@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..audit.manifest import load_manifest
-from ..audit.run import AuditConfig, CheckSpec, default_report_dir, fresh_report_dir, run_audit
+from ..audit.run import AuditConfig, CheckSpec, run_audit
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
@@ -18,7 +18,16 @@ from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
 from ..report import escape_line
 from ..report.publish import check_report_dir
 from . import main
-from ._common import exit_for, library_errors
+from ._common import (
+    apply_embed_cache,
+    apply_index_dir,
+    default_report_dir,
+    embed_cache_option,
+    exit_for,
+    fresh_report_dir,
+    index_dir_option,
+    library_errors,
+)
 
 
 def _dataset_name(ref: str, taken: set[str]) -> str:
@@ -83,12 +92,13 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
     return out
 
 
-def _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address, fail_on=None) -> None:
-    """Flags given on the command line win over the manifest's (or the defaults')."""
+def _apply_overrides(config, index_dir, embed_cache, write_clean, engine, workers, ray_address, fail_on=None) -> None:
+    """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
+    environment fill in what the manifest leaves open."""
     if fail_on:
         config.fail_on = fail_on
-    if index_dir:
-        config.index_dir = index_dir
+    apply_index_dir(config, index_dir)
+    apply_embed_cache(config, embed_cache)
     if write_clean:
         config.write_clean = write_clean
     if engine:
@@ -182,11 +192,10 @@ def _run_and_write(config, report_dir: str) -> None:
     default=None,
     help="Report folder (default: a new one per run, $AUDITOR_REPORT_DIR or reports/ + audit-<UTC time>-<config hash>).",
 )
-@click.option(
-    "--index-dir",
-    default=None,
-    help="Where eval indexes are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).",
+@index_dir_option(
+    "Where eval indexes (and the embedding cache) are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/)."
 )
+@embed_cache_option()
 @click.option(
     "--write-clean",
     default=None,
@@ -211,6 +220,7 @@ def audit(
     max_record_chars,
     report_dir,
     index_dir,
+    embed_cache,
     write_clean,
     fail_on,
     engine,
@@ -252,7 +262,7 @@ def audit(
                 )
             ],
         )
-        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address, fail_on)
+        _apply_overrides(config, index_dir, embed_cache, write_clean, engine, workers, ray_address, fail_on)
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
 
@@ -263,11 +273,10 @@ def audit(
     default=None,
     help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).",
 )
-@click.option(
-    "--index-dir",
-    default=None,
-    help="Where eval indexes are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).",
+@index_dir_option(
+    "Where eval indexes (and the embedding cache) are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/)."
 )
+@embed_cache_option()
 @click.option(
     "--write-clean",
     default=None,
@@ -281,12 +290,12 @@ def audit(
     help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
 )
 @engine_options
-def verify(manifest, report_dir, index_dir, write_clean, fail_on, engine, workers, ray_address):
+def verify(manifest, report_dir, index_dir, embed_cache, write_clean, fail_on, engine, workers, ray_address):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
     """
     with library_errors():
         config = load_manifest(manifest)
-        _apply_overrides(config, index_dir, write_clean, engine, workers, ray_address, fail_on)
+        _apply_overrides(config, index_dir, embed_cache, write_clean, engine, workers, ray_address, fail_on)
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

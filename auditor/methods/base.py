@@ -146,6 +146,9 @@ class Index(ABC, Generic[C]):
     #: the score a finding needs when the method has no ``threshold`` parameter (``exact``: 1.0);
     #: drawn as the threshold line of the report's score histogram. None: no fixed threshold
     fixed_threshold: ClassVar[float | None] = None
+    #: the run's folder of persisted state, set by the audit before :meth:`build` (None: persist
+    #: nothing); a method keeping a cache of its own keeps it under this folder (embedding: ``embeddings/``)
+    index_dir: str | None = None
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)

@@ -14,8 +14,9 @@ rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower an
 method runs only when a check names it (``in_default = False``). The finding's evidence names the
 matched segments (``eval_segment``, ``train_segment``) and every score part.
 
-Embeddings are cached by normalized-text hash in ``cache_dir`` (default
-``$AUDITOR_EMBED_CACHE``, else ``<index dir>/embeddings``; ``"none"`` keeps them in memory only).
+Embeddings are cached by normalized-text hash in ``cache_dir`` (default ``<index dir>/embeddings``,
+the folder of the run's persisted indexes, :attr:`Index.index_dir <auditor.methods.base.Index.index_dir>`;
+in memory only without one, or with ``"none"``).
 The model is loaded in :meth:`build`, never at construction.
 
 >>> from auditor.records.record import Record
@@ -53,7 +54,7 @@ class EmbeddingConfig(MethodConfig):
     model: str = "bundled"  # "bundled", a local sentence-transformers folder, or a cached name
     device: str = "cpu"
     batch_size: int = 64
-    cache_dir: str = ""  # "" → $AUDITOR_EMBED_CACHE or <index dir>/embeddings; "none" → memory
+    cache_dir: str = ""  # "" → <index dir>/embeddings (no index dir: memory); "none" → memory
     save_every: int = 20_000  # persist the cache after this many new texts during a scan
     top_k: int = 5  # candidate eval items scored per training record
     min_cosine: float = 0.3  # candidates below this cosine are not scored
@@ -123,14 +124,17 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         )
 
     def cache_root(self) -> str | None:
+        """The embedding cache's folder: ``cache_dir``, else ``<index dir>/embeddings``; None: in memory.
+
+        >>> EmbeddingIndex(cache_dir="/tmp/emb").cache_root(), EmbeddingIndex().cache_root()
+        ('/tmp/emb', None)
+        """
         c = self.config.cache_dir
         if c.lower() == "none":
             return None
-        return (
-            c
-            or os.environ.get("AUDITOR_EMBED_CACHE")
-            or os.path.join(os.environ.get("AUDITOR_INDEX_DIR", "indexes"), "embeddings")
-        )
+        if c:
+            return c
+        return os.path.join(self.index_dir, "embeddings") if self.index_dir else None
 
     def _encoder(self):
         if self.encoder is None:
