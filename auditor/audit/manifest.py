@@ -38,8 +38,10 @@ followed; an absolute path is the explicit way to point elsewhere. Bundled names
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -50,41 +52,33 @@ else:  # pragma: no cover
 
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
+from .provenance import ProvenanceSpec
 from .run import AuditConfig, CheckSpec
 
-DATASET_KEYS = {
-    "path",
-    "role",
-    "format",
-    "split",
-    "text_field",
-    "id_field",
-    "messages",
-    "calls_field",
-    "on_error",
-    "split_label",
-    "max_record_chars",
-    "allow_empty",
-}
-CHECK_KEYS = {"name", "train", "eval", "methods", "max_contaminated"}
-PROVENANCE_KEYS = {"name", "derived", "sources", "id_pattern", "methods", "held_out", "max_held_out"}
-TOP_KEYS = {
-    "datasets",
-    "checks",
-    "methods",
-    "report_dir",
-    "index_dir",
-    "engine",
-    "batch_size",
-    "provenance",
-    "write_clean",
-    "workers",
-    "ray_address",
-    "split_bytes",
-    "findings_store",
-    "findings_db",
-    "fail_on",
-}
+
+def manifest_keys(cls: type) -> dict[str, dataclasses.Field]:
+    """Manifest key → field of dataclass ``cls``: every field, under the key its ``manifest``
+    metadata names (the field's own name by default; None: not a manifest key).
+
+    >>> sorted(manifest_keys(CheckSpec))
+    ['eval', 'max_contaminated', 'methods', 'name', 'train']
+    >>> manifest_keys(DatasetSpec)["path"].name
+    'paths'
+    """
+    out = {}
+    for f in dataclasses.fields(cls):
+        key = f.metadata.get("manifest", f.name)
+        if key is not None:
+            out[key] = f
+    return out
+
+
+DATASET_KEYS = set(manifest_keys(DatasetSpec))
+CHECK_KEYS = set(manifest_keys(CheckSpec))
+PROVENANCE_KEYS = set(manifest_keys(ProvenanceSpec))
+TOP_KEYS = set(manifest_keys(AuditConfig))
+#: the shapes of the scalar keys a manifest gives as they are (the other keys are tables or lists)
+_SCALARS = {str: "string", str | None: "string", int: "integer", int | None: "integer", bool: "boolean"}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -154,23 +148,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             raise ManifestError(f"{where}: missing 'path'")
         if "role" not in entry:
             raise ManifestError(f"{where}: missing 'role' (train or eval)")
-        opts = {
-            k: entry[k]
-            for k in ("format", "split", "text_field", "id_field", "messages", "calls_field", "on_error", "split_label")
-            if k in entry
-        }
-        for k, v in opts.items():
-            if not isinstance(v, str):
-                raise ManifestError(f"{where}: '{k}' must be a string")
-        if "allow_empty" in entry:
-            if not isinstance(entry["allow_empty"], bool):
-                raise ManifestError(f"{where}: 'allow_empty' must be true or false")
-            opts["allow_empty"] = entry["allow_empty"]
-        if "max_record_chars" in entry:
-            mrc = entry["max_record_chars"]
-            if isinstance(mrc, bool) or not isinstance(mrc, int) or mrc < 1:
-                raise ManifestError(f"{where}: 'max_record_chars' must be a positive integer")
-            opts["max_record_chars"] = mrc
+        opts = _dataset_options(entry, where)
         try:
             datasets[ds_name] = DatasetSpec(
                 name=ds_name,
@@ -210,24 +188,19 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise ManifestError(f"{name}: [methods.NAME] entries must be tables of parameters")
     config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params, provenance=provenance)
-    for key, kind in (
-        ("engine", str),
-        ("batch_size", int),
-        ("workers", int),
-        ("ray_address", str),
-        ("split_bytes", int),
-        ("findings_store", str),
-        ("fail_on", str),
-    ):
-        if key in doc:
-            if not isinstance(doc[key], kind) or isinstance(doc[key], bool):
-                raise ManifestError(f"{name}: '{key}' must be a{'n integer' if kind is int else ' string'}")
-            setattr(config, key, doc[key])
-    for key in ("report_dir", "index_dir", "write_clean", "findings_db"):
-        if key in doc:
-            if not isinstance(doc[key], str):
+    hints = typing.get_type_hints(AuditConfig)
+    for key, f in manifest_keys(AuditConfig).items():
+        shape = _SCALARS.get(hints[f.name])
+        if key not in doc or shape is None:
+            continue  # absent, or a table / list parsed above
+        value = doc[key]
+        if f.metadata.get("folder"):
+            if not isinstance(value, str):
                 raise ManifestError(f"{name}: '{key}' must be a string (a folder)")
-            setattr(config, key, _confined_dir(doc[key], base, f"{name}: '{key}'"))
+            value = _confined_dir(value, base, f"{name}: '{key}'")
+        elif isinstance(value, bool) or not isinstance(value, int if shape == "integer" else str):
+            raise ManifestError(f"{name}: '{key}' must be a{'n integer' if shape == 'integer' else ' string'}")
+        setattr(config, f.name, value)
     try:
         config.validate()
         from .. import methods
@@ -239,10 +212,27 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     return config
 
 
+def _dataset_options(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """The scalar options of a ``[datasets.NAME]`` table (``path`` and ``role`` aside), checked by
+    the type of their :class:`DatasetSpec` field."""
+    hints = typing.get_type_hints(DatasetSpec)
+    opts: dict[str, Any] = {}
+    for key, f in manifest_keys(DatasetSpec).items():
+        if key in ("path", "role") or key not in entry:
+            continue
+        value, shape = entry[key], _SCALARS[hints[f.name]]
+        if shape == "string" and not isinstance(value, str):
+            raise ManifestError(f"{where}: '{key}' must be a string")
+        if shape == "boolean" and not isinstance(value, bool):
+            raise ManifestError(f"{where}: '{key}' must be true or false")
+        if shape == "integer" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ManifestError(f"{where}: '{key}' must be a positive integer")
+        opts[f.name] = value
+    return opts
+
+
 def _provenance(raw: Any, name: str) -> list:
     """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.audit.provenance`)."""
-    from .provenance import ProvenanceSpec
-
     if raw is None:
         return []
     if not isinstance(raw, list):

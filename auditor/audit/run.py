@@ -54,21 +54,27 @@ class CheckSpec:
 
 @dataclass
 class AuditConfig:
+    """Everything a run needs. Each field is a manifest key of the same name unless its metadata
+    says otherwise (``manifest``: the key's name, None for none; ``folder``: a path confined to the
+    manifest's folder; :mod:`auditor.audit.manifest`)."""
+
     datasets: dict[str, DatasetSpec]
     checks: list[CheckSpec]
-    method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    method_params: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": "methods"})
     engine: str = "local"
     batch_size: int = 512
     workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
     ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
     split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
     findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
-    findings_db: str | None = None  # keep the DuckDB file of every finding here (default: temporary)
-    keep_per_item: int = 5
-    report_dir: str | None = None
+    #: keep the DuckDB file of every finding here (default: temporary)
+    findings_db: str | None = field(default=None, metadata={"folder": True})
+    keep_per_item: int = field(default=5, metadata={"manifest": None})
+    report_dir: str | None = field(default=None, metadata={"folder": True})
     #: persisted eval indexes and the embedding cache (``<index_dir>/embeddings``); None: nothing persisted
-    index_dir: str | None = None
-    write_clean: str | None = None  # folder for the training sets without the records behind findings
+    index_dir: str | None = field(default=None, metadata={"folder": True})
+    #: folder for the training sets without the records behind findings
+    write_clean: str | None = field(default=None, metadata={"folder": True})
     provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
     fail_on: str = "conclusive"  # "suspected": suspected findings (e.g. possible paraphrases) count too
 

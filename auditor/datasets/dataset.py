@@ -64,8 +64,8 @@ OTHER_REASONS = "other reasons (beyond the first 100 kinds)"
 class DatasetSpec:
     """What a dataset is. ``paths`` entries are files, globs, or one registry reference."""
 
-    name: str
-    paths: list[str]
+    name: str = field(metadata={"manifest": None})  # the manifest's table name [datasets.NAME]
+    paths: list[str] = field(metadata={"manifest": "path"})
     role: str = "train"
     format: str | None = None
     split: str | None = None
@@ -76,11 +76,11 @@ class DatasetSpec:
     #: dotted path of a field holding tool calls (JSON calls or Python-style call strings), generic formats
     calls_field: str | None = None
     on_error: str | None = None  # default: fail
-    base_dir: str = "."
+    base_dir: str = field(default=".", metadata={"manifest": None})  # the manifest's folder
     #: a record with a text view longer than this (characters) is a bad record (see ``on_error``)
     max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
     #: when set, relative paths must resolve inside this folder (manifests: their own folder)
-    confine_to: str | None = None
+    confine_to: str | None = field(default=None, metadata={"manifest": None})
     split_label: str | None = None  # provenance: the split every record of this dataset belongs to
     #: a file without any content reads as 0 records instead of an error (cleaned files emptied
     #: by ``--write-clean``; a well-formed empty document is always 0 records)
