@@ -74,3 +74,13 @@ def test_quick_start_audit_needs_no_optional_extra(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert out.stdout.split("\n")[0] == "1 []", out.stdout + out.stderr
+
+
+def test_ci_runs_the_readme_test_command_with_the_linters_first():
+    """``.ci/run`` runs the README's test command verbatim: ruff and mypy (config in pyproject.toml), then pytest."""
+    command = re.search(r"```bash\n(apt-get update[^\n]*)\n```", README).group(1)
+    ci = (REPO / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci == command
+    steps = [s.strip() for s in command.split("&&")]
+    assert steps.index("ruff check .") < steps.index("ruff format --check .") < steps.index("mypy")
+    assert steps.index("mypy") < steps.index("python -m pytest -q") == len(steps) - 1

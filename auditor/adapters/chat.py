@@ -58,7 +58,7 @@ def _structured_calls(m: dict) -> list[tuple[str, Any]]:
     calls = []
     for tc in m.get("tool_calls") or []:
         if isinstance(tc, dict):
-            fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+            fn = tc["function"] if isinstance(tc.get("function"), dict) else tc
             if fn.get("name"):
                 calls.append((str(fn["name"]), fn.get("arguments")))
     fc = m.get("function_call")
@@ -129,7 +129,7 @@ class ChatAdapter(Adapter):
             return
         kind = json_container(path)
         if kind == "object":  # StepTool's nested layout, streamed one query at a time
-            yield from self._nested(path, ((key, value) for _, key, value in iter_json_items(path)))
+            yield from self._nested(path, ((str(key), value) for _, key, value in iter_json_items(path)))
             return
         if kind != "array":
             load_json(path)  # invalid JSON: InputError naming the line

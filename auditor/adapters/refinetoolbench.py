@@ -53,7 +53,7 @@ def _tools(docs: list[Any]) -> dict[str, Any]:
     for d in docs:
         fn = d.get("function") if isinstance(d, dict) and isinstance(d.get("function"), dict) else d
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            out[fn["name"]] = fn.get("parameters") if isinstance(fn.get("parameters"), dict) else None
+            out[fn["name"]] = fn["parameters"] if isinstance(fn.get("parameters"), dict) else None
     return out
 
 
@@ -83,9 +83,9 @@ class RefineToolBenchAdapter(Adapter):
                 yield Skip(source, "case lacks an erroneous 'action' or a corrected 'answer' call")
                 continue
             pre = [s for s in (_call(a) for a in case.get("pre_actions") or []) if s]
-            docs = case.get("api_docs") if isinstance(case.get("api_docs"), list) else [case.get("api_doc")]
+            docs = case["api_docs"] if isinstance(case.get("api_docs"), list) else [case.get("api_doc")]
             tools = _tools(docs)
-            critique = case["answer"].get("thought") if isinstance(case["answer"].get("thought"), str) else ""
+            critique = case["answer"]["thought"] if isinstance(case["answer"].get("thought"), str) else ""
             trace = [*pre, wrong]
             views = {
                 QUERY: case["query"],

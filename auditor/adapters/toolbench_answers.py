@@ -169,7 +169,7 @@ class ToolBenchAnswersAdapter(Adapter):
             if not isinstance(entry, dict) or not isinstance(entry.get("query"), str):
                 yield Skip(source, f"query {qid}: not an object with a string 'query'")
                 continue
-            answer = entry.get("answer") if isinstance(entry.get("answer"), dict) else {}
+            answer = entry["answer"] if isinstance(entry.get("answer"), dict) else {}
             steps = answer_detail_steps((answer.get("answer_details") or [None])[0])
             views, meta = _steps_views(entry["query"], steps, _final_answer(steps, answer.get("final_answer")))
             yield self.record(
@@ -193,7 +193,7 @@ class ToolBenchAnswersAdapter(Adapter):
 
     def _tree_file(self, path: Path, doc: dict, group: str | None, split: str) -> Record | Skip:
         source = f"{path}#0"
-        gen = doc.get("answer_generation") if isinstance(doc.get("answer_generation"), dict) else {}
+        gen = doc["answer_generation"] if isinstance(doc.get("answer_generation"), dict) else {}
         query = gen.get("query")
         qid = _id_from_name(path.name)
         tree_calls: list[str] = []
@@ -230,8 +230,8 @@ class ToolBenchAnswersAdapter(Adapter):
             meta["tree_calls"] = tree_calls
         extra: dict[str, Any] = {"win": doc.get("win")}
         if qid is None:
-            qid, extra["positional_id"] = 0, True
-        return self.record(qid, source, views, raw=doc, split=split, group=group, **meta, **extra)
+            extra["positional_id"] = True
+        return self.record(0 if qid is None else qid, source, views, raw=doc, split=split, group=group, **meta, **extra)
 
 
 def _query_from_tree(doc: dict) -> str | None:
@@ -255,9 +255,9 @@ def _tool_schemas(functions: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in functions or []:
         if isinstance(f, dict):
-            fn = f.get("function") if isinstance(f.get("function"), dict) else f
+            fn = f["function"] if isinstance(f.get("function"), dict) else f
             if isinstance(fn.get("name"), str):
-                out[fn["name"]] = fn.get("parameters") if isinstance(fn.get("parameters"), dict) else None
+                out[fn["name"]] = fn["parameters"] if isinstance(fn.get("parameters"), dict) else None
     return out
 
 

@@ -119,14 +119,16 @@ def _schema_problems(args: dict[str, Any], schema: Any) -> bool:
     if not isinstance(schema, dict):
         return False
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    required = schema["required"] if isinstance(schema.get("required"), list) else []
     if any(r not in args for r in required):
         return True
     if props is not None and any(k not in props for k in args if k != "_raw"):
         return True
     for k, v in args.items():
         spec = props.get(k) if props else None
-        expected = _JSON_TYPES.get(spec.get("type")) if isinstance(spec, dict) else None
+        expected = (
+            _JSON_TYPES.get(spec["type"]) if isinstance(spec, dict) and isinstance(spec.get("type"), str) else None
+        )
         if expected and v is not None:
             cv = canonical_value(v)
             if isinstance(cv, bool) and bool not in expected:

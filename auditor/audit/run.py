@@ -454,6 +454,9 @@ def build_index(method: str, params: dict[str, Any] | None, eval_records: list, 
     except FileNotFoundError:
         pass
     index.build(eval_records)
-    arrays, meta = index.state()
+    state = index.state()
+    if state is None:  # nothing worth keeping for this eval set
+        return index
+    arrays, meta = state
     save_index(index_dir, method, index.params(), fp, arrays, meta)
     return index

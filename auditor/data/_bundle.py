@@ -14,6 +14,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
 STB_GROUPS = ("G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction")
@@ -26,7 +27,7 @@ def _dump(obj, path: Path) -> None:
 
 def main(shared: str) -> None:
     src = Path(shared)
-    entries = {}
+    entries: dict[str, dict[str, Any]] = {}
     files = []
     for g in STB_GROUPS:
         doc = json.loads((src / "stabletoolbench/solvable_queries/test_instruction" / f"{g}.json").read_text())

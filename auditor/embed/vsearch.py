@@ -56,18 +56,21 @@ class VectorIndex:
             kind = "exact"
         self.kind = kind
         self.recall: float | None = None
+        self.index: faiss.Index
         if kind == "exact":
             self.index = faiss.IndexFlatIP(d)
         elif kind == "hnsw":
-            self.index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
-            self.index.hnsw.efSearch = 128
+            hnsw = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efSearch = 128
+            self.index = hnsw
         else:
             nlist = max(1, int(4 * np.sqrt(n)))
-            self.index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
+            ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
             rng = np.random.default_rng(seed)
             train = self.vectors[rng.choice(n, min(n, 64 * nlist), replace=False)]
-            self.index.train(train)
-            self.index.nprobe = max(1, nlist // 8)
+            ivf.train(train)
+            ivf.nprobe = max(1, nlist // 8)
+            self.index = ivf
         if n:
             self.index.add(self.vectors)
         if kind != "exact" and n:

@@ -16,6 +16,10 @@ from __future__ import annotations
 import resource
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def peak_rss_mb(children: bool = False) -> float:
@@ -34,8 +38,7 @@ class ScanProgress:
         self.start = time.perf_counter()
         self.records = 0
         self.chars = 0
-        self._bar = None
-        self._task = None
+        self._bar: tuple[Progress, TaskID] | None = None  # the bar and its task, once shown
 
     def advance(self, records: int, chars: int) -> None:
         self.records += records
@@ -47,7 +50,7 @@ class ScanProgress:
                 return
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self._bar = Progress(
+            bar = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 TextColumn(
@@ -58,11 +61,12 @@ class ScanProgress:
                 transient=True,
                 console=None,
             )
-            self._bar.start()
-            self._task = self._bar.add_task(f"scan {self.label}", total=self.total, records=0, mb=0.0, rate=0.0)
+            bar.start()
+            self._bar = bar, bar.add_task(f"scan {self.label}", total=self.total, records=0, mb=0.0, rate=0.0)
         elapsed = max(time.perf_counter() - self.start, 1e-9)
-        self._bar.update(
-            self._task,
+        bar, task = self._bar
+        bar.update(
+            task,
             completed=min(self.chars, self.total * 0.99),
             records=self.records,
             mb=self.chars / 1e6,
@@ -71,5 +75,5 @@ class ScanProgress:
 
     def close(self) -> None:
         if self._bar is not None:
-            self._bar.stop()
+            self._bar[0].stop()
             self._bar = None

@@ -33,7 +33,7 @@ def locked_folder(folder: str | Path) -> Iterator[None]:
 def remove_dead_owner_dirs(parent: str | Path, prefix: str) -> list[str]:
     """Remove ``parent/<prefix><pid>-*`` folders whose process ``pid`` no longer runs (a killed run's
     temporary files). Returns the names removed."""
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:

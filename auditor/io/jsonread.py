@@ -34,13 +34,13 @@ def load_json(path: str | Path) -> Any:
     except json.JSONDecodeError as e:
         raise InputError(str(path), f"line {e.lineno}", f"invalid JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:
-        line = locate_depth(path, MAX_JSON_DEPTH)
+        deep = locate_depth(path, MAX_JSON_DEPTH)
         raise InputError(
-            str(path), f"line {line}" if line else None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+            str(path), f"line {deep}" if deep else None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
         ) from None
     except UnicodeDecodeError:
-        line = locate_bad_utf8(path)
-        raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
+        bad = locate_bad_utf8(path)
+        raise InputError(str(path), f"line {bad}" if bad else None, "not valid UTF-8") from None
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 

@@ -197,12 +197,18 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         self.rule = self.decision()
         self.save_cache()
 
+    def _built(self) -> VectorIndex:
+        """The FAISS index of the eval segments; searching before :meth:`build` is a programming error."""
+        if self.vindex is None:
+            raise RuntimeError("method 'embedding': search before build()")
+        return self.vindex
+
     def _nearest_other(self, vecs: np.ndarray) -> np.ndarray:
         """Per eval segment: its best cosine to a segment of another eval item (-1 when none)."""
         out = np.full(len(vecs), -1.0, dtype=np.float32)
         if not len(vecs):
             return out
-        sims, ids = self.vindex.search(vecs, min(len(vecs), 2 * self.max_segs + 1))
+        sims, ids = self._built().search(vecs, min(len(vecs), 2 * self.max_segs + 1))
         for row, pos in enumerate(self.seg_owner.tolist()):
             for s, i in zip(sims[row].tolist(), ids[row].tolist()):
                 if i >= 0 and self.group[int(self.seg_owner[i])] != self.group[pos]:
@@ -236,7 +242,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         """(segment cosine, unit segment, eval segment) of a unit against eval item ``pos``."""
         segs = self.item_segs[pos]
         m = unit_vecs @ self.vectors[segs].T
-        j, k = np.unravel_index(int(np.argmax(m)), m.shape)
+        best = np.unravel_index(int(np.argmax(m)), m.shape)
+        j, k = int(best[0]), int(best[1])
         cos = float(m[j, k])
         ekinds = [self.seg_kind[i] for i in segs]
         if "doc" in unit_kinds and "doc" in ekinds and "whole" in unit_kinds and "whole" in ekinds:
@@ -244,7 +251,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             dd = m[unit_kinds.index("doc"), ekinds.index("doc")]
             cos = float((ww + dd) / 2)
             j, k = unit_kinds.index("doc"), ekinds.index("doc")
-        return cos, int(j), segs[int(k)]
+        return cos, j, segs[k]
 
     def _candidates(self, units, vecs: np.ndarray):
         """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg, rank, code)``.
@@ -254,7 +261,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         from ..embed.evidence import Parts, lexical, values_agree
 
         k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
-        sims, ids = self.vindex.search(vecs, k)
+        sims, ids = self._built().search(vecs, k)
         w_lexical = self.config.w_lexical
         row = 0
         keep: list[tuple] = []

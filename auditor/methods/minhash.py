@@ -165,11 +165,11 @@ class MinHashIndex(Index[MinHashConfig]):
         if len(keep_arr):
             sigs = sk.signatures(sk.fold(self.eval_sh, cfg.scheme), self.eval_off[keep_arr], self.perms)
             keys = sk.band_keys(sigs, self.bands, self.rows).ravel()
-            pos = np.repeat(keep_arr, self.bands)
+            band_pos = np.repeat(keep_arr, self.bands)
         else:
-            keys, pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+            keys, band_pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
-        self.keys, self.pos = keys[order], pos[order]
+        self.keys, self.pos = keys[order], band_pos[order]
         self.item_len = np.array(lengths, dtype=np.int64)
         self._build_word_sets()
         self._classes = None
@@ -191,11 +191,11 @@ class MinHashIndex(Index[MinHashConfig]):
         if len(keep_arr):
             sigs = sk.signatures(sk.fold(self.word_sh, cfg.scheme), self.word_off[keep_arr], self.perms)
             keys = sk.band_keys(sigs, self.wbands, self.wrows).ravel()
-            pos = np.repeat(keep_arr, self.wbands)
+            band_pos = np.repeat(keep_arr, self.wbands)
         else:
-            keys, pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+            keys, band_pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
-        self.wkeys, self.wpos = keys[order], pos[order]
+        self.wkeys, self.wpos = keys[order], band_pos[order]
 
     def state(self):
         arrays = {

@@ -152,9 +152,9 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
             name = m.group(1)
             if name.lower() in NOT_TOOLS:
                 continue
-            args = _python_call_args(text, m.start())
-            if args is not None:
-                out.append((m.start(), name, args))
+            kwargs = _python_call_args(text, m.start())
+            if kwargs is not None:
+                out.append((m.start(), name, kwargs))
     out.sort(key=lambda t: t[0])
     return [(canonical_call(n, a), a) for _, n, a in out if n.strip().lower() not in NOT_TOOLS]
 

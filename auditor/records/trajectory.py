@@ -50,7 +50,7 @@ def extract_task(content: str) -> str:
 
 def is_error(observation: str | None) -> bool:
     """True when a tool result reports a failure (non-empty ``error`` field, ``Error: ...`` ...)."""
-    return bool(observation) and bool(_ERROR.search(observation[:2000]))
+    return bool(observation and _ERROR.search(observation[:2000]))
 
 
 @dataclass

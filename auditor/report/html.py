@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Set
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +82,7 @@ def _e(v: Any) -> str:
     return escape(str(v))
 
 
-def _table(headers: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join(
         "<tr>"
