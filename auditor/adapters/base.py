@@ -23,7 +23,7 @@ A new format is one new module in :mod:`auditor.adapters` defining a subclass::
             return JsonArrayWriter(source, target)
 
 A format that can be written back declares it by returning a
-:class:`~auditor.adapters._write.RecordWriter` from :meth:`Adapter.writer` (streamed, atomic; the
+:class:`~auditor.adapters.RecordWriter` from :meth:`Adapter.writer` (streamed, atomic; the
 cleaned training sets of ``--write-clean`` use it). The default returns None: the cleaner then
 writes JSON Lines of the records' views.
 """
