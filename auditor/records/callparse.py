@@ -37,7 +37,7 @@ import json
 import re
 from typing import Any
 
-from .toolcalls import step
+from .toolcalls import balanced_end, step
 
 #: documented signatures (leading positional parameters) of the library calls APIBench uses:
 #: torch.hub.load(repo_or_dir, model, ...) — pytorch.org/docs/stable/hub.html;
@@ -187,16 +187,7 @@ def _calls_in_prose(text: str, schemas: Schemas | None) -> list[dict[str, Any]]:
     for m in _CALL_START.finditer(text):
         if m.start() < end_of_last:
             continue
-        depth, end = 0, None
-        for i in range(m.end() - 1, min(len(text), m.end() + 5000)):
-            c = text[i]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    end = i + 1
-                    break
+        end = balanced_end(text, m.end() - 1, m.end() + 5000)
         if end is None:
             continue
         try:

@@ -159,18 +159,29 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
     return [(canonical_call(n, a), a) for _, n, a in out if n.strip().lower() not in NOT_TOOLS]
 
 
-def _python_call_args(text: str, start: int) -> dict[str, Any] | None:
-    """Keyword arguments of the Python call starting at ``start`` (literals only), else None."""
-    depth, end = 0, None
-    for i in range(text.index("(", start), min(len(text), start + 5000)):
+def balanced_end(text: str, open_at: int, stop: int) -> int | None:
+    """The index after the ``)`` closing the ``(`` at ``open_at``, looking no further than ``stop``.
+
+    >>> balanced_end("f(a, g(b)) + 1", 1, 100)
+    10
+    >>> balanced_end("f(a, g(b)", 1, 100) is None
+    True
+    """
+    depth = 0
+    for i in range(open_at, min(len(text), stop)):
         c = text[i]
         if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
             if depth == 0:
-                end = i + 1
-                break
+                return i + 1
+    return None
+
+
+def _python_call_args(text: str, start: int) -> dict[str, Any] | None:
+    """Keyword arguments of the Python call starting at ``start`` (literals only), else None."""
+    end = balanced_end(text, text.index("(", start), start + 5000)
     if end is None:
         return None
     try:
