@@ -32,6 +32,8 @@ from ..text.normalize import normalize, text_hash
 from .cache import EmbeddingCache
 
 DEFAULT_MODEL = "bundled"
+#: encoder backends: ``auto`` (see :func:`select_backend`), today's torch model, its ONNX export (fp32 / int8)
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 _LOADED: dict[tuple[str, str], Any] = {}
 
 
@@ -87,15 +89,114 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "cpu") -> Any:
     return _LOADED[key]
 
 
-def model_id(model: Any, where: str) -> str:
-    """A short identity for cache keys: the model's folder name and a hash of its weights' sizes."""
+def _source_sig(where: str) -> str:
     p = Path(where)
     if p.exists():
         sig = ";".join(f"{f.relative_to(p)}:{f.stat().st_size}" for f in sorted(p.rglob("*")) if f.is_file())
     else:
         sig = where
-    dim = embedding_dim(model)
-    return f"{p.name or 'model'}-{dim}-{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
+    return hashlib.sha256(sig.encode()).hexdigest()[:12]
+
+
+def model_id(model: Any, where: str) -> str:
+    """A short identity for cache keys: the model's folder name and a hash of its weights' sizes."""
+    return f"{Path(where).name or 'model'}-{embedding_dim(model)}-{_source_sig(where)}"
+
+
+def _gpu_driver_present() -> bool:
+    """A GPU driver's device files exist (NVIDIA, or AMD's ``/dev/kfd`` for ROCm builds of torch)."""
+    return any(Path(p).exists() for p in ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd"))
+
+
+def select_device(device: str = "auto") -> str:
+    """The torch device the embedding tier runs on — the one place it is chosen.
+
+    ``"auto"`` (or ``""``): ``"cuda"`` when torch sees a GPU, else ``"cpu"`` (torch is imported only
+    when a GPU driver is present or torch is already loaded, so a CPU-only run stays light);
+    ``"cpu"`` forces the CPU; ``"cuda"``/``"cuda:N"`` and ``"mps"`` demand that device.
+
+    >>> select_device("cpu")
+    'cpu'
+
+    Errors: :class:`~auditor.errors.ConfigError` for an unknown device or one torch does not see.
+    """
+    d = (device or "auto").strip().lower()
+    if d == "cpu":
+        return "cpu"
+    if d == "auto":
+        if "torch" not in sys.modules and not _gpu_driver_present():
+            return "cpu"
+        if importlib.util.find_spec("torch") is None:
+            return "cpu"
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if d == "mps" or d == "cuda" or (d.startswith("cuda:") and d[5:].isdigit()):
+        if importlib.util.find_spec("torch") is None:
+            raise MissingDependencyError("torch", "embed", f"device '{device}'")
+        import torch
+
+        mps = getattr(torch.backends, "mps", None)
+        seen = mps is not None and mps.is_available() if d == "mps" else torch.cuda.is_available()
+        if not seen:
+            raise ConfigError(f"embedding device '{device}': torch sees no such device; use device = 'auto' or 'cpu'")
+        if d.startswith("cuda:") and int(d[5:]) >= torch.cuda.device_count():
+            raise ConfigError(f"embedding device '{device}': torch sees {torch.cuda.device_count()} CUDA device(s)")
+        return d
+    raise ConfigError(f"embedding device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', not '{device}'")
+
+
+def select_backend(backend: str, device: str) -> str:
+    """The encoder backend for ``backend`` on the (selected) ``device``.
+
+    ``"auto"``: on a GPU, ``"torch"`` (today's encoder, fast there); on the CPU, ``"onnx-int8"`` when
+    ONNX Runtime and the exporter are installed (extra ``embed``), else ``"torch"``. ``"torch"``,
+    ``"onnx"`` (fp32, same vectors as torch to 1e-6) and ``"onnx-int8"`` are taken as asked.
+
+    >>> select_backend("torch", "cpu")
+    'torch'
+
+    Errors: :class:`~auditor.errors.ConfigError` for an unknown backend.
+    """
+    from .onnx import BUILD, missing
+
+    if backend not in BACKENDS:
+        raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not '{backend}'")
+    if backend != "auto":
+        return backend
+    if device != "cpu" or missing(BUILD):
+        return "torch"
+    return "onnx-int8"
+
+
+def load_encoder_model(
+    model: str = DEFAULT_MODEL, backend: str = "auto", device: str = "auto", model_cache: str = ""
+) -> tuple[Any, str, str, str]:
+    """``(model, model id, backend, device)``: the encoder the embedding tier uses, resolved once.
+
+    ``backend`` ``"torch"`` is the sentence-transformers model (:func:`load_model`); ``"onnx"`` and
+    ``"onnx-int8"`` an :class:`~auditor.embed.onnx.OnnxSentenceModel` exported locally from that
+    model the first time and cached in ``model_cache`` (default
+    :func:`~auditor.embed.onnx.default_model_cache`). The id names the model and, for ONNX, the
+    variant and the hash of the built file: it keys the embedding cache, so vectors of two encoders
+    are never mixed.
+    """
+    dev = select_device(device)
+    chosen = select_backend(backend, dev)
+    where = resolve_model(model)
+    if chosen == "torch":
+        m = load_model(model, dev)
+        return m, model_id(m, where), chosen, dev
+    from .onnx import OnnxSentenceModel, build_onnx_encoder, default_model_cache
+
+    variant = "int8" if chosen == "onnx-int8" else "fp32"
+    cache = Path(model_cache).expanduser() if model_cache else default_model_cache()
+    key = (where, f"{chosen}@{cache}", dev)
+    name, sig = Path(where).name or "model", _source_sig(where)
+    if key not in _LOADED:
+        _LOADED[key] = OnnxSentenceModel(build_onnx_encoder(where, f"{name}-{sig}", variant, cache), dev)
+    m = _LOADED[key]
+    return m, f"{name}-{m.dim}-{sig}-onnx-{variant}-{m.identity}", chosen, dev
 
 
 class Encoder:

@@ -52,7 +52,11 @@ if TYPE_CHECKING:
 @dataclass
 class EmbeddingConfig(MethodConfig):
     model: str = "bundled"  # "bundled", a local sentence-transformers folder, or a cached name
-    device: str = "cpu"
+    # "auto": torch on a GPU, else the model's int8 ONNX export (built locally, cached); "torch" = the
+    # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.embed.model.select_backend)
+    backend: str = "auto"
+    device: str = "auto"  # "auto" (CUDA when torch sees one), "cpu" (forced), "cuda", "cuda:N", "mps"
+    model_cache: str = ""  # built ONNX encoders: "" → $AUDITOR_MODEL_CACHE or ~/.cache/auditor/models
     batch_size: int = 64
     cache_dir: str = ""  # "" → <index dir>/embeddings (no index dir: memory); "none" → memory
     save_every: int = 20_000  # persist the cache after this many new texts during a scan
@@ -101,14 +105,18 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(f"method 'embedding': top_k must be in 1..1000, not {c.top_k}")
         if c.max_words < 16:
             raise ConfigError(f"method 'embedding': max_words must be at least 16, not {c.max_words}")
+        from ..embed.model import BACKENDS
         from ..embed.vsearch import APPROX
 
+        if c.backend not in BACKENDS:
+            raise ConfigError(f"method 'embedding': backend must be one of {', '.join(BACKENDS)}, not '{c.backend}'")
         if c.approximate not in APPROX:
             raise ConfigError(
                 f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
             )
         self.rule = self.decision()  # checks the thresholds now, without loading the model
         self.encoder = None
+        self.backend = self.device = ""  # resolved when the model is loaded (build)
 
     # -- model and cache ---------------------------------------------------------------------
     def decision(self) -> Decision:
@@ -139,10 +147,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     def _encoder(self):
         if self.encoder is None:
             from ..embed.cache import EmbeddingCache
-            from ..embed.model import Encoder, embedding_dim, load_model, model_id, resolve_model
+            from ..embed.model import Encoder, embedding_dim, load_encoder_model
 
-            model = load_model(self.config.model, self.config.device)
-            mid = model_id(model, resolve_model(self.config.model))
+            c = self.config
+            model, mid, self.backend, self.device = load_encoder_model(c.model, c.backend, c.device, c.model_cache)
             dim = int(embedding_dim(model))
             root = self.cache_root()
             cache = EmbeddingCache.load(root, mid, dim) if root else EmbeddingCache(dim, mid)
@@ -355,5 +363,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             out["eval_segments"] = len(self.seg_text)
         out["decision"] = self.rule.describe()
         if self.encoder is not None:
-            out["encoding"] = self.encoder.throughput()
+            out["encoding"] = {
+                "backend": self.backend,
+                "device": self.device,
+                "model_id": self.encoder.cache.model,
+                **self.encoder.throughput(),
+            }
         return out
