@@ -152,3 +152,22 @@ def test_device_and_backend_selection():
     assert select_backend("onnx", "cuda") == "onnx"
     with pytest.raises(ConfigError, match="backend must be"):
         EmbeddingIndex(backend="tensorrt")
+
+
+def test_a_gpu_torch_index_reloads_its_model_on_the_workers_device(stb_case):
+    """An index built with the torch model on a GPU is shipped without the model; the worker loads
+    it on the device it sees (here the CPU) and answers as the original does."""
+    paraphrases, items = stb_case
+    index = EmbeddingIndex(backend="torch", device="cpu", cache_dir="none").build(items[:30])
+    tr = [Record("train", str(i), f"t:{i + 1}", {"text": t}, ordinal=i) for i, t in enumerate(paraphrases[:5])]
+    want = [(f.train_ordinal, f.eval_id, f.score) for f in index.search(tr)]
+    index.device = "cuda"  # as built on a GPU: the model is not pickled, the worker reloads it
+    blob = pickle.dumps(index)
+    assert len(blob) < 20_000_000  # the 90 MB model did not travel
+    worker = pickle.loads(blob)
+    assert worker.device == select_device("auto") and worker.encoder.model is worker.aligner.model
+    worker.aligner.memo.clear()
+    worker.encoder.cache = EmbeddingCache(384, worker.encoder.cache.model)  # encode again, on the reloaded model
+    got = [(f.train_ordinal, f.eval_id, f.score) for f in worker.search(tr)]
+    assert [g[:2] for g in got] == [w[:2] for w in want]
+    assert np.allclose([g[2] for g in got], [w[2] for w in want], atol=1e-4)

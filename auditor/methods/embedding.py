@@ -157,6 +157,38 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
         return self.encoder
 
+    # -- crossing a process boundary (engine workers) -------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """A torch model on a GPU is not shipped: the receiving process loads the same model again on
+        the device it sees (:func:`~auditor.embed.model.select_device`), so a worker without a GPU
+        (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
+        tensors. Everything else (the ONNX model reopens from its folder) is shipped as is."""
+        import copy
+
+        state = self.__dict__.copy()
+        if self.encoder is not None and self.backend == "torch" and self.device not in ("", "cpu"):
+            state["encoder"] = copy.copy(self.encoder)
+            state["encoder"].model = None
+            if state.get("aligner") is not None:
+                state["aligner"] = copy.copy(self.aligner)
+                state["aligner"].model = None
+            state["_reload_model"] = True
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        reload = state.pop("_reload_model", False)
+        self.__dict__.update(state)
+        if reload:
+            from ..embed.model import load_encoder_model
+
+            c = self.config
+            model, mid, self.backend, self.device = load_encoder_model(c.model, "torch", "auto", c.model_cache)
+            if mid != self.encoder.cache.model:
+                raise ConfigError(f"method 'embedding': a worker loaded model {mid}, not {self.encoder.cache.model}")
+            self.encoder.model = model
+            if getattr(self, "aligner", None) is not None:
+                self.aligner.model = model
+
     def save_cache(self, at_least: int = 1) -> None:
         """Persist new embeddings (when ``at_least`` are unsaved); after build, every
         ``save_every`` new texts during a scan, and when the check's stats are taken at its end."""
