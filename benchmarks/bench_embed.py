@@ -167,7 +167,7 @@ def main() -> None:
     ap.add_argument("--backends", nargs="+", default=["torch", "onnx-int8"], help="first one is the reference")
     ap.add_argument("--cold", type=int, default=256, help="texts in the cold batch")
     ap.add_argument("--warm", type=int, default=512, help="texts in the warm batch")
-    ap.add_argument("--repeat", type=int, default=1, help="fresh processes per backend")
+    ap.add_argument("--repeat", type=int, default=2, help="fresh processes per backend")
     ap.add_argument("--no-recall", action="store_true", help="skip the held-out recall")
     ap.add_argument("--no-throughput", action="store_true", help="skip the throughput runs")
     ap.add_argument("--model-cache", default=os.environ.get("AUDITOR_MODEL_CACHE", ""), help="built ONNX models")
