@@ -42,7 +42,7 @@ from .cache import EmbeddingCache
 DEFAULT_MODEL = "bundled"
 #: encoder backends: ``auto`` (see :func:`select_backend`), today's torch model, its ONNX export (fp32 / int8)
 BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
-_LOADED: dict[tuple[str, str], Any] = {}
+_LOADED: dict[tuple[str, ...], Any] = {}
 
 
 def embedding_dim(model: Any) -> int:

@@ -149,9 +149,9 @@ def _export(source: Path, source_id: str, variant: str, out: Path) -> dict[str, 
     from .model import load_model
 
     st: SentenceTransformer = load_model(str(source), "cpu")
-    modules = list(st)
-    pooling = modules[1] if len(modules) > 1 else None
-    cfg = pooling.get_config_dict() if type(pooling).__name__ == "Pooling" else {}  # type: ignore[union-attr]
+    modules: list[Any] = list(st)
+    pooling: Any = modules[1] if len(modules) > 1 else None
+    cfg: dict[str, Any] = pooling.get_config_dict() if type(pooling).__name__ == "Pooling" else {}
     flags = [k for k, v in cfg.items() if k.startswith("pooling_mode_") and v is True]  # sentence-transformers < 6
     mode = str(cfg.get("pooling_mode") or ("mean" if flags == ["pooling_mode_mean_tokens"] else ",".join(flags)))
     tail_ok = len(modules) == 2 or (len(modules) == 3 and type(modules[2]).__name__ == "Normalize")
@@ -162,7 +162,7 @@ def _export(source: Path, source_id: str, variant: str, out: Path) -> dict[str, 
             f"tokenizer (this one: {[type(m).__name__ for m in modules]}, pooling '{mode}'); use backend = 'torch'"
         )
     transformer = modules[0].auto_model.eval()
-    max_len = int(st.max_seq_length)
+    max_len = int(st.max_seq_length or 512)
     sample = tokenizer(["hello world, a probe", "a b"], padding=True, return_tensors="pt")
     inputs = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in sample]
     if inputs[:2] != ["input_ids", "attention_mask"]:
@@ -359,8 +359,8 @@ class OnnxSentenceModel:
         self.max_seq_length = int(self.doc.get("max_seq_length") or trunc.get("max_length") or 512)
         raw.no_padding()
         raw.enable_truncation(self.max_seq_length)
-        special = self.doc.get("special_ids")
-        if special is None:  # (only while building, before encoder.json exists)
+        special: list[int] = [int(i) for i in self.doc.get("special_ids") or []]
+        if "special_ids" not in self.doc:  # (only while building, before encoder.json exists)
             special = [i for i, t in raw.get_added_tokens_decoder().items() if t.special]
         self.tokenizer = FastTokenizer(raw, self.max_seq_length, special)
         dim = self.doc.get("dim")

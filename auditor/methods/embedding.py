@@ -115,7 +115,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
             )
         self.rule = self.decision()  # checks the thresholds now, without loading the model
-        self.encoder = None
+        self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
 
     # -- model and cache ---------------------------------------------------------------------
