@@ -171,3 +171,19 @@ def test_a_gpu_torch_index_reloads_its_model_on_the_workers_device(stb_case):
     got = [(f.train_ordinal, f.eval_id, f.score) for f in worker.search(tr)]
     assert [g[:2] for g in got] == [w[:2] for w in want]
     assert np.allclose([g[2] for g in got], [w[2] for w in want], atol=1e-4)
+
+
+def test_workers_encoder_counts_reach_the_report_once(stb_case):
+    paraphrases, items = stb_case
+    index = EmbeddingIndex(backend="onnx-int8", device="cpu", cache_dir="none").build(items[:20])
+    built = index.encoder.encoded
+    assert built >= 20
+    tr = [Record("train", str(i), f"t:{i + 1}", {"text": t}, ordinal=i) for i, t in enumerate(paraphrases[:6])]
+    worker = pickle.loads(pickle.dumps(index))  # a worker's copy searches, hands its counters back
+    worker.search(tr)
+    index.add_counts(worker.take_counts())
+    assert index.encoder.encoded == built + 6 and worker.encoder.encoded == built
+    index.search(tr[:3])  # in the calling process (its cache lacks the worker's vectors): taken and added back once
+    assert index.encoder.encoded == built + 9
+    index.add_counts(index.take_counts())
+    assert index.stats()["encoding"]["encoded"] == built + 9

@@ -33,6 +33,7 @@ Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -117,6 +118,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         self.rule = self.decision()  # checks the thresholds now, without loading the model
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
+        self._built_counts: Counter = Counter()  # the encoder's counters after the build
 
     # -- model and cache ---------------------------------------------------------------------
     def decision(self) -> Decision:
@@ -156,6 +158,28 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             cache = EmbeddingCache.load(root, mid, dim) if root else EmbeddingCache(dim, mid)
             self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
         return self.encoder
+
+    # -- encoder counters from engine workers ---------------------------------------------------
+    _COUNTERS = ("encoded", "cache_hits", "calls", "seconds")
+
+    def _encoder_counts(self) -> Counter:
+        e = self.encoder
+        return Counter({k: getattr(e, k) for k in self._COUNTERS}) if e is not None else Counter()
+
+    def take_counts(self) -> Counter:
+        """The encoder's counters since the build (a worker's searches), handed over and reset to the
+        build's, so the report's ``encoding`` counts every worker's texts once."""
+        if self.encoder is None:
+            return Counter()
+        built, now = self._built_counts, self._encoder_counts()
+        for k in self._COUNTERS:
+            setattr(self.encoder, k, built[k])
+        return Counter({k: now[k] - built[k] for k in self._COUNTERS})
+
+    def add_counts(self, counts: Counter) -> None:
+        if self.encoder is not None:
+            for k in self._COUNTERS:
+                setattr(self.encoder, k, getattr(self.encoder, k) + counts[k])
 
     # -- crossing a process boundary (engine workers) -------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -236,6 +260,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         self.aligner.fit_idf(texts)
         self.rule = self.decision()
         self.save_cache()
+        self._built_counts = self._encoder_counts()
 
     def _built(self) -> VectorIndex:
         """The FAISS index of the eval segments; searching before :meth:`build` is a programming error."""
