@@ -2,27 +2,30 @@
 agreeing with today's torch encoder on real text, standing in for it in token alignment, keyed apart
 in the embedding cache, refused when damaged; device and backend selection.
 
-The int8 model is built once into the model cache (``$AUDITOR_MODEL_CACHE`` or
+The int8 model is built once into the model cache (the method's ``model_cache``, default
 ``~/.cache/auditor/models``, as in a real run) and reused by later sessions.
 """
 
 from __future__ import annotations
 
+import json
 import pickle
 import shutil
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
 pytest.importorskip("onnxruntime", reason="the 'embed' extra (onnxruntime) is not installed")
 pytest.importorskip("onnxscript", reason="the 'embed' extra (onnxscript) is not installed")
 
+from auditor.cli import main  # noqa: E402
 from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
 from auditor.embed.align import TokenAligner  # noqa: E402
 from auditor.embed.cache import EmbeddingCache  # noqa: E402
 from auditor.embed.model import load_encoder_model, load_model, select_backend, select_device  # noqa: E402
-from auditor.embed.onnx import OnnxSentenceModel  # noqa: E402
+from auditor.embed.onnx import OnnxSentenceModel, default_model_cache  # noqa: E402
 from auditor.errors import ConfigError, IndexFileError  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
 from auditor.records.record import Record  # noqa: E402
@@ -187,3 +190,20 @@ def test_workers_encoder_counts_reach_the_report_once(stb_case):
     assert index.encoder.encoded == built + 9
     index.add_counts(index.take_counts())
     assert index.stats()["encoding"]["encoded"] == built + 9
+
+
+def test_model_cache_from_the_cli(int8, tmp_path, monkeypatch):
+    """``--model-cache`` / ``$AUDITOR_MODEL_CACHE`` decide where the built encoder is read from: a
+    copy of the user's built int8 encoder in the given folder is the one the run loads (and reports)."""
+    built = sorted(default_model_cache().glob("*-onnx-int8"))  # the int8 fixture built it there
+    cache = tmp_path / "models"
+    shutil.copytree(built[0], cache / built[0].name)
+    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    ev.write_text(json.dumps({"id": 0, "question": "What is the capital city of Australia?"}) + "\n")
+    tr.write_text(json.dumps({"text": "Name the city that serves as Australia's capital."}) + "\n")
+    monkeypatch.setenv("AUDITOR_MODEL_CACHE", str(cache))
+    args = ["audit", "--train", str(tr), "--eval", str(ev), "--method", "embedding", "--index-dir", str(tmp_path / "i")]
+    res = CliRunner().invoke(main, [*args, "--report-dir", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert str(cache) in json.dumps(doc["checks"][0])  # the method ran with the folder from the environment

@@ -116,22 +116,37 @@ def apply_index_dir(config: AuditConfig, index_dir: str | None) -> None:
 EMBED_CACHE_HELP = (
     "Where the embedding method caches embeddings (default: $AUDITOR_EMBED_CACHE, else <index dir>/embeddings)."
 )
+MODEL_CACHE_HELP = "Where the embedding method keeps the encoders it builds (default: $AUDITOR_MODEL_CACHE, else ~/.cache/auditor/models)."
 
 
 def embed_cache_option(help: str = EMBED_CACHE_HELP) -> Callable[[Any], Any]:
-    """``--embed-cache`` (``$AUDITOR_EMBED_CACHE``): the ``embedding`` method's ``cache_dir``."""
-    return click.option("--embed-cache", envvar="AUDITOR_EMBED_CACHE", default=None, metavar="DIR", help=help)
+    """``--embed-cache`` (``$AUDITOR_EMBED_CACHE``): the ``embedding`` method's ``cache_dir``, and
+    ``--model-cache`` (``$AUDITOR_MODEL_CACHE``): its ``model_cache``."""
+
+    def decorate(f: Any) -> Any:
+        f = click.option(
+            "--model-cache", envvar="AUDITOR_MODEL_CACHE", default=None, metavar="DIR", help=MODEL_CACHE_HELP
+        )(f)
+        return click.option("--embed-cache", envvar="AUDITOR_EMBED_CACHE", default=None, metavar="DIR", help=help)(f)
+
+    return decorate
 
 
-def apply_embed_cache(config: AuditConfig, embed_cache: str | None) -> None:
-    """``--embed-cache`` as ``[methods.embedding] cache_dir`` of a run that names the embedding
-    method: given on the command line it wins over the manifest's; from ``$AUDITOR_EMBED_CACHE``
-    it applies when the manifest sets none. A run without the method is left as it is."""
+def _embedding_param(config: AuditConfig, option: str, key: str, value: str | None) -> None:
     named = {m for c in config.checks for m in c.methods or []} | {
         m for p in config.provenance for m in p.methods or []
     }
-    if not embed_cache or "embedding" not in named:
+    if not value or "embedding" not in named:
         return
     params = config.method_params.setdefault("embedding", {})
-    if _typed("embed_cache") or "cache_dir" not in params:
-        params["cache_dir"] = embed_cache
+    if _typed(option) or key not in params:
+        params[key] = value
+
+
+def apply_embed_cache(config: AuditConfig, embed_cache: str | None, model_cache: str | None = None) -> None:
+    """``--embed-cache`` / ``--model-cache`` as ``[methods.embedding] cache_dir`` / ``model_cache`` of
+    a run that names the embedding method: given on the command line they win over the manifest's;
+    from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply when the manifest sets none.
+    A run without the method is left as it is."""
+    _embedding_param(config, "embed_cache", "cache_dir", embed_cache)
+    _embedding_param(config, "model_cache", "model_cache", model_cache)

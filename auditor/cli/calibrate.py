@@ -50,7 +50,7 @@ def _param(value: str) -> tuple[str, object]:
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 @index_dir_option("Index folder; embeddings are cached in its embeddings/ (default: $AUDITOR_INDEX_DIR or indexes/).")
 @embed_cache_option()
-def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, index_dir, embed_cache):
+def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, index_dir, embed_cache, model_cache):
     """Print precision and recall per threshold of the embedding method, to choose a threshold.
 
     Positives are rewrites of eval items (automatic) or label-1 pairs (--pairs); hard negatives are
@@ -67,6 +67,8 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
             records = list(ds.records())
         method_params = dict(_param(p) for p in params)
         method_params.setdefault("cache_dir", embed_cache or os.path.join(index_dir or DEFAULT_INDEX_DIR, "embeddings"))
+        if model_cache:
+            method_params.setdefault("model_cache", model_cache)
         result = run(records, pairs_file=pairs, params=method_params, seed=seed)
     if as_json:
         click.echo(

@@ -46,7 +46,7 @@ from ._common import (
     "Where source indexes are kept and reused (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/)."
 )
 @embed_cache_option()
-def provenance(source, as_statement, report_dir, index_dir, embed_cache):
+def provenance(source, as_statement, report_dir, index_dir, embed_cache, model_cache):
     """Trace every derived training record to its source item and split.
 
     Given a manifest, runs its [[provenance]] entries (not its checks) and writes provenance.json and
@@ -62,7 +62,7 @@ def provenance(source, as_statement, report_dir, index_dir, embed_cache):
         else:
             config = load_manifest(source)
             apply_index_dir(config, index_dir)
-            apply_embed_cache(config, embed_cache)
+            apply_embed_cache(config, embed_cache, model_cache)
             out = report_dir or config.report_dir or default_report_dir(Path(source).stem)
             check_report_dir(out)  # before any long work
             report = audit_provenance(config)

@@ -92,13 +92,15 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
     return out
 
 
-def _apply_overrides(config, index_dir, embed_cache, write_clean, engine, workers, ray_address, fail_on=None) -> None:
+def _apply_overrides(
+    config, index_dir, embed_cache, model_cache, write_clean, engine, workers, ray_address, fail_on=None
+) -> None:
     """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
     environment fill in what the manifest leaves open."""
     if fail_on:
         config.fail_on = fail_on
     apply_index_dir(config, index_dir)
-    apply_embed_cache(config, embed_cache)
+    apply_embed_cache(config, embed_cache, model_cache)
     if write_clean:
         config.write_clean = write_clean
     if engine:
@@ -221,6 +223,7 @@ def audit(
     report_dir,
     index_dir,
     embed_cache,
+    model_cache,
     write_clean,
     fail_on,
     engine,
@@ -262,7 +265,9 @@ def audit(
                 )
             ],
         )
-        _apply_overrides(config, index_dir, embed_cache, write_clean, engine, workers, ray_address, fail_on)
+        _apply_overrides(
+            config, index_dir, embed_cache, model_cache, write_clean, engine, workers, ray_address, fail_on
+        )
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
 
@@ -290,12 +295,16 @@ def audit(
     help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
 )
 @engine_options
-def verify(manifest, report_dir, index_dir, embed_cache, write_clean, fail_on, engine, workers, ray_address):
+def verify(
+    manifest, report_dir, index_dir, embed_cache, model_cache, write_clean, fail_on, engine, workers, ray_address
+):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
     """
     with library_errors():
         config = load_manifest(manifest)
-        _apply_overrides(config, index_dir, embed_cache, write_clean, engine, workers, ray_address, fail_on)
+        _apply_overrides(
+            config, index_dir, embed_cache, model_cache, write_clean, engine, workers, ray_address, fail_on
+        )
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

@@ -80,10 +80,8 @@ def missing(modules: Sequence[str]) -> list[str]:
 
 
 def default_model_cache() -> Path:
-    """``$AUDITOR_MODEL_CACHE``, else ``$XDG_CACHE_HOME/auditor/models`` (``~/.cache/auditor/models``)."""
-    env = os.environ.get("AUDITOR_MODEL_CACHE")
-    if env:
-        return Path(env).expanduser()
+    """``$XDG_CACHE_HOME/auditor/models`` (``~/.cache/auditor/models``): the platform's cache folder.
+    The CLI's ``--model-cache`` (``$AUDITOR_MODEL_CACHE``) sets the method's ``model_cache`` instead."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "auditor" / "models"
 

@@ -57,7 +57,7 @@ class EmbeddingConfig(MethodConfig):
     # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.embed.model.select_backend)
     backend: str = "auto"
     device: str = "auto"  # "auto" (CUDA when torch sees one), "cpu" (forced), "cuda", "cuda:N", "mps"
-    model_cache: str = ""  # built ONNX encoders: "" → $AUDITOR_MODEL_CACHE or ~/.cache/auditor/models
+    model_cache: str = ""  # built ONNX encoders: "" → ~/.cache/auditor/models (CLI: --model-cache)
     batch_size: int = 64
     cache_dir: str = ""  # "" → <index dir>/embeddings (no index dir: memory); "none" → memory
     save_every: int = 20_000  # persist the cache after this many new texts during a scan
