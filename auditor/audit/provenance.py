@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..datasets.dataset import Dataset
-from ..engines.base import batched
+from ..engines.base import CheckPass, Engine, ScanJob, ScanStats
 from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding
 from ..records.record import Record
@@ -150,12 +150,25 @@ def run_provenance(
     method_params: dict[str, dict[str, Any]] | None = None,
     index_dir: str | None = None,
     batch_size: int = 512,
+    engine: Engine | None = None,
+    stats: ScanStats | None = None,
 ) -> dict[str, Any]:
-    """Attribute every record of ``spec.derived`` to the records of ``spec.sources``; the report entry."""
+    """Attribute every record of ``spec.derived`` to the records of ``spec.sources``; the report entry.
+
+    The derived datasets are scanned by ``engine`` (default: the local engine in this process) like a
+    check's training sets: each worker reads, masks (training-set boilerplate, as a check masks it)
+    and attributes its own work units; the rows come back in reading order, numbered as one serial
+    read numbers them, so the entry is the same whatever the engine or the number of workers.
+    ``stats`` (the run's :class:`~auditor.engines.base.ScanStats`) counts what the scans read.
+    """
+    from ..engines.base import get_engine
+    from ..text import boilerplate
     from .run import build_index
 
     spec.validate(datasets)
     method_params = method_params or {}
+    engine = engine or get_engine("local", workers=1, batch_size=batch_size)
+    stats = stats if stats is not None else ScanStats()
     source_records: list[Record] = []
     sources: dict[tuple[str, int], _Source] = {}
     for rank, name in enumerate(spec.sources):
@@ -169,24 +182,23 @@ def run_provenance(
     content_names = spec.content_methods()
     indexes = [build_index(m, method_params.get(m), source_records, index_dir) for m in content_names]
     id_index = methods.create("id", method_params.get("id")).build(source_records)
+    masker = boilerplate.prepare(indexes, [datasets[n] for n in spec.derived], source_records)
     held = set(spec.held_out)
+    attributor = _Attributor(spec, masker.indexes, id_index, sources, held)
+    job = ScanJob([CheckPass(spec.name, [attributor], masker)], batch_size=batch_size)
     rows: list[dict[str, Any]] = []
     per_dataset: dict[str, dict[str, Any]] = {}
     for name in spec.derived:
         ds = datasets[name]
         start = len(rows)
-        for batch in batched(ds.records(), batch_size):
-            content: dict[int, list[Finding]] = defaultdict(list)
-            for ix in indexes:
-                for f in ix.search(batch):
-                    content[f.train_ordinal].append(f)
-            ids = _id_hits(spec, id_index, batch, sources)
-            for r in batch:
-                row = _attribute(r, ids.get(r.ordinal, []), content.get(r.ordinal, []), sources, held)
-                row["derived_ref"] = ds.ref(r.id, r.source)  # dataset, id and file where ids repeat
-                if row["source_dataset"] is not None:
-                    row["source_ref"] = datasets[row["source_dataset"]].ref(row["source_id"], row["source_record"])
-                rows.append(row)
+        for f in engine.scan(job, ds, stats):
+            row = f.evidence["row"]
+            # the engine renumbered them as a serial read would (positional ids, lines in a later range)
+            row["derived_id"], row["derived_source"] = f.train_id, f.train_source
+            row["derived_ref"] = ds.ref(f.train_id, f.train_source)  # dataset, id and file where ids repeat
+            if row["source_dataset"] is not None:
+                row["source_ref"] = datasets[row["source_dataset"]].ref(row["source_id"], row["source_record"])
+            rows.append(row)
         per_dataset[name] = _summary(rows[start:], held, skipped=ds.stats.skipped)
     total = _summary(rows, held, skipped=sum(datasets[n].stats.skipped for n in spec.derived))
     allowance = spec.allowance(total["records"])
@@ -209,6 +221,13 @@ def run_provenance(
     if not source_records:
         verdict = "incomplete" if verdict == "pass" else verdict
         notes.append("the source datasets have no records")
+    bp = masker.boilerplate
+    if bp is not None and bp.masked_records:
+        notes.append(
+            f"boilerplate masked in {bp.masked_records} derived records before content matching "
+            f"({len(bp.lines)} lines, {len(bp.ngrams)} n-grams shared by at least {bp.config.share:.0%} "
+            f"of {bp.sampled} sampled records; text shared with a source item is never masked)"
+        )
     return {
         "name": spec.name,
         "derived": list(spec.derived),
@@ -235,6 +254,40 @@ def run_provenance(
         "notes": notes,
         "records": rows,
     }
+
+
+class _Attributor:
+    """The scan's one "index" for a provenance entry: it attributes every record of a batch in the
+    worker (content through the entry's masked indexes, ids through the ``id`` index) and returns one
+    row per record, carried by a :class:`Finding` (``evidence["row"]``) so that the engine numbers
+    it as it numbers findings. Shipped to the workers inside the :class:`ScanJob`."""
+
+    method = "provenance"
+
+    def __init__(self, spec: ProvenanceSpec, content: list, id_index, sources: dict, held: set[str]):
+        self.spec, self.content, self.id_index, self.sources, self.held = spec, content, id_index, sources, held
+
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        content: dict[int, list[Finding]] = defaultdict(list)
+        for ix in self.content:
+            for f in ix.search(batch):
+                content[f.train_ordinal].append(f)
+        ids = _id_hits(self.spec, self.id_index, batch, self.sources)
+        out = []
+        for r in batch:
+            row = _attribute(r, ids.get(r.ordinal, []), content.get(r.ordinal, []), self.sources, self.held)
+            out.append(
+                Finding(
+                    "", "", "", r.dataset, r.id, r.source, self.method, row["score"], False, {"row": row}, -1, r.ordinal
+                )
+            )
+        return out
+
+    def take_counts(self) -> Counter:
+        return Counter()  # the entry reports no per-method counters
+
+    def add_counts(self, counts: Counter) -> None:
+        pass
 
 
 def _id_hits(
