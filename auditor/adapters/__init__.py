@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..io.files import base_suffix
+from ..io.remote import is_url
 from ..io.sniff import Sniffed, sniff
 from ._write import AtomicFile, RecordWriter, ViewsWriter
 from .base import Adapter, AdapterOptions, get_adapter, registry
@@ -34,7 +35,7 @@ def detect(path: str | Path) -> type[Adapter]:
 
 def explain(path: str | Path) -> tuple[type[Adapter], str]:
     """:func:`detect` plus a one-line reason (``auditor inspect`` prints it)."""
-    path = Path(path)
+    path = path if is_url(path) else Path(path)  # a URL stays a string (Path folds its //)
     suffix = base_suffix(path)
     table = sorted(
         (a for a in registry().values() if not a.layouts and suffix in a.suffixes), key=lambda a: (a.priority, a.name)

@@ -127,14 +127,15 @@ def first_record(sample: Any) -> dict | None:
 
 def line_spans(path: Path, split_bytes: int) -> list[LineSpan]:
     """Byte ranges of ``split_bytes`` of an uncompressed line-based file; [] when it fits one."""
-    import os
+    from ..errors import InputError
+    from ..io.files import file_size
 
     name = str(path).lower()
     if name.endswith((".gz", ".zst")):
         return []  # a compressed stream cannot be entered in the middle: read whole
     try:
-        size = os.path.getsize(path)
-    except OSError:
+        size = file_size(path)
+    except (OSError, InputError):
         return []
     if size <= split_bytes:
         return []

@@ -39,8 +39,9 @@ class ParquetAdapter(GenericAdapter):
         import pyarrow.parquet as pq
 
         try:
-            meta = pq.ParquetFile(path).metadata
-        except (pa.ArrowException, OSError):
+            with _source(path) as src:
+                meta = pq.ParquetFile(src).metadata
+        except (pa.ArrowException, OSError, InputError):
             return []  # the reader reports it, in order
         out, first, position, size, rows = [], 0, 0, 0, 0
         for g in range(meta.num_row_groups):
@@ -60,15 +61,25 @@ class ParquetAdapter(GenericAdapter):
         import pyarrow.parquet as pq
 
         try:
-            pf = pq.ParquetFile(path)
-            groups = None if part is None else list(range(part.first, part.last))
-            position = 0 if part is None else part.position
-            for batch in pf.iter_batches(batch_size=4096, row_groups=groups):
-                for row in batch.to_pylist():
-                    yield extract(self, row, position, f"{path}#{position}")
-                    position += 1
+            with _source(path) as src:
+                pf = pq.ParquetFile(src)
+                groups = None if part is None else list(range(part.first, part.last))
+                position = 0 if part is None else part.position
+                for batch in pf.iter_batches(batch_size=4096, row_groups=groups):
+                    for row in batch.to_pylist():
+                        yield extract(self, row, position, f"{path}#{position}")
+                        position += 1
         except (pa.ArrowException, OSError) as e:
             raise InputError(str(path), None, f"unreadable Parquet: {e}") from None
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
         return ParquetWriter(source, target)
+
+
+def _source(path: Path | str):
+    """What pyarrow opens: a local path as it is, a URL through its filesystem (:mod:`auditor.io.remote`)."""
+    from contextlib import nullcontext
+
+    from ..io.remote import is_url, open_url
+
+    return open_url(str(path)) if is_url(str(path)) else nullcontext(path)

@@ -45,6 +45,7 @@ from ..errors import ChangedFileError, ConfigError, InputError, did_you_mean
 from ..io.compressed import is_blank
 from ..io.files import FileState, check_regular_file, check_unchanged, file_state, sha256_file
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan, too_long
+from ..io.remote import glob_urls, is_url
 from ..records.messages import MessageSelector
 from ..records.record import Record, Skip, split_source
 from . import registry
@@ -175,8 +176,14 @@ class Dataset:
                 raise ConfigError(f"dataset '{spec.name}': split given twice ('{entry.split}' and '{spec.split}')")
             self.split = entry.split or given or entry.default_split
             return [Path(p) for p in entry.paths]
-        files: list[Path] = []
+        files: list[Any] = []  # Path, or a URL as a string
         for pattern in dict.fromkeys(spec.paths):  # a path listed many times is read once
+            if is_url(pattern):  # read through fsspec by whoever reads it (auditor.io.remote)
+                found_urls = glob_urls(pattern) if glob.has_magic(pattern) else [pattern]
+                if not found_urls:
+                    raise InputError(pattern, None, "glob matches no file")
+                files.extend(found_urls)
+                continue
             full = pattern if os.path.isabs(pattern) else os.path.join(spec.base_dir, pattern)
             if glob.has_magic(full):
                 _check_glob_bounded(pattern, full, spec.confine_to)
@@ -204,8 +211,8 @@ class Dataset:
                 for f in found:
                     _check_confined(f, spec.confine_to, pattern)
             files.extend(found)
-        unique = {os.path.realpath(f): f for f in reversed(files)}  # a file two patterns match: once
-        return [f for f in files if unique.get(os.path.realpath(f)) is f]
+        unique = {_identity(f): f for f in reversed(files)}  # a file two patterns match: once
+        return [f for f in files if unique.get(_identity(f)) is f]
 
     @property
     def split_by_position(self) -> bool:
@@ -236,7 +243,8 @@ class Dataset:
                         raise
                     except (InputError, OSError):
                         digest = "unreadable"
-                    h.update(f"{f.name}:{digest}\n".encode())
+                    name = f.rsplit("/", 1)[-1] if is_url(f) else f.name
+                    h.update(f"{name}:{digest}\n".encode())
                 self._sha256 = h.hexdigest()
         return self._sha256
 
@@ -258,6 +266,8 @@ class Dataset:
         if len(self.files) < 2:
             return f"{self.name} {record_id}"
         path = split_source(source)[0]
+        if any(is_url(f) for f in self.files):
+            return f"{self.name} {record_id} ({_url_relative(path, self.files)})"
         if self._common is None:
             self._common = os.path.commonpath([os.path.abspath(f) for f in self.files])
         real = path if not path.startswith("bundled:") else str(registry.DATA_DIR / path[len("bundled:") :])
@@ -314,15 +324,15 @@ class Dataset:
         units: list[Unit] = []
         for file_no, path in enumerate(self.files):
             try:
-                st = os.stat(path)
+                regular = is_url(path) or stat_is_regular(os.stat(path))
                 state = self._states.get(str(path)) or file_state(path)
             except (OSError, InputError):
                 units.append(Unit(file_no, str(path)))
                 continue
-            if stat_is_regular(st):  # its state when this dataset first read it (passes of one run)
+            if regular:  # its state when this dataset first read it (passes of one run)
                 state = self._states.setdefault(str(path), state)
             parts: list = []
-            if split_bytes is not None and stat_is_regular(st) and st.st_size > split_bytes:
+            if split_bytes is not None and regular and state.size > split_bytes:
                 try:
                     parts = self.adapter_class(path).parts(path, split_bytes)
                 except (InputError, ConfigError):
@@ -488,7 +498,7 @@ class UnitReader:
             raise ValueError("a position-range split needs the unit's first ordinal")
         selector = _selector(self.split)
         ordinal = ordinal_start or 0
-        path = Path(unit.path)
+        path: Any = unit.path if is_url(unit.path) else Path(unit.path)
         try:
             check_regular_file(path)
             if unit.state is not None:
@@ -674,6 +684,27 @@ class DatasetAccount:
                 f"{', '.join(labels) or 'none'}; a split is NAME:SPLIT, a split label of the data, or "
                 "NAME:START:END, record positions with END exclusive and either left empty, e.g. webshop:0:500)"
             )
+
+
+def _url_relative(url: str, files: list[Any]) -> str:
+    """``url`` shown from the folder its dataset's files share (the whole of it when they share none)."""
+    import posixpath
+
+    if not all(is_url(f) for f in files) or len({f.split("://", 1)[0] for f in files}) > 1:
+        return url
+    rests = [f.split("://", 1)[1] for f in files]
+    common = (
+        posixpath.commonpath(rests)
+        if all(r.startswith("/") for r in rests) or not any(r.startswith("/") for r in rests)
+        else ""
+    )
+    rest = url.split("://", 1)[-1]
+    return posixpath.relpath(rest, common) if common and rest.startswith(common) else url
+
+
+def _identity(f: Any) -> str:
+    """What makes two listed files one: a URL as written, a local file's real path."""
+    return f if is_url(f) else os.path.realpath(f)
 
 
 def _check_confined(path: Path, root: str, pattern: str) -> None:

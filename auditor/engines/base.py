@@ -34,7 +34,6 @@ as a serial read would; a worker that dies raises :class:`~auditor.errors.ScanEr
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -44,6 +43,8 @@ from itertools import islice
 from typing import Any
 
 from ..datasets.dataset import Dataset, DatasetAccount, Unit, UnitReader, UnitStats
+from ..errors import InputError
+from ..io.files import file_size
 from ..methods.base import Finding, Index
 from ..records.record import TEXT, Record
 from .progress import ScanProgress, peak_rss_mb
@@ -351,8 +352,8 @@ def dataset_bytes(dataset: Dataset) -> int:
     total = 0
     for f in dataset.files:
         try:
-            total += os.path.getsize(f)
-        except OSError:
+            total += file_size(f)
+        except (OSError, InputError):
             pass
     return total
 

@@ -9,10 +9,12 @@ from typing import IO
 
 from ..errors import InputError
 from .files import check_regular_file
+from .remote import is_url, open_url
 
 
 def open_binary(path: str | Path) -> IO[bytes]:
-    """Open a regular file for reading, transparently decompressing ``.gz`` and ``.zst``."""
+    """Open a regular file (or a URL, :mod:`auditor.io.remote`) for reading, transparently
+    decompressing ``.gz`` and ``.zst``."""
     p = str(path)
     check_regular_file(p)
     try:
@@ -20,7 +22,7 @@ def open_binary(path: str | Path) -> IO[bytes]:
             return io.BufferedReader(_GzipRaw(p), buffer_size=1 << 16)
         if p.endswith(".zst"):
             return io.BufferedReader(_ZstdRaw(p), buffer_size=1 << 16)
-        return open(p, "rb")
+        return open_url(p) if is_url(p) else open(p, "rb")
     except OSError as e:
         raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
 
@@ -31,7 +33,7 @@ class _GzipRaw(io.RawIOBase):
 
     def __init__(self, path: str):
         self._path = path
-        self._f = gzip.open(path, "rb")
+        self._f = gzip.open(open_url(path) if is_url(path) else path, "rb")
 
     def readable(self) -> bool:
         return True
@@ -65,7 +67,7 @@ class _ZstdRaw(io.RawIOBase):
 
         self._zstd = zstandard
         self._path = path
-        self._f = open(path, "rb")
+        self._f = open_url(path) if is_url(path) else open(path, "rb")
         self._d = zstandard.ZstdDecompressor().decompressobj()
         self._pending = b""  # compressed input not yet fed
         self._out = b""

@@ -10,12 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ChangedFileError, InputError
+from . import remote
+from .remote import is_url
 
 
 def check_regular_file(path: str | Path) -> None:
     """Raise :class:`InputError` unless ``path`` is a readable regular file (not a FIFO, folder,
-    device, dangling symlink or symlink loop), so no reader blocks or fails with a traceback."""
+    device, dangling symlink or symlink loop), so no reader blocks or fails with a traceback. A URL
+    (:mod:`auditor.io.remote`) must name a file its filesystem can describe."""
     p = str(path)
+    if is_url(p):
+        remote.info(p)
+        return
     try:
         st = os.stat(p)
     except OSError as e:
@@ -43,8 +49,11 @@ class FileState:
 def file_state(path: str | Path) -> FileState:
     """The size, modification time and identity of ``path`` now (follows symlinks).
 
-    Raises :class:`InputError` when it cannot be examined."""
+    Raises :class:`InputError` when it cannot be examined. A URL's state is what its filesystem
+    reports (:func:`auditor.io.remote.url_state`)."""
     p = str(path)
+    if is_url(p):
+        return remote.url_state(p)
     try:
         st = os.stat(p)
     except OSError as e:
@@ -98,10 +107,15 @@ def base_suffix(path: str | Path) -> str:
 
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with remote.open_url(path) if is_url(path) else open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def file_size(path: str | Path) -> int:
+    """Size in bytes of a local file or a URL; OSError (local) or InputError (URL) when unknown."""
+    return remote.url_state(path).size if is_url(path) else os.path.getsize(path)
 
 
 def describe_os_error(e: OSError) -> str:

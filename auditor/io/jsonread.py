@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError
 from .compressed import open_binary, open_text
+from .files import file_size
 
 #: JSON nested deeper than this is refused (Python's json recursion would fail around 1000)
 MAX_JSON_DEPTH = 900
@@ -132,7 +132,10 @@ def iter_json_items(path: str | Path) -> Iterator[tuple[int, str | None, Any]]:
                     )
                 yield i, key, value
     except (ijson.JSONError, UnicodeDecodeError, ValueError) as e:
-        size = os.path.getsize(path) if os.path.exists(path) else 0
+        try:
+            size = file_size(path)
+        except (OSError, InputError):
+            size = 0
         if size <= EXACT_ERROR_LINE_MAX_BYTES:
             load_json(path)  # raises InputError with the exact line and message
         line = reader.lines if reader else None
