@@ -165,3 +165,12 @@ def test_missing_url_and_empty_glob_are_one_line_errors():
         list(Dataset(DatasetSpec("tr", ["memory://h15-none/a.jsonl"])).records())
     with pytest.raises(InputError, match="glob matches no file"):
         Dataset(DatasetSpec("tr", ["memory://h15-none/*.jsonl"]))
+
+
+def test_write_clean_refuses_a_url_training_set(folder, tmp_path):
+    from auditor.errors import ConfigError
+
+    cfg = _config([f"file://{folder}/big.jsonl"], write_clean=str(tmp_path / "clean"))
+    with pytest.raises(ConfigError, match="read from a URL .*copy it locally"):
+        run_audit(cfg)
+    assert not (tmp_path / "clean").exists()

@@ -50,6 +50,7 @@ from ..adapters import AtomicFile, RecordWriter, ViewsWriter
 from ..datasets.dataset import Dataset
 from ..errors import ConfigError
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..io.remote import is_url
 from ..methods.base import Finding
 from ..records.record import Record, split_source
 
@@ -97,8 +98,18 @@ def plan_clean(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"write_clean: {out} exists and is not a folder")
     root = os.path.realpath(out)
+    train = list(train)
+    for ds in train:
+        urls = [f for f in ds.files if is_url(f)]
+        if urls:
+            raise ConfigError(
+                f"write_clean: dataset '{ds.name}' is read from a URL ({urls[0]}); cleaned copies are "
+                "written from local files only (copy it locally, or run without --write-clean)"
+            )
     for ds in inputs:
         for f in ds.files:
+            if is_url(f):
+                continue
             real = os.path.realpath(f)
             if _inside(root, real):
                 raise ConfigError(

@@ -8,10 +8,10 @@ parses, masks and searches its unit itself (:func:`auditor.engines.base.scan_uni
 findings and counts. Up to ``2 × workers`` tasks are in flight; results are collected as they
 complete (``ray.wait``) and merged in unit order, so the report equals the local engine's.
 
-**Paths on a cluster.** Workers open the unit's path themselves, so the training files must be
-readable at the same path on every node: a shared filesystem (NFS, Lustre, a FUSE mount of an
-object store such as ``s3fs``/``gcsfuse``) mounted at the same place. URLs (``s3://…``) are not
-read directly: mount them. The eval side is read by the calling process.
+**Paths on a cluster.** Workers open the unit's path themselves, so every node must be able to
+read it: a local path mounted at the same place on every node (NFS, Lustre, a FUSE mount of an
+object store), or a URL (``s3://…``, ``gs://…``; :mod:`auditor.io.remote`) that each task opens
+through fsspec with the node's own credentials. The eval side is read by the calling process.
 
 ``address``: a cluster address (``"ray://host:10001"``, ``"auto"``); without it a local Ray is
 started with ``workers`` CPUs (default: every core). A Ray already initialised in this process is

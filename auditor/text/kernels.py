@@ -142,6 +142,23 @@ def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     >>> [u for u, _ in exact_units("Hi there\\n\\nBook it!", lines=True)]
     ['whole', 'line 1', 'line 3']
     """
+    key = (id(text), lines)
+    hit = _UNITS_CACHE.get(key)
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    units = _exact_units(text, lines)
+    if len(_UNITS_CACHE) >= _TOKENS_CACHE_MAX:
+        _UNITS_CACHE.clear()
+    _UNITS_CACHE[key] = (text, units)
+    return units
+
+
+#: exact_units of the last ~1024 texts: checks sharing a training set hash each text once (one pass,
+#: several checks' exact indexes); keyed like the token cache, by the text object itself
+_UNITS_CACHE: dict[tuple[int, bool], tuple[str, list[tuple[str, int]]]] = {}
+
+
+def _exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     whole = ("whole", xxhash.xxh64_intdigest(b" ".join(text_tokens(text))))  # == text_hash(normalize(text))
     if not (lines and "\n" in text):
         return [whole]
