@@ -111,6 +111,7 @@ def run_auditor(train: Path, eval_file: Path, engine: str, workers: int, out: Pa
         "scan_caller_cpu_s": scan.get("caller_cpu_s", 0.0),
         "units": scan.get("units", 0),
         "run_seconds": report["run"]["seconds"],
+        "load": _load(),
     }
 
 
@@ -135,7 +136,22 @@ def run_three_checks(train: Path, eval_file: Path, workers: int, out: Path) -> d
     if proc.returncode not in (0, 1):
         return {"error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
     report = json.loads((out / "rep" / "report.json").read_text())
-    return {"wall": wall, "seconds": report["run"]["scan"]["seconds"], "units": report["run"]["scan"]["units"]}
+    run = report["run"]
+    return {
+        "wall": wall,
+        "seconds": run["scan"]["seconds"],
+        "units": run["scan"]["units"],
+        "cpu_s": run["caller_cpu_s"] + run["worker_cpu_s"],
+        "load": _load(),
+    }
+
+
+def _load() -> str:
+    """The 1-minute load average when a run ended (the machine may be shared: say so with each figure)."""
+    try:
+        return open("/proc/loadavg").read().split()[0]
+    except OSError:
+        return "?"
 
 
 def unit_costs(train: Path, eval_file: Path, split_bytes: int) -> dict:
@@ -185,6 +201,12 @@ def main() -> None:
         "--skip", nargs="*", default=[], help="runs to skip: local1 localN ray1 rayN janitor datatrove checks3"
     )
     ap.add_argument("--workdir", default=None)
+    ap.add_argument(
+        "--repeat-corpus",
+        action="store_true",
+        help="make a size that is a multiple of the first one by repeating its corpus (ids repeat; "
+        "seconds instead of minutes for a 1 GB corpus)",
+    )
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="auditor-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -198,8 +220,16 @@ def main() -> None:
         f"{'planted found':>13} {'false +':>7}"
     )
     measured: dict[int, dict[str, dict]] = {}
+    first: tuple[int, Path, set[str]] | None = None
     for mb in args.sizes:
-        train, planted = make_corpus(work, mb, evals)
+        if args.repeat_corpus and first and mb % first[0] == 0:
+            train, planted = work / f"train-{mb}mb.jsonl", first[2]
+            with open(train, "wb") as out:
+                for _ in range(mb // first[0]):
+                    out.write(first[1].read_bytes())
+        else:
+            train, planted = make_corpus(work, mb, evals)
+            first = first or (mb, train, planted)
         measured[mb] = {"train": {"path": train}}
         runs = [
             ("local1", "auditor local, 1 worker", lambda: run_auditor(train, eval_file, "local", 1, work / "r-l1")),
@@ -254,7 +284,7 @@ def print_targets(measured: dict, eval_file: Path, n: int) -> None:
                 share = r["caller_cpu_s"] / max(r["caller_cpu_s"] + r["worker_cpu_s"], 1e-9)
                 print(
                     f"    calling process CPU, {key}: {r['caller_cpu_s']:.2f} s of "
-                    f"{r['caller_cpu_s'] + r['worker_cpu_s']:.2f} s = {share:.0%} (target <= 10%)"
+                    f"{r['caller_cpu_s'] + r['worker_cpu_s']:.2f} s = {share:.0%} (target <= 10%; load {r['load']})"
                 )
         l1, ln, rn = runs.get("local1"), runs.get("localN"), runs.get("rayN")
         if _ok(l1) and _ok(ln):
@@ -277,17 +307,22 @@ def print_targets(measured: dict, eval_file: Path, n: int) -> None:
             )
         c3 = runs.get("checks3")
         if _ok(ln) and _ok(c3):
+            one_cpu = ln["caller_cpu_s"] + ln["worker_cpu_s"]
             print(
-                f"    3 checks vs 1: {c3['wall'] / ln['wall']:.2f}x the wall time (scan {c3['seconds'] / ln['seconds']:.2f}x), "
-                f"units read {c3['units']} vs {ln['units']} for one check (target: once, <= 1.3x)"
+                f"    3 checks vs 1: {c3['wall'] / ln['wall']:.2f}x the wall time (scan {c3['seconds'] / ln['seconds']:.2f}x; "
+                f"loads {ln['load']} / {c3['load']}), {c3['cpu_s'] / one_cpu:.2f}x the CPU; units read {c3['units']} "
+                f"vs {ln['units']} for one check (target: once, <= 1.3x)"
             )
     sizes = [mb for mb in measured if _ok(measured[mb].get("localN"))]
     if len(sizes) > 1:
-        lo, hi = measured[sizes[0]]["localN"], measured[sizes[-1]]["localN"]
-        print(
-            f"  peak RSS {sizes[0]} -> {sizes[-1]} MB (local {n}): calling process {lo['caller_rss_mb']:.0f} -> "
-            f"{hi['caller_rss_mb']:.0f} MB, worker {lo['worker_rss_mb']:.0f} -> {hi['worker_rss_mb']:.0f} MB (target: flat +-20%)"
-        )
+        for key in ("localN", "rayN"):
+            lo, hi = measured[sizes[0]].get(key), measured[sizes[-1]].get(key)
+            if _ok(lo) and _ok(hi):
+                print(
+                    f"  peak RSS {sizes[0]} -> {sizes[-1]} MB ({key}): calling process {lo['caller_rss_mb']:.0f} -> "
+                    f"{hi['caller_rss_mb']:.0f} MB, worker {lo['worker_rss_mb']:.0f} -> {hi['worker_rss_mb']:.0f} MB "
+                    "(target: flat +-20%)"
+                )
     if not sizes:
         return
     biggest = max(sizes)
