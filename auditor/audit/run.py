@@ -186,7 +186,6 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
                     index_dir=config.index_dir,
                     batch_size=config.batch_size,
                     engine=engine,
-                    stats=scan_stats,
                 )
                 for p in config.provenance
             ]
