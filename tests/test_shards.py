@@ -299,3 +299,34 @@ def test_ray_range_split_counts_units_first(corpus, ray_local):
     whole = _config(corpus, workers=1)
     whole.datasets["tr"].split = "500:1700"
     assert _comparable(run_audit(cfg)) == _comparable(run_audit(whole))
+
+
+def test_files_are_fingerprinted_by_the_workers_block_by_block(tmp_path, monkeypatch):
+    """A file's digest comes from the units' block hashes (the caller reads none of the corpus), and
+    is the same whatever the cut: the file's SHA-256 when it is one block, else the SHA-256 of its
+    blocks' SHA-256s."""
+    import hashlib
+
+    import auditor.datasets.dataset as dsmod
+
+    monkeypatch.setattr(dsmod, "HASH_BLOCK", 4096)
+    path = tmp_path / "t.jsonl"
+    data = "".join(json.dumps({"id": i, "text": f"record {i} " * 9}) + "\n" for i in range(600)).encode()
+    path.write_bytes(data)
+    blocks = [hashlib.sha256(data[i : i + 4096]).digest() for i in range(0, len(data), 4096)]
+    expected = hashlib.sha256(f"t.jsonl:{hashlib.sha256(b''.join(blocks)).hexdigest()}\n".encode()).hexdigest()
+    digests = set()
+    for split_bytes in (None, 5_000, 20_000):
+        ds = Dataset(DatasetSpec("tr", [str(path)]))
+        list(get_engine("local", workers=1, split_bytes=split_bytes).scan(ScanJob.of([]), ds, ScanStats()))
+        assert str(path) in ds._file_digests  # from the units, before anyone asks for it
+        monkeypatch.setattr(dsmod, "_hash_blocks", None)  # no second read of the file here
+        digests.add(ds.sha256())
+        monkeypatch.undo()
+        monkeypatch.setattr(dsmod, "HASH_BLOCK", 4096)
+    assert digests == {expected}
+    one = data[: data.index(b"\n", 3000) + 1]  # one block: the digest is the file's SHA-256
+    (tmp_path / "s.jsonl").write_bytes(one)
+    ds = Dataset(DatasetSpec("s", [str(tmp_path / "s.jsonl")]))
+    list(ds.records())
+    assert ds.sha256() == hashlib.sha256(f"s.jsonl:{hashlib.sha256(one).hexdigest()}\n".encode()).hexdigest()

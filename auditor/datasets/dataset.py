@@ -43,7 +43,7 @@ import xxhash
 from ..adapters import Adapter, AdapterOptions, detect, explain, get_adapter
 from ..errors import ChangedFileError, ConfigError, InputError, did_you_mean
 from ..io.compressed import is_blank
-from ..io.files import FileState, check_regular_file, check_unchanged, file_state, sha256_file
+from ..io.files import FileState, check_regular_file, check_unchanged, file_state
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan, too_long
 from ..io.remote import glob_urls, is_url
 from ..records.messages import MessageSelector
@@ -58,6 +58,8 @@ _MOD = 1 << 128
 _DASHED_RANGE = re.compile(r"^\d+-\d*$")  # "0-500": a range written with a dash
 _COLUMN = re.compile(r"\s*\(column \d+\)")
 MAX_SKIP_REASONS = 100
+#: a file is fingerprinted by blocks of this size, each hashed by the worker reading that part of it
+HASH_BLOCK = 8 * 1024 * 1024
 OTHER_REASONS = "other reasons (beyond the first 100 kinds)"
 
 
@@ -153,6 +155,8 @@ class Dataset:
         self._states: dict[str, FileState] = {}
         self._records_sha256: str | None = None
         self._common: str | None = None
+        #: file → SHA-256 fingerprint (:func:`file_digest`) from the workers of the last complete pass
+        self._file_digests: dict[str, str] = {}
 
     @property
     def name(self) -> str:
@@ -226,18 +230,26 @@ class Dataset:
         return self.registry_entry.format if self.registry_entry else None
 
     def sha256(self) -> str:
-        """Fingerprint of the input files (sha256 of each file's name and sha256), whatever the
-        selection; :meth:`records_sha256` is the selected records'."""
+        """Fingerprint of the input files (sha256 of each file's name and digest), whatever the
+        selection; :meth:`records_sha256` is the selected records'. A file's digest is its SHA-256
+        up to :data:`HASH_BLOCK` bytes, else the SHA-256 of its blocks' SHA-256s
+        (:func:`file_digest`), which the workers of a scan compute for their own units: after a
+        complete pass the calling process reads none of the corpus to fingerprint it."""
         if self._sha256 is None:
             if self.registry_entry:
                 self._sha256 = self.registry_entry.sha256
             else:
                 h = hashlib.sha256()
                 for f in self.files:
+                    if str(f) in self._file_digests:
+                        digest = self._file_digests[str(f)]
+                        name = f.rsplit("/", 1)[-1] if is_url(f) else f.name
+                        h.update(f"{name}:{digest}\n".encode())
+                        continue
                     try:  # a file that cannot be read (skipped) still counts, as unreadable
                         check_regular_file(f)
                         self._check_unchanged(f)
-                        digest = sha256_file(f)
+                        digest = file_digest(f)
                         self._check_unchanged(f)  # the fingerprint is of the data the scan read
                     except ChangedFileError:
                         raise
@@ -461,6 +473,8 @@ class UnitStats:
     #: sum (mod 2**128) of the yielded records' xxh3-128 (:func:`_record_bytes`): a multiset hash,
     #: so units' sums add up to the dataset's whatever the cut
     fingerprint: int = 0
+    #: SHA-256 (hex) of the :data:`HASH_BLOCK` blocks of the file this unit hashes (:func:`unit_blocks`)
+    digests: list[str] = field(default_factory=list)
     error: tuple[str, str, str | None, str] | None = None
 
 
@@ -473,6 +487,8 @@ class UnitReader:
     split: str | None
     format: str | None
     bundled_prefix: str | None
+    #: hash the unit's share of its file's blocks (off for a counting pass)
+    hash_blocks: bool = True
 
     def read(
         self,
@@ -537,6 +553,8 @@ class UnitReader:
                     ustats.filtered += 1
             if isinstance(unit.part, LineSpan):
                 ustats.lines = unit.part.lines
+            if unit.state is not None and self.hash_blocks and not self.bundled_prefix:
+                ustats.digests = _hash_blocks(unit.path, unit_blocks(unit))
             if unit.state is not None:
                 check_unchanged(unit.state)  # read to its end: a file that changed meanwhile was read in part
         except ChangedFileError as e:
@@ -600,6 +618,7 @@ class DatasetAccount:
         self._file_lines = 0
         self._failed_file: int | None = None
         self._fingerprint = 0
+        self._digests: dict[int, list[str]] = {}
 
     def shift(self, unit: Unit, numbered_from: int | None = None) -> Shift:
         """The :class:`Shift` of ``unit`` (call before :meth:`absorb`); ``numbered_from``: the first
@@ -632,6 +651,7 @@ class DatasetAccount:
         st.duplicate_ids += u.duplicate_ids
         st.ids_in_several_files += u.ids_in_several_files
         self._fingerprint = (self._fingerprint + u.fingerprint) % _MOD
+        self._digests.setdefault(unit.file_no, []).extend(u.digests)
         st.duplicate_id_examples.extend(u.duplicate_id_examples[: 10 - len(st.duplicate_id_examples)])
         self.seen_splits.update(u.seen_splits)
         self.ordinal += u.records
@@ -673,6 +693,11 @@ class DatasetAccount:
         st = self.stats
         digest = f"{st.yielded}:{self._fingerprint:032x}".encode()
         self.dataset._records_sha256 = hashlib.sha256(digest).hexdigest()
+        files = self.dataset.files
+        for file_no, digests in self._digests.items():
+            state = self.dataset._states.get(str(files[file_no]))
+            if file_no != self._failed_file and state is not None and len(digests) == block_count(state.size):
+                self.dataset._file_digests[str(files[file_no])] = combine_blocks(digests)
         split = self.dataset.split
         if split and st.yielded == 0 and not _RANGE.match(split):
             labels = sorted(str(s) for s in self.seen_splits if s)
@@ -700,6 +725,52 @@ def _url_relative(url: str, files: list[Any]) -> str:
     )
     rest = url.split("://", 1)[-1]
     return posixpath.relpath(rest, common) if common and rest.startswith(common) else url
+
+
+def block_count(size: int) -> int:
+    """Blocks of :data:`HASH_BLOCK` bytes in a file of ``size`` bytes (an empty file is one empty block)."""
+    return max(1, -(-size // HASH_BLOCK))
+
+
+def unit_blocks(unit: Unit) -> range:
+    """The blocks of its file that ``unit`` hashes: the file's blocks shared out evenly among its
+    parts (which worker hashes a block changes with the cut; the file's digest does not)."""
+    n = block_count(unit.state.size if unit.state is not None else 0)
+    return range(unit.part_no * n // unit.parts, (unit.part_no + 1) * n // unit.parts)
+
+
+def _hash_blocks(path: str, blocks: range) -> list[str]:
+    """SHA-256 of each block in ``blocks`` of the file's bytes as stored (compressed files too)."""
+    from ..io.remote import open_url
+
+    out = []
+    try:
+        with open_url(path) if is_url(path) else open(path, "rb") as f:
+            f.seek(blocks.start * HASH_BLOCK)
+            for _ in blocks:
+                h, left = hashlib.sha256(), HASH_BLOCK
+                while left and (chunk := f.read(min(left, 1 << 20))):
+                    h.update(chunk)
+                    left -= len(chunk)
+                out.append(h.hexdigest())
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+    return out
+
+
+def combine_blocks(digests: list[str]) -> str:
+    """A file's digest from its blocks' SHA-256s: the one block's (= the file's SHA-256) when it is
+    one block, else the SHA-256 of the blocks' digests."""
+    if len(digests) == 1:
+        return digests[0]
+    return hashlib.sha256(b"".join(bytes.fromhex(d) for d in digests)).hexdigest()
+
+
+def file_digest(path: Any) -> str:
+    """A file's digest (:func:`combine_blocks`) computed here, in one read."""
+    from ..io.files import file_size
+
+    return combine_blocks(_hash_blocks(str(path), range(block_count(file_size(path)))))
 
 
 def _identity(f: Any) -> str:

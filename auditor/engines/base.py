@@ -336,7 +336,7 @@ def _ordinal_starts(run_units: UnitMap, job: ScanJob, dataset: Dataset, reader: 
     """First ordinal of each unit, from a counting pass (a position-range split selects by ordinal)."""
     if len(units) == 1:
         return [0]
-    counting = dataclasses.replace(reader, split=None)
+    counting = dataclasses.replace(reader, split=None, hash_blocks=False)
     starts, total, failed = [], 0, None
     for unit, res in zip(units, run_units(job, counting, [(u, 0) for u in units], True)):
         starts.append(total)
