@@ -238,7 +238,7 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     >>> bp.mask_record(recs[3], ("text",)).views["text"], len(bp.spared)
     ('[masked] book a one way flight from boston to denver for two adults next friday\\n[masked] 3', 1)
     """
-    from .tokens import ngram_hashes, token_hashes
+    from .tokens import token_hashes
 
     cfg = config or BoilerplateConfig()
     eval_texts = [t for t in eval_texts if t]
@@ -274,22 +274,56 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
             for h, c in line_df.most_common()
             if h in chosen
         ][:5]
-    grams, tainted = [], []
+    ths = []
     for r in sample:
-        rest = bp.mask_text(r.view(TEXT))
-        th = token_hashes(tokens(rest)[: cfg.max_tokens])
-        hashes = ngram_hashes(th, cfg.n)
-        grams.append(np.unique(hashes))
-        tainted.append(hashes[_tainted(th, cfg.n, cfg.protect_n, bp.eval_grams)])
-    if grams:
-        allg = np.concatenate(grams)
-        if len(allg):
-            uniq, counts = np.unique(allg, return_counts=True)
-            bp.ngrams = np.sort(uniq[counts >= need])
-            bp.spared_ngrams = int(np.isin(bp.ngrams, np.concatenate(tainted)).sum())
+        # no shared line to drop or mask yet (n-grams are counted below): the text is unchanged
+        rest = bp.mask_text(r.view(TEXT)) if bp.lines or bp.spared else r.view(TEXT)
+        ths.append(token_hashes(tokens(rest)[: cfg.max_tokens]))
+    census = _ngram_census(ths, cfg.n, cfg.protect_n, bp.eval_grams, need)
+    if census is not None:
+        bp.ngrams, bp.spared_ngrams = census
     if len(bp.ngrams):
         bp.examples.append({"kind": "ngrams", "count": int(len(bp.ngrams))})
     return bp
+
+
+def _ngram_census(
+    ths: list[np.ndarray], n: int, k: int, eval_grams: np.ndarray, need: int
+) -> tuple[np.ndarray, int] | None:
+    """The word ``n``-grams in at least ``need`` of the records (token hashes ``ths``, one array per
+    record), sorted, and how many of them hold an eval ``k``-gram; None when no record has an n-gram.
+
+    One pass over all records at once: windows are hashed over the concatenated tokens and those
+    that cross a record boundary dropped, so each record counts each of its n-grams once, as if
+    counted record by record.
+    """
+    from .tokens import ngram_hashes
+
+    lens = np.fromiter((len(t) for t in ths), dtype=np.int64, count=len(ths))
+    if not len(ths) or int(lens.sum()) < n:
+        return None
+    th = np.concatenate(ths).astype(np.uint64, copy=False)
+    rec = np.repeat(np.arange(len(ths)), lens)
+    hashes = ngram_hashes(th, n)
+    inside = rec[: len(hashes)] == rec[n - 1 :]
+    if not inside.any():
+        return None
+    keys, owners = hashes[inside], rec[: len(hashes)][inside]
+    order = np.lexsort((owners, keys))
+    keys, owners = keys[order], owners[order]
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = (keys[1:] != keys[:-1]) | (owners[1:] != owners[:-1])
+    uniq, counts = np.unique(keys[first], return_counts=True)
+    common = uniq[counts >= need]
+    if not len(eval_grams) or not len(common):
+        return common, 0
+    kgrams = ngram_hashes(th, k)
+    pos = np.minimum(np.searchsorted(eval_grams, kgrams), len(eval_grams) - 1)
+    hitk = (eval_grams[pos] == kgrams) & (rec[: len(kgrams)] == rec[k - 1 :])
+    cs = np.concatenate(([0], np.cumsum(hitk)))
+    starts = np.arange(len(hashes))
+    tainted = hashes[inside & ((cs[starts + n - k + 1] - cs[starts]) > 0)]
+    return common, int(np.isin(common, tainted).sum())
 
 
 _PLAIN, _GUARDED, _SHARED = 0, 1, 2  # line states in Boilerplate.mask_text
