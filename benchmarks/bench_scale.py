@@ -334,8 +334,12 @@ def print_targets(measured: dict, eval_file: Path, n: int) -> None:
     unit_mb = run["mb"] / units
     cpu_per_mb = run["worker_cpu_s"] / run["mb"]
     merge_per_unit = run["scan_caller_cpu_s"] / units
+    ray_run = measured[biggest].get("rayN")
+    if _ok(ray_run) and ray_run["units"] > 1:  # a cluster's driver is Ray's: its merge cost per unit
+        merge_per_unit = ray_run["scan_caller_cpu_s"] / ray_run["units"]
     print(
-        f"\nprojection (from the {biggest} MB local run: {units} units of {unit_mb:.1f} MB; "
+        f"\nprojection (from the {biggest} MB local run, the driver's merge cost from the Ray run when there is one: "
+        f"{units} units of {unit_mb:.1f} MB; "
         f"{cpu_per_mb * 1000:.1f} ms worker CPU per MB; {merge_per_unit * 1000:.1f} ms calling-process CPU per unit; "
         f"job {costs['job_bytes'] / 1e6:.2f} MB put once per scan; results {costs['result_bytes_per_mb'] / 1e3:.1f} kB per MB scanned):"
     )
