@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
+from typing import cast
 
 from ..errors import InputError
 from ..io.files import base_suffix
@@ -35,7 +36,8 @@ def detect(path: str | Path) -> type[Adapter]:
 
 def explain(path: str | Path) -> tuple[type[Adapter], str]:
     """:func:`detect` plus a one-line reason (``auditor inspect`` prints it)."""
-    path = path if is_url(path) else Path(path)  # a URL stays a string (Path folds its //)
+    # a URL stays a string (Path would fold its //); adapters read its name through Path(...) too
+    path = cast(Path, path) if is_url(path) else Path(path)
     suffix = base_suffix(path)
     table = sorted(
         (a for a in registry().values() if not a.layouts and suffix in a.suffixes), key=lambda a: (a.priority, a.name)

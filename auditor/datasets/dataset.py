@@ -166,7 +166,7 @@ class Dataset:
     def role(self) -> str:
         return self.spec.role
 
-    def _resolve_files(self) -> list[Path]:
+    def _resolve_files(self) -> list[Any]:  # Path, or a URL as a string (auditor.io.remote)
         spec = self.spec
         if (
             len(spec.paths) == 1

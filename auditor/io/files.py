@@ -107,7 +107,7 @@ def base_suffix(path: str | Path) -> str:
 
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
-    with remote.open_url(path) if is_url(path) else open(path, "rb") as f:
+    with remote.open_url(str(path)) if is_url(path) else open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -115,7 +115,7 @@ def sha256_file(path: str | Path) -> str:
 
 def file_size(path: str | Path) -> int:
     """Size in bytes of a local file or a URL; OSError (local) or InputError (URL) when unknown."""
-    return remote.url_state(path).size if is_url(path) else os.path.getsize(path)
+    return remote.url_state(str(path)).size if is_url(path) else os.path.getsize(path)
 
 
 def describe_os_error(e: OSError) -> str:
