@@ -228,7 +228,7 @@ def test_eval_item_no_method_can_check_makes_the_check_incomplete(tmp_path):
 
 def test_report_texts_need_no_second_pass_over_the_training_data(tmp_path, monkeypatch):
     """The texts shown beside findings are captured while the training set streams past."""
-    from auditor.datasets.dataset import UnitReader
+    from auditor.datasets.units import UnitReader
 
     reads: dict[str, int] = {}
     original = UnitReader.read

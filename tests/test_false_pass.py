@@ -200,7 +200,7 @@ def _truncating_reads(monkeypatch, path: Path, after: int, cut_line: int) -> Non
     reproduction: another process rewriting the file during the scan), in whichever pass reads it."""
     with path.open("rb") as f:
         cut = sum(len(line) for _, line in zip(range(cut_line), f))
-    from auditor.datasets.dataset import UnitReader
+    from auditor.datasets.units import UnitReader
 
     real_read = UnitReader.read  # every pass reads through it: the serial reader and the engines' units
 

@@ -423,15 +423,9 @@ def test_skip_tally_is_by_kind_and_bounded(tmp_path):
 
     # more kinds of problem than the tally keeps: the rest are counted together, also when the
     # problems come from several work units (each unit tallies, the dataset's account merges)
-    from auditor.datasets.dataset import (
-        MAX_SKIP_REASONS,
-        Dataset,
-        DatasetAccount,
-        DatasetSpec,
-        Unit,
-        UnitStats,
-        _count_skip,
-    )
+    from auditor.datasets.account import DatasetAccount
+    from auditor.datasets.dataset import Dataset, DatasetSpec
+    from auditor.datasets.units import MAX_SKIP_REASONS, Unit, UnitStats, _count_skip
     from auditor.records.record import Skip
 
     ds = Dataset(DatasetSpec("messy", [str(train)], on_error="skip"))

@@ -307,9 +307,9 @@ def test_files_are_fingerprinted_by_the_workers_block_by_block(tmp_path, monkeyp
     blocks' SHA-256s."""
     import hashlib
 
-    import auditor.datasets.dataset as dsmod
+    import auditor.datasets.fingerprint as fpmod
 
-    monkeypatch.setattr(dsmod, "HASH_BLOCK", 4096)
+    monkeypatch.setattr(fpmod, "HASH_BLOCK", 4096)
     path = tmp_path / "t.jsonl"
     data = "".join(json.dumps({"id": i, "text": f"record {i} " * 9}) + "\n" for i in range(600)).encode()
     path.write_bytes(data)
@@ -320,10 +320,10 @@ def test_files_are_fingerprinted_by_the_workers_block_by_block(tmp_path, monkeyp
         ds = Dataset(DatasetSpec("tr", [str(path)]))
         list(get_engine("local", workers=1, split_bytes=split_bytes).scan(ScanJob.of([]), ds, ScanStats()))
         assert str(path) in ds._file_digests  # from the units, before anyone asks for it
-        monkeypatch.setattr(dsmod, "_hash_blocks", None)  # no second read of the file here
+        monkeypatch.setattr(fpmod, "hash_blocks", None)  # no second read of the file here
         digests.add(ds.sha256())
         monkeypatch.undo()
-        monkeypatch.setattr(dsmod, "HASH_BLOCK", 4096)
+        monkeypatch.setattr(fpmod, "HASH_BLOCK", 4096)
     assert digests == {expected}
     one = data[: data.index(b"\n", 3000) + 1]  # one block: the digest is the file's SHA-256
     (tmp_path / "s.jsonl").write_bytes(one)

@@ -2,8 +2,8 @@
 
 ``report.json``'s ``datasets`` maps each dataset's name to the ``to_dict()`` of its
 :class:`DatasetSummary` (built by :meth:`auditor.datasets.dataset.Dataset.describe` after the run has
-read it, from its :class:`~auditor.datasets.dataset.DatasetStats`; the running totals of a read are
-kept by :class:`~auditor.datasets.dataset.DatasetAccount`).
+read it, from its :class:`~auditor.datasets.account.DatasetStats`; the running totals of a read are
+kept by :class:`~auditor.datasets.account.DatasetAccount`).
 
 >>> a = DatasetSummary(role="eval", files=["goals.json"], read=3, records=2, skipped=1,
 ...                    skip_reasons={"no text": 1})

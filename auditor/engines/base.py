@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from ..datasets.dataset import Dataset, DatasetAccount, Unit, UnitReader, UnitStats
+from ..datasets.account import DatasetAccount
+from ..datasets.dataset import Dataset
+from ..datasets.units import Unit, UnitReader, UnitStats
 from ..errors import InputError
 from ..io.files import file_size
 from ..methods.base import Finding, Index

@@ -34,7 +34,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from ..datasets.dataset import Dataset, Unit, UnitReader
+from ..datasets.dataset import Dataset
+from ..datasets.units import Unit, UnitReader
 from ..errors import ConfigError, ScanError
 from ..methods.base import Finding
 from .base import (

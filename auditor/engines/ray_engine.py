@@ -37,7 +37,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datasets.dataset import Dataset, Unit, UnitReader
+from ..datasets.dataset import Dataset
+from ..datasets.units import Unit, UnitReader
 from ..errors import AuditorError, ConfigError, MissingDependencyError, ScanError
 from ..methods.base import Finding
 from .base import DEFAULT_SPLIT_BYTES, Engine, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
