@@ -50,7 +50,7 @@ from .. import methods
 from ..datasets.dataset import Dataset
 from ..engines.base import CheckPass, Engine, ScanJob, ScanStats
 from ..errors import ConfigError, did_you_mean
-from ..methods.base import Finding
+from ..methods.base import Finding, Searcher
 from ..records.record import Record
 
 if TYPE_CHECKING:
@@ -256,8 +256,8 @@ def run_provenance(
     }
 
 
-class _Attributor:
-    """The scan's one "index" for a provenance entry: it attributes every record of a batch in the
+class _Attributor(Searcher):
+    """The scan's one :class:`~auditor.methods.base.Searcher` for a provenance entry: it attributes every record of a batch in the
     worker (content through the entry's masked indexes, ids through the ``id`` index) and returns one
     row per record, carried by a :class:`Finding` (``evidence["row"]``) so that the engine numbers
     it as it numbers findings. Shipped to the workers inside the :class:`ScanJob`."""
@@ -281,13 +281,7 @@ class _Attributor:
                     "", "", "", r.dataset, r.id, r.source, self.method, row["score"], False, {"row": row}, -1, r.ordinal
                 )
             )
-        return out
-
-    def take_counts(self) -> Counter:
-        return Counter()  # the entry reports no per-method counters
-
-    def add_counts(self, counts: Counter) -> None:
-        pass
+        return out  # the entry reports no per-method counters: take_counts / add_counts as declared
 
 
 def _id_hits(

@@ -47,7 +47,7 @@ from ..datasets.dataset import Dataset
 from ..datasets.units import Unit, UnitReader, UnitStats
 from ..errors import InputError
 from ..io.files import file_size
-from ..methods.base import Finding, Index
+from ..methods.base import Finding, Searcher
 from ..records.record import TEXT, Record
 from .progress import ScanProgress, peak_rss_mb
 
@@ -94,7 +94,7 @@ class CheckPass:
     (:class:`auditor.text.boilerplate.Masker`) masks the records its wrapped indexes see."""
 
     check: str
-    indexes: list[Any]
+    indexes: list[Searcher]
     masker: Any = None
 
 
@@ -109,7 +109,7 @@ class ScanJob:
     count_error_types: bool = False
 
     @classmethod
-    def of(cls, indexes: Sequence[Index], batch_size: int = 512, check: str = "") -> ScanJob:
+    def of(cls, indexes: Sequence[Searcher], batch_size: int = 512, check: str = "") -> ScanJob:
         """A job of one pass over ``indexes`` (no masking)."""
         return cls([CheckPass(check, list(indexes))], batch_size=batch_size)
 
@@ -175,7 +175,7 @@ def batched(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
         yield batch
 
 
-def search_all(indexes: Sequence[Index], batch: Sequence[Record]) -> list[Finding]:
+def search_all(indexes: Sequence[Searcher], batch: Sequence[Record]) -> list[Finding]:
     """Every index's findings for one batch, in index order."""
     out: list[Finding] = []
     for index in indexes:

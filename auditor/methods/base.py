@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
 from ..records.record import QUERY, TEXT, Record
@@ -132,7 +132,32 @@ class MethodConfig:
 C = TypeVar("C", bound="MethodConfig")
 
 
-class Index(ABC, Generic[C]):
+class Searcher(Protocol):
+    """What an engine needs of what it searches (:class:`~auditor.engines.base.ScanJob`): findings for
+    a batch of training records, and the counters a worker's copy kept while searching.
+
+    Every :class:`Index` is one; so are the scan's wrappers that are not a method of their own:
+    :class:`~auditor.text.boilerplate.MaskingIndex` (an index that sees masked records) and the
+    provenance attributor (:mod:`auditor.audit.provenance`). Findings carry the training record's
+    ``train_ordinal`` as the engine numbered it, so the engine can renumber them across work units.
+    """
+
+    @abstractmethod
+    def search(self, batch: Sequence[Record]) -> list[Finding]:
+        """Findings for a batch of training records."""
+
+    def take_counts(self) -> Counter:
+        """Counters kept while searching (an index reports them in its ``stats``), handed over and
+        reset: an engine worker sends them back to the caller's searcher (:meth:`add_counts`), so the
+        report counts every worker's searches. Default: none."""
+        return Counter()
+
+    def add_counts(self, counts: Counter) -> None:
+        """Add counters :meth:`take_counts` took from a copy of this searcher in a worker."""
+        return None  # an optional hook: no counters by default
+
+
+class Index(Searcher, ABC, Generic[C]):
     name: ClassVar[str] = ""
     Config: ClassVar[type[MethodConfig]] = MethodConfig
     #: False for methods whose findings are evidence but never proof (e.g. id equality)
@@ -192,10 +217,6 @@ class Index(ABC, Generic[C]):
     def _build(self) -> None:
         """Build the index over ``self.eval_records``; count unindexable items in ``self.not_indexed``."""
 
-    @abstractmethod
-    def search(self, batch: Sequence[Record]) -> list[Finding]:
-        """Findings for a batch of training records."""
-
     def covers(self, record: Record) -> bool:
         """Can this method prove contamination of eval ``record``? (False: too short, no calls ...).
 
@@ -214,15 +235,6 @@ class Index(ABC, Generic[C]):
 
     def params(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self.config))
-
-    def take_counts(self) -> Counter:
-        """Counters this index keeps while searching (reported by :meth:`stats`), handed over and
-        reset: an engine worker sends them back to the caller's index (:meth:`add_counts`), so the
-        report counts every worker's searches. Default: none."""
-        return Counter()
-
-    def add_counts(self, counts: Counter) -> None:  # noqa: B027 (an optional hook: no counters by default)
-        """Add counters :meth:`take_counts` took from a copy of this index in a worker."""
 
     def stats(self) -> dict[str, Any]:
         """Parameters and coverage for the report."""
