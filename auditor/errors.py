@@ -12,6 +12,8 @@ data.jsonl:line 3: invalid JSON: Expecting value
 
 from __future__ import annotations
 
+import difflib
+
 
 class AuditorError(Exception):
     """Base class of every error raised on purpose by auditor."""
@@ -96,7 +98,5 @@ def did_you_mean(word: str, choices, what: str = "") -> str:
     >>> did_you_mean("zzz", ["exact"])
     ''
     """
-    import difflib
-
     close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {what}'{close[0]}'?)" if close else ""

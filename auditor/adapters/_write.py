@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError
-from ..records.record import Record
+from ..io.compressed import open_text
+from ..io.files import base_suffix
+from ..records.record import Record, split_source
 
 _UMASK: int | None = None
 
@@ -141,8 +143,6 @@ def raw_of(record: Record) -> Any:
 
 
 def _where(record: Record) -> tuple[str, str | None]:
-    from ..records.record import split_source
-
     return split_source(record.source)
 
 
@@ -199,9 +199,6 @@ class JsonDocumentWriter(RecordWriter):
 
 def sniff_delimiter(path: str | Path) -> str:
     """The delimiter of a CSV/TSV file, as the CSV adapter reads it (first line: tabs vs commas)."""
-    from ..io.compressed import open_text
-    from ..io.files import base_suffix
-
     with open_text(path) as f:
         header = f.readline()
     return "\t" if (base_suffix(path) == ".tsv" or header.count("\t") > header.count(",")) else ","
@@ -211,8 +208,6 @@ class CsvWriter(RecordWriter):
     """CSV/TSV with the source's header and delimiter."""
 
     def begin(self) -> None:
-        from ..io.compressed import open_text
-
         delimiter = sniff_delimiter(self.source)
         with open_text(self.source) as f:
             header = next(csv.reader(f, delimiter=delimiter), [])

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import ConfigError, did_you_mean
+from ..errors import ConfigError, InputError, did_you_mean
+from ..io.files import file_size
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan
 from ..records.record import Record, Skip
 from ._write import RecordWriter
@@ -127,9 +128,6 @@ def first_record(sample: Any) -> dict | None:
 
 def line_spans(path: Path, split_bytes: int) -> list[LineSpan]:
     """Byte ranges of ``split_bytes`` of an uncompressed line-based file; [] when it fits one."""
-    from ..errors import InputError
-    from ..io.files import file_size
-
     name = str(path).lower()
     if name.endswith((".gz", ".zst")):
         return []  # a compressed stream cannot be entered in the middle: read whole

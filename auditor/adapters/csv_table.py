@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..io.compressed import open_text
 from ..io.files import base_suffix
+from ..io.jsonread import locate_bad_utf8
 from ..records.record import Record, Skip
 from ._fields import extract
 from ._write import CsvWriter, RecordWriter
@@ -48,8 +49,6 @@ class CsvAdapter(GenericAdapter):
                         yield extract(self, row, position, source)
                     position += 1
         except UnicodeDecodeError:
-            from ..io.jsonread import locate_bad_utf8
-
             line = locate_bad_utf8(path)
             raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
         except csv.Error as e:

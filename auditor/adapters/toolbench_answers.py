@@ -19,6 +19,7 @@ from the folder or file name (``G1_answer``, ``G1_instruction``), ``split`` is t
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 
 from ..io.jsonread import load_json
 from ..records.record import QUERY, Record, Skip
-from ..records.toolcalls import calls_view, canonical_call, step
+from ..records.toolcalls import calls_view, canonical_call, parse_arguments, step
 from ..records.trajectory import Turn, extract_task, trajectory_views
 from ._write import JsonDocumentWriter, JsonObjectWriter, RecordWriter
 from .base import Adapter
@@ -95,8 +96,6 @@ _REPR_ARGS = re.compile(r"""['"]arguments['"]:\s*'((?:[^'\\]|\\.)*)'""")
 
 def _message_repr(msg: str) -> dict[str, Any] | None:
     """``{'name': ..., 'arguments': '...', 'response': ...}`` written as (possibly truncated) text."""
-    import ast
-
     try:
         value = ast.literal_eval(msg)
         if isinstance(value, dict):
@@ -129,8 +128,6 @@ def _final_answer(steps: list[dict[str, Any]], fallback: Any) -> str:
         if s["name"].lower() == "finish" and s["args"].get("final_answer"):
             return str(s["args"]["final_answer"])
     if isinstance(fallback, str):
-        from ..records.toolcalls import parse_arguments
-
         parsed = parse_arguments(fallback)
         return str(parsed.get("final_answer", fallback)) if "_raw" not in parsed else fallback
     return ""

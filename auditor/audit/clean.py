@@ -48,7 +48,9 @@ from typing import Any
 
 from ..adapters import AtomicFile, RecordWriter, ViewsWriter
 from ..datasets.dataset import Dataset
+from ..datasets.registry import source_file
 from ..errors import ConfigError
+from ..io import toml_writer as _toml
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
 from ..io.remote import is_url
 from ..methods.base import Finding
@@ -62,8 +64,6 @@ def _folder(name: str) -> str:
 
 
 def _file_of(record: Record) -> str:
-    from ..datasets.registry import source_file
-
     return source_file(split_source(record.source)[0])
 
 
@@ -287,8 +287,6 @@ def write_clean_manifest(config: Any, datasets: dict[str, Dataset], summary: dic
     datasets keep their sources (bundled names, absolute paths). Reports of ``auditor verify`` on
     it go to ``DIR/report``. Returns the manifest's path.
     """
-    from ..io import toml_writer as _toml
-
     out = Path(summary["dir"])
     parts = [
         "# written by auditor --write-clean: the cleaned training sets in place of the originals\n",

@@ -50,6 +50,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .. import methods
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
 from .provenance import ProvenanceSpec
@@ -203,7 +204,6 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         setattr(config, f.name, value)
     try:
         config.validate()
-        from .. import methods
 
         for m, params in method_params.items():
             methods.create(m, params)

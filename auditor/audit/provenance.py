@@ -40,6 +40,7 @@ Errors: :class:`~auditor.errors.ConfigError` for an invalid ``id_pattern``, an u
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -48,10 +49,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..datasets.dataset import Dataset
-from ..engines.base import CheckPass, Engine, ScanJob, ScanStats
+from ..engines.base import CheckPass, Engine, ScanJob, ScanStats, get_engine
 from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
+from ..text import boilerplate
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -161,8 +163,6 @@ def run_provenance(
     read numbers them, so the entry is the same whatever the engine or the number of workers.
     ``stats`` (the run's :class:`~auditor.engines.base.ScanStats`) counts what the scans read.
     """
-    from ..engines.base import get_engine
-    from ..text import boilerplate
     from .run import build_index
 
     spec.validate(datasets)
@@ -415,8 +415,6 @@ def audit_provenance(config) -> Report:
 
     Raises ConfigError when the configuration has no provenance entry.
     """
-    import dataclasses
-
     from .run import run_audit
 
     if not config.provenance:

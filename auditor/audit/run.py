@@ -28,9 +28,13 @@ from ..engines.progress import peak_rss_mb
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
 from ..store.findings import FindingStore, MemoryFindingStore
+from ..store.findings_db import DuckDBFindingStore
+from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
 from ..store.texts import TextCapture, collect_texts
 from ..text import boilerplate
+from .clean import plan_clean, write_clean, write_clean_manifest
 from .errortypes import ErrorTypes
+from .provenance import run_provenance
 from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
@@ -129,8 +133,6 @@ def make_store(config: AuditConfig) -> FindingStore:
     if config.findings_store == "memory":
         return MemoryFindingStore(keep=config.keep_per_item)
     if config.findings_store == "duckdb":
-        from ..store.findings_db import DuckDBFindingStore
-
         return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
     raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
 
@@ -150,8 +152,6 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
     train_names = sorted({n for c in config.checks for n in c.train})
     if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
-        from .clean import plan_clean
-
         plan_clean(config.write_clean, [datasets[n] for n in train_names], datasets.values())
     engine = get_engine(
         config.engine,
@@ -176,8 +176,6 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         if config.checks:
             extra["error_types"] = error_types.report()
         if config.provenance:
-            from .provenance import run_provenance
-
             extra["provenance"] = [
                 run_provenance(
                     p,
@@ -204,8 +202,6 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         )
         report.texts = collect_texts(_shown(findings), datasets, capture.texts, limit=TEXTS_LIMIT + REVIEW_LIMIT)
         if config.write_clean:
-            from .clean import write_clean, write_clean_manifest
-
             if before_clean is not None:
                 before_clean(report)
             report.extra["clean"] = write_clean(
@@ -445,7 +441,6 @@ def build_index(method: str, params: dict[str, Any] | None, eval_records: list, 
     index.index_dir = index_dir
     if index_dir is None or type(index).state is methods.Index.state:
         return index.build(eval_records)
-    from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
 
     fp = fingerprint_records(eval_records, index.config.eval_view)
     try:

@@ -8,6 +8,7 @@ import os
 import click
 
 from ..datasets.dataset import Dataset, DatasetSpec
+from ..embed.calibrate import calibrate as run
 from ..errors import ConfigError
 from . import main
 from ._common import DEFAULT_INDEX_DIR, embed_cache_option, index_dir_option, library_errors
@@ -56,8 +57,6 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
     Positives are rewrites of eval items (automatic) or label-1 pairs (--pairs); hard negatives are
     held-out items of the same set (automatic) or every other pairing. Exit code 2 on bad input.
     """
-    from ..embed.calibrate import calibrate as run
-
     with library_errors():
         records = []
         if not pairs:

@@ -13,8 +13,12 @@ import hashlib
 import json
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from auditor.datasets import registry
+from auditor.datasets.dataset import Dataset, DatasetSpec
 
 HERE = Path(__file__).parent
 STB_GROUPS = ("G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction")
@@ -375,11 +379,6 @@ def benchmarks(src: Path) -> dict:
 
 def _count(entries: dict) -> None:
     """Record counts per entry and per split, read through the adapters (what `auditor registry` shows)."""
-    from collections import Counter
-
-    from auditor.datasets import registry
-    from auditor.datasets.dataset import Dataset, DatasetSpec
-
     registry._catalogue.cache_clear()
     registry._verified.cache_clear()
     for name, entry in entries.items():

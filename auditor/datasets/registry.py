@@ -12,6 +12,7 @@ loaded; a mismatch raises :class:`~auditor.errors.RegistryError`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -72,7 +73,6 @@ def is_registry_ref(ref: str) -> bool:
 @cache
 def _verified(name: str) -> str:
     entry = _catalogue()[name]
-    import hashlib
 
     combined = hashlib.sha256()
     for rel, expected in sorted(entry["sha256"].items()):

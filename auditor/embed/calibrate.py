@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..io.jsonread import iter_jsonl
+from ..methods.embedding import EmbeddingIndex
 from ..records.record import QUERY, Record
 
 
@@ -162,8 +163,6 @@ def calibrate(
     thresholds: Sequence[float] | None = None,
 ) -> Calibration:
     """Run the ``embedding`` index on labelled pairs and tabulate precision/recall per threshold."""
-    from ..methods.embedding import EmbeddingIndex
-
     params = dict(params or {})
     base = params.pop("conclusive", None)
     view = params.get("eval_view", QUERY)

@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import ConfigError, MissingDependencyError
 from ..text.normalize import normalize, text_hash
 from .cache import EmbeddingCache
+from .onnx import BUILD, OnnxSentenceModel, build_onnx_encoder, default_model_cache, missing
 
 DEFAULT_MODEL = "bundled"
 #: encoder backends: ``auto`` (see :func:`select_backend`), today's torch model, its ONNX export (fp32 / int8)
@@ -166,8 +167,6 @@ def select_backend(backend: str, device: str) -> str:
 
     Errors: :class:`~auditor.errors.ConfigError` for an unknown backend.
     """
-    from .onnx import BUILD, missing
-
     if backend not in BACKENDS:
         raise ConfigError(f"embedding backend must be one of {', '.join(BACKENDS)}, not '{backend}'")
     if backend != "auto":
@@ -195,7 +194,6 @@ def load_encoder_model(
     if chosen == "torch":
         m = load_model(model, dev)
         return m, model_id(m, where), chosen, dev
-    from .onnx import OnnxSentenceModel, build_onnx_encoder, default_model_cache
 
     variant = "int8" if chosen == "onnx-int8" else "fp32"
     cache = Path(model_cache).expanduser() if model_cache else default_model_cache()

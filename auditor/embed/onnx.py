@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -191,8 +192,6 @@ def _export(source: Path, source_id: str, variant: str, out: Path) -> dict[str, 
             verbose=False,
         )
     if variant == "int8":
-        import logging
-
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         root = logging.getLogger()

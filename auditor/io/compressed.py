@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from pathlib import Path
 from typing import IO
 
@@ -39,8 +40,6 @@ class _GzipRaw(io.RawIOBase):
         return True
 
     def readinto(self, b) -> int:
-        import zlib
-
         try:
             data = self._f.read(len(b))
         except EOFError:

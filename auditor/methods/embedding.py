@@ -32,6 +32,7 @@ Errors: :class:`~auditor.errors.MissingDependencyError` (``pip install 'auditor[
 
 from __future__ import annotations
 
+import copy
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -40,7 +41,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ..embed.align import TokenAligner
+from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
+from ..embed.evidence import Parts, lexical, values_agree
+from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
+from ..embed.segment import segments
+from ..embed.tfidf import TfIdf
+from ..embed.vsearch import APPROX, VectorIndex
 from ..errors import ConfigError
 from ..records.record import QUERY, TEXT, Record
 from ..text.normalize import normalize
@@ -106,8 +114,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(f"method 'embedding': top_k must be in 1..1000, not {c.top_k}")
         if c.max_words < 16:
             raise ConfigError(f"method 'embedding': max_words must be at least 16, not {c.max_words}")
-        from ..embed.model import BACKENDS
-        from ..embed.vsearch import APPROX
 
         if c.backend not in BACKENDS:
             raise ConfigError(f"method 'embedding': backend must be one of {', '.join(BACKENDS)}, not '{c.backend}'")
@@ -148,9 +154,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
     def _encoder(self):
         if self.encoder is None:
-            from ..embed.cache import EmbeddingCache
-            from ..embed.model import Encoder, embedding_dim, load_encoder_model
-
             c = self.config
             model, mid, self.backend, self.device = load_encoder_model(c.model, c.backend, c.device, c.model_cache)
             dim = int(embedding_dim(model))
@@ -187,8 +190,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         the device it sees (:func:`~auditor.embed.model.select_device`), so a worker without a GPU
         (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
         tensors. Everything else (the ONNX model reopens from its folder) is shipped as is."""
-        import copy
-
         state = self.__dict__.copy()
         if self.encoder is not None and self.backend == "torch" and self.device not in ("", "cpu"):
             state["encoder"] = copy.copy(self.encoder)
@@ -203,8 +204,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         reload = state.pop("_reload_model", False)
         self.__dict__.update(state)
         if reload:
-            from ..embed.model import load_encoder_model
-
             c = self.config
             model, mid, self.backend, self.device = load_encoder_model(c.model, "torch", "auto", c.model_cache)
             if mid != self.encoder.cache.model:
@@ -222,10 +221,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
     # -- build -------------------------------------------------------------------------------
     def _build(self) -> None:
-        from ..embed.segment import segments
-        from ..embed.tfidf import TfIdf
-        from ..embed.vsearch import VectorIndex
-
         enc = self._encoder()
         self.seg_text: list[str] = []
         self.seg_label: list[str] = []
@@ -254,7 +249,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
         self.nearest_other = self._nearest_other(self.vectors)
         self.tfidf = TfIdf(texts)
-        from ..embed.align import TokenAligner
 
         self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
         self.aligner.fit_idf(texts)
@@ -284,8 +278,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     # -- search ------------------------------------------------------------------------------
     def train_units(self, tr: Record, views: Sequence[str] | None = None) -> list[tuple[str, list]]:
         """The record's units: per view, its whole/last/doc segments together, and each window alone."""
-        from ..embed.segment import segments
-
         seen: set[str] = set()
         units: list[tuple[str, list]] = []
         for v in views or self.config.train_views:
@@ -323,8 +315,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
         The margin is taken over other *groups*: two eval items with one text are one item here.
         """
-        from ..embed.evidence import Parts, lexical, values_agree
-
         k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
         sims, ids = self._built().search(vecs, k)
         w_lexical = self.config.w_lexical

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ..records.record import TEXT, Record
+from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
@@ -98,8 +99,6 @@ class NgramIndex(Index[NgramConfig]):
         """The batch kernel (:mod:`auditor.text.kernels`), built once from the eval vocabulary and tables."""
         scanner = self._kernel
         if scanner is None or scanner.tables is not self.tables:
-            from ..text.kernels import NgramScanner
-
             vocab = (t for ev in self.eval_records for t in tokens(ev.view(self.config.eval_view)))
             scanner = self._kernel = NgramScanner(vocab, self.tables)
         return scanner

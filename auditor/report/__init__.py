@@ -25,6 +25,10 @@ from ..datasets.summary import DatasetSummary
 from ..errors import ConfigError, InputError
 from ..io.atomic import atomic_write_text
 from ..io.jsonread import load_json
+from .html import render_html
+from .junit import render_junit
+from .markdown import render_markdown
+from .publish import publish
 
 SCHEMA_VERSION = 1
 
@@ -122,10 +126,6 @@ class Report:
 
     def render(self, fmt: str) -> str:
         """The report as ``json``, ``md``, ``html`` or ``junit`` text. Raises ConfigError for another format."""
-        from .html import render_html
-        from .junit import render_junit
-        from .markdown import render_markdown
-
         renderers = {"json": Report.to_json, "md": render_markdown, "html": render_html, "junit": render_junit}
         if fmt not in renderers:
             raise ConfigError(f"unknown report format '{fmt}' (formats: {', '.join(renderers)})")
@@ -139,8 +139,6 @@ class Report:
         Returns format → path, exactly the files written. Raises OutputError when the folder cannot
         take them.
         """
-        from .publish import publish
-
         names = WRITTEN[kind]
         paths = publish(report_dir, {names[fmt]: self.render(fmt) for fmt in names})
         return dict(zip(names, paths))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..methods import registry
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
+from .provenance import statement
 from .review import review_html
 
 if TYPE_CHECKING:
@@ -424,8 +425,6 @@ def _provenance(entries: Any) -> str:
     the held-out / conflicting records. Falls back to the generic rendering for other shapes."""
     if not (isinstance(entries, list) and all(isinstance(e, dict) and "by_split" in e for e in entries)):
         return _generic(entries)
-    from ._svg import bars
-    from .provenance import statement
 
     out = []
     for e in entries:
@@ -439,7 +438,7 @@ def _provenance(entries: Any) -> str:
         out.append(
             f"<h3>{_e(e.get('name', ''))} <span class='verdict v-{_e(e.get('verdict', ''))}'>"
             f"{_e(str(e.get('verdict', '')).upper())}</span></h3><p>{_e(statement(e))}</p>"
-            f"<div class='plots'>{bars(items, 'derived records per source split')}</div>"
+            f"<div class='plots'>{_svg.bars(items, 'derived records per source split')}</div>"
         )
         flagged = [r for r in e.get("records", []) if r.get("held_out") or r.get("how") == "conflicting"][:200]
         if flagged:

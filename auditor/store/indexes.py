@@ -42,6 +42,7 @@ import hashlib
 import io
 import json
 import os
+import random
 import re
 import shutil
 import tempfile
@@ -251,8 +252,6 @@ def verify_index(index: Any, eval_records: list[Record], where: str, sample: int
     Items the method does not cover (``index.covers``: too short ...) are not sampled. ``where`` names
     the index folder in the message.
     """
-    import random
-
     cfg = index.config
     covered = [ev for ev in eval_records if index.covers(ev)]
     if not covered:
