@@ -42,6 +42,15 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
     return name
 
 
+#: ``--fail-on`` (audit and verify): which findings count against a check's allowance
+fail_on_option = click.option(
+    "--fail-on",
+    type=click.Choice(["conclusive", "suspected"]),
+    default=None,
+    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
+)
+
+
 def engine_options(f):
     """``--engine``, ``--workers``, ``--ray-address``: how the scan runs (flags override the manifest)."""
     f = click.option(
@@ -204,12 +213,7 @@ def _run_and_write(config, report_dir: str) -> None:
     metavar="DIR",
     help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(["conclusive", "suspected"]),
-    default=None,
-    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
-)
+@fail_on_option
 @engine_options
 def audit(
     train,
@@ -288,12 +292,7 @@ def audit(
     metavar="DIR",
     help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(["conclusive", "suspected"]),
-    default=None,
-    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
-)
+@fail_on_option
 @engine_options
 def verify(
     manifest, report_dir, index_dir, embed_cache, model_cache, write_clean, fail_on, engine, workers, ray_address

@@ -158,18 +158,8 @@ class MinHashIndex(Index[MinHashConfig]):
             sets.append(u)
             lengths.append(len(h))
             keep.append(pos)
-        sizes = np.array([len(s) for s in sets], dtype=np.int64)
-        self.eval_off = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        self.eval_sh = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
-        keep_arr = np.array(keep, dtype=np.int64)
-        if len(keep_arr):
-            sigs = sk.signatures(sk.fold(self.eval_sh, cfg.scheme), self.eval_off[keep_arr], self.perms)
-            keys = sk.band_keys(sigs, self.bands, self.rows).ravel()
-            band_pos = np.repeat(keep_arr, self.bands)
-        else:
-            keys, band_pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.pos = keys[order], band_pos[order]
+        self.eval_sh, self.eval_off = _packed(sets)
+        self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
         self.item_len = np.array(lengths, dtype=np.int64)
         self._build_word_sets()
         self._classes = None
@@ -185,17 +175,23 @@ class MinHashIndex(Index[MinHashConfig]):
             else:
                 keep.append(pos)
             sets.append(u)
-        self.word_off = np.concatenate(([0], np.cumsum([len(x) for x in sets]))).astype(np.int64)
-        self.word_sh = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
+        self.word_sh, self.word_off = _packed(sets)
+        self.wkeys, self.wpos = self._lsh_table(self.word_sh, self.word_off, keep, self.wbands, self.wrows)
+
+    def _lsh_table(
+        self, hashes: np.ndarray, offsets: np.ndarray, keep: list[int], bands: int, rows: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The LSH table of one channel: band keys of the items ``keep`` (MinHash signatures of their
+        hash sets ``hashes[offsets[i]:offsets[i + 1]]``), sorted, with each key's item position."""
         keep_arr = np.array(keep, dtype=np.int64)
         if len(keep_arr):
-            sigs = sk.signatures(sk.fold(self.word_sh, cfg.scheme), self.word_off[keep_arr], self.perms)
-            keys = sk.band_keys(sigs, self.wbands, self.wrows).ravel()
-            band_pos = np.repeat(keep_arr, self.wbands)
+            sigs = sk.signatures(sk.fold(hashes, self.config.scheme), offsets[keep_arr], self.perms)
+            keys = sk.band_keys(sigs, bands, rows).ravel()
+            band_pos = np.repeat(keep_arr, bands)
         else:
             keys, band_pos = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
-        self.wkeys, self.wpos = keys[order], band_pos[order]
+        return keys[order], band_pos[order]
 
     def state(self):
         arrays = {
@@ -435,3 +431,9 @@ def _values_kept(eval_text: str, train_text: str) -> bool:
     """Every token of the eval text that holds a digit (ids, sizes, dates, amounts) is in the training text."""
     want = {t for t in tokens(eval_text) if any(ch.isdigit() for ch in t)}
     return want <= set(tokens(train_text)) if want else True
+
+
+def _packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Hash sets as one array and the offsets of each set in it (``offsets[i]:offsets[i + 1]``)."""
+    offsets = np.concatenate(([0], np.cumsum([len(s) for s in sets]))).astype(np.int64)
+    return (np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)), offsets
