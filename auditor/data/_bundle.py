@@ -158,18 +158,24 @@ BFCL_V1_CATEGORIES = (
 UNCOMPRESSED_NOTE = "none to the content; compressed with gzip."
 
 
+def _bfcl_files(folder: Path, names: list[str], target: str, up: dict) -> tuple[list, list]:
+    """BFCL question files of ``folder`` bundled under ``target``, and their ``possible_answer/``
+    files where there are some (aux files)."""
+    files, aux = [], []
+    for name in names:
+        files.append(_gz(folder / name, f"{target}/{name}", up))
+        answer = folder / "possible_answer" / name
+        if answer.exists():
+            aux.append(_gz(answer, f"{target}/possible_answer/{name}", up))
+    return files, aux
+
+
 def benchmarks(src: Path) -> dict:
     """The function-calling benchmarks (Apache-2.0 / MIT files of ../shared/data, PROVENANCE.md)."""
     entries: dict = {}
 
     up: dict = {}
-    files, aux = [], []
-    for cat in BFCL_V4_CATEGORIES:
-        name = f"BFCL_v4_{cat}.json"
-        files.append(_gz(src / BFCL_V4 / name, f"bfcl/v4/{name}", up))
-        answer = src / BFCL_V4 / "possible_answer" / name
-        if answer.exists():
-            aux.append(_gz(answer, f"bfcl/v4/possible_answer/{name}", up))
+    files, aux = _bfcl_files(src / BFCL_V4, [f"BFCL_v4_{cat}.json" for cat in BFCL_V4_CATEGORIES], "bfcl/v4", up)
     for doc in sorted((src / BFCL_V4 / "multi_turn_func_doc").glob("*.json")):
         aux.append(_gz(doc, f"bfcl/v4/multi_turn_func_doc/{doc.name}", up))
     live = [c for c in BFCL_V4_CATEGORIES if c.startswith("live_")]
@@ -201,13 +207,9 @@ def benchmarks(src: Path) -> dict:
         ),
         "upstream_sha256": up,
     }
-    up, files, aux = {}, [], []
-    for cat in BFCL_V1_CATEGORIES:
-        name = f"gorilla_openfunctions_v1_test_{cat}.json"
-        files.append(_gz(src / BFCL_V1 / name, f"bfcl/v1/{name}", up))
-        answer = src / BFCL_V1 / "possible_answer" / name
-        if answer.exists():
-            aux.append(_gz(answer, f"bfcl/v1/possible_answer/{name}", up))
+    up = {}
+    names = [f"gorilla_openfunctions_v1_test_{cat}.json" for cat in BFCL_V1_CATEGORIES]
+    files, aux = _bfcl_files(src / BFCL_V1, names, "bfcl/v1", up)
     entries["bfcl-v1"] = {
         "format": "bfcl",
         "files": files,
