@@ -9,10 +9,11 @@ import json
 import pytest
 from helpers import read_golden
 
-from auditor.audit.results import CheckResult, EvalSubset, MatrixCell, RunStats
+from auditor.audit.results import CheckResult, EvalSubset, MatrixCell, ProvenanceResult, RunStats
 from auditor.datasets.summary import DatasetSummary
 from auditor.errors import InputError
 from auditor.report import Report, rerender
+from auditor.report.provenance import statement
 
 
 @pytest.mark.parametrize("name", ["quickstart", "split"])
@@ -100,3 +101,18 @@ def test_dict_form_reads_as_before():
     assert "encoding" not in report.run.to_dict()
     with pytest.raises(KeyError):
         report.run["encoding"]  # not written when None, so not in the dict form either
+
+
+def test_provenance_entries_are_typed_and_write_back_unchanged():
+    doc = json.loads(read_golden("split", "report.json"))
+    report = Report.from_dict(doc)
+    (entry,) = report.provenance
+    assert isinstance(entry, ProvenanceResult)
+    assert (entry.verdict, entry.held_out_records, entry.records_total) == ("fail", 42, 11587)
+    assert entry.by_split == {"test": 42} and len(entry.records) == 11587
+    assert entry["held_out_records"] == 42  # the dict form still reads
+    assert report.to_json() == read_golden("split", "report.json")
+    assert statement(entry) == statement(doc["provenance"][0])  # a JSON object is read the same
+    bad = dict(doc, provenance=[{"records_total": 3}])
+    with pytest.raises(ValueError, match="provenance\\[0\\].*missing name, verdict"):
+        Report.from_dict(bad)

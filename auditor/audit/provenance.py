@@ -54,6 +54,7 @@ from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
 from ..text import boilerplate
+from .results import ProvenanceResult
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -154,7 +155,7 @@ def run_provenance(
     batch_size: int = 512,
     engine: Engine | None = None,
     stats: ScanStats | None = None,
-) -> dict[str, Any]:
+) -> ProvenanceResult:
     """Attribute every record of ``spec.derived`` to the records of ``spec.sources``; the report entry.
 
     The derived datasets are scanned by ``engine`` (default: the local engine in this process) like a
@@ -228,32 +229,32 @@ def run_provenance(
             f"({len(bp.lines)} lines, {len(bp.ngrams)} n-grams shared by at least {bp.config.share:.0%} "
             f"of {bp.sampled} sampled records; text shared with a source item is never masked)"
         )
-    return {
-        "name": spec.name,
-        "derived": list(spec.derived),
-        "sources": list(spec.sources),
-        "held_out_splits": sorted(held),
-        "methods": content_names + ["id"],
-        "id_pattern": spec.id_pattern,
-        "records_total": total["records"],
-        "by_split": total["by_split"],
-        "share_by_split": total["share_by_split"],
-        "source_items_by_split": total["source_items_by_split"],
-        "by_how": total["by_how"],
-        "unattributed": total["unattributed"],
-        "conflicts": total["conflicts"],
-        "held_out_records": total["held_out_records"],
-        "ambiguous": total["ambiguous"],
-        "max_held_out": spec.max_held_out,
-        "allowance": allowance,
-        "verdict": verdict,
-        "skipped": total["skipped"],
-        "source_skipped": source_skipped,
-        "source_split_sizes": dict(sorted(Counter(s.split for s in sources.values()).items())),
-        "per_dataset": per_dataset,
-        "notes": notes,
-        "records": rows,
-    }
+    return ProvenanceResult(
+        name=spec.name,
+        derived=list(spec.derived),
+        sources=list(spec.sources),
+        held_out_splits=sorted(held),
+        methods=content_names + ["id"],
+        id_pattern=spec.id_pattern,
+        records_total=total["records"],
+        by_split=total["by_split"],
+        share_by_split=total["share_by_split"],
+        source_items_by_split=total["source_items_by_split"],
+        by_how=total["by_how"],
+        unattributed=total["unattributed"],
+        conflicts=total["conflicts"],
+        held_out_records=total["held_out_records"],
+        ambiguous=total["ambiguous"],
+        max_held_out=spec.max_held_out,
+        allowance=allowance,
+        verdict=verdict,
+        skipped=total["skipped"],
+        source_skipped=source_skipped,
+        source_split_sizes=dict(sorted(Counter(s.split for s in sources.values()).items())),
+        per_dataset=per_dataset,
+        notes=notes,
+        records=rows,
+    )
 
 
 class _Attributor(Searcher):

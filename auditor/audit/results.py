@@ -107,3 +107,36 @@ class RunStats(JsonObject):
             return "?" if value is None else str(value)
 
         return shown(self.version), shown(self.engine), shown(self.started), shown(self.seconds)
+
+
+@dataclass(kw_only=True)
+class ProvenanceResult(JsonObject):
+    """One ``[[provenance]]`` entry's outcome: every derived record traced to its source item and split
+    (``records``: one row per derived record), the counts per split and per way of matching, and the
+    verdict (``fail`` when more than ``allowance`` records trace to a held-out split). ``name`` and
+    ``verdict`` are required; the rest default as an older report may lack them."""
+
+    name: str
+    derived: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    held_out_splits: list[str] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)
+    id_pattern: str | None = None
+    records_total: int = 0
+    by_split: dict[str, int] = field(default_factory=dict)
+    share_by_split: dict[str, float] = field(default_factory=dict)
+    source_items_by_split: dict[str, int] = field(default_factory=dict)
+    by_how: dict[str, int] = field(default_factory=dict)
+    unattributed: int = 0
+    conflicts: int = 0
+    held_out_records: int = 0
+    ambiguous: int = 0
+    max_held_out: float = 0
+    allowance: int = 0
+    verdict: str
+    skipped: int = 0
+    source_skipped: int = 0
+    source_split_sizes: dict[str, int] = field(default_factory=dict)
+    per_dataset: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)

@@ -216,7 +216,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
 
 def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
-    verdicts = [c.verdict for c in checks] + [p["verdict"] for p in extra.get("provenance", [])]
+    verdicts = [c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])]
     verdict = "pass"
     if "fail" in verdicts:
         verdict = "fail"

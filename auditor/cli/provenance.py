@@ -56,7 +56,7 @@ def provenance(source, as_statement, report_dir, index_dir, embed_cache, model_c
     with library_errors():
         if source.endswith(".json"):
             report = Report.load(source)
-            if not report.extra.get("provenance"):
+            if not report.provenance:
                 raise InputError(source, None, "the report has no 'provenance' section")
             written = None
         else:
@@ -68,11 +68,11 @@ def provenance(source, as_statement, report_dir, index_dir, embed_cache, model_c
             report = audit_provenance(config)
             written = report.write(out, kind="provenance")
         if as_statement:
-            for entry in report.extra["provenance"]:
+            for entry in report.provenance:
                 click.echo(statement(entry))
         else:
             click.echo(report.summary_line())
         if written:
             click.echo(f"report: {', '.join(escape_line(str(p)) for p in written.values())}", err=as_statement)
-        verdicts = [e["verdict"] for e in report.extra["provenance"]]
+        verdicts = [e.verdict for e in report.provenance]
         sys.exit(exit_for("fail" if "fail" in verdicts else "incomplete" if "incomplete" in verdicts else "pass"))

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..audit.results import CheckResult, RunStats
+from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
 from ..errors import ConfigError, InputError
 from ..io.atomic import atomic_write_text
+from ..io.jsonable import plain
 from ..io.jsonread import load_json
 from .html import render_html
 from .junit import render_junit
@@ -64,6 +65,15 @@ class Report:
         self.checks = [_typed(CheckResult, c, f"checks[{i}]") for i, c in enumerate(self.checks)]
         self.datasets = {name: _typed(DatasetSummary, d, f"datasets.{name}") for name, d in self.datasets.items()}
         self.run = _typed(RunStats, self.run, "run")
+        if isinstance(self.extra.get("provenance"), list):
+            self.extra["provenance"] = [
+                _typed(ProvenanceResult, p, f"provenance[{i}]") for i, p in enumerate(self.extra["provenance"])
+            ]
+
+    @property
+    def provenance(self) -> list[ProvenanceResult]:
+        """The ``[[provenance]]`` entries' results (empty when the run had none)."""
+        return list(self.extra.get("provenance") or [])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,7 +82,7 @@ class Report:
             "checks": [c.to_dict() for c in self.checks],
             "datasets": {name: d.to_dict() for name, d in self.datasets.items()},
             "findings": self.findings,
-            **self.extra,
+            **{k: plain(v) for k, v in self.extra.items()},
             "run": self.run.to_dict(),
             "texts": self.texts,
         }
@@ -118,9 +128,9 @@ class Report:
             for c in self.checks
         ]
         parts += [
-            f"provenance {escape_line(p['name'])}: {p['verdict']} ({p['held_out_records']}/{p['records_total']} derived "
+            f"provenance {escape_line(p.name)}: {p.verdict} ({p.held_out_records}/{p.records_total} derived "
             f"records trace to a held-out split)"
-            for p in self.extra.get("provenance") or []
+            for p in self.provenance
         ]
         return f"auditor: {self.verdict.upper()} — " + "; ".join(parts)
 

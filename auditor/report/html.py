@@ -34,7 +34,7 @@ from .provenance import statement
 from .review import review_html
 
 if TYPE_CHECKING:
-    from ..audit.results import CheckResult
+    from ..audit.results import CheckResult, ProvenanceResult
     from . import Report
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
@@ -420,27 +420,22 @@ def _clean(value: Any) -> str:
     return head + "</p>" + _table(headers, rows, {1, 2, 3, 6})
 
 
-def _provenance(entries: Any) -> str:
+def _provenance(entries: list[ProvenanceResult]) -> str:
     """Per provenance entry: the split statement, a bar of derived records per source split, and
-    the held-out / conflicting records. Falls back to the generic rendering for other shapes."""
-    if not (isinstance(entries, list) and all(isinstance(e, dict) and "by_split" in e for e in entries)):
-        return _generic(entries)
+    the held-out / conflicting records (the report typed them: :class:`ProvenanceResult`)."""
 
     out = []
     for e in entries:
-        total = int(e.get("records_total", 0))
-        held = set(e.get("held_out_splits", []))
-        items = [
-            (f"{s}{' (held out)' if s in held else ''}", int(n), total)
-            for s, n in sorted(e.get("by_split", {}).items())
-        ]
-        items.append(("unattributed", int(e.get("unattributed", 0)), total))
+        total = e.records_total
+        held = set(e.held_out_splits)
+        items = [(f"{s}{' (held out)' if s in held else ''}", int(n), total) for s, n in sorted(e.by_split.items())]
+        items.append(("unattributed", e.unattributed, total))
         out.append(
-            f"<h3>{_e(e.get('name', ''))} <span class='verdict v-{_e(e.get('verdict', ''))}'>"
-            f"{_e(str(e.get('verdict', '')).upper())}</span></h3><p>{_e(statement(e))}</p>"
+            f"<h3>{_e(e.name)} <span class='verdict v-{_e(e.verdict)}'>"
+            f"{_e(e.verdict.upper())}</span></h3><p>{_e(statement(e))}</p>"
             f"<div class='plots'>{_svg.bars(items, 'derived records per source split')}</div>"
         )
-        flagged = [r for r in e.get("records", []) if r.get("held_out") or r.get("how") == "conflicting"][:200]
+        flagged = [r for r in e.records if r.get("held_out") or r.get("how") == "conflicting"][:200]
         if flagged:
             rows = [
                 [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..audit.results import ProvenanceResult
 from ._md import md
 
 BAR = 30
@@ -26,26 +27,29 @@ def _pct(n: int, total: int) -> str:
     return f"{100 * n / total:.1f}%" if total else "0.0%"
 
 
-def _held_ids(entry: dict[str, Any], split: str, limit: int = 10) -> list[str]:
+def _held_ids(entry: ProvenanceResult, split: str, limit: int = 10) -> list[str]:
     seen: dict[str, None] = {}
-    for r in entry.get("records", []):
+    for r in entry.records:
         if r.get("source_split") == split:
             seen.setdefault(r.get("source_ref") or f"{r['source_dataset']} {r['source_id']}", None)
     ids = list(seen)
     return ids[:limit] + ([f"… {len(ids) - limit} more"] if len(ids) > limit else [])
 
 
-def statement(entry: dict[str, Any]) -> str:
-    """One paragraph for a paper: how many derived records trace to which split, with the numbers."""
-    total = entry["records_total"]
-    held = set(entry.get("held_out_splits", []))
-    by_split = entry.get("by_split", {})
-    items = entry.get("source_items_by_split", {})
+def statement(entry: ProvenanceResult | dict[str, Any]) -> str:
+    """One paragraph for a paper: how many derived records trace to which split, with the numbers
+    (``entry`` as the report holds it, or its JSON object from ``report.json``)."""
+    if isinstance(entry, dict):
+        entry = ProvenanceResult.from_dict(entry)
+    total = entry.records_total
+    held = set(entry.held_out_splits)
+    by_split = entry.by_split
+    items = entry.source_items_by_split
     clean = {s: n for s, n in by_split.items() if s not in held}
     clean_n = sum(clean.values())
     clean_txt = ", ".join(f"{n} to split '{s}'" for s, n in clean.items())
     parts = [
-        f"Of the {total} records of {', '.join(entry['derived'])}, {clean_n} trace to a training or other "
+        f"Of the {total} records of {', '.join(entry.derived)}, {clean_n} trace to a training or other "
         f"non-held-out split" + (f" ({clean_txt})" if clean_txt else "")
     ]
     hit = [s for s in sorted(held) if by_split.get(s)]
@@ -59,22 +63,22 @@ def statement(entry: dict[str, Any]) -> str:
         names = ", ".join(f"'{s}'" for s in sorted(held))
         parts.append(f"none to the held-out split{'s' if len(held) != 1 else ''} {names}")
     text = " and ".join(parts) + ";"
-    unattributed = entry.get("unattributed", 0)
+    unattributed = entry.unattributed
     text += (
         f" {unattributed} ({_pct(unattributed, total)}) could not be attributed to any source item of "
-        f"{', '.join(entry['sources'])}."
+        f"{', '.join(entry.sources)}."
     )
-    if entry.get("ambiguous"):
+    if entry.ambiguous:
         text += (
-            f" {entry['ambiguous']} attributed record{'s' if entry['ambiguous'] != 1 else ''} match an item of "
+            f" {entry.ambiguous} attributed record{'s' if entry.ambiguous != 1 else ''} match an item of "
             "another split equally well (counted under the held-out split when one is)."
         )
-    if entry.get("conflicts"):
+    if entry.conflicts:
         text += (
-            f" {entry['conflicts']} record{'s' if entry['conflicts'] != 1 else ''} carry an id naming one "
+            f" {entry.conflicts} record{'s' if entry.conflicts != 1 else ''} carry an id naming one "
             "source item while the content matches another."
         )
-    text += f" Verdict: {entry['verdict'].upper()} (allowed held-out records: {entry.get('allowance', 0)})."
+    text += f" Verdict: {entry.verdict.upper()} (allowed held-out records: {entry.allowance})."
     return text
 
 
@@ -95,34 +99,34 @@ def _bar(n: int, total: int) -> str:
     return "█" * filled + "░" * (BAR - filled)
 
 
-def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
+def render_provenance(entries: list[ProvenanceResult]) -> list[str]:
     """Markdown lines of the provenance section (empty when there is none)."""
     if not entries:
         return []
     lines = ["## Provenance", ""]
     for e in entries:
-        total = e["records_total"]
+        total = e.records_total
         lines += [
-            f"### {_cell(e['name'])}: **{_cell(e['verdict'])}**",
+            f"### {_cell(e.name)}: **{_cell(e.verdict)}**",
             "",
-            f"Derived: {_cell(', '.join(e['derived']))}; sources: {_cell(', '.join(e['sources']))}; "
-            f"held-out splits: {_cell(', '.join(e.get('held_out_splits', [])))}; methods: "
-            f"{_cell(', '.join(e.get('methods', [])))}.",
+            f"Derived: {_cell(', '.join(e.derived))}; sources: {_cell(', '.join(e.sources))}; "
+            f"held-out splits: {_cell(', '.join(e.held_out_splits))}; methods: "
+            f"{_cell(', '.join(e.methods))}.",
             "",
             _cell(statement(e)),
             "",
             "| source split | records | share | |",
             "|---|---:|---:|---|",
         ]
-        rows = list(e.get("by_split", {}).items()) + [("(unattributed)", e.get("unattributed", 0))]
-        held = set(e.get("held_out_splits", []))
+        rows = list(e.by_split.items()) + [("(unattributed)", e.unattributed)]
+        held = set(e.held_out_splits)
         for split, n in rows:
             tag = " (held out)" if split in held else ""
             lines.append(f"| {_cell(split)}{tag} | {n} | {_pct(n, total)} | `{_bar(n, total)}` |")
         lines.append("")
-        if len(e.get("per_dataset", {})) > 1:
+        if len(e.per_dataset) > 1:
             lines += ["| derived dataset | records | by split | unattributed | conflicts |", "|---|---:|---|---:|---:|"]
-            for name, d in e["per_dataset"].items():
+            for name, d in e.per_dataset.items():
                 split_txt = ", ".join(f"{s} {n}" for s, n in d["by_split"].items()) or "—"
                 lines.append(
                     f"| {_cell(name)} | {d['records']} | {_cell(split_txt)} | {d['unattributed']} | {d['conflicts']} |"
@@ -132,7 +136,7 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
             ("Records traced to a held-out split", lambda r: r.get("held_out")),
             ("Conflicts (id names one item, content matches another)", lambda r: r.get("how") == "conflicting"),
         ):
-            chosen = [r for r in e.get("records", []) if keep(r)]
+            chosen = [r for r in e.records if keep(r)]
             if not chosen:
                 continue
             lines += [
@@ -154,13 +158,13 @@ def render_provenance(entries: list[dict[str, Any]]) -> list[str]:
             if len(chosen) > LISTED:
                 lines.append(f"\n… {len(chosen) - LISTED} more in report.json.")
             lines.append("")
-        unattributed = [r for r in e.get("records", []) if r.get("how") == "unattributed"]
+        unattributed = [r for r in e.records if r.get("how") == "unattributed"]
         if unattributed:
             shown = ", ".join(_derived(r) for r in unattributed[:LISTED])
             more = f" … and {len(unattributed) - LISTED} more (report.json)" if len(unattributed) > LISTED else ""
             lines += [f"Unattributed ({len(unattributed)}): {_cell(shown)}{more}.", ""]
-        for note in e.get("notes", []):
+        for note in e.notes:
             lines.append(f"- {_cell(note)}")
-        if e.get("notes"):
+        if e.notes:
             lines.append("")
     return lines
