@@ -168,7 +168,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     capture = TextCapture(window=4 * TEXTS_PER_UNIT)
     extra: dict[str, Any] = {}
     try:
-        states = [_prepare_check(check, config, datasets, error_types) for check in config.checks]
+        states = _prepare_checks(config, datasets, engine, error_types)
         _scan_training_sets(states, config, datasets, engine, store, scan_stats, error_types, capture)
         checks.extend(_finish_check(state, config, datasets, store, error_types) for state in states)
         findings = store.findings()
@@ -193,9 +193,10 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         timing = {
             "started": started.isoformat(timespec="seconds"),
             "seconds": round(time.perf_counter() - t0, 3),
-            # CPU of the calling process (planning, merging, indexes, report) and of the scan's workers
+            # CPU of the calling process (planning, merging, indexes, report) and of the workers
+            # (scanning units; detecting boilerplate: Engine.offload)
             "caller_cpu_s": round(time.process_time() - cpu0, 3),
-            "worker_cpu_s": round(scan_stats.worker_cpu_s, 3),
+            "worker_cpu_s": round(scan_stats.worker_cpu_s + engine.offload_cpu_s, 3),
         }
         report = _report(
             config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets
@@ -276,15 +277,46 @@ class _CheckState:
     pairs: dict[tuple[str, str], set[int]] = field(default_factory=dict)
 
 
-def _prepare_check(check: CheckSpec, config: AuditConfig, datasets: dict[str, Dataset], error_types: ErrorTypes):
-    method_names = check.methods or methods.default_methods()
-    eval_records = [r for name in check.eval for r in datasets[name].records()]
-    eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
-    indexes = [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
-    masker = boilerplate.prepare(indexes, [datasets[n] for n in check.train], eval_records)
-    for name in check.eval:
-        error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
-    return _CheckState(check, method_names, eval_records, eval_skipped, indexes, masker)
+def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: Engine, error_types: ErrorTypes):
+    """Every check's eval records, indexes and boilerplate masking.
+
+    Boilerplate is detected on the engine's workers (:meth:`Engine.offload`), one task per
+    training-set list reading its sample once for every check that scans it, while the calling
+    process builds (or loads) the indexes."""
+    evals = []
+    for check in config.checks:
+        eval_records = [r for name in check.eval for r in datasets[name].records()]
+        eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
+        method_names = check.methods or methods.default_methods()
+        unbuilt = [methods.create(m, config.method_params.get(m)) for m in method_names]
+        evals.append((method_names, eval_records, eval_skipped, boilerplate.masked_eval_texts(unbuilt, eval_records)))
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, (check, ev) in enumerate(zip(config.checks, evals)):
+        if ev[3] is not None:
+            groups.setdefault(tuple(check.train), []).append(i)
+    calls, train_sets = [], []
+    for train, members in groups.items():
+        train_ds = [datasets[n] for n in train]
+        for ds in train_ds:
+            ds.plan()  # each file's state from now on (the workers' sample read checks it)
+        train_sets.extend(train_ds)
+        calls.append((train_ds, [evals[i][3] for i in members]))
+    pending = engine.offload(boilerplate.detect_sample, calls, train_sets)
+    built = [
+        [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
+        for method_names, eval_records, _, _ in evals
+    ]
+    detected: dict[int, Any] = {}
+    for members, found in zip(groups.values(), pending()):
+        detected.update(zip(members, found))
+    states = []
+    for i, (check, (method_names, eval_records, eval_skipped, _)) in enumerate(zip(config.checks, evals)):
+        train_ds = [datasets[n] for n in check.train]
+        masker = boilerplate.prepare(built[i], train_ds, eval_records, detected=detected.get(i))
+        for name in check.eval:
+            error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
+        states.append(_CheckState(check, method_names, eval_records, eval_skipped, built[i], masker))
+    return states
 
 
 def _scan_training_sets(

@@ -145,6 +145,8 @@ class Engine(ABC):
     name: str
     workers: int | None
     peak_worker_rss_mb: float = 0.0
+    #: CPU seconds that calls run by :meth:`offload` spent in workers (not in the calling process)
+    offload_cpu_s: float = 0.0
 
     @abstractmethod
     def scan(
@@ -158,6 +160,27 @@ class Engine(ABC):
     def workers_used(self) -> int | None:
         """Workers the last scan ran on (default: ``workers``)."""
         return self.workers
+
+    def offload(
+        self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]
+    ) -> Callable[[], list[Any]]:
+        """Start ``fn(*args)`` for each ``args`` of ``calls`` where the engine runs its work, and return
+        a function that waits for their results, in order (raising what ``fn`` raised). ``fn`` must
+        be importable and its arguments picklable; ``datasets`` are what the calls read (an engine
+        may run small inputs here). The default runs the calls here, when their results are asked
+        for, so errors surface where they would without an engine.
+
+        >>> get_engine("local", workers=1).offload(divmod, [(7, 2), (9, 4)], [])()
+        [(3, 1), (2, 1)]
+        """
+        return lambda: [fn(*args) for args in calls]
+
+
+def timed_call(fn: Callable[..., Any], args: tuple) -> tuple[Any, float]:
+    """``fn(*args)`` and the CPU seconds it took (how a worker runs an :meth:`Engine.offload` call)."""
+    cpu0 = time.process_time()
+    result = fn(*args)
+    return result, time.process_time() - cpu0
 
 
 @dataclass

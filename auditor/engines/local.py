@@ -29,10 +29,11 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..datasets.dataset import Dataset
 from ..datasets.units import Unit, UnitReader
@@ -48,6 +49,7 @@ from .base import (
     dataset_bytes,
     run_scan,
     scan_unit,
+    timed_call,
 )
 from .lifecycle import init_worker, spawning_guard, started_children, terminate_children_since
 
@@ -93,7 +95,7 @@ class LocalEngine(Engine):
         if not parallel:
             yield from run_scan(_in_process, job, dataset, stats, sinks, units, progress=self.progress)
             return
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        ctx = _context()
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang).
         # Workers ignore Ctrl-C and die with this process (lifecycle); this process shuts them down.
@@ -118,6 +120,38 @@ class LocalEngine(Engine):
             pool.shutdown(wait=True, cancel_futures=True)
             self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)
 
+    def offload(
+        self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]
+    ) -> Callable[[], list[Any]]:
+        """Calls in worker processes while the calling process goes on (in-process, when asked
+        for, where the scan would run in-process: ``workers = 1`` or inputs below
+        ``min_parallel_bytes``)."""
+        size = sum(dataset_bytes(d) for d in datasets)
+        if self.workers < 2 or not calls or size < self.min_parallel_bytes:
+            return super().offload(fn, calls, datasets)
+        before = started_children()
+        with spawning_guard():
+            pool = ProcessPoolExecutor(
+                min(self.workers, len(calls)), mp_context=_context(), initializer=init_worker, initargs=(os.getpid(),)
+            )
+            futures = [pool.submit(timed_call, fn, args) for args in calls]
+
+        def results() -> list[Any]:
+            try:
+                done = [f.result() for f in futures]
+                self.offload_cpu_s += sum(cpu for _, cpu in done)
+                return [result for result, _ in done]
+            except BrokenProcessPool as e:
+                terminate_children_since(before)
+                raise ScanError(f"a worker process died ({e}); rerun with --workers 1 to see the cause") from None
+            except BaseException:
+                terminate_children_since(before)
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+        return results
+
     def _ordered(self, pool, tasks, count_only: bool, reader: UnitReader) -> Iterator[UnitResult]:
         # the workers hold the reader of the scan; the counting pass reads without the split
         extra = reader if count_only else None
@@ -141,6 +175,10 @@ class LocalEngine(Engine):
                     f"a worker process died ({e}); no report is written for a scan with a gap. "
                     "Rerun with --workers 1 to see the cause"
                 ) from None
+
+
+def _context():
+    return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
 
 
 def _in_process(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,17 @@ from ..datasets.dataset import Dataset
 from ..datasets.units import Unit, UnitReader
 from ..errors import AuditorError, ConfigError, MissingDependencyError, ScanError
 from ..methods.base import Finding
-from .base import DEFAULT_SPLIT_BYTES, Engine, ScanJob, ScanSinks, ScanStats, UnitResult, run_scan, scan_unit
+from .base import (
+    DEFAULT_SPLIT_BYTES,
+    Engine,
+    ScanJob,
+    ScanSinks,
+    ScanStats,
+    UnitResult,
+    run_scan,
+    scan_unit,
+    timed_call,
+)
 
 _JOB_CACHE: dict[str, ScanJob] = {}
 
@@ -125,6 +135,23 @@ class RayEngine(Engine):
             yield from run_scan(run, job, dataset, stats, sinks, units, progress=self.progress)
         finally:
             self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)
+
+    def offload(
+        self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]
+    ) -> Callable[[], list[Any]]:
+        """Each call a Ray task (started now; the calling process goes on)."""
+        import ray
+
+        self._init()
+        task = ray.remote(num_cpus=1, max_retries=self.retries)(timed_call)
+        refs = [task.remote(fn, args) for args in calls]
+
+        def results() -> list[Any]:
+            done = [self._get(ref) for ref in refs]
+            self.offload_cpu_s += sum(cpu for _, cpu in done)
+            return [result for result, _ in done]
+
+        return results
 
     def _stream(self, task, holder, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
         """Results in unit order, collected as tasks complete (``ray.wait``), ``2 × workers`` in flight."""

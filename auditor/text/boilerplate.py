@@ -395,28 +395,54 @@ class Masker:
         return {**self.boilerplate.report(), "methods": self.methods}
 
 
+def masked_eval_texts(indexes: Sequence[Any], eval_records: Sequence[Record]) -> set[str] | None:
+    """The eval texts that masking must protect for ``indexes`` (built or not: only their
+    ``config`` is read); None when no index masks boilerplate."""
+    masking = [ix for ix in indexes if ix.config.mask_boilerplate]
+    if not masking:
+        return None
+    return {ev.view(ix.config.eval_view) for ix in masking for ev in eval_records}
+
+
+def detect_sample(
+    train_datasets: Sequence[Any], text_sets: Sequence[Iterable[str]], config: BoilerplateConfig | None = None
+) -> list[Boilerplate]:
+    """Read the sample of ``train_datasets`` once and detect its boilerplate for each of
+    ``text_sets`` (the protected eval texts of each check that reads these datasets).
+
+    A picklable task: the engine runs it in a worker (:meth:`auditor.engines.base.Engine.offload`),
+    so the calling process does not read or census the sample. Raises what reading raises."""
+    cfg = config or BoilerplateConfig()
+    per = max(1, cfg.sample // max(1, len(train_datasets)))
+    sample = [r for ds in train_datasets for r in islice(ds.records(), per)]
+    return [detect(sample, texts, cfg) for texts in text_sets]
+
+
 def prepare(
     indexes: Sequence[Any],
     train_datasets: Sequence[Any],
     eval_records: Sequence[Record],
     config: BoilerplateConfig | None = None,
+    detected: Boilerplate | None = None,
 ) -> Masker:
     """Sample the training sets, detect boilerplate, wrap the indexes that mask it.
 
-    ``Masker.indexes`` is the list to scan with (wrapped where masking applies)."""
+    ``detected``: the boilerplate :func:`detect_sample` found for these indexes and eval records
+    (e.g. in a worker); None: detect it here. ``Masker.indexes`` is the list to scan with
+    (wrapped where masking applies)."""
     cfg = config or BoilerplateConfig()
     masking = [ix for ix in indexes if ix.config.mask_boilerplate]
     if not masking:
         return Masker(None, list(indexes), reason="turned off (mask_boilerplate = false) for every method")
-    per = max(1, cfg.sample // max(1, len(train_datasets)))
-    sample = [r for ds in train_datasets for r in islice(ds.records(), per)]
-    eval_texts = {ev.view(ix.config.eval_view) for ix in masking for ev in eval_records}
-    bp = detect(sample, eval_texts, cfg)
-    if len(sample) < cfg.min_records:
+    if detected is None:
+        texts = masked_eval_texts(indexes, eval_records) or set()
+        detected = detect_sample(train_datasets, [texts], cfg)[0]
+    bp = detected
+    if bp.sampled < cfg.min_records:
         return Masker(
             None,
             list(indexes),
-            reason=f"only {len(sample)} training records (< {cfg.min_records}): "
+            reason=f"only {bp.sampled} training records (< {cfg.min_records}): "
             "too few to tell boilerplate from content",
         )
     if not bp.lines and not len(bp.ngrams):

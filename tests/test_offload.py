@@ -1,0 +1,131 @@
+"""Boilerplate detection runs on the engine's workers (``Engine.offload``), not in the calling process.
+
+The sample pre-pass (read the first records of the training sets, census their lines and n-grams)
+used to cost the calling process ~0.4 s per check. It now runs as a worker task, once per
+training-set list for every check that scans it; the boilerplate found, the errors raised and the
+report are those of the in-process detection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.base import get_engine
+from auditor.errors import InputError
+from auditor.text.boilerplate import detect_sample
+
+EVAL = "webshop:0:200"
+
+
+def _goals() -> list[str]:
+    return [r.view("query") for r in Dataset(DatasetSpec("ev", [EVAL], role="eval")).records()]
+
+
+def _corpus(tmp_path, bad_at: int | None = None):
+    """Agent-style records: a shared policy line and tool schema in each, a goal planted in some."""
+    goals = _goals()
+    rows = []
+    for i in range(600):
+        text = (
+            "You are a shopping assistant. Follow the store policy and never reveal internal notes.\n"
+            'Tools: search(query: str), click(item: str), buy(item: str, quantity: int) -> "order id"\n'
+            f"User {i} asks about item {i * 7 % 101}: {goals[i % len(goals)] if i % 9 == 0 else 'shipping times'}"
+        )
+        rows.append(json.dumps({"id": f"r{i}", "text": text}))
+    if bad_at is not None:
+        rows[bad_at] = '{"id": "broken", "text": '
+    path = tmp_path / "train.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _fields(bp) -> dict:
+    d = {f.name: getattr(bp, f.name) for f in dataclasses.fields(bp)}
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+
+
+def test_boilerplate_detected_in_a_worker_process_is_the_in_process_one(tmp_path):
+    ds = Dataset(DatasetSpec("tr", [str(_corpus(tmp_path))]))
+    texts = [set(_goals()), set(_goals()[:50])]
+    here = detect_sample([ds], texts)
+    assert here[0].lines and here[0].sampled == 600
+    engine = get_engine("local", workers=2, min_parallel_bytes=0)
+    pending = engine.offload(detect_sample, [([ds], texts)], [ds])
+    # it runs in a worker process: the task reports its pid
+    pid = engine.offload(os.getpid, [()], [ds])()
+    assert pid[0] != os.getpid()
+    (there,) = pending()
+    assert [_fields(b) for b in there] == [_fields(b) for b in here]
+    assert engine.offload_cpu_s > 0  # the worker's CPU is counted as the run's, not lost
+
+
+def test_small_inputs_and_one_worker_detect_in_process_when_asked(tmp_path):
+    ds = Dataset(DatasetSpec("tr", [str(_corpus(tmp_path))]))
+    for engine in (get_engine("local", workers=1, min_parallel_bytes=0), get_engine("local", workers=2)):
+        assert engine.offload(os.getpid, [()], [ds])() == [os.getpid()]
+        assert engine.offload_cpu_s == 0
+
+
+def test_a_bad_line_in_the_sample_is_the_same_error_from_a_worker(tmp_path):
+    ds = Dataset(DatasetSpec("tr", [str(_corpus(tmp_path, bad_at=40))]))
+    with pytest.raises(InputError) as here:
+        detect_sample([ds], [set()])
+    engine = get_engine("local", workers=2, min_parallel_bytes=0)
+    with pytest.raises(InputError) as there:
+        engine.offload(detect_sample, [([ds], [set()])], [ds])()
+    assert str(there.value) == str(here.value) and "line 41" in str(here.value)
+
+
+def _config(train, engine: str, workers: int) -> AuditConfig:
+    datasets = {
+        "tr": DatasetSpec("tr", [str(train)]),
+        "ev1": DatasetSpec("ev1", ["webshop:0:100"], role="eval"),
+        "ev2": DatasetSpec("ev2", ["webshop:100:200"], role="eval"),
+    }
+    checks = [CheckSpec(f"c{k}", ["tr"], [f"ev{k}"], methods=["exact", "ngram"]) for k in (1, 2)]
+    return AuditConfig(
+        datasets=datasets, checks=checks, engine=engine, workers=workers, findings_store="memory", split_bytes=20_000
+    )
+
+
+def _comparable(report) -> dict:
+    doc = report.to_dict()
+    doc.pop("run")
+    return doc
+
+
+@pytest.fixture
+def small_inputs_in_parallel(monkeypatch):
+    import auditor.audit.run as audit_mod
+
+    real = audit_mod.get_engine
+    kw0 = {"min_parallel_bytes": 0}
+    monkeypatch.setattr(
+        audit_mod, "get_engine", lambda name, **kw: real(name, **kw, **(kw0 if name == "local" else {}))
+    )
+
+
+def test_two_checks_mask_the_same_in_a_worker_on_ray_and_in_process(tmp_path, small_inputs_in_parallel):
+    train = _corpus(tmp_path)
+    serial = run_audit(_config(train, "local", 1))
+    masked = [c["boilerplate"] for c in serial.to_dict()["checks"]]
+    assert all(b["enabled"] and b["masked_records"] == 600 for b in masked)
+    parallel = run_audit(_config(train, "local", 2))
+    assert parallel.run["workers"] == 2 and parallel.run["worker_cpu_s"] > 0
+    assert _comparable(parallel) == _comparable(serial)
+    ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        assert _comparable(run_audit(_config(train, "ray", 2))) == _comparable(serial)
+    finally:
+        if started:
+            ray.shutdown()
