@@ -302,10 +302,14 @@ def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: E
         train_sets.extend(train_ds)
         calls.append((train_ds, [evals[i][3] for i in members]))
     pending = engine.offload(boilerplate.detect_sample, calls, train_sets)
-    built = [
-        [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
-        for method_names, eval_records, _, _ in evals
-    ]
+    try:
+        built = [
+            [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
+            for method_names, eval_records, _, _ in evals
+        ]
+    except BaseException:  # a bad index, Ctrl-C: the detection tasks are stopped, not waited for
+        pending(cancel=True)
+        raise
     detected: dict[int, Any] = {}
     for members, found in zip(groups.values(), pending()):
         detected.update(zip(members, found))

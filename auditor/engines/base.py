@@ -163,9 +163,10 @@ class Engine(ABC):
 
     def offload(
         self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]
-    ) -> Callable[[], list[Any]]:
+    ) -> Callable[..., list[Any]]:
         """Start ``fn(*args)`` for each ``args`` of ``calls`` where the engine runs its work, and return
-        a function that waits for their results, in order (raising what ``fn`` raised). ``fn`` must
+        a function that waits for their results, in order (raising what ``fn`` raised); called with
+        ``cancel=True`` it stops them instead (the caller failed meanwhile). ``fn`` must
         be importable and its arguments picklable; ``datasets`` are what the calls read (an engine
         may run small inputs here). The default runs the calls here, when their results are asked
         for, so errors surface where they would without an engine.
@@ -173,7 +174,7 @@ class Engine(ABC):
         >>> get_engine("local", workers=1).offload(divmod, [(7, 2), (9, 4)], [])()
         [(3, 1), (2, 1)]
         """
-        return lambda: [fn(*args) for args in calls]
+        return lambda cancel=False: [] if cancel else [fn(*args) for args in calls]
 
 
 def timed_call(fn: Callable[..., Any], args: tuple) -> tuple[Any, float]:

@@ -64,6 +64,14 @@ def spawning_guard() -> Iterator[None]:
     if in_main:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _CAN_MASK else None
+    if mask is not None:
+        # multiprocessing's resource tracker unblocks SIGINT after starting itself (CPython 3.11's
+        # resource_tracker.ensure_running): start it first, then block again, or the forkserver
+        # started next (when a pool is the run's first) would be born with SIGINT deliverable
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:

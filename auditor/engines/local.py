@@ -122,7 +122,7 @@ class LocalEngine(Engine):
 
     def offload(
         self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]
-    ) -> Callable[[], list[Any]]:
+    ) -> Callable[..., list[Any]]:
         """Calls in worker processes while the calling process goes on (in-process, when asked
         for, where the scan would run in-process: ``workers = 1`` or inputs below
         ``min_parallel_bytes``)."""
@@ -136,14 +136,19 @@ class LocalEngine(Engine):
             )
             futures = [pool.submit(timed_call, fn, args) for args in calls]
 
-        def results() -> list[Any]:
+        def results(cancel: bool = False) -> list[Any]:
             try:
+                if cancel:  # the caller failed or was interrupted meanwhile: stop the workers
+                    raise _Cancelled
                 done = [f.result() for f in futures]
                 self.offload_cpu_s += sum(cpu for _, cpu in done)
                 return [result for result, _ in done]
             except BrokenProcessPool as e:
                 terminate_children_since(before)
                 raise ScanError(f"a worker process died ({e}); rerun with --workers 1 to see the cause") from None
+            except _Cancelled:
+                terminate_children_since(before)
+                return []
             except BaseException:
                 terminate_children_since(before)
                 raise
@@ -175,6 +180,10 @@ class LocalEngine(Engine):
                     f"a worker process died ({e}); no report is written for a scan with a gap. "
                     "Rerun with --workers 1 to see the cause"
                 ) from None
+
+
+class _Cancelled(Exception):
+    pass
 
 
 def _context():

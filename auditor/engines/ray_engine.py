@@ -138,7 +138,7 @@ class RayEngine(Engine):
 
     def offload(
         self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]
-    ) -> Callable[[], list[Any]]:
+    ) -> Callable[..., list[Any]]:
         """Each call a Ray task (started now; the calling process goes on)."""
         import ray
 
@@ -146,7 +146,11 @@ class RayEngine(Engine):
         task = ray.remote(num_cpus=1, max_retries=self.retries)(timed_call)
         refs = [task.remote(fn, args) for args in calls]
 
-        def results() -> list[Any]:
+        def results(cancel: bool = False) -> list[Any]:
+            if cancel:
+                for ref in refs:
+                    ray.cancel(ref, force=True)
+                return []
             done = [self._get(ref) for ref in refs]
             self.offload_cpu_s += sum(cpu for _, cpu in done)
             return [result for result, _ in done]
