@@ -52,18 +52,35 @@ class NgramScanner:
             th[i] = xxhash.xxh64_intdigest(b)
         self.token_hash = th
         self.tables = tables
+        self._register()
+
+    def _register(self) -> None:
+        """Add this vocabulary to the process's shared one; ``_local`` maps a shared id to this
+        scanner's id (0: not in it; the last entry, 0, stands for ids added after this scanner)."""
+        for b in self.vocab:
+            if b not in _SHARED_VOCAB:
+                _SHARED_VOCAB[b] = len(_SHARED_VOCAB) + 1
+        local = np.zeros(len(_SHARED_VOCAB) + 2, dtype=np.int64)
+        for b, i in self.vocab.items():
+            local[_SHARED_VOCAB[b]] = i
+        self._local = local
+
+    def __getstate__(self):  # shared ids belong to one process: rebuilt where it is unpickled
+        state = dict(self.__dict__)
+        state.pop("_local", None)
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self._register()
 
     def matches(self, texts: Sequence[str], n_eval: int) -> list[tuple[int, int, int]]:
         """``(text index, eval position, distinct matched n-grams)``, sorted by text then eval position."""
         if not self.tables or not texts:
             return []
-        toks: list[bytes] = []
-        starts = np.empty(len(texts), dtype=np.int64)
-        for d, text in enumerate(texts):
-            starts[d] = len(toks)
-            toks += text_tokens(text)
-            toks.append(_SEP)
-        ids = np.fromiter(map(self.vocab.get, toks, repeat(0)), dtype=np.int64, count=len(toks))
+        shared, starts = _shared_ids(texts)
+        local = self._local
+        ids = local[np.minimum(shared, len(local) - 1)]
         zeros = np.concatenate(([0], np.cumsum(ids == 0)))
         th = self.token_hash[ids]
         keys: list[np.ndarray] = []
@@ -99,6 +116,35 @@ class NgramScanner:
             return []
         uniq, counts = np.unique(np.concatenate(keys), return_counts=True)
         return [(int(k // n_eval), int(k % n_eval), int(c)) for k, c in zip(uniq.tolist(), counts.tolist())]
+
+
+#: every scanner's tokens under one id space, so that the scanners of several checks (one pass over
+#: a training set) map a batch's tokens once: :func:`_shared_ids`, then a numpy lookup per scanner
+_SHARED_VOCAB: dict[bytes, int] = {}
+#: the last batch mapped: (its texts, the shared vocabulary's size then, shared ids, text starts)
+_LAST_BATCH: list = []
+
+
+def _shared_ids(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Shared-vocabulary ids of the tokens of ``texts`` (a separator after each text) and where each
+    text starts; computed once for the same text objects while the shared vocabulary is unchanged."""
+    last = _LAST_BATCH
+    if (
+        last
+        and last[1] == len(_SHARED_VOCAB)
+        and len(last[0]) == len(texts)
+        and all(a is b for a, b in zip(last[0], texts))
+    ):
+        return last[2], last[3]
+    toks: list[bytes] = []
+    starts = np.empty(len(texts), dtype=np.int64)
+    for d, text in enumerate(texts):
+        starts[d] = len(toks)
+        toks += text_tokens(text)
+        toks.append(_SEP)
+    ids = np.fromiter(map(_SHARED_VOCAB.get, toks, repeat(0)), dtype=np.int64, count=len(toks))
+    last[:] = [list(texts), len(_SHARED_VOCAB), ids, starts]
+    return ids, starts
 
 
 _ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.text.normalize
