@@ -66,6 +66,11 @@ def _job(holder: list) -> ScanJob:
     return _JOB_CACHE[key]
 
 
+def _call(fn, *args):
+    """The engine's Ray task: ``fn(*args)`` on a worker (:func:`_scan_task`, offloaded calls)."""
+    return fn(*args)
+
+
 def _scan_task(holder: list, reader: UnitReader, unit: Unit, numbered_from: int | None, count_only: bool):
     """Ray task: one unit, read and searched on the worker (:func:`auditor.engines.base.scan_unit`)."""
     return scan_unit(_job(holder), reader, unit, numbered_from, count_only)
@@ -81,6 +86,7 @@ class RayEngine(Engine):
     progress: bool | None = None
     name: str = field(default="ray", init=False)
     peak_worker_rss_mb: float = field(default=0.0, init=False)
+    _remote: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if importlib.util.find_spec("ray") is None:
@@ -126,7 +132,7 @@ class RayEngine(Engine):
         self._init()
         units = dataset.plan(self.split_bytes)
         holder = [ray.put(job)]  # in a list, so Ray passes the reference and the worker caches it
-        task = ray.remote(num_cpus=1, max_retries=self.retries)(_scan_task)
+        task = self._task()
 
         def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
             return self._stream(task, holder, reader, tasks, count_only)
@@ -143,8 +149,8 @@ class RayEngine(Engine):
         import ray
 
         self._init()
-        task = ray.remote(num_cpus=1, max_retries=self.retries)(timed_call)
-        refs = [task.remote(fn, args) for args in calls]
+        task = self._task()
+        refs = [task.remote(timed_call, fn, args) for args in calls]
 
         def results(cancel: bool = False) -> list[Any]:
             if cancel:
@@ -156,6 +162,15 @@ class RayEngine(Engine):
             return [result for result, _ in done]
 
         return results
+
+    def _task(self):
+        """The one remote function of this engine (``_call``), exported to the cluster once: each
+        ``ray.remote`` of a new function pickles and registers it from the driver again."""
+        import ray
+
+        if self._remote is None:
+            self._remote = ray.remote(num_cpus=1, max_retries=self.retries)(_call)
+        return self._remote
 
     def _stream(self, task, holder, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
         """Results in unit order, collected as tasks complete (``ray.wait``), ``2 × workers`` in flight."""
@@ -170,7 +185,7 @@ class RayEngine(Engine):
             while done < len(tasks):
                 while submitted < len(tasks) and len(pending) + len(ready) < window:
                     unit, start = tasks[submitted]
-                    pending[task.remote(holder, reader_ref, unit, start, count_only)] = submitted
+                    pending[task.remote(_scan_task, holder, reader_ref, unit, start, count_only)] = submitted
                     submitted += 1
                 if done not in ready:
                     finished, _ = ray.wait(list(pending), num_returns=1)
