@@ -199,7 +199,7 @@ class RayEngine(Engine):
                 ray.cancel(ref, force=True)
 
     @staticmethod
-    def _get(ref) -> UnitResult:
+    def _get(ref) -> Any:  # a UnitResult, or an offloaded call's (result, cpu seconds)
         import ray
         from ray.exceptions import RayError, RayTaskError
 
