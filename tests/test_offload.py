@@ -129,3 +129,30 @@ def test_two_checks_mask_the_same_in_a_worker_on_ray_and_in_process(tmp_path, sm
     finally:
         if started:
             ray.shutdown()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the signal mask from /proc (Linux)")
+def test_sigint_stays_blocked_while_the_first_pool_of_a_run_starts(tmp_path):
+    """multiprocessing's resource tracker unblocks SIGINT when it starts; a pool that is a run's
+    first (the boilerplate offload) must still start its forkserver with SIGINT blocked, or a
+    Ctrl-C at that moment kills it ('Fatal Python error: init_import_site')."""
+    import subprocess
+    import sys
+
+    script = (
+        "import multiprocessing as mp, os\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from auditor.engines.lifecycle import spawning_guard\n"
+        "if __name__ == '__main__':\n"
+        "    with spawning_guard():\n"
+        "        pool = ProcessPoolExecutor(1, mp_context=mp.get_context('forkserver'))\n"
+        "        f = pool.submit(os.getpid)\n"
+        "        blk = [l for l in open('/proc/self/status') if l.startswith('SigBlk')][0]\n"
+        "    f.result(); pool.shutdown()\n"
+        "    print(int(blk.split()[1], 16) & 2)\n"
+    )
+    path = tmp_path / "first_pool.py"
+    path.write_text(script)
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60, env=os.environ)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2"  # SIGINT (bit 1) still blocked after the tracker and forkserver started
