@@ -77,10 +77,12 @@ def test_quick_start_audit_needs_no_optional_extra(tmp_path):
 
 
 def test_ci_runs_the_readme_test_command_with_the_linters_first():
-    """``.ci/run`` runs the README's test command verbatim: ruff and mypy (config in pyproject.toml), then pytest."""
+    """``.ci/run`` runs the README's test command verbatim: ruff and mypy (config in pyproject.toml), then pytest,
+    then the tests marked slow (which a plain ``pytest`` leaves out)."""
     command = re.search(r"```bash\n(apt-get update[^\n]*)\n```", README).group(1)
     ci = (REPO / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert ci == command
     steps = [s.strip() for s in command.split("&&")]
     assert steps.index("ruff check .") < steps.index("ruff format --check .") < steps.index("mypy")
-    assert steps.index("mypy") < steps.index("python -m pytest -q") == len(steps) - 1
+    assert steps.index("mypy") < steps.index("python -m pytest -q") == len(steps) - 2
+    assert steps[-1] == "python -m pytest -q -m slow"  # the tests a plain `pytest` leaves out
