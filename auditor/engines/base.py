@@ -147,6 +147,9 @@ class Engine(ABC):
     peak_worker_rss_mb: float = 0.0
     #: CPU seconds that calls run by :meth:`offload` spent in workers (not in the calling process)
     offload_cpu_s: float = 0.0
+    #: CPU seconds worker processes spent starting (imports, loading the job) before their first
+    #: unit or call, where the engine can tell; counted in the run's worker CPU like the rest
+    startup_cpu_s: float = 0.0
 
     @abstractmethod
     def scan(
@@ -160,6 +163,12 @@ class Engine(ABC):
     def workers_used(self) -> int | None:
         """Workers the last scan ran on (default: ``workers``)."""
         return self.workers
+
+    def warm_up(self, datasets: Sequence[Dataset]) -> None:
+        """Start, without waiting, what the scans of ``datasets`` will need (worker processes'
+        start-up), so that it overlaps the calling process's own preparation. The default does
+        nothing; calling it is optional and changes no result."""
+        return None
 
     def offload(
         self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]

@@ -51,39 +51,50 @@ _CAN_MASK = hasattr(signal, "pthread_sigmask")
 
 
 @contextlib.contextmanager
-def spawning_guard() -> Iterator[None]:
-    """Block SIGINT while processes may be started; a Ctrl-C meanwhile is raised when the block ends.
-
-    Only the main thread can hold a Ctrl-C back (signal handlers live there); from another thread the
-    mask alone is applied. Nothing is raised but what the body raises, or KeyboardInterrupt (through
-    the handler that was installed before) for a Ctrl-C that arrived inside.
-    """
-    in_main = threading.current_thread() is threading.main_thread()
+def held_interrupts() -> Iterator[None]:
+    """Hold a Ctrl-C back until the block ends, then raise it (KeyboardInterrupt, through the handler
+    that was installed before). For code that a signal must not interrupt half-way, such as a C
+    extension module's initialization (DuckDB's aborts the process). Only the main thread can hold a
+    Ctrl-C back (signal handlers live there); elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     caught: list[int] = []
-    previous: Any = None
-    if in_main:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _CAN_MASK else None
-    if mask is not None:
-        # multiprocessing's resource tracker unblocks SIGINT after starting itself (CPython 3.11's
-        # resource_tracker.ensure_running): start it first, then block again, or the forkserver
-        # started next (when a pool is the run's first) would be born with SIGINT deliverable
-        from multiprocessing import resource_tracker
-
-        resource_tracker.ensure_running()
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous: Any = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:
-        if mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a held SIGINT is delivered here
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, previous)
     if caught:
         if callable(previous):
             previous(signal.SIGINT, None)
         elif previous != signal.SIG_IGN:
             raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def spawning_guard() -> Iterator[None]:
+    """Block SIGINT while processes may be started; a Ctrl-C meanwhile is raised when the block ends.
+
+    Only the main thread can hold a Ctrl-C back (:func:`held_interrupts`); from another thread the
+    mask alone is applied. Nothing is raised but what the body raises, or KeyboardInterrupt (through
+    the handler that was installed before) for a Ctrl-C that arrived inside.
+    """
+    with held_interrupts():
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _CAN_MASK else None
+        if mask is not None:
+            # multiprocessing's resource tracker unblocks SIGINT after starting itself (CPython 3.11's
+            # resource_tracker.ensure_running): start it first, then block again, or the forkserver
+            # started next (when a pool is the run's first) would be born with SIGINT deliverable
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a held SIGINT is delivered here
 
 
 def started_children() -> set[int]:
@@ -104,6 +115,23 @@ def terminate_children_since(before: set[int]) -> None:
     for p in mp.active_children():
         if p.pid not in before:
             p.terminate()
+
+
+def forkserver_cpu_s() -> float:
+    """CPU seconds (user + system) that this process's multiprocessing forkserver has used so far,
+    its preloaded imports included; 0.0 when none runs or the platform does not say (only Linux's
+    ``/proc`` does). Its forked workers are not included: they count their own."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)  # private, stable since 3.4
+    if not pid:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def init_worker(parent_pid: int, initializer: Callable[..., Any] | None = None, initargs: tuple = ()) -> None:

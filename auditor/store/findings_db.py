@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 
+from ..engines.lifecycle import held_interrupts
 from ..errors import ConfigError
 from ..io.atomic import remove_dead_owner_dirs
 from ..methods.base import Finding
@@ -58,7 +59,8 @@ class DuckDBFindingStore(FindingStore):
     is given); :meth:`close` flushes, closes and removes a temporary file."""
 
     def __init__(self, keep: int = 5, path: str | None = None, flush_every: int = 20_000):
-        import duckdb
+        with held_interrupts():  # a Ctrl-C while DuckDB's extension initializes would abort the process
+            import duckdb
 
         self.keep = keep
         self.flush_every = flush_every

@@ -1,0 +1,92 @@
+"""Local workers start from a forkserver that has imported their modules, and what they spend
+starting is counted in the run's worker CPU; a Ctrl-C is held back where it would abort the process."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+
+import pytest
+
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.lifecycle import held_interrupts
+from auditor.engines.local import WORKER_MODULES, _context
+
+needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process CPU from /proc")
+
+
+def test_every_preloaded_module_exists():
+    # the forkserver ignores a module it cannot import: a renamed one would silently stop preloading
+    for name in WORKER_MODULES:
+        assert importlib.import_module(name).__name__ == name
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the forkserver start method is Linux's default here")
+def test_the_forkserver_preloads_the_worker_modules():
+    from multiprocessing import forkserver
+
+    ctx = _context()
+    assert ctx.get_start_method() == "forkserver"
+    assert set(WORKER_MODULES) <= set(forkserver._forkserver._preload_modules)
+
+
+_SCAN = """
+import sys
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.base import ScanJob, ScanStats
+from auditor.engines.lifecycle import forkserver_cpu_s
+from auditor.engines.local import LocalEngine
+from auditor.methods import create
+
+if __name__ == "__main__":
+    ev = list(Dataset(DatasetSpec("ev", ["webshop:0:50"], role="eval")).records())
+    job = ScanJob.of([create("exact").build(ev)])
+    found = {}
+    for workers in (2, 1):
+        ds = Dataset(DatasetSpec("tr", [sys.argv[1]], role="train"))
+        engine = LocalEngine(workers=workers, min_parallel_bytes=0, split_bytes=50_000)
+        engine.warm_up([ds])
+        stats = ScanStats()
+        found[workers] = [f.train_id for f in engine.scan(job, ds, stats)]
+        print(workers, engine.workers_used, stats.units, stats.records, engine.startup_cpu_s, forkserver_cpu_s())
+    print(found[1] == found[2] and len(found[1]) > 0)
+"""
+
+
+@needs_proc
+def test_worker_start_up_is_counted_in_the_run_cpu(tmp_path):
+    # in a fresh process, so that this scan is the one that starts the forkserver
+    import subprocess
+
+    goals = [r.view("text") for r in Dataset(DatasetSpec("ev", ["webshop:0:50"], role="eval")).records()]
+    train = tmp_path / "train.jsonl"
+    rows = [
+        {"id": str(i), "text": goals[i % 50] if i % 97 == 0 else f"an unrelated request number {i}"}
+        for i in range(4000)
+    ]
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    script = tmp_path / "scan.py"
+    script.write_text(_SCAN)
+    out = subprocess.run([sys.executable, str(script), str(train)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    two, one, same = out.stdout.splitlines()
+    w, used, units, records, startup, forkserver = two.split()
+    assert (used, records) == ("2", "4000") and int(units) > 2
+    # the forkserver imported the workers' modules (numpy among them): well over 0.05 s, counted once
+    assert float(startup) > 0.05 and float(startup) <= float(forkserver) + 0.02
+    w, used, units1, records, startup, _ = one.split()
+    assert (used, units1, records, float(startup)) == ("1", units, "4000", 0.0)
+    assert same == "True"
+
+
+def test_a_ctrl_c_inside_held_interrupts_is_raised_when_the_block_ends():
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with held_interrupts():
+            os.kill(os.getpid(), signal.SIGINT)
+            reached.append("end of block")  # not interrupted half-way
+    assert reached == ["end of block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
