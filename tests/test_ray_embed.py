@@ -171,3 +171,26 @@ def test_embed_actors_is_checked(ray_pool_cluster):
         with pytest.raises(ConfigError, match="embed_actors must be a non-negative integer"):
             get_engine("ray", workers=1, embed_actors=bad)
     assert os.environ.get("HF_HUB_OFFLINE", "1") == "1"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_embed_actors_from_the_cli(files, ray_pool_cluster, tmp_path):
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    def audit(*extra: str) -> dict:
+        out = tmp_path / f"r{len(extra)}"
+        args = ["audit", "--train", str(files / "train.jsonl"), "--eval", str(files / "eval.jsonl")]
+        args += ["--text-field", "text", "--id-field", "id", "--method", "embedding", "--report-dir", str(out)]
+        args += ["--embed-cache", "none", "--engine", "ray", "--workers", "1", *extra]
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 1, res.output  # the paraphrases leak: the check fails
+        return json.loads((out / "report.json").read_text())
+
+    pooled, in_task = audit("--embed-actors", "1"), audit()
+    assert pooled["findings"] == in_task["findings"] and len(pooled["findings"]) >= 20
+    assert _pool_actors() == []
+    bad = CliRunner().invoke(main, ["audit", "--train", "x", "--eval", "y", "--embed-actors", "-1"])
+    assert bad.exit_code == 2 and "--embed-actors" in bad.output
