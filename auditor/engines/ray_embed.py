@@ -105,8 +105,13 @@ class EmbedActor:
             raise ConfigError(self.error)
         return {"pid": os.getpid(), "backend": self.backend, "device": self.device, "load_s": self.load_s}
 
-    def counts(self) -> dict[str, int]:
-        return {"texts": self.texts, "token_texts": self.token_texts, "calls": self.calls}
+    def counts(self) -> dict[str, float]:
+        return {
+            "texts": self.texts,
+            "token_texts": self.token_texts,
+            "calls": self.calls,
+            "cpu_s": time.process_time(),  # the actor process's CPU, its model load included
+        }
 
     def encode(self, texts: list[str], batch_size: int, normalize: bool, output_value: str) -> Any:
         """Sentence vectors (``(n, dim)`` float32) or, for ``"token_embeddings"``, one float32
@@ -285,9 +290,9 @@ class EmbedPool:
             for ix in self.indexes:
                 ix.worker_model = None
 
-    def counts(self) -> dict[str, int]:
-        """Sentence texts, token-alignment texts and calls the actors ran (summed), and how many models
-        they loaded ({} without actors)."""
+    def counts(self) -> dict[str, float]:
+        """Sentence texts, token-alignment texts, calls and CPU seconds of the actors (summed), and how
+        many models they loaded ({} without actors)."""
         if not self.groups:
             return {}
         per = _get([a.counts.remote() for a in self.actors])
@@ -297,6 +302,7 @@ class EmbedPool:
             "texts": sum(c["texts"] for c in per),
             "token_texts": sum(c["token_texts"] for c in per),
             "calls": sum(c["calls"] for c in per),
+            "cpu_s": round(sum(c["cpu_s"] for c in per), 3),
         }
 
     def close(self) -> None:
