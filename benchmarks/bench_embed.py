@@ -34,8 +34,9 @@ Ray of ``--ray-train`` training texts (held-out eval-side texts not in the eval 
 an eval text copied verbatim) against ``--ray-eval`` eval texts, the training file cut into about 8
 work units. Modes ``task:W`` (the encoder in the tasks, as before) and ``pool:W:A`` (``W`` task
 workers and ``A`` embedding actors, ``embed_actors = A``); the local Ray gets ``W + A`` CPUs. Printed
-per mode: the scan's wall time (from the scan call: Ray's start, the pool's start and every unit;
-the eval index is built before, in the calling process), training texts encoded per second of it,
+per mode: the scan's wall time (from ``ray.init``: Ray's start, the pool's start and every unit;
+the eval index is built before, in the calling process), the units' share of it (from the first
+unit submitted to the last merged), training texts encoded per second of the whole,
 CPU seconds (the calling process's from the scan call, the tasks' and the actors'), model loads in Ray's processes (every ONNX session a worker or
 actor opened, counted by a ``worker_process_setup_hook``), and a digest of the findings (the same in
 every mode)::
@@ -117,7 +118,7 @@ wall = time.perf_counter() - t0
 index.add_counts(index.take_counts())
 digest = hashlib.sha256(json.dumps(sorted((f.train_id, f.eval_id, f.score, f.conclusive) for f in found)).encode())
 ray.shutdown()
-json.dump({"wall_s": wall, "encoded": index.encoder.encoded - built, "units": stats.units, "findings": len(found),
+json.dump({"wall_s": wall, "units_s": stats.seconds, "encoded": index.encoder.encoded - built, "units": stats.units, "findings": len(found),
            "digest": digest.hexdigest()[:12], "pool": engine.embed_pool,
            "cpu_s": time.process_time() - c0 + stats.worker_cpu_s + engine.embed_pool.get("cpu_s", 0.0)},
           open(base + ".json", "w"))
@@ -229,7 +230,8 @@ def ray_scan(modes: list[str], n_eval: int, n_train: int) -> None:
         f"(machine load now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
     print(
-        f"  {'mode':9s} {'units':>5s} {'scan s':>7s} {'texts/s':>8s} {'CPU s':>6s} {'loads':>6s} {'load s':>7s}  "
+        f"  {'mode':9s} {'units':>5s} {'scan s':>7s} {'units s':>8s} {'texts/s':>8s} {'CPU s':>6s} {'loads':>6s} "
+        f"{'load s':>7s}  "
         "findings (digest)  pool: texts + token texts, calls"
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -250,7 +252,8 @@ def ray_scan(modes: list[str], n_eval: int, n_train: int) -> None:
             p = r["pool"]
             pool = f"{p['texts']} + {p['token_texts']}, {p['calls']}" if p else "-"
             print(
-                f"  {mode:9s} {r['units']:5d} {r['wall_s']:7.1f} {r['encoded'] / r['wall_s']:8.1f} {r['cpu_s']:6.1f} "
+                f"  {mode:9s} {r['units']:5d} {r['wall_s']:7.1f} {r['units_s']:8.1f} {r['encoded'] / r['wall_s']:8.1f} "
+                f"{r['cpu_s']:6.1f} "
                 f"{len(loads):6d} {sum(loads):7.2f}  {r['findings']} ({r['digest']})  {pool}"
             )
 
