@@ -96,7 +96,12 @@ class EmbedActor:
         t0 = time.perf_counter()
         self.model, mid, self.backend, self.device = load_encoder_model(model, backend, device, model_cache)
         self.load_s = time.perf_counter() - t0
-        self.error = None if mid == expected else f"an embedding actor loaded encoder {mid}, not the index's {expected}"
+        self.error = None
+        if mid != expected:
+            self.error = (
+                f"an embedding actor loaded encoder {mid}, not the index's {expected} (another model, or "
+                "an ONNX export built apart on its node: give every node the calling process's model cache)"
+            )
         self.texts = self.token_texts = self.calls = 0
 
     def info(self) -> dict[str, Any]:
@@ -295,7 +300,10 @@ class EmbedPool:
         many models they loaded ({} without actors)."""
         if not self.groups:
             return {}
-        per = _get([a.counts.remote() for a in self.actors])
+        try:
+            per = _get([a.counts.remote() for a in self.actors])
+        except ScanError:  # an actor died after the last unit: the scan is whole, only its counts are lost
+            return {"actors": len(self.actors), "model_loads": len(self.info)}
         return {
             "actors": len(per),
             "model_loads": len(self.info),
