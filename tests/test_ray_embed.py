@@ -25,7 +25,7 @@ from auditor.audit.run import AuditConfig, CheckSpec, run_audit  # noqa: E402
 from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
 from auditor.engines.base import ScanJob, ScanStats, get_engine  # noqa: E402
 from auditor.engines.ray_embed import EmbedPool, place_actors  # noqa: E402
-from auditor.errors import ConfigError, ScanError  # noqa: E402
+from auditor.errors import ConfigError, IndexFileError, ScanError  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
 
 HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
@@ -194,3 +194,32 @@ def test_embed_actors_from_the_cli(files, ray_pool_cluster, tmp_path):
     assert _pool_actors() == []
     bad = CliRunner().invoke(main, ["audit", "--train", "x", "--eval", "y", "--embed-actors", "-1"])
     assert bad.exit_code == 2 and "--embed-actors" in bad.output
+
+
+@pytest.mark.slow  # builds the fp32 export the first time (~30 s), then reads it from the model cache
+def test_actors_that_load_another_encoder_than_the_index_are_refused(files, ray_pool_cluster):
+    """The index was built on int8; actors told to load the fp32 export (another model id) refuse to
+    serve it, and the pool is gone."""
+    job, _ = _job(files)
+    (index,) = job.passes[0].indexes
+    index.backend = "onnx"
+    with pytest.raises(ConfigError, match="an embedding actor loaded encoder .*-onnx-fp32-.*, not the index's"):
+        EmbedPool.start(job, 1)
+    assert _pool_actors() == []
+
+
+def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(files, ray_pool_cluster, tmp_path):
+    """A node whose model cache holds a damaged copy of the encoder: the actor's load error, not a hang."""
+    import shutil
+
+    job, _ = _job(files)
+    (index,) = job.passes[0].indexes
+    folder = index.encoder.model.folder
+    shutil.copytree(folder, tmp_path / folder.name)
+    with open(tmp_path / folder.name / "model.onnx", "r+b") as f:
+        f.seek(1000)
+        f.write(b"\0" * 16)
+    index.config.model_cache = str(tmp_path)
+    with pytest.raises(IndexFileError, match="model.onnx: checksum mismatch"):
+        EmbedPool.start(job, 1)
+    assert _pool_actors() == []

@@ -88,26 +88,33 @@ class EmbedActor:
     """A pool actor (``ray.remote`` with the placement's resources): the encoder, loaded once.
 
     ``expected`` is the index's model id; another id (another model, ONNX file or variant) is refused.
+    A model that cannot be loaded is kept as the actor's error and raised by :meth:`info` (an
+    exception in ``__init__`` would only say that the actor died).
     """
 
     def __init__(self, model: str, backend: str, device: str, model_cache: str, expected: str):
         from ..embed.model import load_encoder_model
 
+        self.texts = self.token_texts = self.calls = 0
+        self.error: AuditorError | None = None
         t0 = time.perf_counter()
-        self.model, mid, self.backend, self.device = load_encoder_model(model, backend, device, model_cache)
+        try:
+            self.model, mid, self.backend, self.device = load_encoder_model(model, backend, device, model_cache)
+        except AuditorError as e:
+            self.error = e
+            return
         self.load_s = time.perf_counter() - t0
-        self.error = None
         if mid != expected:
-            self.error = (
+            self.error = ConfigError(
                 f"an embedding actor loaded encoder {mid}, not the index's {expected} (another model, or "
                 "an ONNX export built apart on its node: give every node the calling process's model cache)"
             )
-        self.texts = self.token_texts = self.calls = 0
 
     def info(self) -> dict[str, Any]:
-        """Where the actor runs and what it loaded (raises :class:`ConfigError` for the wrong encoder)."""
-        if self.error:
-            raise ConfigError(self.error)
+        """Where the actor runs and what it loaded; raises the load's error (:class:`ConfigError` for
+        the wrong encoder or a device torch does not see there, ...)."""
+        if self.error is not None:
+            raise self.error
         return {"pid": os.getpid(), "backend": self.backend, "device": self.device, "load_s": self.load_s}
 
     def counts(self) -> dict[str, float]:
