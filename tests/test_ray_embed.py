@@ -93,7 +93,6 @@ def _pool_actors() -> list[str]:
     return [a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if "auditor-embed" in a["name"]]
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_pooled_scan_reports_as_in_task_and_local_and_leaves_no_actor(files, ray_pool_cluster, monkeypatch):
     import auditor.audit.run as audit_mod
@@ -173,7 +172,6 @@ def test_embed_actors_is_checked(ray_pool_cluster):
     assert os.environ.get("HF_HUB_OFFLINE", "1") == "1"
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_embed_actors_from_the_cli(files, ray_pool_cluster, tmp_path):
     from click.testing import CliRunner
