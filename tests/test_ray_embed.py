@@ -83,9 +83,10 @@ def _comparable(report) -> str:
     doc = report.to_dict()
     run = doc.pop("run")
     assert run["scan"]["records"] == 60
-    for check in doc["checks"]:  # timings and throughput of the encoder differ run to run
+    for check in doc["checks"]:  # the encoder's timings and throughput differ run to run
         for ms in check.get("method_stats", []):
-            ms.pop("encoding", None)
+            for key in ("encode_seconds", "sentences_per_s"):
+                ms.get("encoding", {}).pop(key)
     return json.dumps(doc, sort_keys=True, indent=1)
 
 
@@ -117,8 +118,7 @@ def test_pooled_scan_reports_as_in_task_and_local_and_leaves_no_actor(files, ray
     assert pool["actors"] == pool["model_loads"] == 1
     assert pool["texts"] >= 60 and pool["calls"] >= 5  # every unit's texts went to the actor ...
     assert pool["token_texts"] >= 20  # ... and token alignment's second pass too
-    encoded = pooled.run.encoding[0]["encoded"]
-    assert encoded == in_task.run.encoding[0]["encoded"] == local.run.encoding[0]["encoded"]
+    assert pooled.run.encoding[0]["encoded"] > 60  # the eval side and the training texts, counted once
     assert _pool_actors() == []  # killed at the end of the scan
 
 
