@@ -37,12 +37,15 @@ workers and ``A`` embedding actors, ``embed_actors = A``); the local Ray gets ``
 per mode: the scan's wall time (from ``ray.init``: Ray's start, the pool's start and every unit;
 the eval index is built before, in the calling process), the units' share of it (from the first
 unit submitted to the last merged), training texts encoded per second of the whole,
-CPU seconds (the calling process's from the scan call, the tasks' and the actors'), model loads in Ray's processes (every ONNX session a worker or
-actor opened, counted by a ``worker_process_setup_hook``), and a digest of the findings (the same in
+CPU seconds (the calling process's from ``ray.init``, the tasks' units and the actors' encode calls:
+model loads are left out on both sides), model loads in Ray's processes (every ONNX session a worker or
+actor opened, counted by a ``worker_process_setup_hook``; with ``--ray-backend torch``, every
+process that imported sentence-transformers to load the torch model, not timed), and a digest of the findings (the same in
 every mode)::
 
     python benchmarks/bench_embed.py --ray --no-throughput --no-recall          # ~1–2 min
     python benchmarks/bench_embed.py --ray --ray-modes task:2 pool:2:1 pool:1:1 --ray-train 1200
+    python benchmarks/bench_embed.py --ray --no-throughput --no-recall --ray-backend torch --ray-train 300 --ray-modes task:2 pool:2:1
 """
 
 from __future__ import annotations
@@ -85,14 +88,24 @@ json.dump({"model_id": mid, "backend": chosen, "load_s": t1 - t0, "cold_s": t2 -
 
 RAY_CHILD = r"""
 import hashlib, json, os, sys, time
-workers, actors, split, base = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+workers, actors, split, base, backend = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 import ray
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import ScanJob, ScanStats, get_engine
 from auditor.methods.embedding import EmbeddingIndex
 
-def count_loads():  # in every Ray worker process: note each ONNX session opened
-    import os, time
+def count_loads():  # in every Ray worker process: note each ONNX session opened, and a torch model's import
+    import os, sys, time
+
+    class Spy:  # a process that imports sentence-transformers loads the torch model (not timed)
+        def find_spec(self, name, path=None, target=None):
+            if name == "sentence_transformers":
+                sys.meta_path.remove(self)
+                with open(base + ".loads", "a") as f:
+                    f.write(f"{os.getpid()} nan\n")
+            return None
+
+    sys.meta_path.insert(0, Spy())
     from auditor.embed import onnx
     real = onnx.OnnxSentenceModel._open
     def counted(self):
@@ -104,7 +117,7 @@ def count_loads():  # in every Ray worker process: note each ONNX session opened
 
 spec = dict(text_field="text", id_field="id")
 ev = list(Dataset(DatasetSpec("ev", [base + ".eval.jsonl"], role="eval", **spec)).records())
-index = EmbeddingIndex(cache_dir="none", backend="onnx-int8", device="cpu").build(ev)
+index = EmbeddingIndex(cache_dir="none", backend=backend, device="cpu").build(ev)
 built = index.encoder.encoded
 train = Dataset(DatasetSpec("tr", [base + ".train.jsonl"], **spec))
 c0 = time.process_time()
@@ -219,14 +232,14 @@ def recall(backends: list[str], cache: str) -> None:
         print(f"  {'mean':20s} {b:10s} {statistics.mean(totals[b]):7.3f}")
 
 
-def ray_scan(modes: list[str], n_eval: int, n_train: int) -> None:
+def ray_scan(modes: list[str], n_eval: int, n_train: int, backend: str) -> None:
     """The embedding scan on a local Ray, the encoder in the tasks or in an actor pool (see the top)."""
     texts = corpus()
     ev, rest = texts[:n_eval], texts[n_eval:]
     train = [ev[(i // 10) % len(ev)] if i % 10 == 0 else rest[i % len(rest)] for i in range(n_train)]
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     print(
-        f"\nRay embedding scan: {n_train} training texts against {n_eval} eval texts, one fresh process per mode "
+        f"\nRay embedding scan ({backend}): {n_train} training texts against {n_eval} eval texts, one fresh process per mode "
         f"(machine load now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
     print(
@@ -245,16 +258,18 @@ def ray_scan(modes: list[str], n_eval: int, n_train: int) -> None:
             kind, *nums = mode.split(":")
             workers, actors = int(nums[0]), int(nums[1]) if kind == "pool" else 0
             Path(base + ".loads").write_text("")
-            cmd = [sys.executable, "-c", RAY_CHILD, str(workers), str(actors), str(split), base]
+            cmd = [sys.executable, "-c", RAY_CHILD, str(workers), str(actors), str(split), base, backend]
             subprocess.run(cmd, check=True, env=env, cwd=tmp)
             r = json.loads(Path(base + ".json").read_text())
             loads = [float(x.split()[1]) for x in Path(base + ".loads").read_text().split("\n") if x]
+            timed = [x for x in loads if x == x]  # the torch loads are counted, not timed
+            load_s = f"{sum(timed):7.2f}" if len(timed) == len(loads) else f"{'-':>7s}"
             p = r["pool"]
             pool = f"{p['texts']} + {p['token_texts']}, {p['calls']}" if p else "-"
             print(
                 f"  {mode:9s} {r['units']:5d} {r['wall_s']:7.1f} {r['units_s']:8.1f} {r['encoded'] / r['wall_s']:8.1f} "
                 f"{r['cpu_s']:6.1f} "
-                f"{len(loads):6d} {sum(loads):7.2f}  {r['findings']} ({r['digest']})  {pool}"
+                f"{len(loads):6d} {load_s}  {r['findings']} ({r['digest']})  {pool}"
             )
 
 
@@ -270,6 +285,7 @@ def main() -> None:
     ap.add_argument("--ray-modes", nargs="+", default=["task:2", "pool:2:1", "pool:1:1"], help="task:W or pool:W:A")
     ap.add_argument("--ray-eval", type=int, default=200, help="eval texts of the Ray scan")
     ap.add_argument("--ray-train", type=int, default=800, help="training texts of the Ray scan")
+    ap.add_argument("--ray-backend", default="onnx-int8", help="encoder of the Ray scan (onnx-int8, torch, onnx)")
     ap.add_argument("--model-cache", default=os.environ.get("AUDITOR_MODEL_CACHE", ""), help="built ONNX models")
     a = ap.parse_args()
     from auditor.embed.onnx import default_model_cache
@@ -283,7 +299,7 @@ def main() -> None:
     if not a.no_recall:
         recall(a.backends, cache)
     if a.ray:
-        ray_scan(a.ray_modes, a.ray_eval, a.ray_train)
+        ray_scan(a.ray_modes, a.ray_eval, a.ray_train, a.ray_backend)
 
 
 if __name__ == "__main__":
