@@ -221,3 +221,22 @@ def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(fi
     with pytest.raises(IndexFileError, match="model.onnx: checksum mismatch"):
         EmbedPool.start(job, 1)
     assert _pool_actors() == []
+
+
+@pytest.mark.slow  # the actor imports torch (~10 s)
+@pytest.mark.timeout(300)
+def test_a_torch_index_through_cpu_actors_finds_what_the_tasks_find(files, ray_pool_cluster):
+    """The torch encoder (what GPU actors run, here on the CPU): its Hugging Face tokenizer travels with
+    the proxy, token vectors come back from torch tensors; the same findings and scores as in the tasks."""
+    ev = list(Dataset(_config(files).datasets["ev"]).records())
+    index = EmbeddingIndex(cache_dir="none", backend="torch", device="cpu").build(ev)
+    train = Dataset(_config(files).datasets["tr"])
+    runs = []
+    for actors in (0, 1):
+        engine = get_engine("ray", workers=1, split_bytes=SPLIT, embed_actors=actors)
+        found = list(engine.scan(ScanJob.of([index], batch_size=8), train, ScanStats()))
+        runs.append(sorted((f.train_id, f.eval_id, f.score, f.conclusive) for f in found))
+        if actors:
+            assert engine.embed_pool["texts"] >= 60 and engine.embed_pool["token_texts"] >= 20
+    assert runs[0] == runs[1] and len(runs[0]) >= 20
+    assert _pool_actors() == []
