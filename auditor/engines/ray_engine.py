@@ -134,7 +134,6 @@ class RayEngine(Engine):
     def scan(
         self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
     ) -> Iterator[Finding]:
-
         if not isinstance(job, ScanJob):
             job = ScanJob.of(job, self.batch_size)
         self._init()
