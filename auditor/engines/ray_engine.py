@@ -16,7 +16,9 @@ through fsspec with the node's own credentials. The eval side is read by the cal
 ``address``: a cluster address (``"ray://host:10001"``, ``"auto"``); without it a local Ray is
 started with ``workers`` CPUs (default: every core). A Ray already initialised in this process is
 used as is. ``retries``: how often Ray reruns a unit whose worker died (units are idempotent);
-then the scan fails.
+then the scan fails. ``embed_actors``: the embedding tier's encoder in a pool of Ray actors, GPU ones
+on a cluster with GPUs (:mod:`auditor.engines.ray_embed`; None: one per GPU for a torch index, else
+none: the tasks encode).
 
 >>> engine = RayEngine(workers=2, address=None)  # Ray itself starts at the first scan
 >>> engine.name, engine.workers, engine.retries
