@@ -240,3 +240,18 @@ def test_a_torch_index_through_cpu_actors_finds_what_the_tasks_find(files, ray_p
             assert engine.embed_pool["texts"] >= 60 and engine.embed_pool["token_texts"] >= 20
     assert runs[0] == runs[1] and len(runs[0]) >= 20
     assert _pool_actors() == []
+
+
+def test_embed_actors_in_a_manifest(tmp_path):
+    from auditor.audit.manifest import load_manifest
+    from auditor.errors import ManifestError
+
+    split = open("examples/split.toml", encoding="utf-8").read()
+    for value, want in (("2", 2), ("0", 0), ("-1", None)):
+        path = tmp_path / f"m{value}.toml"
+        path.write_text(f"engine = 'ray'\nembed_actors = {value}\n{split}")
+        if want is None:
+            with pytest.raises(ManifestError, match="embed_actors must be an integer from 0"):
+                load_manifest(str(path))
+        else:
+            assert load_manifest(str(path)).embed_actors == want
