@@ -28,6 +28,24 @@ shipped decision: paraphrases found (conclusive or suspected, matched to their o
 recall, negatives with a conclusive finding. The decision's thresholds were chosen on these files with
 today's encoder, so every recall figure is **in-sample** for the decision; the comparison between
 encoders is what this benchmark is for (the issue's target: within 0.02 of today's encoder).
+
+**Ray scan** (``--ray``; each mode in a fresh process, one run each): an ``embedding`` scan on a local
+Ray of ``--ray-train`` training texts (held-out eval-side texts not in the eval index, every 10th
+an eval text copied verbatim) against ``--ray-eval`` eval texts, the training file cut into about 8
+work units. Modes ``task:W`` (the encoder in the tasks, as before) and ``pool:W:A`` (``W`` task
+workers and ``A`` embedding actors, ``embed_actors = A``); the local Ray gets ``W + A`` CPUs. Printed
+per mode: the scan's wall time (from ``ray.init``: Ray's start, the pool's start and every unit;
+the eval index is built before, in the calling process), the units' share of it (from the first
+unit submitted to the last merged), training texts encoded per second of the whole,
+CPU seconds (the calling process's from ``ray.init``, the tasks' units and the actors' encode calls:
+model loads are left out on both sides), model loads in Ray's processes (every ONNX session a worker or
+actor opened, counted by a ``worker_process_setup_hook``; with ``--ray-backend torch``, every
+process that imported sentence-transformers to load the torch model, not timed), and a digest of the findings (the same in
+every mode)::
+
+    python benchmarks/bench_embed.py --ray --no-throughput --no-recall          # ~1–2 min
+    python benchmarks/bench_embed.py --ray --ray-modes task:2 pool:2:1 pool:1:1 --ray-train 1200
+    python benchmarks/bench_embed.py --ray --no-throughput --no-recall --ray-backend torch --ray-train 300 --ray-modes task:2 pool:2:1
 """
 
 from __future__ import annotations
@@ -65,6 +83,58 @@ import numpy as np
 np.save(out + ".npy", np.concatenate([a, b]).astype(np.float32), allow_pickle=False)
 json.dump({"model_id": mid, "backend": chosen, "load_s": t1 - t0, "cold_s": t2 - t0, "warm_s": t3 - t2,
            "warm_cpu_s": c3 - c2}, open(out + ".json", "w"))
+"""
+
+
+RAY_CHILD = r"""
+import hashlib, json, os, sys, time
+workers, actors, split, base, backend = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+import ray
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.base import ScanJob, ScanStats, get_engine
+from auditor.methods.embedding import EmbeddingIndex
+
+def count_loads():  # in every Ray worker process: note each ONNX session opened, and a torch model's import
+    import os, sys, time
+
+    class Spy:  # a process that imports sentence-transformers loads the torch model (not timed)
+        def find_spec(self, name, path=None, target=None):
+            if name == "sentence_transformers":
+                sys.meta_path.remove(self)
+                with open(base + ".loads", "a") as f:
+                    f.write(f"{os.getpid()} nan\n")
+            return None
+
+    sys.meta_path.insert(0, Spy())
+    from auditor.embed import onnx
+    real = onnx.OnnxSentenceModel._open
+    def counted(self):
+        t = time.perf_counter()
+        real(self)
+        with open(base + ".loads", "a") as f:
+            f.write(f"{os.getpid()} {time.perf_counter() - t:.3f}\n")
+    onnx.OnnxSentenceModel._open = counted
+
+spec = dict(text_field="text", id_field="id")
+ev = list(Dataset(DatasetSpec("ev", [base + ".eval.jsonl"], role="eval", **spec)).records())
+index = EmbeddingIndex(cache_dir="none", backend=backend, device="cpu").build(ev)
+built = index.encoder.encoded
+train = Dataset(DatasetSpec("tr", [base + ".train.jsonl"], **spec))
+c0 = time.process_time()
+t0 = time.perf_counter()
+ray.init(num_cpus=workers + actors, include_dashboard=False, log_to_driver=False,
+         runtime_env={"worker_process_setup_hook": count_loads})
+engine = get_engine("ray", workers=workers, embed_actors=actors, split_bytes=split)
+stats = ScanStats()
+found = list(engine.scan(ScanJob.of([index], batch_size=64), train, stats))
+wall = time.perf_counter() - t0
+index.add_counts(index.take_counts())
+digest = hashlib.sha256(json.dumps(sorted((f.train_id, f.eval_id, f.score, f.conclusive) for f in found)).encode())
+ray.shutdown()
+json.dump({"wall_s": wall, "units_s": stats.seconds, "encoded": index.encoder.encoded - built, "units": stats.units, "findings": len(found),
+           "digest": digest.hexdigest()[:12], "pool": engine.embed_pool,
+           "cpu_s": time.process_time() - c0 + stats.worker_cpu_s + engine.embed_pool.get("cpu_s", 0.0)},
+          open(base + ".json", "w"))
 """
 
 
@@ -162,6 +232,47 @@ def recall(backends: list[str], cache: str) -> None:
         print(f"  {'mean':20s} {b:10s} {statistics.mean(totals[b]):7.3f}")
 
 
+def ray_scan(modes: list[str], n_eval: int, n_train: int, backend: str) -> None:
+    """The embedding scan on a local Ray, the encoder in the tasks or in an actor pool (see the top)."""
+    texts = corpus()
+    ev, rest = texts[:n_eval], texts[n_eval:]
+    train = [ev[(i // 10) % len(ev)] if i % 10 == 0 else rest[i % len(rest)] for i in range(n_train)]
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    print(
+        f"\nRay embedding scan ({backend}): {n_train} training texts against {n_eval} eval texts, one fresh process per mode "
+        f"(machine load now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    print(
+        f"  {'mode':9s} {'units':>5s} {'scan s':>7s} {'units s':>8s} {'texts/s':>8s} {'CPU s':>6s} {'loads':>6s} "
+        f"{'load s':>7s}  "
+        "findings (digest)  pool: texts + token texts, calls"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, "scan")
+        for name, rows in (("eval", ev), ("train", train)):
+            with open(f"{base}.{name}.jsonl", "w") as f:
+                for i, t in enumerate(rows):
+                    f.write(json.dumps({"id": f"{name[0]}{i}", "text": t}) + "\n")
+        split = max(1000, os.path.getsize(base + ".train.jsonl") // 8)
+        for mode in modes:
+            kind, *nums = mode.split(":")
+            workers, actors = int(nums[0]), int(nums[1]) if kind == "pool" else 0
+            Path(base + ".loads").write_text("")
+            cmd = [sys.executable, "-c", RAY_CHILD, str(workers), str(actors), str(split), base, backend]
+            subprocess.run(cmd, check=True, env=env, cwd=tmp)
+            r = json.loads(Path(base + ".json").read_text())
+            loads = [float(x.split()[1]) for x in Path(base + ".loads").read_text().split("\n") if x]
+            timed = [x for x in loads if x == x]  # the torch loads are counted, not timed
+            load_s = f"{sum(timed):7.2f}" if len(timed) == len(loads) else f"{'-':>7s}"
+            p = r["pool"]
+            pool = f"{p['texts']} + {p['token_texts']}, {p['calls']}" if p else "-"
+            print(
+                f"  {mode:9s} {r['units']:5d} {r['wall_s']:7.1f} {r['units_s']:8.1f} {r['encoded'] / r['wall_s']:8.1f} "
+                f"{r['cpu_s']:6.1f} "
+                f"{len(loads):6d} {load_s}  {r['findings']} ({r['digest']})  {pool}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backends", nargs="+", default=["torch", "onnx-int8"], help="first one is the reference")
@@ -170,17 +281,25 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="fresh processes per backend")
     ap.add_argument("--no-recall", action="store_true", help="skip the held-out recall")
     ap.add_argument("--no-throughput", action="store_true", help="skip the throughput runs")
+    ap.add_argument("--ray", action="store_true", help="time an embedding scan on a local Ray, with and without actors")
+    ap.add_argument("--ray-modes", nargs="+", default=["task:2", "pool:2:1", "pool:1:1"], help="task:W or pool:W:A")
+    ap.add_argument("--ray-eval", type=int, default=200, help="eval texts of the Ray scan")
+    ap.add_argument("--ray-train", type=int, default=800, help="training texts of the Ray scan")
+    ap.add_argument("--ray-backend", default="onnx-int8", help="encoder of the Ray scan (onnx-int8, torch, onnx)")
     ap.add_argument("--model-cache", default=os.environ.get("AUDITOR_MODEL_CACHE", ""), help="built ONNX models")
     a = ap.parse_args()
     from auditor.embed.onnx import default_model_cache
 
     cache = a.model_cache or str(default_model_cache())
     print(f"ONNX models in {cache}")
-    build_models(a.backends, cache)
+    if not (a.no_throughput and a.no_recall):
+        build_models(a.backends, cache)
     if not a.no_throughput:
         throughput(a.backends, a.cold, a.warm, a.repeat, cache)
     if not a.no_recall:
         recall(a.backends, cache)
+    if a.ray:
+        ray_scan(a.ray_modes, a.ray_eval, a.ray_train, a.ray_backend)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,8 @@ class AuditConfig:
     workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
     ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
     split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
+    #: engine "ray": embedding actors holding the encoder (None: one per GPU for a torch index, else none)
+    embed_actors: int | None = None
     findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
     #: keep the DuckDB file of every finding here (default: temporary)
     findings_db: str | None = field(default=None, metadata={"folder": True})
@@ -87,9 +89,15 @@ class AuditConfig:
             raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, not '{self.fail_on}'")
         if not self.checks and not self.provenance:
             raise ConfigError("no checks to run")
-        for key, low, high in (("batch_size", 1, 1_000_000), ("workers", 1, 4096), ("keep_per_item", 1, 1000)):
+        limits = (
+            ("batch_size", 1, 1_000_000),
+            ("workers", 1, 4096),
+            ("keep_per_item", 1, 1000),
+            ("embed_actors", 0, 4096),
+        )
+        for key, low, high in limits:
             value = getattr(self, key)
-            if value is None and key == "workers":
+            if value is None and key in ("workers", "embed_actors"):
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ConfigError(f"{key} must be an integer from {low} to {high:,}, not {value!r}")
@@ -159,6 +167,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         workers=config.workers,
         address=config.ray_address,
         split_bytes=config.split_bytes,
+        embed_actors=config.embed_actors,
     )
     store = make_store(config)  # first: a Ctrl-C while DuckDB's extension loads aborts the process
     engine.warm_up([datasets[n] for n in train_names])

@@ -52,7 +52,15 @@ fail_on_option = click.option(
 
 
 def engine_options(f):
-    """``--engine``, ``--workers``, ``--ray-address``: how the scan runs (flags override the manifest)."""
+    """``--engine``, ``--workers``, ``--ray-address``, ``--embed-actors``: how the scan runs (flags
+    override the manifest)."""
+    f = click.option(
+        "--embed-actors",
+        type=click.IntRange(min=0),
+        default=None,
+        help="--engine ray: Ray actors holding the embedding model, GPU ones on GPU nodes "
+        "(default: one per GPU for a torch encoder, else none: the tasks encode; 0: none).",
+    )(f)
     f = click.option(
         "--ray-address", default=None, help="Ray cluster address for --engine ray (default: a local Ray)."
     )(f)
@@ -102,7 +110,16 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
 
 
 def _apply_overrides(
-    config, index_dir, embed_cache, model_cache, write_clean, engine, workers, ray_address, fail_on=None
+    config,
+    index_dir,
+    embed_cache,
+    model_cache,
+    write_clean,
+    engine,
+    workers,
+    ray_address,
+    fail_on=None,
+    embed_actors=None,
 ) -> None:
     """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
     environment fill in what the manifest leaves open."""
@@ -118,6 +135,8 @@ def _apply_overrides(
         config.workers = workers
     if ray_address:
         config.ray_address = ray_address
+    if embed_actors is not None:
+        config.embed_actors = embed_actors
 
 
 def _run_and_write(config, report_dir: str) -> None:
@@ -233,6 +252,7 @@ def audit(
     engine,
     workers,
     ray_address,
+    embed_actors,
     **fields,
 ):
     """Audit training data against eval data in one check and write a report.
@@ -270,7 +290,16 @@ def audit(
             ],
         )
         _apply_overrides(
-            config, index_dir, embed_cache, model_cache, write_clean, engine, workers, ray_address, fail_on
+            config,
+            index_dir,
+            embed_cache,
+            model_cache,
+            write_clean,
+            engine,
+            workers,
+            ray_address,
+            fail_on,
+            embed_actors,
         )
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
@@ -295,7 +324,17 @@ def audit(
 @fail_on_option
 @engine_options
 def verify(
-    manifest, report_dir, index_dir, embed_cache, model_cache, write_clean, fail_on, engine, workers, ray_address
+    manifest,
+    report_dir,
+    index_dir,
+    embed_cache,
+    model_cache,
+    write_clean,
+    fail_on,
+    engine,
+    workers,
+    ray_address,
+    embed_actors,
 ):
     """Verify every check of a split manifest (TOML) and write a report.
 
@@ -304,6 +343,15 @@ def verify(
     with library_errors():
         config = load_manifest(manifest)
         _apply_overrides(
-            config, index_dir, embed_cache, model_cache, write_clean, engine, workers, ray_address, fail_on
+            config,
+            index_dir,
+            embed_cache,
+            model_cache,
+            write_clean,
+            engine,
+            workers,
+            ray_address,
+            fail_on,
+            embed_actors,
         )
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

@@ -395,7 +395,7 @@ def dataset_bytes(dataset: Dataset) -> int:
 
 def get_engine(name: str, **options) -> Engine:
     """The engine called ``name``; options: ``batch_size``, ``workers``, ``split_bytes``, and
-    ``address`` (ray).
+    ``address`` and ``embed_actors`` (ray; the local engine ignores them).
 
     Raises :class:`~auditor.errors.ConfigError` for an unknown engine or option, and
     :class:`~auditor.errors.MissingDependencyError` for ``ray`` without the ``[ray]`` extra.
@@ -408,6 +408,7 @@ def get_engine(name: str, **options) -> Engine:
             from .local import LocalEngine
 
             options.pop("address", None)
+            options.pop("embed_actors", None)
             return LocalEngine(**options)
         if name == "ray":
             from .ray_engine import RayEngine

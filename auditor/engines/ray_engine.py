@@ -16,7 +16,9 @@ through fsspec with the node's own credentials. The eval side is read by the cal
 ``address``: a cluster address (``"ray://host:10001"``, ``"auto"``); without it a local Ray is
 started with ``workers`` CPUs (default: every core). A Ray already initialised in this process is
 used as is. ``retries``: how often Ray reruns a unit whose worker died (units are idempotent);
-then the scan fails.
+then the scan fails. ``embed_actors``: the embedding tier's encoder in a pool of Ray actors, GPU ones
+on a cluster with GPUs (:mod:`auditor.engines.ray_embed`; None: one per GPU for a torch index, else
+none: the tasks encode).
 
 >>> engine = RayEngine(workers=2, address=None)  # Ray itself starts at the first scan
 >>> engine.name, engine.workers, engine.retries
@@ -52,6 +54,7 @@ from .base import (
     scan_unit,
     timed_call,
 )
+from .ray_embed import EmbedPool
 
 _JOB_CACHE: dict[str, ScanJob] = {}
 
@@ -84,9 +87,13 @@ class RayEngine(Engine):
     split_bytes: int = DEFAULT_SPLIT_BYTES
     retries: int = 1
     progress: bool | None = None
+    #: embedding actors (:mod:`auditor.engines.ray_embed`); None: one per GPU for a torch index, else none
+    embed_actors: int | None = None
     name: str = field(default="ray", init=False)
     peak_worker_rss_mb: float = field(default=0.0, init=False)
     _remote: Any = field(default=None, init=False, repr=False)
+    #: the last scan's embedding pool: actors, model loads, texts and calls (empty without a pool)
+    embed_pool: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         if importlib.util.find_spec("ray") is None:
@@ -99,6 +106,9 @@ class RayEngine(Engine):
                 raise ConfigError(f"{key} must be a positive integer, not {value!r}")
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
             raise ConfigError(f"retries must be a non-negative integer, not {self.retries!r}")
+        n = self.embed_actors
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise ConfigError(f"embed_actors must be a non-negative integer, not {n!r}")
         if self.address and str(self.address).startswith("ray://") and importlib.util.find_spec("grpc") is None:
             raise ConfigError(
                 f"ray address '{self.address}': a ray:// address needs Ray's client (package 'grpcio'), "
@@ -117,21 +127,21 @@ class RayEngine(Engine):
             if self.address:
                 kwargs["address"] = self.address
             else:
-                kwargs["num_cpus"] = self.workers or os.cpu_count() or 1
+                # CPU embedding actors hold a CPU each: the tasks keep `workers` of their own
+                kwargs["num_cpus"] = (self.workers or os.cpu_count() or 1) + (self.embed_actors or 0)
             ray.init(**kwargs)
         if self.workers is None:
-            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) - (self.embed_actors or 0))
 
     def scan(
         self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
     ) -> Iterator[Finding]:
-        import ray
-
         if not isinstance(job, ScanJob):
             job = ScanJob.of(job, self.batch_size)
         self._init()
         units = dataset.plan(self.split_bytes)
-        holder = [ray.put(job)]  # in a list, so Ray passes the reference and the worker caches it
+        pool = EmbedPool.start(job, self.embed_actors)  # no actors: the tasks run the encoder themselves
+        holder = [pool.put(job)]  # in a list, so Ray passes the reference and the worker caches it
         task = self._task()
 
         def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
@@ -139,8 +149,10 @@ class RayEngine(Engine):
 
         try:
             yield from run_scan(run, job, dataset, stats, sinks, units, progress=self.progress)
+            self.embed_pool = pool.counts()
         finally:
             self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)
+            pool.close()
 
     def offload(
         self, fn: Callable[..., Any], calls: Sequence[tuple], datasets: Sequence[Dataset]

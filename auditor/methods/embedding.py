@@ -100,6 +100,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     vindex: VectorIndex | None = None  # the FAISS index of the eval segments, once built
+    #: the model engine workers' copies run instead of this one (a Ray actor pool's proxy,
+    #: :class:`auditor.engines.ray_embed.PooledModel`): set by an engine while it ships the index
+    worker_model: Any = None
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = (
         "[run when named] paraphrase tier: MiniLM embeddings + FAISS for candidates; decided by cosine + "
@@ -189,8 +192,17 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         """A torch model on a GPU is not shipped: the receiving process loads the same model again on
         the device it sees (:func:`~auditor.embed.model.select_device`), so a worker without a GPU
         (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
-        tensors. Everything else (the ONNX model reopens from its folder) is shipped as is."""
+        tensors. Everything else (the ONNX model reopens from its folder) is shipped as is. With
+        :attr:`worker_model` set, the copy's encoder and aligner run that model instead."""
         state = self.__dict__.copy()
+        worker_model = state.pop("worker_model", None)
+        if self.encoder is not None and worker_model is not None:  # the copy runs the pool's model
+            state["encoder"] = copy.copy(self.encoder)
+            state["encoder"].model = worker_model
+            if state.get("aligner") is not None:
+                state["aligner"] = copy.copy(self.aligner)
+                state["aligner"].model = worker_model
+            return state
         if self.encoder is not None and self.backend == "torch" and self.device not in ("", "cpu"):
             state["encoder"] = copy.copy(self.encoder)
             state["encoder"].model = None

@@ -1,0 +1,335 @@
+"""The Ray engine's embedding actor pool: the encoder loaded once per actor (on a GPU where the cluster
+has one), the scan's tasks sending it their texts.
+
+Without a pool, every Ray worker process that runs a scan task unpickles the ``embedding`` index with
+its encoder and loads the model itself (an ONNX model reopens from its cache folder; a torch model is
+loaded again, on the CPU, since tasks request CPUs only). With a pool (:class:`EmbedPool`), the index
+each task receives carries a :class:`PooledModel` instead of the model: its ``encode`` — the sentence
+vectors of the encoder's cache misses, and token alignment's token vectors — is a call to one of the
+pool's :class:`EmbedActor` s, which loaded the model once; FAISS search, the decision and the
+alignment's scoring stay in the task. The tokenizer travels with the proxy (token alignment needs the
+word-piece ids, and nothing else runs the model in the task).
+
+**Same vectors.** An actor loads the encoder the index was built with (its resolved ``backend``;
+the model id, which names the model and the built ONNX file's hash, must equal the index's, or the
+pool does not start), and gets exactly the texts the in-task encoder would have run, in one call, so
+batches are the same; the int8 model runs each text alone anyway. Reports are identical with and
+without the pool; which actor answers does not matter (calls go round-robin from each process).
+
+**Where the actors run** (:func:`place_actors`, from ``ray.cluster_resources()``): an index on the
+torch model (``backend = "torch"``, or ``"auto"`` where the calling process sees a GPU) on a cluster
+with GPUs gets GPU actors — ``num_gpus = 1`` each while there are as many GPUs as actors, else an equal
+fraction (two actors on one GPU: 0.5), no CPU reserved — running ``device = "cuda"``; every other
+index (the default int8 ONNX encoder, ``device = "cpu"``) gets CPU actors of ``num_cpus = 1``
+each. ``embed_actors = None`` (auto): one actor per GPU for a torch index on a cluster with GPUs, else
+none (the encoder runs in the tasks, as without a pool); ``0``: never a pool; ``N``: N actors.
+
+>>> place_actors({"CPU": 16.0, "GPU": 2.0}, "torch", "auto", None)
+Placement(actors=2, device='cuda', num_gpus=1.0, num_cpus=0.0)
+>>> place_actors({"CPU": 16.0, "GPU": 1.0}, "torch", "auto", 4)
+Placement(actors=4, device='cuda', num_gpus=0.25, num_cpus=0.0)
+>>> place_actors({"CPU": 2.0}, "onnx-int8", "auto", None)
+Placement(actors=0, device='cpu', num_gpus=0.0, num_cpus=1.0)
+>>> place_actors({"CPU": 4.0, "GPU": 1.0}, "onnx-int8", "auto", 2)
+Placement(actors=2, device='cpu', num_gpus=0.0, num_cpus=1.0)
+
+The pool lives for one scan: :meth:`EmbedPool.close` kills its actors (also when the scan fails).
+
+Errors: :class:`~auditor.errors.ConfigError` when CPU actors would leave no CPU for the scan's tasks,
+or an actor loads another encoder than the index's; :class:`~auditor.errors.ScanError` when an actor
+does not start within :data:`START_TIMEOUT_S` or dies (a task whose actor died fails the scan: never
+a hang, never a gap).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..embed.onnx import _HostTensor
+from ..errors import AuditorError, ConfigError, ScanError
+from ..methods.embedding import EmbeddingIndex
+from ..text.boilerplate import MaskingIndex
+from .base import ScanJob
+
+#: seconds the pool's actors have to load their model (a node that builds the ONNX model: ~45 s)
+START_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How many actors, on which device, requesting what of each node."""
+
+    actors: int
+    device: str  # "cuda" or "cpu"
+    num_gpus: float
+    num_cpus: float
+
+
+def place_actors(resources: Mapping[str, float], backend: str, device: str, requested: int | None) -> Placement:
+    """The pool for an index on ``backend`` (its resolved encoder) configured for ``device``, on a cluster
+    with ``resources`` (``ray.cluster_resources()``); ``requested``: ``embed_actors`` (None: auto)."""
+    gpus = float(resources.get("GPU", 0.0))
+    if backend == "torch" and gpus >= 1 and device.strip().lower() != "cpu":
+        n = int(gpus) if requested is None else requested
+        share = 1.0 if n <= int(gpus) else int(gpus) / n if n else 0.0
+        return Placement(n, "cuda", round(share, 4), 0.0)
+    return Placement(0 if requested is None else requested, "cpu", 0.0, 1.0)
+
+
+class EmbedActor:
+    """A pool actor (``ray.remote`` with the placement's resources): the encoder, loaded once.
+
+    ``expected`` is the index's model id; another id (another model, ONNX file or variant) is refused.
+    A model that cannot be loaded is kept as the actor's error and raised by :meth:`info` (an
+    exception in ``__init__`` would only say that the actor died).
+    """
+
+    def __init__(self, model: str, backend: str, device: str, model_cache: str, expected: str):
+        from ..embed.model import load_encoder_model
+
+        self.texts = self.token_texts = self.calls = 0
+        self.cpu_s = 0.0  # CPU seconds of the encode calls (the model's load not included)
+        self.error: AuditorError | None = None
+        t0 = time.perf_counter()
+        try:
+            self.model, mid, self.backend, self.device = load_encoder_model(model, backend, device, model_cache)
+        except AuditorError as e:
+            self.error = e
+            return
+        self.load_s = time.perf_counter() - t0
+        if mid != expected:
+            self.error = ConfigError(
+                f"an embedding actor loaded encoder {mid}, not the index's {expected} (another model, or "
+                "an ONNX export built apart on its node: give every node the calling process's model cache)"
+            )
+
+    def info(self) -> dict[str, Any]:
+        """Where the actor runs and what it loaded; raises the load's error (:class:`ConfigError` for
+        the wrong encoder or a device torch does not see there, ...)."""
+        if self.error is not None:
+            raise self.error
+        return {"pid": os.getpid(), "backend": self.backend, "device": self.device, "load_s": self.load_s}
+
+    def counts(self) -> dict[str, float]:
+        return {
+            "texts": self.texts,
+            "token_texts": self.token_texts,
+            "calls": self.calls,
+            "cpu_s": self.cpu_s,
+        }
+
+    def encode(self, texts: list[str], batch_size: int, normalize: bool, output_value: str) -> Any:
+        """Sentence vectors (``(n, dim)`` float32) or, for ``"token_embeddings"``, one float32
+        ``(tokens, dim)`` array per text."""
+        cpu0 = time.process_time()
+        self.calls += 1
+        if output_value == "token_embeddings":
+            self.token_texts += len(texts)
+        else:
+            self.texts += len(texts)
+        out = self.model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=normalize,
+            convert_to_numpy=output_value != "token_embeddings",
+            show_progress_bar=False,
+            output_value=output_value,
+        )
+        vecs: Any
+        if output_value == "token_embeddings":
+            vecs = [np.asarray(t.detach().cpu().numpy(), dtype=np.float32) for t in out]
+        else:
+            vecs = np.asarray(out, dtype=np.float32)
+        self.cpu_s += time.process_time() - cpu0
+        return vecs
+
+
+class PooledModel:
+    """Stands in for the encoder's model in a task: ``encode`` runs on a pool actor; the tokenizer,
+    ``max_seq_length`` and the dimension are the index's model's."""
+
+    def __init__(self, actors: Sequence[Any], tokenizer: Any, max_seq_length: int, dim: int):
+        self.actors = list(actors)
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.dim = dim
+        self._turn: Iterator[int] | None = None
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dim
+
+    get_embedding_dimension = get_sentence_embedding_dimension
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_turn": None}
+
+    def encode(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        normalize_embeddings: bool = False,
+        convert_to_numpy: bool = True,
+        show_progress_bar: bool = False,
+        output_value: str = "sentence_embedding",
+        **_: Any,
+    ) -> Any:
+        if self._turn is None:  # each process starts at another actor
+            self._turn = itertools.cycle(np.roll(np.arange(len(self.actors)), -(os.getpid() % len(self.actors))))
+        actor = self.actors[int(next(self._turn))]
+        out = _get(actor.encode.remote(list(sentences), batch_size, normalize_embeddings, output_value))
+        if output_value == "token_embeddings":
+            return [_HostTensor(a) for a in out]
+        return out
+
+
+def _get(ref: Any, timeout: float | None = None) -> Any:
+    """``ray.get`` with the pool's errors: an actor's own error as is, a dead actor as a ScanError."""
+    import ray
+    from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskError
+
+    try:
+        return ray.get(ref, timeout=timeout)
+    except RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, AuditorError):
+            raise cause from None
+        raise ScanError(f"an embedding actor failed: {cause or e}") from None
+    except GetTimeoutError:
+        raise ScanError(
+            f"the embedding actors did not start within {timeout:.0f} s (no node with the resources they ask?)"
+        ) from None
+    except RayActorError as e:
+        raise ScanError(
+            f"an embedding actor died ({type(e).__name__}); no report is written for a scan with a gap"
+        ) from None
+    except RayError as e:
+        raise ScanError(f"an embedding actor call failed ({type(e).__name__})") from None
+
+
+def embedding_indexes(job: ScanJob) -> list[EmbeddingIndex]:
+    """The built embedding indexes of ``job`` (also those behind boilerplate masking), each once."""
+    out: list[EmbeddingIndex] = []
+    for p in job.passes:
+        for ix in p.indexes:
+            inner = ix.inner if isinstance(ix, MaskingIndex) else ix
+            if isinstance(inner, EmbeddingIndex) and inner.encoder is not None and inner not in out:
+                out.append(inner)
+    return out
+
+
+@dataclass
+class EmbedPool:
+    """The actors of one scan, per encoder (indexes with one model id share them)."""
+
+    placement: Placement
+    #: model id → (actors, the proxy the tasks' index copies carry)
+    groups: dict[str, tuple[list[Any], PooledModel]] = field(default_factory=dict)
+    indexes: list[EmbeddingIndex] = field(default_factory=list)
+    info: list[dict[str, Any]] = field(default_factory=list)  # per actor: pid, backend, device, load_s
+
+    @classmethod
+    def start(cls, job: ScanJob, requested: int | None) -> EmbedPool:
+        """The pool for ``job``'s embedding indexes, started and loaded; without actors (the encoder
+        runs in the tasks) when the job has none or :func:`place_actors` places none."""
+        import ray
+
+        indexes = embedding_indexes(job)
+        if not indexes or requested == 0:
+            return cls(Placement(0, "cpu", 0.0, 0.0))
+        resources = ray.cluster_resources()
+        first = indexes[0]
+        placement = place_actors(resources, first.backend, first.config.device, requested)
+        if not placement.actors:
+            return cls(placement)
+        ids = {ix.encoder.cache.model: ix for ix in indexes}
+        if placement.num_cpus and placement.actors * len(ids) >= float(resources.get("CPU", 0)):
+            raise ConfigError(
+                f"embed_actors = {placement.actors} CPU actor(s) per encoder would hold every CPU of the Ray "
+                f"cluster ({resources.get('CPU', 0):g}); the scan's tasks need one too"
+            )
+        share = placement.num_gpus / len(ids) if placement.num_gpus else 0.0
+        actor_cls: Any = ray.remote(EmbedActor)
+        pool = cls(placement, indexes=indexes)
+        try:
+            for mid, ix in ids.items():
+                c = ix.config
+                actors = [
+                    actor_cls.options(
+                        name=f"auditor-embed-{os.getpid()}-{id(pool):x}-{len(pool.info) + i}",
+                        num_cpus=placement.num_cpus,
+                        num_gpus=round(share, 4),
+                        max_restarts=0,
+                    ).remote(c.model, ix.backend, placement.device, c.model_cache, mid)
+                    for i in range(placement.actors)
+                ]
+                model = ix.encoder.model
+                proxy = PooledModel(actors, model.tokenizer, int(model.max_seq_length), int(ix.encoder.dim))
+                pool.groups[mid] = (actors, proxy)
+                pool.info.extend(_get([a.info.remote() for a in actors], timeout=START_TIMEOUT_S))
+        except BaseException:
+            pool.close()
+            raise
+        return pool
+
+    @property
+    def actors(self) -> list[Any]:
+        return [a for actors, _ in self.groups.values() for a in actors]
+
+    def put(self, job: ScanJob) -> Any:
+        """``ray.put(job)``, its embedding indexes carrying the pool's proxy instead of their model
+        (the calling process's indexes are left as they are); the pool is closed if that fails."""
+        import ray
+
+        try:
+            with self._shipping():
+                return ray.put(job)
+        except BaseException:
+            self.close()
+            raise
+
+    @contextmanager
+    def _shipping(self) -> Iterator[None]:
+        if not self.groups:
+            yield
+            return
+        for ix in self.indexes:
+            ix.worker_model = self.groups[ix.encoder.cache.model][1]
+        try:
+            yield
+        finally:
+            for ix in self.indexes:
+                ix.worker_model = None
+
+    def counts(self) -> dict[str, float]:
+        """Sentence texts, token-alignment texts, calls and CPU seconds of the actors (summed), and how
+        many models they loaded ({} without actors)."""
+        if not self.groups:
+            return {}
+        try:
+            per = _get([a.counts.remote() for a in self.actors])
+        except ScanError:  # an actor died after the last unit: the scan is whole, only its counts are lost
+            return {"actors": len(self.actors), "model_loads": len(self.info)}
+        return {
+            "actors": len(per),
+            "model_loads": len(self.info),
+            "texts": sum(c["texts"] for c in per),
+            "token_texts": sum(c["token_texts"] for c in per),
+            "calls": sum(c["calls"] for c in per),
+            "cpu_s": round(sum(c["cpu_s"] for c in per), 3),
+        }
+
+    def close(self) -> None:
+        """Kill the actors (idempotent)."""
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        self.groups.clear()
