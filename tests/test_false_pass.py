@@ -349,6 +349,18 @@ def test_evasion_corpus_is_found_by_the_default_methods(tmp_path, kind):
     assert len(found & {it.ordinal for it in items}) >= 48, (kind, report.checks[0]["items_by_method"])
 
 
+def test_format_character_table_is_this_pythons_unicode_database():
+    """The default-ignorable characters come from a table of format characters (Cf) where it has this
+    Python's Unicode version: it must be exactly what scanning every code point gives, or an
+    invisible character would hide a planted item (a false PASS)."""
+    from auditor.text.normalize import _format_code_points, normalize
+
+    scanned = _format_code_points(table=False)
+    assert len(scanned) > 100 and 0x200B in scanned and 0xE0001 in scanned
+    assert _format_code_points() == scanned
+    assert normalize("bo\u2064ok a fl\U0001d173ight") == "book a flight"
+
+
 # -- 5. an index bound to its eval set ------------------------------------------------------------
 
 

@@ -214,6 +214,39 @@ def test_ray_client_address_without_ray_client_is_one_line_before_any_work():
     assert "pip install 'ray[client]'" in _one_error_line(p)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_ctrl_c_while_ray_shuts_down_at_exit_keeps_the_status_without_a_traceback(tmp_path):
+    """After the report is written the process exits, and the local Ray the engine started is stopped
+    at exit (1-2 s): a Ctrl-C then ended in a traceback from Ray's exit handler (and status 1); the
+    run is over, so it is ignored and the status is the verdict's."""
+    pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    hits = 0
+    for i in range(3):
+        cmd = [sys.executable, "-m", "auditor", "audit", *SMALL, "--engine", "ray", "--workers", "2"]
+        proc = subprocess.Popen(
+            [*cmd, "--report-dir", str(tmp_path / f"r{i}")],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("report:"):
+                break
+        time.sleep(0.3)  # past the CLI's own return, into the shutdown at exit
+        if proc.poll() is None:
+            hits += 1
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 1) and "Traceback" not in err, (proc.returncode, lines, err[-2000:])
+    assert hits, "every run had exited before the Ctrl-C"
+
+
 def test_resigned_index_array_with_a_huge_shape_is_refused_before_loading(tmp_path):
     """An index array whose header claims 10**12 elements, checksums recomputed: an IndexFileError
     (one line, exit 2), not numpy allocating terabytes."""

@@ -32,9 +32,11 @@ is not installed; :class:`~auditor.errors.ConfigError` for bad options; bad inpu
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +69,20 @@ def _job(holder: list) -> ScanJob:
         _JOB_CACHE.clear()
         _JOB_CACHE[key] = ray.get(holder[0])
     return _JOB_CACHE[key]
+
+
+def _shutdown_at_exit() -> None:
+    """Ray's shutdown when the interpreter exits (a local Ray this engine started stops: 0.2–2 s), with
+    Ctrl-C ignored: the run is over, so a Ctrl-C then must not end in a traceback from Ray's own exit
+    handler (and an exit status of 1). A second Ctrl-C after an interrupted run is ignored as well;
+    SIGTERM still ends the process."""
+    import ray
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: leave the handler as it is
+        pass
+    ray.shutdown()
 
 
 def _call(fn, *args):
@@ -130,6 +146,7 @@ class RayEngine(Engine):
                 # CPU embedding actors hold a CPU each: the tasks keep `workers` of their own
                 kwargs["num_cpus"] = (self.workers or os.cpu_count() or 1) + (self.embed_actors or 0)
             ray.init(**kwargs)
+            atexit.register(_shutdown_at_exit)  # runs before Ray's own exit handler (registered at import)
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) - (self.embed_actors or 0))
 
