@@ -314,3 +314,42 @@ def test_killed_runs_index_and_findings_temp_folders_are_removed_by_the_next_run
     assert sorted(n for n in os.listdir(tmp_path) if n.startswith("auditor-findings-")) == [
         f"auditor-findings-{os.getpid()}-live"
     ]
+
+
+# -- Ctrl-C once the report is written ------------------------------------------------------------
+
+
+def test_ctrl_c_after_the_report_is_written_keeps_the_verdicts_status(tmp_path, monkeypatch):
+    """A real SIGINT as the exit status is chosen (the report is on disk): ignored; the exit status is
+    the verdict's and nothing says "no report written"."""
+    import auditor.cli.run as cli_run
+
+    real = cli_run.exit_for
+
+    def interrupted(verdict):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(verdict)
+
+    monkeypatch.setattr(cli_run, "exit_for", interrupted)
+    r = runner.invoke(main, ["audit", *SMALL, "--report-dir", str(tmp_path / "rep")])
+    assert r.exit_code == 1, r.output  # FAIL: webshop 200:1200 repeats goals of 0:200
+    assert "interrupted" not in r.output and "report:" in r.output
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored for the caller
+
+
+def test_ctrl_c_while_writing_clean_data_names_the_written_report(tmp_path, monkeypatch):
+    import auditor.audit.run as audit_run
+
+    real = audit_run.write_clean
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(audit_run, "write_clean", interrupted)
+    r = runner.invoke(
+        main, ["audit", *SMALL, "--report-dir", str(tmp_path / "rep"), "--write-clean", str(tmp_path / "clean")]
+    )
+    assert r.exit_code == 130
+    assert "interrupted while writing the cleaned data" in r.output and "report.json" in r.output
+    assert json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))["verdict"] == "fail"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -19,6 +21,8 @@ from ..report import escape_line
 from ..report.publish import check_report_dir
 from . import main
 from ._common import (
+    EXIT_INTERRUPTED,
+    _forget_interrupt,
     apply_embed_cache,
     apply_index_dir,
     default_report_dir,
@@ -149,6 +153,16 @@ def _run_and_write(config, report_dir: str) -> None:
 
     try:
         report = run_audit(config, before_clean=write)
+    except KeyboardInterrupt:
+        if not written:
+            raise
+        click.echo(
+            "auditor: interrupted while writing the cleaned data; the report (without the clean section) "
+            "was written: " + ", ".join(escape_line(str(p)) for p in written),
+            err=True,
+        )
+        _forget_interrupt()
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
     except (AuditorError, OSError) as e:
         if not written:
             raise
@@ -159,15 +173,23 @@ def _run_and_write(config, report_dir: str) -> None:
             + ", ".join(str(p) for p in written),
         ) from None
     written[:] = report.write(report_dir).values()
-    click.echo(report.summary_line())
-    click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
-    if report.extra.get("clean"):
-        clean = report.extra["clean"]
-        click.echo(
-            f"cleaned training data: {escape_line(str(clean['dir']))} "
-            f"(re-audit: auditor verify {escape_line(str(clean['manifest']))})"
-        )
-    sys.exit(exit_for(report.verdict))
+    # the report is written: a Ctrl-C from here to the exit must neither say "no report written"
+    # nor change the exit status the verdict gives
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        click.echo(report.summary_line())
+        click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
+        if report.extra.get("clean"):
+            clean = report.extra["clean"]
+            click.echo(
+                f"cleaned training data: {escape_line(str(clean['dir']))} "
+                f"(re-audit: auditor verify {escape_line(str(clean['manifest']))})"
+            )
+        sys.exit(exit_for(report.verdict))
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 @main.command()
