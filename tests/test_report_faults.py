@@ -353,3 +353,13 @@ def test_ctrl_c_while_writing_clean_data_names_the_written_report(tmp_path, monk
     assert r.exit_code == 130
     assert "interrupted while writing the cleaned data" in r.output and "report.json" in r.output
     assert json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))["verdict"] == "fail"
+
+
+def test_a_clean_ray_run_prints_no_warning(tmp_path):
+    """Ray's local cluster announces its default token authentication with a WARNING on every run:
+    a first-time user sees only the auditor's two lines (the authentication itself is unchanged)."""
+    pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    assert "RAY_AUTH_MODE" not in os.environ  # Ray's default mode, the one that warns
+    p = run_cli("audit", *SMALL, "--engine", "ray", "--workers", "1", "--report-dir", str(tmp_path / "r"))
+    assert p.returncode == 1, p.stderr[-2000:]
+    assert p.stderr == "" and p.stdout.startswith("auditor: FAIL")

@@ -145,7 +145,15 @@ class RayEngine(Engine):
             else:
                 # CPU embedding actors hold a CPU each: the tasks keep `workers` of their own
                 kwargs["num_cpus"] = (self.workers or os.cpu_count() or 1) + (self.embed_actors or 0)
-            ray.init(**kwargs)
+            # Ray's local cluster enables token authentication by default and says so with a WARNING
+            # on every run; the behaviour is kept (RAY_AUTH_MODE still decides), the line is not shown
+            auth_log = logging.getLogger("ray._private.authentication.authentication_token_setup")
+            level = auth_log.level
+            auth_log.setLevel(logging.ERROR)
+            try:
+                ray.init(**kwargs)
+            finally:
+                auth_log.setLevel(level)
             atexit.register(_shutdown_at_exit)  # runs before Ray's own exit handler (registered at import)
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) - (self.embed_actors or 0))
