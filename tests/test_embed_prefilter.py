@@ -1,0 +1,176 @@
+"""The embedding tier's static prefilter (``prefilter = "static"``): a model2vec model distilled from
+the bundled MiniLM, cached like the ONNX encoder and refused when damaged; with it on, real eval items
+and their held-out paraphrases give exactly the findings they give without it, and unrelated real
+texts are stopped before the MiniLM encoder, with the counts in the check's stats.
+
+The static model is built once into the model cache (the method's ``model_cache``, default
+``~/.cache/auditor/models``, as in a real run; ~1–1.5 min the first time); only the build test uses a
+temporary cache (marked slow).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import pickle
+import shutil
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
+pytest.importorskip("model2vec", reason="the 'embed' extra (model2vec) is not installed")
+
+from helpers import shared_file  # noqa: E402
+
+from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
+from auditor.embed.model import bundled_model_path, source_id  # noqa: E402
+from auditor.embed.prefilter import (  # noqa: E402
+    Prefilter,
+    StaticEncoder,
+    build_static_model,
+    load_static_encoder,
+    static_folder,
+)
+from auditor.errors import ConfigError, IndexFileError  # noqa: E402
+from auditor.methods.embedding import PREFILTER_THRESHOLD, EmbeddingIndex  # noqa: E402
+from auditor.records.record import Record  # noqa: E402
+
+HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
+
+
+@pytest.fixture(scope="session")
+def static():
+    return load_static_encoder()
+
+
+@pytest.fixture(scope="session")
+def stb_case():
+    """60 StableToolBench eval queries, then training records: the frozen held-out paraphrases and
+    same-topic negatives of those of them that have one."""
+    ev = list(Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records())
+    with open(HELDOUT, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    ids = list(dict.fromkeys(r["item_id"] for r in rows))[:30]
+    by_id = {r.id: r for r in ev}
+    items = [by_id[i] for i in ids] + [r for r in ev if r.id not in set(ids)][:30]
+    train = [
+        Record("heldout", f"{r['kind']}:{r['item_id']}", f"stabletoolbench.tsv:{n + 2}", {"text": r["text"]}, ordinal=n)
+        for n, r in enumerate(rows)
+        if r["item_id"] in set(ids)
+    ]
+    return items, train
+
+
+def unrelated() -> list[Record]:
+    """Real text about something else: MMLU sociology questions (llm-decontaminator's copy)."""
+    path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
+    with open(path, newline="", encoding="utf-8") as f:
+        qs = [row[0] for row in csv.reader(f) if row][:60]
+    return [Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=i) for i, q in enumerate(qs)]
+
+
+def keys(findings):
+    return sorted(
+        (f.eval_id, f.train_id, f.evidence["tier"], f.score, f.evidence["train_segment"], f.evidence["eval_segment"])
+        for f in findings
+    )
+
+
+def test_static_model_encodes_and_ranks_real_paraphrases(static, stb_case):
+    items, train = stb_case
+    assert static.dim == 256 and static.doc["params"]["pca_dims"] == 256
+    pre = Prefilter(static, PREFILTER_THRESHOLD).fit([r.view("query") for r in items])
+    paraphrases = [t for t in train if t.id.startswith("paraphrase:")]
+    scores = pre.scores([[t.view("text")] for t in paraphrases])
+    assert scores.min() >= PREFILTER_THRESHOLD, scores.min()
+    vecs = static.encode([t.view("text") for t in paraphrases])
+    assert vecs.dtype == np.float32 and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    # a paraphrase's static nearest item is mostly its own
+    own = [next(i for i, r in enumerate(items) if r.id == t.id.split(":", 1)[1]) for t in paraphrases]
+    ev = static.encode([r.view("query") for r in items])
+    assert ((vecs @ ev.T).argmax(1) == np.array(own)).mean() >= 0.8
+    # crossing a process boundary, it reopens from its folder
+    clone = pickle.loads(pickle.dumps(static))
+    assert np.array_equal(clone.encode(["a flight to Rome"]), static.encode(["a flight to Rome"]))
+
+
+def test_prefilter_keeps_exactly_todays_findings_on_real_paraphrases(stb_case):
+    items, train = stb_case
+    batch = train + unrelated()
+    plain = EmbeddingIndex(cache_dir="none", prefilter="none").build(items)
+    fast = EmbeddingIndex(cache_dir="none", prefilter="static").build(items)
+    want, got = plain.search(batch), fast.search(batch)
+    assert len([f for f in want if f.train_id.startswith("paraphrase:")]) >= 20
+    assert keys(got) == keys(want)
+    assert "prefilter" not in plain.stats()
+    st = fast.stats()["prefilter"]
+    units = sum(len(fast.train_units(t)) for t in batch)
+    assert st["model"] == "static" and st["threshold"] == PREFILTER_THRESHOLD
+    assert st["units"] == units and st["passed"] + st["filtered"] == units
+    # every paraphrase passes; most unrelated questions are stopped before the MiniLM encoder
+    assert st["passed"] >= len([t for t in train if t.id.startswith("paraphrase:")])
+    assert st["filtered"] >= 30, st
+    assert fast.stats()["encoding"]["encoded"] < plain.stats()["encoding"]["encoded"]
+
+
+def test_prefilter_counts_from_workers_are_added_once(stb_case):
+    items, train = stb_case
+    index = EmbeddingIndex(cache_dir="none", prefilter="static").build(items)
+    worker = pickle.loads(pickle.dumps(index))  # what an engine worker receives
+    worker.search(train[:10] + unrelated()[:10])
+    counts = worker.take_counts()
+    assert counts["prefilter_units"] == 20 and counts["prefilter_passed"] >= 10
+    assert worker.take_counts()["prefilter_units"] == 0  # handed over and reset
+    index.add_counts(counts)
+    st = index.stats()["prefilter"]
+    assert st["units"] == 20 and st["passed"] == counts["prefilter_passed"]
+
+
+def test_prefilter_parameters_checked_without_loading_a_model():
+    with pytest.raises(ConfigError, match="prefilter must be one of"):
+        EmbeddingIndex(prefilter="bm25")
+    with pytest.raises(ConfigError, match="prefilter_threshold"):
+        EmbeddingIndex(prefilter_threshold=1.5)
+    assert EmbeddingIndex().prefilter is None and EmbeddingIndex().config.prefilter == "none"  # off by default
+
+
+def test_damaged_static_model_is_refused_with_one_line(static, stb_case, tmp_path):
+    folder = tmp_path / static.folder.name
+    shutil.copytree(static.folder, folder)
+    StaticEncoder(folder)  # an intact copy opens
+    with open(folder / "model.safetensors", "r+b") as f:
+        f.seek(4096)
+        f.write(b"\x00" * 64)
+    with pytest.raises(IndexFileError, match="model.safetensors: checksum mismatch") as e:
+        StaticEncoder(folder)
+    assert "\n" not in str(e.value)
+    # through the method: the model cache holds the damaged folder (the ONNX encoder is cached too)
+    cache = static.folder.parent
+    for sibling in cache.iterdir():
+        if sibling.name.endswith("-onnx-int8"):
+            shutil.copytree(sibling, tmp_path / sibling.name)
+    with pytest.raises(IndexFileError, match="checksum mismatch"):
+        EmbeddingIndex(cache_dir="none", prefilter="static", model_cache=str(tmp_path)).build(stb_case[0][:3])
+    (folder / "static.json").write_text("{")
+    with pytest.raises(IndexFileError, match="unreadable"):
+        StaticEncoder(folder)
+    doc = json.loads((static.folder / "static.json").read_text())
+    (folder / "static.json").write_text(json.dumps({**doc, "source": "another-model"}))
+    with pytest.raises(IndexFileError, match="of source"):
+        StaticEncoder(folder)
+
+
+@pytest.mark.slow
+def test_static_model_builds_in_an_empty_cache_and_reloads(tmp_path, static):
+    where = str(bundled_model_path())
+    folder = build_static_model(where, source_id(where), tmp_path)
+    assert folder == static_folder(tmp_path, source_id(where)) and folder.name == static.folder.name
+    doc = json.loads((folder / "static.json").read_text())
+    assert doc["format"] == "auditor-static-encoder" and doc["model2vec"] and doc["distill_seconds"] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # no temporary folder left
+    stamp = (folder / "static.json").stat().st_mtime_ns
+    assert build_static_model(where, source_id(where), tmp_path) == folder  # reloaded, not rebuilt
+    assert (folder / "static.json").stat().st_mtime_ns == stamp
+    texts = ["book a flight to Paris", "What is the capital city of France?"]
+    assert np.allclose(StaticEncoder(folder).encode(texts), static.encode(texts), atol=1e-5)
