@@ -4,8 +4,9 @@ scan's sentences/s with and without it on a corpus of mostly unrelated text.
 
 Run from the repository root::
 
-    python benchmarks/bench_prefilter.py --recall        # ~3–5 min warm: per-file scores, LOFO thresholds
-    python benchmarks/bench_prefilter.py --throughput    # ~1–2 min: sentences/s, cold and warm, with/without
+    python benchmarks/bench_prefilter.py --recall        # ~1 min with a warm embedding cache (5–9 cold): LOFO thresholds
+    python benchmarks/bench_prefilter.py --unrelated     # seconds: unrelated real texts stopped
+    python benchmarks/bench_prefilter.py --throughput --docs 300   # ~2 min: texts/s, cold and warm, with/without
 
 **Recall.** Files: the frozen held-out sets (``tests/data/heldout``: StableToolBench, BFCL
 simple_python, WebShop — the *fit* files — and NESTFUL, the untouched test set) and the six
@@ -21,12 +22,16 @@ each file, the rule is applied to the other fit files and the file is scored (OU
 NESTFUL is scored with the rule applied to all nine fit files (OUT-OF-SAMPLE); the shipped default
 is the rule on all nine fit files (IN-SAMPLE on them).
 
-**Throughput.** Eval: 200 StableToolBench queries; training: ``--docs`` synthetic documents of
-``bench_corpus.generate_docs`` (Zipf-drawn words mixing the eval vocabulary with pseudo-words, 120
-words each) with a paraphrase of an eval item planted every 50th document, in fresh processes (cold:
-model load + build + scan) and again in the same process (warm: the scan alone, with a new embedding
-cache so nothing is reused), prefilter ``none`` vs ``static``. The machine's ``uptime`` load is
-printed next to each figure.
+**Unrelated texts** (``--unrelated``): the share of units of real texts about something else (MMLU
+questions, HumanEval prompts, this repository's doc paragraphs, 3 of them joined) that the shipped
+threshold stops, per held-out eval set (static model only).
+
+**Throughput** (``--throughput``): eval ``--eval`` (a held-out set, default WebShop 0:500); training:
+``--docs`` documents each joining 3 unrelated real texts (or, with ``--synthetic``, documents of
+``bench_corpus.generate_docs``: Zipf-drawn words mixing the eval vocabulary with pseudo-words), a
+held-out paraphrase of an eval item in every 25th (alone or between two documents). A fresh process
+per mode (``none``, ``static``): model load + build + scan (cold), then the scan again with an empty
+embedding cache (warm). The machine's load average is printed next to each figure.
 """
 
 from __future__ import annotations
@@ -155,22 +160,60 @@ def report(datas: list[dict]) -> None:
 
 
 # -- throughput ------------------------------------------------------------------------------------
-def unrelated_pool() -> list[str]:
-    """Real texts unrelated to the agent/shopping eval sets: MMLU questions (us_history, sociology,
-    abstract_algebra), HumanEval prompts, and the paragraphs of this repository's docs."""
+def unrelated_sources() -> dict[str, list[str]]:
+    """Real texts unrelated to the agent/shopping eval sets, by source: MMLU questions (us_history,
+    sociology, abstract_algebra), HumanEval prompts, the paragraphs of this repository's docs."""
     import csv
     import glob
 
     from paraphrase_data import DECON, REPO
 
-    out: list[str] = []
+    out: dict[str, list[str]] = {"MMLU questions": [], "HumanEval prompts": [], "docs paragraphs": []}
     for name in ("high_school_us_history_test.csv", "sociology_test.csv", "abstract_algebra_test.csv"):
         with open(DECON / "rephrase" / name, newline="", encoding="utf-8") as f:
-            out += [row[0] for row in csv.reader(f) if row]
-    out += [json.loads(line)["text"] for line in open(DECON / "test" / "HumanEval.jsonl", encoding="utf-8")]
+            out["MMLU questions"] += [row[0] for row in csv.reader(f) if row]
+    out["HumanEval prompts"] = [
+        json.loads(x)["text"] for x in open(DECON / "test" / "HumanEval.jsonl", encoding="utf-8")
+    ]
     for path in sorted(glob.glob(str(REPO / "docs" / "*.md"))):
-        out += [p for p in Path(path).read_text(encoding="utf-8").split("\n\n") if len(p.split()) >= 20]
+        out["docs paragraphs"] += [
+            p for p in Path(path).read_text(encoding="utf-8").split("\n\n") if len(p.split()) >= 20
+        ]
     return out
+
+
+def unrelated_pool() -> list[str]:
+    return [t for texts in unrelated_sources().values() for t in texts]
+
+
+def run_unrelated() -> None:
+    """Share of unrelated real texts' units the shipped threshold stops, per held-out eval set (static
+    model only; OUT-OF-SAMPLE: none of these texts was used to choose the threshold)."""
+    import random
+
+    from paraphrase_data import heldout_eval
+
+    from auditor.embed.prefilter import Prefilter, load_static_encoder
+    from auditor.embed.segment import segments
+    from auditor.methods.embedding import PREFILTER_THRESHOLD, EmbeddingIndex
+    from auditor.records.record import Record
+
+    sources = unrelated_sources()
+    pool = unrelated_pool()
+    rng = random.Random(1)
+    sources["3 of them joined"] = ["\n\n".join(rng.sample(pool, 3)) for _ in range(300)]
+    enc, ix = load_static_encoder(), EmbeddingIndex()
+    t = PREFILTER_THRESHOLD
+    print(f"Unrelated real texts: share of units stopped at threshold {t} (OUT-OF-SAMPLE)")
+    for name in (*HELDOUT_SETS, *TEST_SETS):
+        ev = heldout_eval(name)
+        pre = Prefilter(enc, t).fit([s.text for e in ev for s in segments(e.view("query"), 160)])
+        row = f"  {name:<20}"
+        for label, texts in sources.items():
+            recs = [Record("x", str(i), "x", {"text": x}) for i, x in enumerate(texts)]
+            units = [[s.text for s in u] for r in recs for _, u in ix.train_units(r)]
+            row += f" | {label} ({len(units)} units) {float((pre.scores(units) < t).mean()):.2f}"
+        print(row, flush=True)
 
 
 def _corpus(eval_set: str, n_docs: int, synthetic: bool = False) -> tuple[list, list, int]:
@@ -279,6 +322,7 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="reprint the recall figures from the saved scores")
     ap.add_argument("--only", nargs="*", default=None, help="files for --recall")
     ap.add_argument("--throughput", action="store_true", help="sentences/s with and without the prefilter")
+    ap.add_argument("--unrelated", action="store_true", help="share of unrelated real texts stopped")
     ap.add_argument("--docs", type=int, default=1000, help="training documents for --throughput")
     ap.add_argument("--eval", default="webshop", help="eval set for --throughput (a held-out set's name)")
     ap.add_argument("--synthetic", action="store_true", help="--throughput on bench_corpus's synthetic documents")
@@ -291,6 +335,8 @@ def main() -> None:
         run_recall(args.only)
     if args.report:
         report(json.loads(Path(SCORES).read_text()))
+    if args.unrelated:
+        run_unrelated()
     if args.throughput:
         run_throughput(args.docs, args.eval, args.synthetic)
 
