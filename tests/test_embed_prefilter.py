@@ -174,3 +174,73 @@ def test_static_model_builds_in_an_empty_cache_and_reloads(tmp_path, static):
     assert (folder / "static.json").stat().st_mtime_ns == stamp
     texts = ["book a flight to Paris", "What is the capital city of France?"]
     assert np.allclose(StaticEncoder(folder).encode(texts), static.encode(texts), atol=1e-5)
+
+
+def _audit_config(tmp_path, stb_case, prefilter: str, **kw):
+    from auditor.audit.run import AuditConfig, CheckSpec
+
+    items, train = stb_case
+    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    if not tr.exists():
+        with open(ev, "w") as f:
+            for r in items:
+                f.write(json.dumps({"id": r.id, "text": r.view("query")}) + "\n")
+        with open(tr, "w") as f:  # paraphrases and negatives interleaved with unrelated questions
+            for i, r in enumerate(train + unrelated()):
+                f.write(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n")
+    params = {"cache_dir": "none", "backend": "onnx-int8", "device": "cpu", "prefilter": prefilter}
+    return AuditConfig(
+        datasets={
+            "ev": DatasetSpec("ev", [str(ev)], role="eval", text_field="text", id_field="id"),
+            "tr": DatasetSpec("tr", [str(tr)], role="train", text_field="text", id_field="id"),
+        },
+        checks=[CheckSpec("para", train=["tr"], eval=["ev"], methods=["embedding"])],
+        method_params={"embedding": params},
+        **{"index_dir": None, "findings_store": "memory", "batch_size": 8, "split_bytes": 4_000, **kw},
+    )
+
+
+def _prefilter_run(report) -> tuple[list, dict]:
+    doc = report.to_dict()
+    stats = doc["checks"][0]["method_stats"][0]
+    return doc["findings"], stats.get("prefilter", {})
+
+
+@pytest.mark.timeout(300)
+def test_prefilter_on_engine_workers_reports_the_same_findings_and_counts_once(tmp_path, stb_case):
+    from auditor.audit.run import run_audit
+
+    plain, none = _prefilter_run(run_audit(_audit_config(tmp_path, stb_case, "none", workers=1)))
+    serial, one = _prefilter_run(run_audit(_audit_config(tmp_path, stb_case, "static", workers=1)))
+    parallel, two = _prefilter_run(run_audit(_audit_config(tmp_path, stb_case, "static", workers=2)))
+    assert none == {} and len(plain) >= 20
+    assert serial == plain and parallel == plain
+    assert one == {**two, "seconds": one["seconds"], "texts_per_s": one["texts_per_s"]}
+    assert one["units"] == len(stb_case[1]) + 60 and one["filtered"] >= 30
+
+
+@pytest.fixture
+def local_ray():
+    """A local Ray with 3 CPUs (as tests/test_ray_embed.py starts it), shut down after the test when
+    this fixture started it."""
+    ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    if ray.is_initialized():
+        yield ray
+        return
+    ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_prefilter_in_ray_tasks_sends_only_passed_units_to_the_actor_pool(tmp_path, stb_case, local_ray):
+    from auditor.audit.run import run_audit
+
+    before = run_audit(_audit_config(tmp_path, stb_case, "none", workers=1))
+    ray_cfg = _audit_config(tmp_path, stb_case, "static", engine="ray", workers=2, embed_actors=1)
+    after = run_audit(ray_cfg)
+    (plain, _), (pooled, st) = _prefilter_run(before), _prefilter_run(after)
+    assert pooled == plain
+    assert st["units"] == len(stb_case[1]) + 60 and st["filtered"] >= 30
+    # the stopped units never reached the actor: MiniLM encoded that many texts fewer
+    assert before.run.encoding[0]["encoded"] - after.run.encoding[0]["encoded"] == st["filtered"]
