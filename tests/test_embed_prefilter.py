@@ -32,7 +32,7 @@ from auditor.embed.prefilter import (  # noqa: E402
     load_static_encoder,
     static_folder,
 )
-from auditor.errors import ConfigError, IndexFileError  # noqa: E402
+from auditor.errors import ConfigError, IndexFileError, MissingDependencyError  # noqa: E402
 from auditor.methods.embedding import PREFILTER_THRESHOLD, EmbeddingIndex  # noqa: E402
 from auditor.records.record import Record  # noqa: E402
 
@@ -133,6 +133,15 @@ def test_prefilter_parameters_checked_without_loading_a_model():
     with pytest.raises(ConfigError, match="prefilter_threshold"):
         EmbeddingIndex(prefilter_threshold=1.5)
     assert EmbeddingIndex().prefilter is None and EmbeddingIndex().config.prefilter == "none"  # off by default
+
+
+def test_missing_prefilter_extra_is_named_when_the_method_is_configured(monkeypatch):
+    import auditor.embed.prefilter as prefilter_mod
+
+    monkeypatch.setattr(prefilter_mod, "RUNTIME", ("auditor_absent_module_xyz",))
+    with pytest.raises(MissingDependencyError, match=r"auditor\[prefilter\]"):
+        EmbeddingIndex(prefilter="static")
+    EmbeddingIndex(prefilter="none")  # off: not needed
 
 
 def test_damaged_static_model_is_refused_with_one_line(static, stb_case, tmp_path):

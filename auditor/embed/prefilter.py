@@ -71,6 +71,14 @@ FILES = ("model.safetensors", "tokenizer.json")
 MODES = ("static", "none")
 
 
+def require_static() -> None:
+    """Raise :class:`~auditor.errors.MissingDependencyError` naming the extra when the static model
+    cannot be run here."""
+    absent = missing(RUNTIME)
+    if absent:
+        raise MissingDependencyError(absent[0], "prefilter", "the static prefilter (or set prefilter = 'none')")
+
+
 def model2vec_version() -> str:
     from importlib.metadata import version
 
@@ -86,9 +94,7 @@ def static_folder(cache: str | Path, source_id: str) -> Path:
 def build_static_model(source: str | Path, source_id: str, cache: str | Path) -> Path:
     """The cached static model of ``source`` (a local sentence-transformers folder), distilled when
     absent; returns its folder. Concurrent builders are safe (the first rename wins)."""
-    absent = missing(RUNTIME)
-    if absent:
-        raise MissingDependencyError(absent[0], "prefilter", "the static prefilter (or set prefilter = 'none')")
+    require_static()
     final = static_folder(cache, source_id)
     if (final / "static.json").exists():
         return final
@@ -173,9 +179,7 @@ class StaticEncoder:
     """
 
     def __init__(self, folder: str | Path):
-        absent = missing(RUNTIME)
-        if absent:
-            raise MissingDependencyError(absent[0], "prefilter", "the static prefilter (or set prefilter = 'none')")
+        require_static()
         self.folder = Path(folder)
         self.doc = self._verified()
         self._open()

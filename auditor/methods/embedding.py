@@ -47,7 +47,7 @@ from ..embed.decision import CONCLUSIVE, Decision
 from ..embed.evidence import Parts, lexical, values_agree
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
-from ..embed.prefilter import Prefilter, load_static_encoder
+from ..embed.prefilter import Prefilter, load_static_encoder, require_static
 from ..embed.segment import segments
 from ..embed.tfidf import TfIdf
 from ..embed.vsearch import APPROX, VectorIndex
@@ -144,6 +144,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if not -1.0 <= c.prefilter_threshold <= 1.0:
             raise ConfigError(f"method 'embedding': prefilter_threshold must be in -1..1, not {c.prefilter_threshold}")
         self.rule = self.decision()  # checks the thresholds now, without loading the model
+        if c.prefilter == "static":
+            require_static()  # a missing extra is named when the manifest is read, not after the eval build
         self.prefilter: Prefilter | None = None  # built with the index when prefilter = "static"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
