@@ -8,6 +8,8 @@ search, evidence scoring and threshold calibration. One concept per module:
 ``tfidf``      a lexical channel: TF-IDF over identifier-split words, IDF from the eval side
 ``evidence``   the score parts (cosine, margin, mutual best, token overlap, entities) and the decision
 ``calibrate``  positives/hard negatives from an eval set, precision/recall per threshold
+``onnx``       the encoder's ONNX export (fp32 / int8), built locally and cached
+``prefilter``  a static (model2vec) model distilled locally, ranking training units before the encoder
 
 Everything heavy (torch, sentence-transformers, faiss) is imported lazily, so importing this
 package costs nothing when the ``embed`` extra is absent.

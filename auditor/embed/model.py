@@ -107,6 +107,11 @@ def _source_sig(where: str) -> str:
     return hashlib.sha256(sig.encode()).hexdigest()[:12]
 
 
+def source_id(where: str) -> str:
+    """The name of a model's source in built-model folders: its folder name and a hash of its files' sizes."""
+    return f"{Path(where).name or 'model'}-{_source_sig(where)}"
+
+
 def model_id(model: Any, where: str) -> str:
     """A short identity for cache keys: the model's folder name and a hash of its weights' sizes."""
     return f"{Path(where).name or 'model'}-{embedding_dim(model)}-{_source_sig(where)}"
@@ -201,7 +206,7 @@ def load_encoder_model(
     name, sig = Path(where).name or "model", _source_sig(where)
     if key not in _LOADED:
         try:
-            folder = build_onnx_encoder(where, f"{name}-{sig}", variant, cache)
+            folder = build_onnx_encoder(where, source_id(where), variant, cache)
         except ConfigError as e:
             if backend != "auto":
                 raise

@@ -46,6 +46,8 @@ from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
 from ..embed.evidence import Parts, lexical, values_agree
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
+from ..embed.prefilter import MODES as PREFILTERS
+from ..embed.prefilter import Prefilter, load_static_encoder, require_static
 from ..embed.segment import segments
 from ..embed.tfidf import TfIdf
 from ..embed.vsearch import APPROX, VectorIndex
@@ -56,6 +58,11 @@ from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
     from ..embed.vsearch import VectorIndex
+
+
+#: the prefilter's default threshold, chosen leave-one-file-out on the paraphrase benchmarks
+#: (benchmarks/bench_prefilter.py; docs/methods.md)
+PREFILTER_THRESHOLD = 0.53
 
 
 @dataclass
@@ -84,6 +91,12 @@ class EmbeddingConfig(MethodConfig):
     max_words: int = 160  # longer texts are also embedded as windows of this many words
     approximate: str = "auto"  # "auto" | "exact" | "hnsw" | "ivf"
     approx_min: int = 200_000  # "auto" switches to HNSW from this many eval segments
+    # "static": training units first ranked by a model2vec model distilled from `model` (built locally,
+    # cached in model_cache; extra "prefilter"); only units with a static cosine >= prefilter_threshold
+    # to some eval segment are encoded and decided (auditor.embed.prefilter); "none" (default, see
+    # docs/methods.md for the measurement): every unit is
+    prefilter: str = "none"
+    prefilter_threshold: float = PREFILTER_THRESHOLD
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -124,7 +137,16 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(
                 f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
             )
+        if c.prefilter not in PREFILTERS:
+            raise ConfigError(
+                f"method 'embedding': prefilter must be one of {', '.join(PREFILTERS)}, not '{c.prefilter}'"
+            )
+        if not -1.0 <= c.prefilter_threshold <= 1.0:
+            raise ConfigError(f"method 'embedding': prefilter_threshold must be in -1..1, not {c.prefilter_threshold}")
         self.rule = self.decision()  # checks the thresholds now, without loading the model
+        if c.prefilter == "static":
+            require_static()  # a missing extra is named when the manifest is read, not after the eval build
+        self.prefilter: Prefilter | None = None  # built with the index when prefilter = "static"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
         self._built_counts: Counter = Counter()  # the encoder's counters after the build
@@ -173,16 +195,23 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return Counter({k: getattr(e, k) for k in self._COUNTERS}) if e is not None else Counter()
 
     def take_counts(self) -> Counter:
-        """The encoder's counters since the build (a worker's searches), handed over and reset to the
-        build's, so the report's ``encoding`` counts every worker's texts once."""
+        """The encoder's and the prefilter's counters since the build (a worker's searches), handed
+        over and reset to the build's, so the report's ``encoding`` and ``prefilter`` count every
+        worker's texts once."""
+        out: Counter = Counter()
+        if self.prefilter is not None:
+            out.update({f"prefilter_{k}": v for k, v in self.prefilter.take_counts().items()})
         if self.encoder is None:
-            return Counter()
+            return out
         built, now = self._built_counts, self._encoder_counts()
         for k in self._COUNTERS:
             setattr(self.encoder, k, built[k])
-        return Counter({k: now[k] - built[k] for k in self._COUNTERS})
+        out.update({k: now[k] - built[k] for k in self._COUNTERS})
+        return out
 
     def add_counts(self, counts: Counter) -> None:
+        if self.prefilter is not None:
+            self.prefilter.add_counts({k: counts[f"prefilter_{k}"] for k in Prefilter.COUNTERS})
         if self.encoder is not None:
             for k in self._COUNTERS:
                 setattr(self.encoder, k, getattr(self.encoder, k) + counts[k])
@@ -264,6 +293,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
         self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
         self.aligner.fit_idf(texts)
+        if self.config.prefilter == "static":
+            c = self.config
+            static = load_static_encoder(c.model, c.model_cache)
+            self.prefilter = Prefilter(static, c.prefilter_threshold, c.approximate, c.approx_min).fit(self.seg_text)
         self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
@@ -387,6 +420,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             return []
         enc = self._encoder()
         units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
+        if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
+            keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs in units])
+            units = [u for u, k in zip(units, keep) if k]
         texts = [s.text for _, _, segs in units for s in segs]
         if not texts:
             return []
@@ -421,6 +457,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             out["search"] = self.vindex.describe()
             out["eval_segments"] = len(self.seg_text)
         out["decision"] = self.rule.describe()
+        if self.prefilter is not None:
+            out["prefilter"] = self.prefilter.describe()
         if self.encoder is not None:
             out["encoding"] = {
                 "backend": self.backend,
