@@ -96,10 +96,10 @@ class TokenBatch:
         self.where = {id(t): i for i, t in enumerate(self.texts)}
         self.data = _squeeze([normalized_bytes(t) for t in self.texts])
         ends = np.flatnonzero(self.data == _SPACE)  # the space after each token
-        self.token_offsets = np.concatenate(([0], ends + 1)).astype(np.int64)
+        self.token_offsets = _shifted(ends, 1)
         separators = np.flatnonzero(self.data == 0)  # one per text, in order
-        self.text_offsets = np.concatenate(([0], separators + 2)).astype(np.int64)
-        self.token_starts = np.concatenate(([0], np.searchsorted(ends, separators + 1) + 1)).astype(np.int64)
+        self.text_offsets = _shifted(separators, 2)
+        self.token_starts = _shifted(np.searchsorted(ends, separators + 1), 1)
         self._array: pa.Array | None = None
         self._whole: list[int] | None = None
         #: results computed from this batch by its users (e.g. token ids per vocabulary state)
@@ -139,6 +139,14 @@ class TokenBatch:
         return self._array
 
 
+def _shifted(positions: np.ndarray, by: int) -> np.ndarray:
+    """``[0, *(positions + by)]`` as int64, in one pass."""
+    out = np.empty(len(positions) + 1, dtype=np.int64)
+    out[0] = 0
+    np.add(positions, by, out=out[1:])
+    return out
+
+
 def _squeeze(pieces: list[bytes]) -> np.ndarray:
     """The pieces joined with separators, runs of spaces squeezed to one and leading spaces dropped:
     ``[b"a  b ", b" ", b"c"]`` → ``b"a b \\x00 \\x00 c \\x00 "``."""
@@ -168,21 +176,36 @@ class VocabLookup:
         return len(self.spaced)
 
     def ids(self, batch: TokenBatch) -> np.ndarray:
-        """The id (int64) of each token of ``batch``, in order."""
+        """The id of each token of ``batch``, in order (an integer array)."""
         if not batch.n_tokens or not self.spaced:
             return np.zeros(batch.n_tokens, dtype=np.int64)
         tokens = batch.token_array()
         if len(self.spaced) <= batch.n_tokens:
             if self._array is None:
                 self._array = pa.array(self.spaced, pa.large_binary())
-            found = pc.index_in(tokens, value_set=self._array)
-            return np.asarray(found.fill_null(-1), dtype=np.int64) + 1
+            return _plus_one_or_zero(pc.index_in(tokens, value_set=self._array))
         if self._dict is None:
             self._dict = {t: i for i, t in enumerate(self.spaced, start=1)}
         encoded = pc.dictionary_encode(tokens)
         distinct = encoded.dictionary.to_pylist()
         ids = np.fromiter(map(self._dict.get, distinct, repeat(0)), dtype=np.int64, count=len(distinct))
         return ids[np.asarray(encoded.indices)]
+
+
+def _plus_one_or_zero(found: pa.Array) -> np.ndarray:
+    """An Arrow int32 array of positions (null: absent) as ids: position + 1, absent 0. Read from
+    its buffers (validity bits unpacked) — several times cheaper than ``fill_null`` and a copy.
+
+    >>> _plus_one_or_zero(pa.array([2, None, 0], pa.int32())).tolist()
+    [3, 0, 1]
+    """
+    n, offset = len(found), found.offset
+    validity, values = found.buffers()
+    ids = np.frombuffer(values, dtype=np.int32, count=n + offset)[offset:] + np.int32(1)
+    if found.null_count:
+        bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=n + offset, bitorder="little")
+        ids *= bits[offset:]
+    return ids
 
 
 #: the last batch built by :func:`token_batch` (it keeps its texts alive, so their ids stay theirs)

@@ -53,14 +53,23 @@ class NgramScanner:
 
     def _register(self) -> None:
         """Add this vocabulary to the process's shared one; ``_local`` maps a shared id to this
-        scanner's id (0: not in it; the last entry, 0, stands for ids added after this scanner)."""
+        scanner's id (0: not in it; grown with zeros as the shared vocabulary grows)."""
         for b in self.vocab:
             if b not in _SHARED_VOCAB:
                 _SHARED_VOCAB[b] = len(_SHARED_VOCAB) + 1
-        local = np.zeros(len(_SHARED_VOCAB) + 2, dtype=np.int64)
+        local = np.zeros(len(_SHARED_VOCAB) + 1, dtype=np.int64)
         for b, i in self.vocab.items():
             local[_SHARED_VOCAB[b]] = i
         self._local = local
+
+    def _local_ids(self, shared: np.ndarray) -> np.ndarray:
+        """This scanner's ids of tokens given as shared ids (ids added to the shared vocabulary after
+        this scanner are not in it: 0)."""
+        if len(self._local) < len(_SHARED_VOCAB) + 1:
+            grown = np.zeros(len(_SHARED_VOCAB) + 1, dtype=self._local.dtype)
+            grown[: len(self._local)] = self._local
+            self._local = grown
+        return self._local[shared]
 
     def __getstate__(self):  # shared ids belong to one process: rebuilt where it is unpickled
         state = dict(self.__dict__)
@@ -76,10 +85,11 @@ class NgramScanner:
         if not self.tables or not texts:
             return []
         shared, starts = _shared_ids(texts)
-        local = self._local
-        ids = local[np.minimum(shared, len(local) - 1)]
-        zeros = np.concatenate(([0], np.cumsum(ids == 0)))
-        th = self.token_hash[ids]
+        ids = self._local_ids(shared)
+        zeros = np.empty(len(ids) + 1, dtype=np.int64)  # zeros[i]: how many 0 ids before token i
+        zeros[0] = 0
+        np.cumsum(ids == 0, out=zeros[1:])
+        th = self.token_hash
         keys: list[np.ndarray] = []
         for n, (H, P) in self.tables.items():
             count = len(ids) - n + 1
@@ -91,7 +101,7 @@ class NgramScanner:
             h = np.zeros(len(starts_ok), dtype=np.uint64)
             with np.errstate(over="ignore"):
                 for j in range(n):
-                    h = h * _P + th[starts_ok + j]
+                    h = h * _P + th[ids[starts_ok + j]]
             left = np.searchsorted(H, h, "left")
             right = np.searchsorted(H, h, "right")
             hit = right > left
