@@ -128,6 +128,36 @@ class TokenBatch:
             ]
         return self._whole
 
+    def char_lengths(self) -> np.ndarray:
+        """``len(normalize(t))`` of every text (characters, not bytes).
+
+        >>> TokenBatch(["Ab, c!", "", "Éa"]).char_lengths().tolist()
+        [4, 0, 2]
+        """
+        offs = self.text_offsets
+        lengths = np.maximum(np.diff(offs) - 3, 0)  # bytes before " \x00 " (an empty text has none)
+        if len(self.data) and int(self.data.max()) >= 0x80:  # UTF-8 continuation bytes are not characters
+            follow = np.zeros(len(self.data) + 1, dtype=np.int64)
+            np.cumsum((self.data & 0xC0) == 0x80, out=follow[1:])
+            lengths -= np.diff(follow[offs])
+        return lengths
+
+    def token_hashes(self) -> np.ndarray:
+        """xxh64 of every token (as :func:`auditor.text.tokens.token_hashes` hashes ``tokens(t)``),
+        separators included; one Python hash per distinct token of the batch.
+
+        >>> from auditor.text.tokens import token_hashes
+        >>> b = TokenBatch(["a b a", "c"])
+        >>> b.token_hashes()[[0, 1, 2, 4]].tolist() == token_hashes(["a", "b", "a", "c"]).tolist()
+        True
+        """
+        if not self.n_tokens:
+            return np.zeros(0, dtype=np.uint64)
+        encoded = pc.dictionary_encode(self.token_array())
+        distinct = encoded.dictionary.to_pylist()
+        hashes = np.fromiter((xxhash.xxh64_intdigest(t[:-1]) for t in distinct), dtype=np.uint64, count=len(distinct))
+        return hashes[np.asarray(encoded.indices)]
+
     def token_array(self) -> pa.Array:
         """Every token followed by its space, as an Arrow ``large_binary`` array over :attr:`data`."""
         if self._array is None:
