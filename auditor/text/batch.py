@@ -212,7 +212,7 @@ class VocabLookup:
         tokens = batch.token_array()
         if len(self.spaced) <= batch.n_tokens:
             if self._array is None:
-                self._array = pa.array(self.spaced, pa.large_binary())
+                self._array = _binary_array(self.spaced)
             return _plus_one_or_zero(pc.index_in(tokens, value_set=self._array))
         if self._dict is None:
             self._dict = {t: i for i, t in enumerate(self.spaced, start=1)}
@@ -220,6 +220,19 @@ class VocabLookup:
         distinct = encoded.dictionary.to_pylist()
         ids = np.fromiter(map(self._dict.get, distinct, repeat(0)), dtype=np.int64, count=len(distinct))
         return ids[_int32s(encoded.indices)]
+
+
+def _binary_array(items: list[bytes]) -> pa.Array:
+    """``items`` as an Arrow ``large_binary`` array, built from two buffers (``pa.array`` on a
+    list imports pandas: ~0.2 s of CPU in every worker process).
+
+    >>> _binary_array([b"ab", b"", b"c"]).to_pylist()
+    [b'ab', b'', b'c']
+    """
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=offsets[1:])
+    data = b"".join(items)
+    return pa.Array.from_buffers(pa.large_binary(), len(items), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def _int32s(array: pa.Array) -> np.ndarray:
