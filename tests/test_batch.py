@@ -207,3 +207,27 @@ def test_ngram_kernel_on_a_reordered_subset_equals_its_own_batch():
     token_batch([q for pair in zip(queries, texts) for q in pair])  # the exact tier's batch: queries and texts
     assert scanner.matches(texts[::-1], 2) == alone
     assert alone and {d for d, _, _ in alone} == set(range(1, 7))
+
+
+@pytest.mark.parametrize("glue", ["\x01", "\x7f", "\x1c", "\x00", "\x0b"])
+def test_a_copy_glued_with_control_characters_is_found_by_exact_and_ngram(glue):
+    """A training copy whose words are joined by a control character is the eval item once
+    normalized (``normalize`` turns control characters into spaces). The batch fast path once kept
+    ``\\x01``, NUL and DEL inside words: both tiers missed such copies (0 of 39, a false PASS)."""
+    from auditor.datasets.dataset import Dataset, DatasetSpec
+    from auditor.methods.exact import ExactIndex
+    from auditor.methods.ngram import NgramIndex
+    from auditor.records.record import Record
+
+    evals = Dataset(DatasetSpec("ev", ["webshop:0:60"], role="eval")).records()
+    goals = [r for r in evals if len(tokens(r.view("query"))) >= 13]
+    assert len(goals) >= 20
+    glued = [glue.join(g.view("query").split()) for g in goals]
+    inside = [
+        Record("train", f"t{i}", f"t.jsonl:{i + 1}", {"text": f"note{glue}{t}{glue}end"}) for i, t in enumerate(glued)
+    ]
+    alone = [Record("train", f"t{i}", f"a.jsonl:{i + 1}", {"text": t}) for i, t in enumerate(glued)]
+    wanted = {(g.id, f"t{i}") for i, g in enumerate(goals)}
+    forget_batch()
+    assert wanted <= {(f.eval_id, f.train_id) for f in NgramIndex().build(goals).search(inside)}
+    assert wanted <= {(f.eval_id, f.train_id) for f in ExactIndex().build(goals).search(alone)}
