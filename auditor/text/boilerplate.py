@@ -104,7 +104,7 @@ class Boilerplate:
         masked word by word around it instead of removed)."""
         if not text:
             return text
-        kept, states = [], []
+        kept, norms, states = [], [], []
         for line in text.split("\n"):
             norm = normalize(line)
             h = text_hash(norm) if norm else None
@@ -117,14 +117,16 @@ class Boilerplate:
             else:
                 states.append(_PLAIN)
             kept.append(line)
+            norms.append(norm)
         if kept and (len(self.ngrams) or _SHARED in states):
-            kept = self._mask_words(kept, states)
+            kept = self._mask_words(kept, norms, states)
         return "\n".join(kept)
 
-    def _mask_words(self, lines: list[str], states: list[int]) -> list[str]:
+    def _mask_words(self, lines: list[str], norms: list[str], states: list[int]) -> list[str]:
+        """``lines`` with masked words (``norms``: each line's ``normalize()``, so its tokens)."""
         from .tokens import ngram_hashes, token_hashes
 
-        toks_per_line = [tokens(line) for line in lines]
+        toks_per_line = [norm.split() for norm in norms]  # tokens(line), without normalizing twice
         flat = [t for ts in toks_per_line for t in ts]
         covered = np.zeros(len(flat), dtype=bool)
         offset = 0
