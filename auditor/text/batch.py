@@ -271,11 +271,11 @@ def token_batch(texts: Sequence[str]) -> tuple[TokenBatch, list[int]]:
     >>> token_batch(texts)[1], token_batch(texts[1:] + texts)[1]
     ([0, 1], [1, 0, 1])
     """
-    if _LAST:
-        where = _LAST[0].where
-        positions = [where.get(id(t), -1) for t in texts]
+    last = _LAST[0] if _LAST else None
+    if last is not None:
+        positions = [last.where.get(id(t), -1) for t in texts]
         if -1 not in positions:
-            return _LAST[0], positions
+            return last, positions
     distinct = list({id(t): t for t in texts}.values())
     batch = TokenBatch(distinct)
     _LAST[:] = [batch]
