@@ -282,26 +282,6 @@ def test_ngram_kernel_counts_equal_the_per_record_reference():
     assert expected and index._scanner().matches(texts, len(ev)) == expected
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-_TEXT = st.text(alphabet=st.sampled_from(list("ab Z,.!\n\t\x1c\x1f\x0b-'é ﬁ") + ["\u2028", "Ｔ"]), max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_TEXT)
-def test_kernel_tokenization_and_exact_units_equal_normalize(text):
-    from auditor.text.kernels import _TOKENS_CACHE, exact_units, text_tokens
-    from auditor.text.normalize import normalize, text_hash
-
-    _TOKENS_CACHE.clear()
-    assert text_tokens(text) == [t.encode("utf-8") for t in tokens(text)]
-    units = [("whole", text)]
-    if "\n" in text:
-        units += [(f"line {i}", line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    assert exact_units(text, lines=True) == [(u, text_hash(normalize(c))) for u, c in units]
-
-
 def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, monkeypatch):
     """Statistics gathered per training record (boilerplate masking, error types) are counted in the
     calling process, so a scan in worker processes reports the same as one in-process."""

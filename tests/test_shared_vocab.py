@@ -32,15 +32,13 @@ def _scanner(evals: list[str], n: int = 8) -> NgramScanner:
 
 def _alone(scanner: NgramScanner, texts: list[str], n_eval: int):
     """The scanner's matches with the shared state reset (as if it were the only one)."""
-    saved = dict(kernels._SHARED_VOCAB), list(kernels._LAST_BATCH)
-    kernels._SHARED_VOCAB.clear()
-    kernels._LAST_BATCH.clear()
+    saved = dict(kernels._SHARED_VOCAB)
+    kernels.reset_shared_vocabulary()
     try:
         return pickle.loads(pickle.dumps(scanner)).matches(texts, n_eval)
     finally:
-        kernels._SHARED_VOCAB.clear()
-        kernels._SHARED_VOCAB.update(saved[0])
-        kernels._LAST_BATCH[:] = saved[1]
+        kernels.reset_shared_vocabulary()
+        kernels._SHARED_VOCAB.update(saved)
 
 
 def test_scanners_sharing_a_batch_match_as_they_would_alone():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..io.jsonread import dotted_get
@@ -22,7 +23,7 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
         return adapter.record(position, source, {QUERY: obj, TEXT: obj}, raw=obj, positional_id=True)
     if not isinstance(obj, dict):
         return Skip(source, f"item is {type(obj).__name__}, not an object")
-    selector = MessageSelector.parse(opts.messages)
+    selector = _selector(opts.messages)
     if opts.text_field:
         try:
             text = dotted_get(obj, opts.text_field)
@@ -30,7 +31,7 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
             return Skip(source, f"missing text field '{opts.text_field}'" + _seen(obj))
         field = opts.text_field
     else:
-        field = next((c for c in TEXT_CANDIDATES if isinstance(obj.get(c), str) or is_chat(obj.get(c))), None)
+        field = _text_candidate(obj)
         if field is None:
             present = next((c for c in TEXT_CANDIDATES if obj.get(c) is not None), None)
             if present is not None:
@@ -41,7 +42,7 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
                 )
             return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ")" + _seen(obj))
         text = obj[field]
-    if is_chat(text):
+    if not isinstance(text, str) and is_chat(text):
         selected = selector.select(text)
         if selected is None:
             return Skip(source, f"field '{field}' is a message list with no message for '{selector}'")
@@ -62,12 +63,41 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
         except KeyError:
             return Skip(source, f"missing id field '{opts.id_field}'")
     else:
-        rid = next((obj[c] for c in ID_CANDIDATES if isinstance(obj.get(c), (str, int))), None)
+        rid = _id_candidate(obj)
         if rid is None:
             return adapter.record(position, source, views, raw=obj, positional_id=True, **meta)
     if isinstance(rid, (dict, list)) or rid is None:
         return Skip(source, f"id is {type(rid).__name__}, not a scalar")
     return adapter.record(rid, source, views, raw=obj, **meta)
+
+
+@lru_cache(maxsize=64)
+def _selector(spec: str | None) -> MessageSelector:
+    """:meth:`MessageSelector.parse`, once per spelling (it runs for every record; a bad spelling
+    raises every time, as nothing is cached for it)."""
+    return MessageSelector.parse(spec)
+
+
+def _text_candidate(obj: dict) -> str | None:
+    """The first of :data:`TEXT_CANDIDATES` holding a string or a message list.
+
+    >>> _text_candidate({"query": 3, "prompt": "hi", "text": None})
+    'prompt'
+    """
+    for c in TEXT_CANDIDATES:
+        value = obj.get(c)
+        if isinstance(value, str) or (value is not None and is_chat(value)):
+            return c
+    return None
+
+
+def _id_candidate(obj: dict) -> Any:
+    """The value of the first of :data:`ID_CANDIDATES` holding a string or an integer, else None."""
+    for c in ID_CANDIDATES:
+        value = obj.get(c)
+        if isinstance(value, (str, int)):
+            return value
+    return None
 
 
 #: fields whose function docs give the parameter order for binding positional call arguments

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records.record import Record
-from ..text.kernels import exact_units
+from ..text.kernels import exact_units_batch
 from ..text.normalize import normalize, text_hash
 from .base import Finding, Index, MethodConfig
 
@@ -55,13 +55,15 @@ class ExactIndex(Index[ExactConfig]):
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
         table = self.table
+        views = self.config.train_views
+        texts = [text for tr in batch for view in views if (text := tr.views.get(view))]
+        per_text = iter(exact_units_batch(texts, self.config.lines))  # in the order of ``texts``
         for tr in batch:
             hits: dict[int, tuple[str, str]] = {}
-            for view in self.config.train_views:
-                text = tr.views.get(view)
-                if not text:
+            for view in views:
+                if not tr.views.get(view):
                     continue
-                for unit, digest in exact_units(text, self.config.lines):
+                for unit, digest in next(per_text):
                     for pos in table.get(digest, ()):
                         hits.setdefault(pos, (view, unit))
             for pos, (view, unit) in sorted(hits.items()):

@@ -112,10 +112,11 @@ class NgramIndex(Index[NgramConfig]):
         out: list[Finding] = []
         if not self.tables:
             return out
-        texts = []
-        for tr in batch:
-            text = "\n".join(tr.views[v] for v in self.config.train_views if tr.views.get(v))
-            texts.append(text or tr.view(TEXT))
+        views = self.config.train_views
+        if len(views) == 1:  # the view's own string (what joining one view gives), no join per record
+            texts = [tr.views.get(views[0]) or tr.view(TEXT) for tr in batch]
+        else:
+            texts = ["\n".join(tr.views[v] for v in views if tr.views.get(v)) or tr.view(TEXT) for tr in batch]
         for d, pos, matched in self._scanner().matches(texts, len(self.eval_records)):
             score = matched / self.totals[pos]
             if score >= self.config.threshold:

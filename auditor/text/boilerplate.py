@@ -50,6 +50,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import TEXT, Record
+from .batch import TokenBatch
 from .normalize import normalize, text_hash, tokens
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Boilerplate:
         masked word by word around it instead of removed)."""
         if not text:
             return text
-        kept, states = [], []
+        kept, norms, states = [], [], []
         for line in text.split("\n"):
             norm = normalize(line)
             h = text_hash(norm) if norm else None
@@ -116,14 +117,16 @@ class Boilerplate:
             else:
                 states.append(_PLAIN)
             kept.append(line)
+            norms.append(norm)
         if kept and (len(self.ngrams) or _SHARED in states):
-            kept = self._mask_words(kept, states)
+            kept = self._mask_words(kept, norms, states)
         return "\n".join(kept)
 
-    def _mask_words(self, lines: list[str], states: list[int]) -> list[str]:
+    def _mask_words(self, lines: list[str], norms: list[str], states: list[int]) -> list[str]:
+        """``lines`` with masked words (``norms``: each line's ``normalize()``, so its tokens)."""
         from .tokens import ngram_hashes, token_hashes
 
-        toks_per_line = [tokens(line) for line in lines]
+        toks_per_line = [norm.split() for norm in norms]  # tokens(line), without normalizing twice
         flat = [t for ts in toks_per_line for t in ts]
         covered = np.zeros(len(flat), dtype=bool)
         offset = 0
@@ -253,14 +256,15 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     need = max(2, int(np.ceil(cfg.share * len(sample))))
     line_df: Counter = Counter()
     first_text: dict[int, str] = {}
-    for r in sample:
+    per_record = [r.view(TEXT).split("\n") for r in sample]
+    lines = TokenBatch([line for rec_lines in per_record for line in rec_lines])  # normalized at once
+    hashes, lengths = iter(lines.whole_hashes()), iter(lines.char_lengths().tolist())
+    for rec_lines in per_record:
         seen = set()
-        for line in r.view(TEXT).split("\n"):
-            norm = normalize(line)
-            if len(norm) < 10:
+        for line, h, length in zip(rec_lines, hashes, lengths):
+            if length < 10:  # len(normalize(line))
                 continue
-            h = text_hash(norm)
-            seen.add(h)
+            seen.add(h)  # text_hash(normalize(line))
             first_text.setdefault(h, line.strip())
         line_df.update(seen)
     common = {h for h, c in line_df.items() if c >= need} - bp.protected
@@ -274,12 +278,10 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
             for h, c in line_df.most_common()
             if h in chosen
         ][:5]
-    ths = []
-    for r in sample:
-        # no shared line to drop or mask yet (n-grams are counted below): the text is unchanged
-        rest = bp.mask_text(r.view(TEXT)) if bp.lines or bp.spared else r.view(TEXT)
-        ths.append(token_hashes(tokens(rest)[: cfg.max_tokens]))
-    census = _ngram_census(ths, cfg.n, cfg.protect_n, bp.eval_grams, need)
+    # no shared line to drop or mask yet (n-grams are counted below): the text is unchanged
+    rests = [bp.mask_text(r.view(TEXT)) if bp.lines or bp.spared else r.view(TEXT) for r in sample]
+    th, lens = _leading_token_hashes(TokenBatch(rests), cfg.max_tokens)
+    census = _ngram_census(th, lens, cfg.n, cfg.protect_n, bp.eval_grams, need)
     if census is not None:
         bp.ngrams, bp.spared_ngrams = census
     if len(bp.ngrams):
@@ -287,11 +289,29 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     return bp
 
 
+def _leading_token_hashes(batch: TokenBatch, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The token hashes of the first ``limit`` tokens of each text of ``batch``, concatenated, and
+    how many each text gave: ``token_hashes(tokens(t)[:limit])`` for every text, in one array.
+
+    >>> from auditor.text.tokens import token_hashes
+    >>> th, lens = _leading_token_hashes(TokenBatch(["a b c", "", "d e"]), 2)
+    >>> lens.tolist(), th.tolist() == token_hashes(["a", "b", "d", "e"]).tolist()
+    ([2, 0, 2], True)
+    """
+    starts = batch.token_starts[:-1]
+    lens = np.minimum(np.diff(batch.token_starts) - 1, limit)  # each text's tokens, its separator left out
+    offsets = np.zeros(len(lens), dtype=np.int64)
+    np.cumsum(lens[:-1], out=offsets[1:])
+    take = np.repeat(starts - offsets, lens) + np.arange(int(lens.sum()))
+    return batch.token_hashes()[take], lens
+
+
 def _ngram_census(
-    ths: list[np.ndarray], n: int, k: int, eval_grams: np.ndarray, need: int
+    th: np.ndarray, lens: np.ndarray, n: int, k: int, eval_grams: np.ndarray, need: int
 ) -> tuple[np.ndarray, int] | None:
-    """The word ``n``-grams in at least ``need`` of the records (token hashes ``ths``, one array per
-    record), sorted, and how many of them hold an eval ``k``-gram; None when no record has an n-gram.
+    """The word ``n``-grams in at least ``need`` of the records (token hashes ``th`` of every record
+    one after the other, ``lens[i]`` of record ``i``), sorted, and how many of them hold an eval
+    ``k``-gram; None when no record has an n-gram.
 
     One pass over all records at once: windows are hashed over the concatenated tokens and those
     that cross a record boundary dropped, so each record counts each of its n-grams once, as if
@@ -299,22 +319,24 @@ def _ngram_census(
     """
     from .tokens import ngram_hashes
 
-    lens = np.fromiter((len(t) for t in ths), dtype=np.int64, count=len(ths))
-    if not len(ths) or int(lens.sum()) < n:
+    if not len(lens) or int(lens.sum()) < n:
         return None
-    th = np.concatenate(ths).astype(np.uint64, copy=False)
-    rec = np.repeat(np.arange(len(ths)), lens)
+    th = th.astype(np.uint64, copy=False)
+    rec = np.repeat(np.arange(len(lens)), lens)
     hashes = ngram_hashes(th, n)
     inside = rec[: len(hashes)] == rec[n - 1 :]
     if not inside.any():
         return None
     keys, owners = hashes[inside], rec[: len(hashes)][inside]
-    order = np.lexsort((owners, keys))
+    # by n-gram, then record: owners already ascend, and a stable sort keeps their order per n-gram
+    order = np.argsort(keys, kind="stable")
     keys, owners = keys[order], owners[order]
     first = np.ones(len(keys), dtype=bool)
     first[1:] = (keys[1:] != keys[:-1]) | (owners[1:] != owners[:-1])
-    uniq, counts = np.unique(keys[first], return_counts=True)
-    common = uniq[counts >= need]
+    distinct = keys[first]  # sorted: one entry per (n-gram, record)
+    runs = np.flatnonzero(np.concatenate(([True], distinct[1:] != distinct[:-1])))
+    counts = np.diff(np.append(runs, len(distinct)))  # records holding each n-gram
+    common = distinct[runs][counts >= need]
     if not len(eval_grams) or not len(common):
         return common, 0
     kgrams = ngram_hashes(th, k)

@@ -1,12 +1,13 @@
 """Fast kernels for the scan's hot path: n-gram containment over a whole batch, and exact-match units.
 
-The n-gram kernel avoids hashing every training n-gram in Python. Each training token is mapped
-to an id in the *eval vocabulary* with one C-level ``map(dict.get, ...)`` over the whole batch
-(tokens absent from every eval item get id 0). An n-gram that contains a token of no eval item
-cannot be an eval n-gram, so only windows free of id 0 are hashed (a rare-token prefilter that
-drops almost every window of unrelated text), with numpy, in the same polynomial-of-xxh64 hash as
+The n-gram kernel avoids hashing every training n-gram in Python. The batch is normalized at once
+(:class:`~auditor.text.batch.TokenBatch`: one buffer, no Python object per token) and each training
+token is mapped to an id in the *eval vocabulary* with Arrow's hash tables
+(:class:`~auditor.text.batch.VocabLookup`; tokens absent from every eval item get id 0). An n-gram
+that contains a token of no eval item cannot be an eval n-gram, so only windows free of id 0 are
+hashed (a rare-token prefilter that drops almost every window of unrelated text), with numpy, in the same polynomial-of-xxh64 hash as
 :func:`auditor.text.tokens.ngram_hashes` — so the persisted index tables are unchanged. A
-separator token (never in the vocabulary) between records keeps windows inside one record.
+separator (id 0) between records keeps windows inside one record.
 
 >>> import numpy as np
 >>> from auditor.text.tokens import ngram_hashes, token_hashes
@@ -21,16 +22,12 @@ No errors are raised here: empty texts and empty tables give no matches.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import repeat
-from string import punctuation
 
 import numpy as np
 import xxhash
 
-from .normalize import is_plain, normalize, text_hash, tokens
+from .batch import TokenBatch, VocabLookup, forget_batch, token_batch
 from .tokens import _P
-
-_SEP = b"\x00"  # normalize() never yields it: a record boundary token outside every vocabulary
 
 
 class NgramScanner:
@@ -56,14 +53,23 @@ class NgramScanner:
 
     def _register(self) -> None:
         """Add this vocabulary to the process's shared one; ``_local`` maps a shared id to this
-        scanner's id (0: not in it; the last entry, 0, stands for ids added after this scanner)."""
+        scanner's id (0: not in it; grown with zeros as the shared vocabulary grows)."""
         for b in self.vocab:
             if b not in _SHARED_VOCAB:
                 _SHARED_VOCAB[b] = len(_SHARED_VOCAB) + 1
-        local = np.zeros(len(_SHARED_VOCAB) + 2, dtype=np.int64)
+        local = np.zeros(len(_SHARED_VOCAB) + 1, dtype=np.int64)
         for b, i in self.vocab.items():
             local[_SHARED_VOCAB[b]] = i
         self._local = local
+
+    def _local_ids(self, shared: np.ndarray) -> np.ndarray:
+        """This scanner's ids of tokens given as shared ids (ids added to the shared vocabulary after
+        this scanner are not in it: 0)."""
+        if len(self._local) < len(_SHARED_VOCAB) + 1:
+            grown = np.zeros(len(_SHARED_VOCAB) + 1, dtype=self._local.dtype)
+            grown[: len(self._local)] = self._local
+            self._local = grown
+        return self._local[shared]
 
     def __getstate__(self):  # shared ids belong to one process: rebuilt where it is unpickled
         state = dict(self.__dict__)
@@ -79,10 +85,11 @@ class NgramScanner:
         if not self.tables or not texts:
             return []
         shared, starts = _shared_ids(texts)
-        local = self._local
-        ids = local[np.minimum(shared, len(local) - 1)]
-        zeros = np.concatenate(([0], np.cumsum(ids == 0)))
-        th = self.token_hash[ids]
+        ids = self._local_ids(shared)
+        zeros = np.empty(len(ids) + 1, dtype=np.int64)  # zeros[i]: how many 0 ids before token i
+        zeros[0] = 0
+        np.cumsum(ids == 0, out=zeros[1:])
+        th = self.token_hash
         keys: list[np.ndarray] = []
         for n, (H, P) in self.tables.items():
             count = len(ids) - n + 1
@@ -94,7 +101,7 @@ class NgramScanner:
             h = np.zeros(len(starts_ok), dtype=np.uint64)
             with np.errstate(over="ignore"):
                 for j in range(n):
-                    h = h * _P + th[starts_ok + j]
+                    h = h * _P + th[ids[starts_ok + j]]
             left = np.searchsorted(H, h, "left")
             right = np.searchsorted(H, h, "right")
             hit = right > left
@@ -119,104 +126,99 @@ class NgramScanner:
 
 
 #: every scanner's tokens under one id space, so that the scanners of several checks (one pass over
-#: a training set) map a batch's tokens once: :func:`_shared_ids`, then a numpy lookup per scanner
+#: a training set) map a batch's tokens once: :func:`_shared_ids`, then a numpy lookup per scanner.
+#: It only grows, so its size names its state.
 _SHARED_VOCAB: dict[bytes, int] = {}
-#: the last batch mapped: (its texts, the shared vocabulary's size then, shared ids, text starts)
-_LAST_BATCH: list = []
+#: the lookup of the shared vocabulary at the size it was built for: ``[size, VocabLookup]``
+_SHARED_LOOKUP: list = []
+
+
+def reset_shared_vocabulary() -> None:
+    """Forget the shared vocabulary and every cached lookup built on it (tests only: in a scan the
+    vocabulary only grows, and a cache keyed by its size would be stale after a reset)."""
+    _SHARED_VOCAB.clear()
+    _SHARED_LOOKUP.clear()
+    forget_batch()
+
+
+def _shared_lookup() -> VocabLookup:
+    if not _SHARED_LOOKUP or _SHARED_LOOKUP[0] != len(_SHARED_VOCAB):
+        _SHARED_LOOKUP[:] = [len(_SHARED_VOCAB), VocabLookup(_SHARED_VOCAB)]  # ids in insertion order
+    return _SHARED_LOOKUP[1]
 
 
 def _shared_ids(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Shared-vocabulary ids of the tokens of ``texts`` (a separator after each text) and where each
-    text starts; computed once for the same text objects while the shared vocabulary is unchanged."""
-    last = _LAST_BATCH
-    if (
-        last
-        and last[1] == len(_SHARED_VOCAB)
-        and len(last[0]) == len(texts)
-        and all(a is b for a, b in zip(last[0], texts))
-    ):
-        return last[2], last[3]
-    toks: list[bytes] = []
-    starts = np.empty(len(texts), dtype=np.int64)
-    for d, text in enumerate(texts):
-        starts[d] = len(toks)
-        toks += text_tokens(text)
-        toks.append(_SEP)
-    ids = np.fromiter(map(_SHARED_VOCAB.get, toks, repeat(0)), dtype=np.int64, count=len(toks))
-    last[:] = [list(texts), len(_SHARED_VOCAB), ids, starts]
-    return ids, starts
+    """Shared-vocabulary ids of the tokens of ``texts``, each text followed by a 0 (its separator),
+    and where each text starts; a batch's tokens are mapped once per state of the shared vocabulary."""
+    batch, positions = token_batch(texts)
+    key = ("shared ids", len(_SHARED_VOCAB))
+    ids = batch.memo.get(key)
+    if ids is None:
+        ids = batch.memo[key] = _shared_lookup().ids(batch)
+    if positions == list(range(len(batch))):
+        return ids, batch.token_starts[:-1]
+    return _select(ids, batch.token_starts, np.asarray(positions, dtype=np.int64))
 
 
-_ASCII_PUNCT = str.maketrans({c: " " for c in punctuation})  # as in auditor.text.normalize
-#: ASCII bytes: lower case, punctuation → space, and the separators str.split() treats as
-#: whitespace but bytes.split() does not (\x1c-\x1f) → space; one pass, same tokens as normalize
-_ASCII_BYTES = bytes(
-    32 if (chr(i) in punctuation or 0x1C <= i <= 0x1F) else ord(chr(i).lower()) if i < 128 else i for i in range(256)
-)
-_TOKENS_CACHE: dict[int, tuple[str, list[bytes]]] = {}
-_TOKENS_CACHE_MAX = 1024  # about two batches of records
+def _select(ids: np.ndarray, token_starts: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of the batch texts ``positions`` (each with its separator), in that order, and where
+    each starts. Texts ``[a b 0] [0] [c 0]`` at positions ``[2, 0]`` → ``[c 0 a b 0]``, ``[0 2]``.
 
-
-def text_tokens(text: str) -> list[bytes]:
-    """:func:`auditor.text.normalize.tokens` of ``text`` as UTF-8 bytes, remembered for the last ~1024 texts.
-
-    The exact and n-gram tiers tokenize the same training texts one after the other; this makes the
-    second one free. ASCII text takes one ``bytes.translate`` and one ``split``. Do not mutate the result.
-
-    >>> text_tokens("Book a flight to N.Y.C.!")
-    [b'book', b'a', b'flight', b'to', b'n', b'y', b'c']
+    >>> _select(np.array([5, 6, 0, 0, 7, 0]), np.array([0, 3, 4, 6]), np.array([2, 0]))
+    (array([7, 0, 5, 6, 0]), array([0, 2]))
     """
-    hit = _TOKENS_CACHE.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    if is_plain(text):
-        toks = text.encode("ascii").translate(_ASCII_BYTES).split()
-    else:
-        toks = [t.encode("utf-8") for t in tokens(text)]
-    if len(_TOKENS_CACHE) >= _TOKENS_CACHE_MAX:
-        _TOKENS_CACHE.clear()
-    _TOKENS_CACHE[id(text)] = (text, toks)
-    return toks
+    first = token_starts[positions]
+    counts = token_starts[positions + 1] - first
+    starts = np.zeros(len(positions), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    return ids[np.repeat(first - starts, counts) + np.arange(int(counts.sum()))], starts
 
 
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     """``(unit, hash of normalized text)`` for the whole text and (when ``lines``) each non-blank line.
 
-    Same result as hashing :func:`auditor.text.normalize.normalize` of each unit; ASCII text is lowered
-    and translated once for all its lines.
+    Same result as hashing :func:`auditor.text.normalize.normalize` of each unit.
 
     >>> [u for u, _ in exact_units("Hi there\\n\\nBook it!", lines=True)]
     ['whole', 'line 1', 'line 3']
     """
-    key = (id(text), lines)
-    hit = _UNITS_CACHE.get(key)
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    units = _exact_units(text, lines)
-    if len(_UNITS_CACHE) >= _TOKENS_CACHE_MAX:
-        _UNITS_CACHE.clear()
-    _UNITS_CACHE[key] = (text, units)
+    return exact_units_batch([text], lines)[0]
+
+
+def exact_units_batch(texts: Sequence[str], lines: bool) -> list[list[tuple[str, int]]]:
+    """:func:`exact_units` of each text, for a whole batch at once: the whole texts' hashes come from
+    their :class:`~auditor.text.batch.TokenBatch` (shared with the n-gram tier), the non-blank lines of
+    multi-line texts are normalized together in one more batch; remembered on the batch, so checks
+    sharing a training set hash each text once.
+
+    >>> from auditor.text.normalize import text_hash as h
+    >>> exact_units_batch(["Hi!", "Hi\\n\\nyou"], lines=True) == [
+    ...     [("whole", h("hi"))],
+    ...     [("whole", h("hi you")), ("line 1", h("hi")), ("line 3", h("you"))],
+    ... ]
+    True
+    """
+    batch, positions = token_batch(texts)
+    key = ("exact units", lines)
+    units = batch.memo.get(key)
+    if units is None:
+        units = batch.memo[key] = _batch_units(batch, lines)
+    return [units[p] for p in positions]
+
+
+def _batch_units(batch: TokenBatch, lines: bool) -> list[list[tuple[str, int]]]:
+    units = [[("whole", h)] for h in batch.whole_hashes()]
+    if not lines:
+        return units
+    owners: list[tuple[int, str]] = []
+    pieces: list[str] = []
+    for k, text in enumerate(batch.texts):
+        if "\n" in text:
+            for i, line in enumerate(text.split("\n"), start=1):
+                if line.strip():
+                    owners.append((k, f"line {i}"))
+                    pieces.append(line)
+    if pieces:
+        for (k, unit), h in zip(owners, TokenBatch(pieces).whole_hashes()):
+            units[k].append((unit, h))
     return units
-
-
-#: exact_units of the last ~1024 texts: checks sharing a training set hash each text once (one pass,
-#: several checks' exact indexes); keyed like the token cache, by the text object itself
-_UNITS_CACHE: dict[tuple[int, bool], tuple[str, list[tuple[str, int]]]] = {}
-
-
-def _exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
-    whole = ("whole", xxhash.xxh64_intdigest(b" ".join(text_tokens(text))))  # == text_hash(normalize(text))
-    if not (lines and "\n" in text):
-        return [whole]
-    if is_plain(text):
-        low = text.lower().translate(_ASCII_PUNCT)
-        out = [whole]
-        for i, (raw, line) in enumerate(zip(text.split("\n"), low.split("\n")), start=1):
-            if raw.strip():
-                out.append((f"line {i}", text_hash(" ".join(line.split()))))
-        return out
-    out = [whole]
-    for i, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
-            out.append((f"line {i}", text_hash(normalize(line))))
-    return out

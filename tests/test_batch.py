@@ -1,0 +1,233 @@
+"""The batch fast path (:mod:`auditor.text.batch`) normalizes and tokenizes exactly as ``normalize``.
+
+The exact and n-gram tiers hash and look up training tokens from a :class:`TokenBatch` (one buffer
+per batch, plain ASCII translated in bytes, runs of spaces squeezed with numpy) instead of calling
+``normalize`` / ``tokens`` per text. A difference would change findings (a missed copy is a false
+PASS), so every output is compared with the reference functions: on the string values of real
+files from ../shared/data, on adversarial strings (control characters, \\x1c-\\x1f separators,
+punctuation runs, empty texts, markup, Unicode spaces and confusables), and on generated ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import shared_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.text import kernels
+from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, token_batch
+from auditor.text.kernels import _select, exact_units, exact_units_batch
+from auditor.text.normalize import normalize, text_hash, tokens
+
+ADVERSARIAL = [
+    "",
+    " ",
+    "\n",
+    "\n\n\n",
+    "!!!",
+    "a",
+    "A",
+    "...a...",
+    "a\x00b",
+    "a\x01b\x02c\x7fd",
+    "a\x1cb\x1dc\x1ed\x1ff",
+    "tab\there\vvertical\fform\rcarriage",
+    "  leading and trailing  ",
+    "x" * 300,
+    "Book a flight to N.Y.C.!!!",
+    "one\ntwo\r\nthree\n\n  \n\x1c\nfour",
+    "a<b & c>d",
+    "<b>Bo</b>ok &amp; fl&#105;ght&nbsp;now",
+    "ﬁnd the Ｔｏｋｙｏ hotel",
+    "b\u200book a fl\u00adight to Р\u0430ris",
+    "non\u00a0breaking\u2028line\u2029para\u3000ideographic\x85nel",
+    "ÉCOLE café naïve Straße ǅemal",
+    "emoji 🙂 and math 𝐀𝐁𝐂 and ½ ² ℃",
+    "combining e\u0301 and \ufe0f selector",
+    "مرحبا بالعالم، كيف حالك؟",
+    "日本語のテキスト、句読点。",
+    "\ud800 lone surrogate \udfff",
+    "mixed ASCII line\nnon-ASCII line é\n\nlast",
+    "punct-only line\n?!.,;\nreal words here",
+]
+
+
+def _check(texts: list[str]) -> None:
+    """Every output of a TokenBatch of ``texts`` equals the reference functions' output."""
+    forget_batch()
+    batch = TokenBatch(texts)
+    assert len(batch) == len(texts)
+    assert [batch.normalized(i) for i in range(len(texts))] == [normalize(t).encode("utf-8") for t in texts]
+    assert batch.whole_hashes() == [text_hash(normalize(t)) for t in texts]
+    expected_tokens: list[bytes] = []
+    for t in texts:
+        expected_tokens += [w.encode("utf-8") + b" " for w in tokens(t)] + [b"\x00 "]
+    assert batch.token_array().to_pylist() == expected_tokens
+    counts = [len(tokens(t)) + 1 for t in texts]
+    assert batch.token_starts.tolist() == np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).tolist()
+    for lines in (False, True):
+        reference = []
+        for t in texts:
+            units = [("whole", t)]
+            if lines and "\n" in t:
+                units += [(f"line {i}", line) for i, line in enumerate(t.split("\n"), start=1) if line.strip()]
+            reference.append([(u, text_hash(normalize(c))) for u, c in units])
+        assert exact_units_batch(texts, lines) == reference
+        assert [exact_units(t, lines) for t in texts] == reference
+
+
+def test_adversarial_strings_normalize_as_the_reference():
+    _check(ADVERSARIAL)
+    _check(ADVERSARIAL[::-1])
+    for s in ADVERSARIAL:
+        _check([s])
+    _check([])
+
+
+def test_every_ascii_character_normalizes_as_the_reference():
+    chars = [chr(i) for i in range(128)]
+    _check(chars)
+    _check([f"a{c}b{c}{c}C" for c in chars])
+    _check(["".join(chars), "".join(reversed(chars))])
+
+
+def _strings(value, out: list[str], limit: int) -> None:
+    """The string values (and keys) of a parsed JSON document, up to ``limit``."""
+    stack = [value]
+    while stack and len(out) < limit:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            out.extend(k for k in v if isinstance(k, str))
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+REAL = [
+    "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json",
+    "toolbench/data_example/answer/G1_answer/10_ChatGPT_DFS_woFilter_w2.json",
+    "tau2-bench/data/tau2/domains/airline/tasks.json",
+    "webshop/baseline_models/data/human_goals.json",
+    "tool-mvr/data/training_data/selected_Toolbench_R.json",
+]
+
+
+@pytest.mark.parametrize("rel", REAL)
+def test_real_strings_normalize_as_the_reference(rel):
+    doc = json.loads(shared_file(rel).read_text(encoding="utf-8"))
+    texts: list[str] = []
+    _strings(doc, texts, 4000)
+    assert len(texts) > 20
+    for i in range(0, len(texts), 512):
+        _check(texts[i : i + 512])
+
+
+_ALPHABET = list("ab Z09,.!?-'\"<>&;#\n\t\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x01\x7f") + [
+    "é",
+    "ﬁ",
+    "Ｔ",
+    "\u2028",
+    "\u00a0",
+    "\u200b",
+    "\u00ad",
+    "\u0430",
+    "\x85",
+    "ß",
+    "İ",
+    "🙂",
+    "\u0301",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=40), max_size=8))
+def test_generated_batches_normalize_as_the_reference(texts):
+    _check(texts)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=6))
+def test_any_unicode_normalizes_as_the_reference(texts):
+    _check(texts)
+
+
+def _reference_ids(batch: TokenBatch, vocab: list[bytes]) -> list[int]:
+    index = {t + b" ": i for i, t in enumerate(vocab, start=1)}
+    return [index.get(t, 0) for t in batch.token_array().to_pylist()]
+
+
+def test_vocabulary_lookup_small_and_large_give_the_dict_ids():
+    texts = ["the cat sat on the mat", "", "a dog, a cat!", "ÉCOLE café"]
+    batch = TokenBatch(texts)
+    small = [b"cat", b"mat", b"caf\xc3\xa9"]  # smaller than the batch: Arrow index_in
+    large = [f"w{i}".encode() for i in range(200)] + [b"the", b"dog", b"\x00", b"cat"]  # larger: dictionary route
+    for vocab in (small, large, []):
+        assert VocabLookup(vocab).ids(batch).tolist() == _reference_ids(batch, vocab)
+    assert VocabLookup(large).ids(TokenBatch([])).tolist() == []
+
+
+def test_token_batch_is_reused_for_the_same_texts_and_rebuilt_for_others():
+    a, b, c = "alpha beta", "gamma", "delta epsilon"
+    first, positions = token_batch([a, b, a])
+    assert positions == [0, 1, 0] and first.texts == [a, b]
+    again, positions = token_batch([b, a])
+    assert again is first and positions == [1, 0]
+    other, positions = token_batch([a, c])
+    assert other is not first and positions == [0, 1]
+
+
+def test_selected_texts_keep_their_separators():
+    batch = TokenBatch(["a b", "", "c", "d e f"])
+    ids = VocabLookup([b"a", b"b", b"c", b"d", b"e", b"f"]).ids(batch)
+    got, starts = _select(ids, batch.token_starts, np.array([3, 0, 1, 3]))
+    assert got.tolist() == [4, 5, 6, 0, 1, 2, 0, 0, 4, 5, 6, 0]
+    assert starts.tolist() == [0, 4, 7, 8]
+
+
+def test_ngram_kernel_on_a_reordered_subset_equals_its_own_batch():
+    """The n-gram tier may ask for a subset of the texts the exact tier batched (other views)."""
+    from auditor.text.tokens import ngram_hashes, token_hashes
+
+    evals = ["please book a flight from paris to tokyo next monday morning", "find a cheap hotel near the old port"]
+    grams = [np.unique(ngram_hashes(token_hashes(tokens(e)), 5)) for e in evals]
+    H = np.concatenate(grams)
+    P = np.concatenate([np.full(len(g), i, dtype=np.int64) for i, g in enumerate(grams)])
+    order = np.argsort(H, kind="stable")
+    scanner = kernels.NgramScanner((t for e in evals for t in tokens(e)), {5: (H[order], P[order])})
+    texts = [f"user {i}: " + evals[i % 2] + " thanks" for i in range(6)] + ["unrelated words only"]
+    queries = [f"query {i}" for i in range(len(texts))]
+    forget_batch()
+    alone = scanner.matches(texts[::-1], 2)
+    token_batch([q for pair in zip(queries, texts) for q in pair])  # the exact tier's batch: queries and texts
+    assert scanner.matches(texts[::-1], 2) == alone
+    assert alone and {d for d, _, _ in alone} == set(range(1, 7))
+
+
+@pytest.mark.parametrize("glue", ["\x01", "\x7f", "\x1c", "\x00", "\x0b"])
+def test_a_copy_glued_with_control_characters_is_found_by_exact_and_ngram(glue):
+    """A training copy whose words are joined by a control character is the eval item once
+    normalized (``normalize`` turns control characters into spaces). The batch fast path once kept
+    ``\\x01``, NUL and DEL inside words: both tiers missed such copies (0 of 39, a false PASS)."""
+    from auditor.datasets.dataset import Dataset, DatasetSpec
+    from auditor.methods.exact import ExactIndex
+    from auditor.methods.ngram import NgramIndex
+    from auditor.records.record import Record
+
+    evals = Dataset(DatasetSpec("ev", ["webshop:0:60"], role="eval")).records()
+    goals = [r for r in evals if len(tokens(r.view("query"))) >= 13]
+    assert len(goals) >= 20
+    glued = [glue.join(g.view("query").split()) for g in goals]
+    inside = [
+        Record("train", f"t{i}", f"t.jsonl:{i + 1}", {"text": f"note{glue}{t}{glue}end"}) for i, t in enumerate(glued)
+    ]
+    alone = [Record("train", f"t{i}", f"a.jsonl:{i + 1}", {"text": t}) for i, t in enumerate(glued)]
+    wanted = {(g.id, f"t{i}") for i, g in enumerate(goals)}
+    forget_batch()
+    assert wanted <= {(f.eval_id, f.train_id) for f in NgramIndex().build(goals).search(inside)}
+    assert wanted <= {(f.eval_id, f.train_id) for f in ExactIndex().build(goals).search(alone)}
