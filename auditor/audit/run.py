@@ -169,8 +169,8 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         split_bytes=config.split_bytes,
         embed_actors=config.embed_actors,
     )
-    store = make_store(config)  # first: a Ctrl-C while DuckDB's extension loads aborts the process
     engine.warm_up([datasets[n] for n in train_names])
+    store = make_store(config)
     checks: list[CheckResult] = []
     scan_stats = ScanStats()
     error_types = ErrorTypes()
