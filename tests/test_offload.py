@@ -156,3 +156,29 @@ def test_sigint_stays_blocked_while_the_first_pool_of_a_run_starts(tmp_path):
     out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "2"  # SIGINT (bit 1) still blocked after the tracker and forkserver started
+
+
+def test_checks_sharing_a_sample_count_it_once_and_detect_what_each_alone_would(tmp_path):
+    """detect_sample counts the sample's lines and n-grams once for every check: each check's
+    boilerplate equals a detect() of its own, with protection decided per check's eval texts."""
+    from itertools import islice
+
+    from auditor.text.boilerplate import detect
+
+    goals = _goals()
+    preamble = "please read the request below carefully and answer it with the tools you were given today"
+    rows = [
+        json.dumps({"id": f"r{i}", "text": f"{preamble} {goals[i % 50] if i % 5 == 0 else f'order {i} status'}"})
+        for i in range(400)
+    ]
+    path = tmp_path / "train.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    ds = Dataset(DatasetSpec("tr", [str(path)]))
+    # three checks: unrelated eval texts, the planted goals, and an eval item quoting the preamble
+    texts = [set(goals[100:150]), set(goals[:50]), {f"{preamble} and nothing else"}]
+    shared = detect_sample([ds], texts)
+    sample = list(islice(Dataset(DatasetSpec("tr", [str(path)])).records(), 2000))
+    alone = [detect(sample, t) for t in texts]
+    assert [_fields(b) for b in shared] == [_fields(b) for b in alone]
+    assert not shared[0].lines and len(shared[0].ngrams) > 0  # no shared line; the preamble's n-grams
+    assert shared[0].spared_ngrams == 0 and shared[2].spared_ngrams > 0  # protection is per check

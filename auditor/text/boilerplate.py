@@ -232,7 +232,12 @@ def _tainted(th: np.ndarray, n: int, k: int, eval_grams: np.ndarray) -> np.ndarr
     return (cs[starts + n - k + 1] - cs[starts]) > 0
 
 
-def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: BoilerplateConfig | None = None) -> Boilerplate:
+def detect(
+    sample: Sequence[Record],
+    eval_texts: Iterable[str],
+    config: BoilerplateConfig | None = None,
+    memo: dict[str, Any] | None = None,
+) -> Boilerplate:
     """Boilerplate lines and n-grams of ``sample`` (see the module doc); ``eval_texts`` are protected.
 
     >>> item = "book a one way flight from boston to denver for two adults next friday"
@@ -254,19 +259,10 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
     if len(sample) < cfg.min_records:
         return bp
     need = max(2, int(np.ceil(cfg.share * len(sample))))
-    line_df: Counter = Counter()
-    first_text: dict[int, str] = {}
-    per_record = [r.view(TEXT).split("\n") for r in sample]
-    lines = TokenBatch([line for rec_lines in per_record for line in rec_lines])  # normalized at once
-    hashes, lengths = iter(lines.whole_hashes()), iter(lines.char_lengths().tolist())
-    for rec_lines in per_record:
-        seen = set()
-        for line, h, length in zip(rec_lines, hashes, lengths):
-            if length < 10:  # len(normalize(line))
-                continue
-            seen.add(h)  # text_hash(normalize(line))
-            first_text.setdefault(h, line.strip())
-        line_df.update(seen)
+    memo = {} if memo is None else memo  # what depends on the sample alone, for the next check's call
+    if "lines" not in memo:
+        memo["lines"] = _line_counts(sample)
+    line_df, first_text = memo["lines"]
     common = {h for h, c in line_df.items() if c >= need} - bp.protected
     bp.spared = {
         h for h in common if _eval_gram_starts(token_hashes(tokens(first_text[h])), cfg.protect_n, bp.eval_grams).any()
@@ -278,10 +274,15 @@ def detect(sample: Sequence[Record], eval_texts: Iterable[str], config: Boilerpl
             for h, c in line_df.most_common()
             if h in chosen
         ][:5]
-    # no shared line to drop or mask yet (n-grams are counted below): the text is unchanged
-    rests = [bp.mask_text(r.view(TEXT)) if bp.lines or bp.spared else r.view(TEXT) for r in sample]
-    th, lens = _leading_token_hashes(TokenBatch(rests), cfg.max_tokens)
-    census = _ngram_census(th, lens, cfg.n, cfg.protect_n, bp.eval_grams, need)
+    if bp.lines or bp.spared:
+        rests = [bp.mask_text(r.view(TEXT)) for r in sample]
+        grams = _common_ngrams(*_leading_token_hashes(TokenBatch(rests), cfg.max_tokens), cfg.n, need)
+    else:  # no shared line to drop or mask: the texts are unchanged, the same for every check
+        if "grams" not in memo:
+            raw = TokenBatch([r.view(TEXT) for r in sample])
+            memo["grams"] = _common_ngrams(*_leading_token_hashes(raw, cfg.max_tokens), cfg.n, need)
+        grams = memo["grams"]
+    census = None if grams is None else grams.census(cfg.protect_n, bp.eval_grams)
     if census is not None:
         bp.ngrams, bp.spared_ngrams = census
     if len(bp.ngrams):
@@ -306,12 +307,55 @@ def _leading_token_hashes(batch: TokenBatch, limit: int) -> tuple[np.ndarray, np
     return batch.token_hashes()[take], lens
 
 
-def _ngram_census(
-    th: np.ndarray, lens: np.ndarray, n: int, k: int, eval_grams: np.ndarray, need: int
-) -> tuple[np.ndarray, int] | None:
+def _line_counts(sample: Sequence[Record]) -> tuple[Counter, dict[int, str]]:
+    """How many records of ``sample`` hold each normalized line of 10 characters or more (by
+    ``text_hash``), and the first raw text of each."""
+    line_df: Counter = Counter()
+    first_text: dict[int, str] = {}
+    per_record = [r.view(TEXT).split("\n") for r in sample]
+    lines = TokenBatch([line for rec_lines in per_record for line in rec_lines])  # normalized at once
+    hashes, lengths = iter(lines.whole_hashes()), iter(lines.char_lengths().tolist())
+    for rec_lines in per_record:
+        seen = set()
+        for line, h, length in zip(rec_lines, hashes, lengths):
+            if length < 10:  # len(normalize(line))
+                continue
+            seen.add(h)  # text_hash(normalize(line))
+            first_text.setdefault(h, line.strip())
+        line_df.update(seen)
+    return line_df, first_text
+
+
+@dataclass
+class _CommonNgrams:
+    """The word ``n``-grams in at least ``need`` records of a sample (:func:`_common_ngrams`), with
+    what :meth:`census` needs to tell which of them hold an eval ``k``-gram."""
+
+    common: np.ndarray  # sorted
+    th: np.ndarray  # token hashes of every record, one after the other
+    rec: np.ndarray  # the record of each token
+    hashes: np.ndarray  # every window's n-gram hash
+    inside: np.ndarray  # windows within one record
+    n: int
+
+    def census(self, k: int, eval_grams: np.ndarray) -> tuple[np.ndarray, int]:
+        """The common n-grams and how many of them hold an eval ``k``-gram."""
+        from .tokens import ngram_hashes
+
+        if not len(eval_grams) or not len(self.common):
+            return self.common, 0
+        kgrams = ngram_hashes(self.th, k)
+        pos = np.minimum(np.searchsorted(eval_grams, kgrams), len(eval_grams) - 1)
+        hitk = (eval_grams[pos] == kgrams) & (self.rec[: len(kgrams)] == self.rec[k - 1 :])
+        cs = np.concatenate(([0], np.cumsum(hitk)))
+        starts = np.arange(len(self.hashes))
+        tainted = self.hashes[self.inside & ((cs[starts + self.n - k + 1] - cs[starts]) > 0)]
+        return self.common, int(np.isin(self.common, tainted).sum())
+
+
+def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _CommonNgrams | None:
     """The word ``n``-grams in at least ``need`` of the records (token hashes ``th`` of every record
-    one after the other, ``lens[i]`` of record ``i``), sorted, and how many of them hold an eval
-    ``k``-gram; None when no record has an n-gram.
+    one after the other, ``lens[i]`` of record ``i``); None when no record has an n-gram.
 
     One pass over all records at once: windows are hashed over the concatenated tokens and those
     that cross a record boundary dropped, so each record counts each of its n-grams once, as if
@@ -336,16 +380,7 @@ def _ngram_census(
     distinct = keys[first]  # sorted: one entry per (n-gram, record)
     runs = np.flatnonzero(np.concatenate(([True], distinct[1:] != distinct[:-1])))
     counts = np.diff(np.append(runs, len(distinct)))  # records holding each n-gram
-    common = distinct[runs][counts >= need]
-    if not len(eval_grams) or not len(common):
-        return common, 0
-    kgrams = ngram_hashes(th, k)
-    pos = np.minimum(np.searchsorted(eval_grams, kgrams), len(eval_grams) - 1)
-    hitk = (eval_grams[pos] == kgrams) & (rec[: len(kgrams)] == rec[k - 1 :])
-    cs = np.concatenate(([0], np.cumsum(hitk)))
-    starts = np.arange(len(hashes))
-    tainted = hashes[inside & ((cs[starts + n - k + 1] - cs[starts]) > 0)]
-    return common, int(np.isin(common, tainted).sum())
+    return _CommonNgrams(distinct[runs][counts >= need], th, rec, hashes, inside, n)
 
 
 _PLAIN, _GUARDED, _SHARED = 0, 1, 2  # line states in Boilerplate.mask_text
@@ -437,7 +472,8 @@ def detect_sample(
     cfg = config or BoilerplateConfig()
     per = max(1, cfg.sample // max(1, len(train_datasets)))
     sample = [r for ds in train_datasets for r in islice(ds.records(), per)]
-    return [detect(sample, texts, cfg) for texts in text_sets]
+    memo: dict[str, Any] = {}  # line counts and n-grams of the sample, counted once for every check
+    return [detect(sample, texts, cfg, memo) for texts in text_sets]
 
 
 def prepare(
