@@ -255,7 +255,9 @@ def main() -> None:
             if "error" in res:
                 print(f"{mb:>5}M {label:<22} skipped: {res['error']}")
                 continue
-            scanned_ids = int(res["mb"] / mb * len(planted)) if res["mb"] < mb * 0.99 else len(planted)
+            # a repeated corpus holds every planted id in each copy of its first corpus
+            base_mb = first[0] if args.repeat_corpus and first else mb
+            scanned_ids = int(min(res["mb"] / base_mb, 1.0) * len(planted)) if res["mb"] < mb * 0.99 else len(planted)
             hit = len(res["flagged"] & planted)
             false = len(res["flagged"] - planted)
             rate = res["mb"] / res["seconds"] / res["workers"] if res["seconds"] else 0.0
