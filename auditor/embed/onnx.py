@@ -45,8 +45,6 @@ import importlib.util
 import json
 import logging
 import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, IndexFileError, MissingDependencyError
-from ..io.atomic import atomic_write_text
+from ..io.atomic import atomic_write_text, build_folder
 
 FORMAT = "auditor-onnx-encoder"
 VERSION = 1
@@ -123,20 +121,12 @@ def build_onnx_encoder(source: str | Path, source_id: str, variant: str, cache: 
     absent = missing(BUILD)
     if absent:
         raise MissingDependencyError(absent[0], "embed", "building the ONNX encoder (or set backend = 'torch')")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         doc = _export(Path(source), source_id, variant, tmp)
         atomic_write_text(tmp / "encoder.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process built it first: keep theirs
-            if not (final / "encoder.json").exists():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
+
+    return build_folder(final, fill, "encoder.json")
 
 
 def _export(source: Path, source_id: str, variant: str, out: Path) -> dict[str, Any]:

@@ -43,9 +43,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, IndexFileError, MissingDependencyError
-from ..io.atomic import atomic_write_text
+from ..io.atomic import atomic_write_text, build_folder
 from .onnx import _sha256, missing
 from .vsearch import VectorIndex
 
@@ -103,20 +100,12 @@ def build_static_model(source: str | Path, source_id: str, cache: str | Path) ->
         raise MissingDependencyError(
             absent[0], "prefilter", "distilling the static prefilter (or set prefilter = 'none')"
         )
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         doc = _distill(Path(source), source_id, tmp)
         atomic_write_text(tmp / "static.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process built it first: keep theirs
-            if not (final / "static.json").exists():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
+
+    return build_folder(final, fill, "static.json")
 
 
 def _distill(source: Path, source_id: str, out: Path) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -77,3 +77,30 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def build_folder(final: str | Path, fill: Callable[[Path], None], marker: str) -> Path:
+    """Make the folder ``final`` appear whole or not at all: ``fill(tmp)`` writes into a temporary
+    sibling, which is then renamed to ``final``. When another process renamed its own first (its
+    ``marker`` file is there), theirs is kept; a failure in ``fill`` leaves nothing behind.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> out = build_folder(root / "model", lambda tmp: (tmp / "done.json").write_text("{}"), "done.json")
+    >>> sorted(p.name for p in out.iterdir()), [p.name for p in root.iterdir()]
+    (['done.json'], ['model'])
+    """
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        fill(tmp)
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process built it first: keep theirs
+            if not (final / marker).exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
