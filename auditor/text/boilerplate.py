@@ -316,7 +316,7 @@ def detect(
             if h in chosen
         ][:5]
     if bp.lines or bp.spared:
-        rests = [bp.mask_text(r.view(TEXT)) for r in sample]
+        rests = bp.mask_texts([r.view(TEXT) for r in sample])
         grams = _common_ngrams(*_leading_token_hashes(TokenBatch(rests), cfg.max_tokens), cfg.n, need)
     else:  # no shared line to drop or mask: the texts are unchanged, the same for every check
         if "grams" not in memo:
