@@ -473,7 +473,10 @@ class _BatchMask:
         th = self.batch.token_hashes()[take] if len(take) else np.zeros(0, dtype=np.uint64)
         n, k = bp.config.n, bp.config.protect_n
         if len(bp.ngrams):
-            covered |= _spans(self._hits(th, n, lambda g: np.isin(g, bp.ngrams)), n, len(th))
+            ngrams = (
+                bp.ngrams if (bp.ngrams[1:] > bp.ngrams[:-1]).all() else np.unique(bp.ngrams)
+            )  # sorted, as detected
+            covered |= _spans(self._hits(th, n, lambda g: _sorted_member(g, ngrams)), n, len(th))
         if covered.any():
             covered &= ~self.guarded[self.line]
             if len(bp.eval_grams) and covered.any():
