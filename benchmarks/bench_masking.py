@@ -29,7 +29,6 @@ from auditor.datasets.spec import DatasetSpec
 from auditor.records.record import TEXT
 from auditor.text.boilerplate import BoilerplateConfig, Masker, detect
 
-BATCH = 512
 SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 FILES = [
     "steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json",
@@ -52,12 +51,15 @@ def cpu() -> float:
     return time.process_time()
 
 
-def bench_masking(mb: float, evals: list[str]) -> None:
+def bench_masking(mb: float, evals: list[str], batch: int) -> None:
     for rel in FILES:
         recs = records(rel)
         bp = detect(recs, evals, BoilerplateConfig(min_records=min(10, len(recs))))
         masker = Masker(bp, [], views=(TEXT,), methods=["ngram"])
-        recs = recs * max(1, BATCH // len(recs))  # a scan batch: 512 records (ScanJob.batch_size)
+        # a scan batch holds 512 records (ScanJob.batch_size); repeated records flatter the batch
+        # path (each distinct line is normalized once per batch): --batch 0 masks each file's
+        # distinct records as a batch of their own
+        recs = recs * max(1, batch // len(recs))
         chars = sum(len(r.view(TEXT)) for r in recs)
         reps = max(1, int(mb * 1e6 / max(1, chars)))
         old_s = new_s = 0.0
@@ -120,10 +122,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=10.0, help="MB of text masked per file (repeated)")
     ap.add_argument("--audit-mb", type=float, default=20.0, help="MB of the repeated corpus audited")
+    ap.add_argument("--batch", type=int, default=512, help="records per batch (file repeated); 0: the file's own")
     ap.add_argument("--skip-audit", action="store_true")
     args = ap.parse_args()
     print("load", os.getloadavg())
-    bench_masking(args.mb, eval_texts())
+    bench_masking(args.mb, eval_texts(), args.batch)
     if not args.skip_audit:
         with tempfile.TemporaryDirectory() as tmp:
             bench_audit(args.audit_mb, Path(tmp))
