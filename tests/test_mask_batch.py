@@ -186,3 +186,16 @@ def test_generated_texts(texts):
     extra = [f"{POLICY}\n" + t for t in texts] + [t + f"\nExample: {ITEM}" for t in texts]
     batch = texts + extra
     assert bp.mask_texts(batch) == [bp.mask_text(t) for t in batch]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.text(max_size=40) | st.sampled_from([POLICY, ITEM, SHORT, f"{GUIDE} 3", "Example: " + ITEM]), max_size=8
+    )
+)
+def test_generated_unicode_lines(lines):
+    """Arbitrary Unicode (control characters, NUL, surrogates, other line breaks) between shared lines."""
+    bp = _adversarial_bp_once()
+    batch = ["\n".join(lines), "\r\n".join(lines), "\n".join(reversed(lines)), *lines]
+    assert bp.mask_texts(batch) == [bp.mask_text(t) for t in batch]
