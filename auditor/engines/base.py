@@ -262,8 +262,8 @@ def scan_unit(
             for p in job.passes:
                 for r in batch:
                     Masker.unmask(r)
-                    if p.masker is not None:
-                        p.masker.premask(r)
+                if p.masker is not None:
+                    p.masker.premask_batch(batch)
                 for f in search_all(p.indexes, batch):
                     f.check = p.check
                     found.append(f)

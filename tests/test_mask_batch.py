@@ -1,0 +1,201 @@
+"""The batch masking path (``Boilerplate.mask_texts`` / ``mask_records``, ``Masker.premask_batch``)
+gives exactly what the per-record reference (``Boilerplate.mask_text`` / ``mask_record``) gives.
+
+On real agent training data (StepTool, Tool-MVR, tau2, ToolBench trajectories from ../shared/data),
+on adversarial texts (eval items inside boilerplate lines, eval n-grams straddling boilerplate
+n-grams, empty lines, unicode, markup, ``\\r\\n``) and on hypothesis-generated texts. Masking more
+than the reference would hide eval text (a false PASS); masking less would let boilerplate count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.datasets.dataset import Dataset
+from auditor.datasets.spec import DatasetSpec
+from auditor.records.record import TEXT, Record
+from auditor.text.boilerplate import MASK, Boilerplate, BoilerplateConfig, Masker, detect
+from tests.helpers import shared_file
+
+POLICY = "You are a helpful travel agent. Always confirm the booking with the user before paying."
+ITEM = "book a one way flight from boston to denver for two adults next friday morning please"
+SHORT = "Short item: here"  # an eval item shorter than protect_n words, a line of its own
+GUIDE = "Guidelines: always double check dates, airports and times before you answer"
+SCHEMA = '{"name": "search_flights", "parameters": {"origin": "string", "destination": "string"}}'
+
+
+def _records(rel: str) -> list[Record]:
+    path = shared_file(rel)
+    return list(Dataset(DatasetSpec("d", [str(path)])).records())
+
+
+def _eval_texts() -> list[str]:
+    return [r.view(TEXT) for r in Dataset(DatasetSpec("e", ["stabletoolbench"])).records()]
+
+
+def _same(bp: Boilerplate, records: list[Record], views: tuple[str, ...]) -> None:
+    """mask_records == [mask_record ...], views and counts, on two copies of ``bp``."""
+    ref, new = dataclasses.replace(bp), dataclasses.replace(bp)
+    want = [ref.mask_record(r, views) for r in records]
+    got = new.mask_records(records, views)
+    assert [g.views for g in got] == [w.views for w in want]
+    assert [g is r for g, r in zip(got, records)] == [w is r for w, r in zip(want, records)]
+    assert (new.masked_records, new.masked_chars, new.scanned_chars) == (
+        ref.masked_records,
+        ref.masked_chars,
+        ref.scanned_chars,
+    )
+
+
+def _check_file(rel: str, extra_eval: int = 3) -> Boilerplate:
+    recs = _records(rel)
+    # eval items: the bundled benchmark, plus lines and passages of these records (so that lines are
+    # guarded or spared and boilerplate n-grams overlap eval n-grams)
+    evals = _eval_texts()
+    for r in recs[:extra_eval]:
+        lines = [line for line in r.view(TEXT).split("\n") if len(line.split()) >= 10]
+        evals += lines[:2] + [" ".join(line.split()[2:14]) for line in lines[2:4]]
+    bp = detect(recs, evals, BoilerplateConfig(min_records=min(10, len(recs))))
+    views = tuple(dict.fromkeys(v for r in recs for v in r.views)) + (TEXT,)
+    _same(bp, recs, views)
+    return bp
+
+
+def test_steptool_trajectories():
+    bp = _check_file("steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json")
+    assert bp.lines and len(bp.ngrams)  # both line and n-gram masking are exercised
+    _check_file("steptool/data_train/rft/rft_data_example.json")
+
+
+def test_toolmvr_trajectories():
+    bp = _check_file("tool-mvr/data/training_data/selected_Toolbench_V.json")
+    assert bp.lines
+    _check_file("tool-mvr/data/training_data/selected_Toolbench_R.json")
+
+
+def test_tau2_and_toolbench():
+    _check_file("tau2-bench/data/tau2/domains/airline/tasks.json")
+    answer = shared_file("toolbench/data_example/answer")
+    recs = list(Dataset(DatasetSpec("tb", [str(answer / "G1_answer" / "10_ChatGPT_DFS_woFilter_w2.json")])).records())
+    recs += list(Dataset(DatasetSpec("tb", [str(answer / "G3_answer" / "8_ChatGPT_DFS_woFilter_w2.json")])).records())
+    bp = detect(recs * 6, _eval_texts(), BoilerplateConfig(min_records=10))
+    _same(bp, recs, (TEXT,))
+
+
+def _adversarial_bp() -> Boilerplate:
+    """Boilerplate with removed lines, a spared line (an eval item inside a shared line), protected
+    lines (equal to an eval item) and n-grams that overlap an eval item's 8-grams."""
+    recs = [
+        Record(
+            "t",
+            str(i),
+            f"t:{i}",
+            {
+                "text": f"{POLICY}\r\n{SHORT}\n{GUIDE} {i}\nTools: {SCHEMA}\n\nExample: {ITEM}\n{ITEM}\n"
+                f"Remember, the policy says refunds go to the original payment method only {i % 2}\n"
+                f"Task {i}: Ünïcödé <b>markup</b> ok"
+            },
+        )
+        for i in range(24)
+    ]
+    evals = [ITEM, SHORT, "refunds go to the original payment method", "the user before paying. Tools:"]
+    bp = detect(recs, evals, BoilerplateConfig(min_records=10))
+    assert bp.lines and bp.spared and len(bp.ngrams) and bp.protected
+    return bp
+
+
+@functools.cache
+def _adversarial_bp_once() -> Boilerplate:
+    return _adversarial_bp()
+
+
+ADVERSARIAL = [
+    "",
+    "\n",
+    "\n\n\n",
+    "\r\n",
+    f"{POLICY}\r\n",
+    f"{POLICY}\nTask 3",
+    f"Example: {ITEM}",
+    f"{SHORT}\nExample: {ITEM}",
+    f"{SHORT}\n{GUIDE} 99",
+    f"{POLICY}\n{SHORT}\n{GUIDE}",
+    f"{POLICY}\r\n{SHORT}\nTools: {SCHEMA}\n\nExample: {ITEM}\n{ITEM}",
+    f"Example: {ITEM}\r\nExample: {ITEM}",
+    ITEM,
+    f"{POLICY} {ITEM}",
+    f"x {ITEM} y\n{POLICY}",
+    "Remember, the policy says refunds go to the original payment method only 0",
+    "Remember, the policy says refunds go to the original payment method only 1\nmore words here",
+    "remember the policy says refunds go to the original payment method only now and then",
+    f"Tools: {SCHEMA}",
+    f"<p>Tools: {SCHEMA}</p>\n<p>{POLICY}</p>",
+    "Ünïcödé ＦＵＬＬ ｗｉｄｔｈ\u200b zero\u00a0width\u3000space\nTask 1: Ünïcödé <b>markup</b> ok",
+    "!!!\n...\n---",
+    f"{POLICY}\n\n{POLICY}\n{ITEM}\n{POLICY}",
+    "the user before paying. Tools: " + SCHEMA,
+    "\ud800 lone surrogate " + POLICY,
+]
+
+
+def test_adversarial_texts():
+    bp = _adversarial_bp()
+    assert bp.mask_texts(ADVERSARIAL) == [bp.mask_text(t) for t in ADVERSARIAL]
+    # one at a time as well (a batch of one), and every text next to every other
+    assert [bp.mask_texts([t])[0] for t in ADVERSARIAL] == [bp.mask_text(t) for t in ADVERSARIAL]
+    masked = bp.mask_texts([f"{SHORT}\n{GUIDE} 7"])[0]
+    assert masked.startswith(SHORT + "\n") and MASK in masked  # a line equal to an eval item is untouched
+    masked = bp.mask_texts([f"Example: {ITEM}\r\nExample: {ITEM}"])[0]
+    assert ITEM.split()[0] in masked and MASK in masked  # the eval item kept, the rest masked
+    recs = [Record("a", str(i), f"a:{i}", {"text": t, "query": t[::-1]}) for i, t in enumerate(ADVERSARIAL)]
+    _same(bp, recs, ("text", "query", "absent"))
+
+
+def test_premask_batch_matches_premask():
+    bp = _adversarial_bp()
+    recs = [Record("a", str(i), f"a:{i}", {"text": t}) for i, t in enumerate(ADVERSARIAL)]
+    one = Masker(dataclasses.replace(bp), [], (TEXT,), methods=["ngram"])
+    many = Masker(dataclasses.replace(bp), [], (TEXT,), methods=["ngram"])
+    want = []
+    for r in recs:
+        one.premask(r)
+        want.append(r.meta.get("_masked_views"))
+        Masker.unmask(r)
+    many.premask_batch(recs)
+    assert [r.meta.get("_masked_views") for r in recs] == want
+    assert one.report() == many.report()
+    assert any(w is not None for w in want) and any(w is None for w in want)
+
+
+WORDS = [*POLICY.split(), *ITEM.split(), *SCHEMA.split(), "Ünï", "<b>", "\r", "", "  ", "ｗ", "x"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), max_size=6).map("\n".join),
+        max_size=6,
+    )
+)
+def test_generated_texts(texts):
+    bp = _adversarial_bp_once()
+    extra = [f"{POLICY}\n" + t for t in texts] + [t + f"\nExample: {ITEM}" for t in texts]
+    batch = texts + extra
+    assert bp.mask_texts(batch) == [bp.mask_text(t) for t in batch]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.text(max_size=40) | st.sampled_from([POLICY, ITEM, SHORT, f"{GUIDE} 3", "Example: " + ITEM]), max_size=8
+    )
+)
+def test_generated_unicode_lines(lines):
+    """Arbitrary Unicode (control characters, NUL, surrogates, other line breaks) between shared lines."""
+    bp = _adversarial_bp_once()
+    batch = ["\n".join(lines), "\r\n".join(lines), "\n".join(reversed(lines)), *lines]
+    assert bp.mask_texts(batch) == [bp.mask_text(t) for t in batch]
