@@ -1,0 +1,159 @@
+"""Boilerplate masking of a whole batch of texts at once: what :meth:`auditor.text.boilerplate.Boilerplate.mask_text`
+does text by text (and keeps as the reference), with each distinct line normalized and hashed once
+and the words to mask worked out with numpy over the batch. The output is the same, text for text
+(``tests/test_mask_batch.py``); eval-item text is never masked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .batch import TokenBatch
+
+if TYPE_CHECKING:
+    from .boilerplate import Boilerplate
+
+MASK = "[masked]"
+_PLAIN, _GUARDED, _SHARED = 0, 1, 2  # line states in Boilerplate.mask_text
+
+
+class BatchMask:
+    """The work of :meth:`Boilerplate.mask_texts` on one batch of texts (see there).
+
+    Arrays over the batch's lines (``removed``, ``guarded``, ``shared``, ``text_of_line``) and over
+    its kept tokens, the tokens of the kept lines of each text one after the other (``line``,
+    ``text``, ``covered``): what :meth:`Boilerplate._mask_words` computes per text, for all at once.
+    """
+
+    def __init__(self, bp: Boilerplate, texts: Sequence[str]):
+        self.bp = bp
+        self.given = list(texts)
+        self.lines = [line for t in self.given if t for line in t.split("\n")]
+        self.per_text = np.array([t.count("\n") + 1 if t else 0 for t in self.given], dtype=np.int64)
+        # shared lines recur in most texts: each distinct line is normalized and hashed once
+        distinct: dict[str, int] = {}
+        self.unique = np.fromiter(
+            (distinct.setdefault(line, len(distinct)) for line in self.lines), dtype=np.int64, count=len(self.lines)
+        )
+        self.batch = TokenBatch(list(distinct))
+        self._line_states()
+        self._coverage()
+
+    def _line_states(self) -> None:
+        bp, batch, u = self.bp, self.batch, self.unique
+        hashes = np.array(batch.whole_hashes(), dtype=np.uint64)
+        self.n_tokens = np.diff(batch.token_starts) - 1  # each distinct line's tokens, its separator left out
+        nonempty = self.n_tokens > 0  # an empty normalized line has no hash in mask_text
+        guarded = nonempty & _member(hashes, bp.protected)
+        removed = nonempty & ~guarded & _member(hashes, bp.lines)
+        shared = nonempty & ~guarded & ~removed & _member(hashes, bp.spared)
+        self.guarded, self.removed, self.shared = guarded[u], removed[u], shared[u]
+        self.text_of_line = np.repeat(np.arange(len(self.given)), self.per_text)
+
+    def _coverage(self) -> None:
+        """``covered``: a bool per kept token (see :meth:`Boilerplate._mask_words`)."""
+        bp, u = self.bp, self.unique
+        lens = np.where(self.removed, 0, self.n_tokens[u])  # each line's kept tokens
+        self.line = np.repeat(np.arange(len(self.lines)), lens)
+        self.text = self.text_of_line[self.line]
+        covered = self.shared[self.line]
+        if not len(bp.ngrams) and not covered.any():
+            self.covered = covered
+            return
+        offsets = np.zeros(len(lens), dtype=np.int64)
+        np.cumsum(lens[:-1], out=offsets[1:])
+        take = np.repeat(self.batch.token_starts[:-1][u] - offsets, lens) + np.arange(len(self.line))
+        th = self.batch.token_hashes()[take] if len(take) else np.zeros(0, dtype=np.uint64)
+        n, k = bp.config.n, bp.config.protect_n
+        if len(bp.ngrams):
+            ngrams = (
+                bp.ngrams if (bp.ngrams[1:] > bp.ngrams[:-1]).all() else np.unique(bp.ngrams)
+            )  # sorted, as detected
+            covered |= _spans(self._hits(th, n, lambda g: _sorted_member(g, ngrams)), n, len(th))
+        if covered.any():
+            covered &= ~self.guarded[self.line]
+            if len(bp.eval_grams) and covered.any():
+                # only an eval k-gram over a covered word uncovers anything: look up only those
+                ends = np.concatenate(([0], np.cumsum(covered)))
+                touching = (ends[k : len(th) + 1] - ends[: len(th) - k + 1]) > 0 if len(th) >= k else None
+                hits = self._hits(th, k, lambda g: _sorted_member(g, bp.eval_grams), touching)
+                covered &= ~_spans(hits, k, len(th))
+        self.covered = covered
+
+    def _hits(self, th: np.ndarray, n: int, member: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Starts of the word n-grams within one text whose hash ``member`` accepts (among the
+        ``candidates`` starts, a bool per start, when given)."""
+        from .tokens import ngram_hashes
+
+        grams = ngram_hashes(th, n)
+        if not len(grams):
+            return np.zeros(0, dtype=np.int64)
+        look = self.text[: len(grams)] == self.text[n - 1 :]
+        if candidates is not None:
+            look &= candidates
+        starts = np.flatnonzero(look)
+        return starts[member(grams[starts])]
+
+    def texts(self) -> list[str]:
+        """The masked texts: unchanged ones as given, the others rebuilt from their kept lines."""
+        n_texts = len(self.given)
+        removed = np.bincount(self.text_of_line, weights=self.removed, minlength=n_texts)
+        covered_text = np.bincount(self.text, weights=self.covered, minlength=n_texts)
+        touched = np.flatnonzero((removed > 0) | (covered_text > 0))
+        if not len(touched):
+            return list(self.given)
+        covered_line = np.bincount(self.line, weights=self.covered, minlength=len(self.lines)) > 0
+        first_line = np.concatenate(([0], np.cumsum(self.per_text)))
+        first_token = np.searchsorted(self.line, np.arange(len(self.lines) + 1))
+        out = list(self.given)
+        for i in touched.tolist():
+            kept = []
+            for j in range(int(first_line[i]), int(first_line[i + 1])):
+                if self.removed[j]:
+                    continue
+                if not covered_line[j]:
+                    kept.append(self.lines[j])
+                    continue
+                words = self.batch.normalized(int(self.unique[j])).decode("utf-8").split()
+                cov = self.covered[first_token[j] : first_token[j + 1]]
+                kept.append(_masked_line(words, cov))
+            out[i] = "\n".join(kept)
+        return out
+
+
+def _masked_line(words: list[str], covered: np.ndarray) -> str:
+    """``words`` joined, covered ones as one ``[masked]`` per run (as :meth:`Boilerplate._mask_words`).
+
+    >>> _masked_line(["a", "b", "c", "d"], np.array([False, True, True, False]))
+    'a [masked] d'
+    """
+    # by runs of covered / uncovered words (no normalized word is "[masked]": brackets are punctuation)
+    bounds = [0, *(np.flatnonzero(covered[1:] != covered[:-1]) + 1).tolist(), len(words)]
+    flags = covered[bounds[:-1]].tolist() if len(words) else []
+    return " ".join(MASK if c else " ".join(words[a:b]) for a, b, c in zip(bounds, bounds[1:], flags))
+
+
+def _member(hashes: np.ndarray, chosen: set[int]) -> np.ndarray:
+    """Whether each hash is in ``chosen`` (a bool per hash)."""
+    if not chosen:
+        return np.zeros(len(hashes), dtype=bool)
+    return np.isin(hashes, np.fromiter(chosen, dtype=np.uint64, count=len(chosen)))
+
+
+def _sorted_member(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarray:
+    """Whether each value is in the non-empty sorted array ``sorted_distinct`` (binary search)."""
+    pos = np.minimum(np.searchsorted(sorted_distinct, values), len(sorted_distinct) - 1)
+    return sorted_distinct[pos] == values
+
+
+def _spans(starts: np.ndarray, width: int, length: int) -> np.ndarray:
+    """A bool per position of ``length``: inside ``[s, s + width)`` for some ``s`` of ``starts``.
+
+    >>> _spans(np.array([1, 2]), 2, 5).tolist()
+    [False, True, True, True, False]
+    """
+    edges = np.bincount(starts, minlength=length + width) - np.bincount(starts + width, minlength=length + width)
+    return np.cumsum(edges[:length]) > 0
