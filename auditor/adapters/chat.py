@@ -21,15 +21,16 @@ the ``id`` method compares with eval ids (as evidence only).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
 from ..io.sniff import sniff
-from ..records.messages import ROLE_ALIASES, MessageSelector
+from ..records.callparse import Schemas, calls_from_value
+from ..records.messages import ROLE_ALIASES, MessageSelector, content_text
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.trajectory import Turn, extract_task, trajectory_views
 from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
@@ -39,7 +40,7 @@ _REF_ID = re.compile(r"^(G\d)@(\d+)")
 _ROLE_ALIASES = ROLE_ALIASES
 _MESSAGE_KEYS = ("messages", "conversations", "traj")
 
-__all__ = ["ChatAdapter", "extract_task", "parse_ref_id", "parse_turns"]
+__all__ = ["ChatAdapter", "Tags", "content_text", "extract_task", "message_turns", "parse_ref_id", "parse_turns"]
 
 
 def parse_ref_id(rid: str) -> tuple[str, str] | None:
@@ -47,11 +48,23 @@ def parse_ref_id(rid: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def _message_list(obj: dict) -> list | None:
-    for key in _MESSAGE_KEYS:
+def _message_list(obj: dict, keys: tuple[str, ...] = _MESSAGE_KEYS) -> list | None:
+    for key in keys:
         if isinstance(obj.get(key), list):
             return obj[key]
     return None
+
+
+@dataclass(frozen=True)
+class Tags:
+    """How a message list spells its keys and roles (LLaMA-Factory's ``tags``). ``role`` / ``content``:
+    the keys of a message (None: ``role`` or ``from``, ``content`` or ``value``); ``roles``: a role
+    spelling -> ``user`` / ``assistant`` / ``tool`` / ``system`` / ``function_call`` (before the
+    common aliases of :data:`auditor.records.messages.ROLE_ALIASES`)."""
+
+    role: str | None = None
+    content: str | None = None
+    roles: dict[str, str] = field(default_factory=dict)
 
 
 def _structured_calls(m: dict) -> list[tuple[str, Any]]:
@@ -60,42 +73,58 @@ def _structured_calls(m: dict) -> list[tuple[str, Any]]:
         if isinstance(tc, dict):
             fn = tc["function"] if isinstance(tc.get("function"), dict) else tc
             if fn.get("name"):
-                calls.append((str(fn["name"]), fn.get("arguments")))
+                calls.append((str(fn["name"]), fn.get("arguments", fn.get("parameters"))))
     fc = m.get("function_call")
     if isinstance(fc, dict) and fc.get("name"):
         calls.append((str(fc["name"]), fc.get("arguments")))
     return calls
 
 
-def parse_turns(obj: dict) -> list[Turn] | None:
-    """The :class:`Turn` list of a chat object, or None when it has no message list."""
-    msgs = _message_list(obj)
-    if msgs is None:
-        return None
+def message_turns(msgs: list, tags: Tags | None = None, schemas: Schemas | None = None) -> list[Turn]:
+    """The :class:`Turn` list of a message list (items that are not objects are left out).
+
+    ShareGPT ``function_call`` turns (Glaive, LLaMA-Factory) are assistant turns whose value holds the
+    call(s) as JSON; calls written in other forms go through :func:`auditor.records.callparse.calls_from_value`.
+
+    >>> [(t.role, t.text, t.calls) for t in message_turns([{"from": "human", "value": "Weather in Oslo?"},
+    ...     {"from": "function_call", "value": '{"name": "weather", "arguments": {"city": "Oslo"}}'}])]
+    [('user', 'Weather in Oslo?', []), ('assistant', '', [('weather', {'city': 'Oslo'})])]
+    """
+    tags = tags or Tags()
     out: list[Turn] = []
     for m in msgs:
         if not isinstance(m, dict):
             continue
-        raw_role = str(m.get("role", m.get("from", ""))).lower()
-        content = m.get("content", m.get("value"))
-        if isinstance(content, list):  # OpenAI content parts
-            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
-        text = content if isinstance(content, str) else ""
+        raw = m.get(tags.role) if tags.role else m.get("role", m.get("from"))
+        content = m.get(tags.content) if tags.content else m.get("content", m.get("value"))
+        raw_role = str(raw if raw is not None else "").lower()
+        text = content_text(content)
         calls = _structured_calls(m)
-        if raw_role == "function_call":  # ShareGPT (glaive / LLaMA-Factory): value is {"name", "arguments"}
-            try:
-                fc = json.loads(text)
-            except ValueError:
-                fc = None
-            if isinstance(fc, dict) and fc.get("name"):
-                calls, text = [(str(fc["name"]), fc.get("arguments"))], ""
+        role = tags.roles.get(raw_role, raw_role)
+        if role == "function_call":  # the value is {"name", "arguments"} (or a list of them) as JSON
+            found = calls_from_value(text, schemas)
+            if found:
+                calls, text = [(s["name"], s["args"]) for s in found], ""
             role = "assistant"
         else:
-            role = _ROLE_ALIASES.get(raw_role, raw_role)
+            role = _ROLE_ALIASES.get(role, role)
         if role == "user" and text.lstrip().startswith("Observation:"):
             role = "tool"
         out.append(Turn(role, text, calls))
     return out
+
+
+def parse_turns(obj: dict, keys: tuple[str, ...] = _MESSAGE_KEYS, tags: Tags | None = None) -> list[Turn] | None:
+    """The :class:`Turn` list of a chat object, or None when it has no message list. A top-level
+    ``system`` string (ShareGPT, ToolACE) opens it when no message is a system one."""
+    msgs = _message_list(obj, keys)
+    if msgs is None:
+        return None
+    turns = message_turns(msgs, tags)
+    system = obj.get("system")
+    if isinstance(system, str) and system.strip() and not any(t.role == "system" for t in turns):
+        turns.insert(0, Turn("system", system))
+    return turns
 
 
 class ChatAdapter(Adapter):
@@ -103,6 +132,10 @@ class ChatAdapter(Adapter):
     suffixes = (".json", ".jsonl")
     layouts = ("array", "object", "lines")
     priority = 30
+    #: the keys holding the message list, tried in order
+    message_keys: tuple[str, ...] = _MESSAGE_KEYS
+    #: the keys holding the record id, tried in order (else the position)
+    id_keys: tuple[str, ...] = ("id", "task_id")
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
@@ -175,9 +208,9 @@ class ChatAdapter(Adapter):
     def _one(self, obj: Any, position: int, source: str) -> Record | Skip:
         if not isinstance(obj, dict):
             return Skip(source, f"item is {type(obj).__name__}, not an object")
-        turns = parse_turns(obj)
+        turns = parse_turns(obj, self.message_keys)
         if turns is None:
-            return Skip(source, "no 'messages', 'conversations' or 'traj' list")
+            return Skip(source, "no " + " or ".join(f"'{k}'" for k in self.message_keys) + " list")
         views, meta = trajectory_views(turns)
         if self.options.messages:  # the user's choice of messages replaces the default query
             chosen = MessageSelector.parse(self.options.messages).select(
@@ -188,8 +221,8 @@ class ChatAdapter(Adapter):
             views[QUERY] = chosen
         if not views[TEXT].strip():
             return Skip(source, "conversation has no text")
-        rid = obj.get("id", obj.get("task_id"))
-        if not isinstance(rid, (str, int)):
+        rid = next((obj[k] for k in self.id_keys if isinstance(obj.get(k), (str, int))), None)
+        if rid is None:
             rid, meta["positional_id"] = position, True
         ref = parse_ref_id(str(rid))
         if ref:

@@ -23,6 +23,7 @@ from typing import Any
 from .. import methods
 from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
+from ..datasets.sameness import require_distinct_items
 from ..engines.base import TEXTS_PER_UNIT, CheckPass, Engine, ScanJob, ScanSinks, ScanStats, get_engine
 from ..engines.progress import peak_rss_mb
 from ..errors import ConfigError, OutputError, did_you_mean
@@ -296,6 +297,7 @@ def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: E
     evals = []
     for check in config.checks:
         eval_records = [r for name in check.eval for r in datasets[name].records()]
+        require_distinct_items(eval_records)  # most items reading as one text: an error, not a pass
         eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
         method_names = check.methods or methods.default_methods()
         unbuilt = [methods.create(m, config.method_params.get(m)) for m in method_names]

@@ -41,6 +41,29 @@ _SPEC = re.compile(r"^(first|last|all)-([a-z_]+)$")
 DEFAULT = "all-user"
 
 
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or OpenAI ``[{type: text, text}]`` / LLaMA-Factory
+    ``[{type, value}]`` parts (every text-bearing part, in order; images and audio have none).
+
+    >>> content_text([{"type": "text", "value": "Hi"}, {"type": "image_url", "image_url": {"url": "x"}},
+    ...               {"type": "text", "text": "there"}])
+    'Hi\\nthere'
+    """
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for p in content:
+            if isinstance(p, str):
+                texts.append(p)
+            elif isinstance(p, dict):
+                value = p.get("text", p.get("value"))
+                if isinstance(value, str):
+                    texts.append(value)
+        return "\n".join(texts)
+    return ""
+
+
 def _message(m: Any) -> tuple[str, str] | None:
     if not isinstance(m, dict):
         return None
@@ -48,10 +71,10 @@ def _message(m: Any) -> tuple[str, str] | None:
     content = m.get("content", m.get("value"))
     if not isinstance(role, str):
         return None
-    if isinstance(content, list):  # OpenAI content parts
-        content = "\n".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
+    if isinstance(content, list):  # OpenAI / LLaMA-Factory content parts
+        content = content_text(content)
+    elif content is None and ("tool_calls" in m or "function_call" in m):  # an OpenAI call turn
+        content = ""
     if not isinstance(content, str):
         return None
     role = role.lower()
