@@ -125,7 +125,7 @@ def test_generic_dotted_paths_jsonl(tmp_path):
 
 def test_csv_tsv_steptool_with_text_field():
     path = shared_file("steptool/data_train/eto/dpo_data_example.csv")
-    assert detect(path).name == "csv"
+    assert detect(path).name == "trl"  # prompt / chosen / rejected: TRL preference data (tests/test_readers.py)
     _, recs = read(path, text_field="prompt")
     assert len(recs) == 20
     assert all(r.view("query") for r in recs)

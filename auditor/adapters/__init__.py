@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..io.files import base_suffix
 from ..io.remote import is_url
 from ..io.sniff import Sniffed, sniff
+from ._rows import TABLE_SUFFIXES, first_row
 from ._write import AtomicFile, RecordWriter, ViewsWriter
 from .base import Adapter, AdapterOptions, get_adapter, registry
 
@@ -39,6 +40,12 @@ def explain(path: str | Path) -> tuple[type[Adapter], str]:
     # a URL stays a string (Path would fold its //); adapters read its name through Path(...) too
     path = cast(Path, path) if is_url(path) else Path(path)
     suffix = base_suffix(path)
+    if suffix in TABLE_SUFFIXES:  # a named reader that recognizes the first row wins over the generic table
+        row = first_row(path)
+        named = sorted((a for a in registry().values() if a.layouts and suffix in a.suffixes), key=_order)
+        for adapter in named if row is not None else []:
+            if adapter.sniff(path, [row]):
+                return adapter, f"suffix {suffix}; first row has the fields of format '{adapter.name}'"
     table = sorted(
         (a for a in registry().values() if not a.layouts and suffix in a.suffixes), key=lambda a: (a.priority, a.name)
     )
@@ -62,6 +69,10 @@ def explain(path: str | Path) -> tuple[type[Adapter], str]:
         if adapter.sniff(path, found.sample):
             return adapter, _why(adapter, found)
     return get_adapter("jsonl" if found.kind == "lines" else "json"), _why(None, found)
+
+
+def _order(adapter: type[Adapter]) -> tuple[int, str]:
+    return (adapter.priority, adapter.name)
 
 
 def _why(adapter: type[Adapter] | None, found: Sniffed) -> str:

@@ -1,9 +1,11 @@
-"""The base of the named readers whose items are JSON objects: one per array element, object member
-or JSON Lines line (Alpaca, Dolly, TRL, Glaive, xLAM, ToolACE, LLaMA-Factory ...).
+"""The base of the named readers whose items are objects: one per JSON array element, object member,
+JSON Lines line, CSV / TSV row or Parquet row (Alpaca, Dolly, TRL, Glaive, xLAM, ToolACE, LLaMA-Factory ...).
 
 A subclass says what one object is (:meth:`RowAdapter.convert`); reading, cutting a JSON Lines file
 into parts for the workers and writing cleaned output back in the file's own layout are done here
-once. An item that is not an object is a :class:`~auditor.records.record.Skip` naming its place.
+once. An item that is not an object is a :class:`~auditor.records.record.Skip` naming its place. Tables
+(:data:`TABLE_SUFFIXES`) are detected from their first row (:func:`first_row`), as JSON is from its first
+record; a malformed CSV or an unreadable Parquet file is an :class:`~auditor.errors.InputError`.
 
 >>> import json, os, tempfile
 >>> from auditor.records.record import QUERY, TEXT
@@ -18,22 +20,40 @@ once. An item that is not an object is a :class:`~auditor.records.record.Skip` n
 
 from __future__ import annotations
 
+import csv
 from abc import abstractmethod
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
+from ..errors import InputError
+from ..io.compressed import open_text
+from ..io.files import base_suffix
+from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json, locate_bad_utf8
+from ..io.remote import is_url, open_url
 from ..io.sniff import sniff
 from ..records.record import Record, Skip
-from ._write import JsonArrayWriter, JsonLinesWriter, JsonObjectWriter, RecordWriter
+from ._write import (
+    CsvWriter,
+    JsonArrayWriter,
+    JsonLinesWriter,
+    JsonObjectWriter,
+    ParquetWriter,
+    RecordWriter,
+    sniff_delimiter,
+)
+from ._fields import extract
 from .base import Adapter, line_spans
+
+#: table files the named readers read row by row (chosen by suffix, then by the first row's fields)
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
 class RowAdapter(Adapter):
     """A format whose items are JSON objects (array elements, object members or lines)."""
 
-    suffixes = (".json", ".jsonl")
+    suffixes = (".json", ".jsonl", *TABLE_SUFFIXES)
     layouts = ("array", "object", "lines")
 
     @abstractmethod
@@ -41,12 +61,18 @@ class RowAdapter(Adapter):
         """The Record (or Skip) of one object at ``position`` (0-based) of its file."""
 
     def one(self, obj: Any, position: int, source: str) -> Record | Skip:
+        """:meth:`convert` of an object; with ``text_field`` given, the field the user named is the item,
+        read as the generic formats read it (:func:`auditor.adapters._fields.extract`)."""
+        if self.options.text_field:
+            return extract(self, obj, position, source)
         if not isinstance(obj, dict):
             return Skip(source, f"item is {type(obj).__name__}, not an object")
         return self.convert(obj, position, source)
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:
+        if base_suffix(path) in TABLE_SUFFIXES:
+            return []
         return line_spans(path, split_bytes) if sniff(path).kind == "lines" else []
 
     def read_part(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
@@ -57,6 +83,10 @@ class RowAdapter(Adapter):
             position += 1
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
+        if base_suffix(path) in TABLE_SUFFIXES:
+            for position, source, row in table_rows(path, self.options.max_record_chars):
+                yield row if isinstance(row, Skip) else self.one(row, position, source)
+            return
         if sniff(path).kind == "lines":
             yield from self.read_part(path, None)
             return
@@ -74,11 +104,72 @@ class RowAdapter(Adapter):
             yield rec
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
+        suffix = base_suffix(source)
+        if suffix == ".parquet":
+            return ParquetWriter(source, target)
+        if suffix in TABLE_SUFFIXES:
+            return CsvWriter(source, target)
         if sniff(source).kind == "lines":  # as read(): JSON Lines whatever the name
             return JsonLinesWriter(source, target)
         if json_container(source) == "object":
             return JsonObjectWriter(source, target)
         return JsonArrayWriter(source, target)
+
+
+def table_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip]]:
+    """``(position, source, row)`` of each row of a CSV / TSV (delimiter as the ``csv`` format sniffs it)
+    or Parquet file; a CSV row with more cells than the header, or a NUL byte, is a Skip."""
+    if base_suffix(path) == ".parquet":
+        yield from _parquet_rows(path)
+        return
+    csv.field_size_limit(max_chars)
+    reader = None
+    try:
+        with open_text(path) as f:
+            reader = csv.DictReader(f, delimiter=sniff_delimiter(path), strict=True)
+            start, position = 2, 0
+            for row in reader:
+                source = f"{path}:{start}"
+                start = reader.line_num + 1
+                if None in row:
+                    yield position, source, Skip(source, "row has more cells than the header")
+                elif any("\x00" in v for v in row.values() if isinstance(v, str)):
+                    yield position, source, Skip(source, "NUL byte in row")
+                else:
+                    yield position, source, row
+                position += 1
+    except UnicodeDecodeError:
+        line = locate_bad_utf8(path)
+        raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
+    except csv.Error as e:
+        where = f"line {reader.reader.line_num}" if reader is not None and reader.reader.line_num else None
+        raise InputError(str(path), where, f"malformed CSV: {e}") from None
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[int, str, dict | Skip]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with open_url(str(path)) if is_url(str(path)) else nullcontext(path) as src:
+            position = 0
+            for batch in pq.ParquetFile(src).iter_batches(batch_size=4096):
+                for row in batch.to_pylist():
+                    yield position, f"{path}#{position}", row
+                    position += 1
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(str(path), None, f"unreadable Parquet: {e}") from None
+
+
+def first_row(path: Path) -> dict | None:
+    """The first row of a table file as a dict (what detection shows adapters), None when there is none
+    or the file does not read (its reader then reports why)."""
+    try:
+        for _, _, row in table_rows(path, 1 << 24):
+            return row if isinstance(row, dict) else None
+    except InputError:
+        return None
+    return None
 
 
 def text_of(value: Any) -> str:

@@ -27,13 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..io.files import base_suffix
 from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
 from ..io.sniff import sniff
 from ..records.callparse import Schemas, calls_from_value
 from ..records.messages import ROLE_ALIASES, MessageSelector, content_text
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.trajectory import Turn, extract_task, trajectory_views
-from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
+from ._rows import table_rows
+from ._write import JsonArrayWriter, JsonLinesWriter, ParquetWriter, RecordWriter, dumps, raw_of
 from .base import Adapter, first_record, line_spans
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
@@ -128,8 +130,10 @@ def parse_turns(obj: dict, keys: tuple[str, ...] = _MESSAGE_KEYS, tags: Tags | N
 
 
 class ChatAdapter(Adapter):
+    """OpenAI messages / ShareGPT conversations / tau-bench traj / StepTool: chat turns, tool calls, results."""
+
     name = "chat"
-    suffixes = (".json", ".jsonl")
+    suffixes = (".json", ".jsonl", ".parquet")
     layouts = ("array", "object", "lines")
     priority = 30
     #: the keys holding the message list, tried in order
@@ -147,6 +151,8 @@ class ChatAdapter(Adapter):
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:
+        if base_suffix(path) == ".parquet":
+            return []
         return line_spans(path, split_bytes) if sniff(path).kind == "lines" else []
 
     def read_part(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
@@ -157,6 +163,10 @@ class ChatAdapter(Adapter):
             position += 1
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
+        if base_suffix(path) == ".parquet":  # a message-list column: rows are read as JSON records are
+            for position, source, row in table_rows(path, self.options.max_record_chars):
+                yield row if isinstance(row, Skip) else self._one(row, position, source)
+            return
         if sniff(path).kind == "lines":
             yield from self.read_part(path, None)
             return
@@ -199,6 +209,8 @@ class ChatAdapter(Adapter):
                 yield rec
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
+        if base_suffix(source) == ".parquet":
+            return ParquetWriter(source, target)
         if sniff(source).kind == "lines":  # as read(): JSON Lines whatever the name
             return JsonLinesWriter(source, target)
         if json_container(source) == "object":

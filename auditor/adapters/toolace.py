@@ -18,6 +18,7 @@ The id is ``id``, else the 0-based position.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ from .base import first_record
 from .chat import message_turns
 
 _ROLES = {"user", "assistant", "tool"}
+_PY_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
-def system_tools(system: str) -> Schemas:
-    """The schemas of the JSON tool list inside a ToolACE system prompt (the first ``[{...}]`` that parses)."""
+def system_tools(system: str) -> tuple[Schemas, list[str]]:
+    """The schemas and tool names of the JSON tool list inside a ToolACE system prompt (the first
+    ``[{...}]`` that parses)."""
     schemas = default_schemas()
     decoder = json.JSONDecoder()
     start = system.find("[{")
@@ -43,19 +46,35 @@ def system_tools(system: str) -> Schemas:
             start = system.find("[{", start + 2)
             continue
         schemas.add_docs(docs)
-        break
-    return schemas
+        names = [d["name"] for d in docs if isinstance(d, dict) and isinstance(d.get("name"), str)]
+        return schemas, names
+    return schemas, []
 
 
-def _with_calls(turn: Turn, schemas: Schemas) -> Turn:
+def parse_calls(text: str, schemas: Schemas, names: list[str]) -> list[tuple[str, Any]]:
+    """The calls of a ``[func(a=1), ...]`` turn. ToolACE's tool names may hold spaces
+    (``Get Manager Placeholder Image(sport="football")``): each known name that is no Python name
+    is read under a stand-in and given back its own name.
+
+    >>> parse_calls('[Market Trends API(trend_type="MARKET_INDEXES", country="us")]', Schemas(), ["Market Trends API"])
+    [('Market Trends API', {'trend_type': 'MARKET_INDEXES', 'country': 'us'})]
+    """
+    stand_in: dict[str, str] = {}
+    for i, name in enumerate(sorted(names, key=len, reverse=True)):
+        if not _PY_NAME.match(name) and f"{name}(" in text:
+            key = f"toolace_tool_{i}"
+            stand_in[key] = name
+            text = text.replace(f"{name}(", f"{key}(")
+    return [(stand_in.get(s["name"], s["name"]), s["args"]) for s in parse_call_string(text, schemas)]
+
+
+def _with_calls(turn: Turn, schemas: Schemas, names: list[str]) -> Turn:
     """An assistant turn whose whole text is a bracketed call list becomes its calls."""
     text = turn.text.strip()
     if turn.role != "assistant" or turn.calls or not (text.startswith("[") and text.endswith("]") and "(" in text):
         return turn
-    steps = parse_call_string(text, schemas)
-    if not steps:
-        return turn
-    return Turn("assistant", "", [(s["name"], s["args"]) for s in steps])
+    calls = parse_calls(text, schemas, names)
+    return Turn("assistant", "", calls) if calls else turn
 
 
 class ToolAceAdapter(RowAdapter):
@@ -81,8 +100,8 @@ class ToolAceAdapter(RowAdapter):
         if not isinstance(conv, list):
             return Skip(source, "no 'conversations' list")
         system = obj.get("system") if isinstance(obj.get("system"), str) else ""
-        schemas = system_tools(system)
-        turns = [_with_calls(t, schemas) for t in message_turns(conv)]
+        schemas, names = system_tools(system)
+        turns = [_with_calls(t, schemas, names) for t in message_turns(conv)]
         if system.strip():
             turns.insert(0, Turn("system", system.strip()))
         views, meta = trajectory_views(turns, parse_text_calls=False)

@@ -7,12 +7,13 @@ compares that one text with the training set, and a PASS would say nothing about
 dataset, the shared text and the fix (a format that reads the file, or the field whose values differ).
 
 The rule (:data:`MIN_ITEMS`, :data:`MAX_SHARE`): among at least 10 items of one eval dataset, more than half
-with one normalized ``query``. Real eval sets repeat an item now and then, never as most of the set: over
-the eval sets in ``../shared/data`` the largest share one query holds is 6.4% (WebShop's 12,087 human
-goals: ``"i need a long clip-in hair extension which is natural looking, and price lower than 40.00
-dollars"`` 5 times is 0.04%; StableToolBench, BFCL, API-Bank, NESTFUL, tau-bench ... below 6.5%,
-docs/formats.md lists them), while a shared-instruction set read by its instruction is 100%. Below 10 items
-one repeat is already a large share, and a tiny set is audited as it is.
+with one normalized ``query``. Real eval sets repeat an item now and then, never as most of the set
+(``benchmarks/eval_sameness.py`` measures it): every bundled eval set, whole and split by split, at most
+18.8% (BFCL ``live_parallel``, 3 of 16 alike); every data file in ``../shared/data`` read as an eval set
+with its detected format (≥ 10 items), at most 40.9% (a StepTool RFT training sample, 9 of 22). A set read
+by a field its items share is at or near 100%: API-Bank's ``level-3-batch-inf-icl.json`` under the generic
+reader, 245 of 245 (its one instruction); read as ``alpaca`` (instruction + input), no two alike. Below 10
+items one repeat is already a large share, and a tiny set is audited as it is.
 
 >>> from auditor.records.record import Record
 >>> same = [Record("ev", str(i), f"ev.json#{i}", {"query": "Classify the sentiment."}, raw={
@@ -20,8 +21,8 @@ one repeat is already a large share, and a tiny set is audited as it is.
 >>> try:
 ...     require_distinct_items(same)
 ... except InputError as e:
-...     print(e.problem[:74])
-eval set 'ev': 12 of its 12 items read as the same text, 'Classify the sent
+...     print(e.problem.split("; ")[1])
+pass --eval-format alpaca, or --eval-text-field input (fields whose values differ) (`auditor formats` lists the formats)
 >>> require_distinct_items(same[:9])  # fewer than MIN_ITEMS: audited as it is
 
 Errors: :class:`~auditor.errors.InputError` (named by the first shared item's file).
