@@ -34,6 +34,7 @@ from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container,
 from ..io.remote import is_url, open_url
 from ..io.sniff import sniff
 from ..records.record import Record, Skip
+from ._fields import extract
 from ._write import (
     CsvWriter,
     JsonArrayWriter,
@@ -43,7 +44,6 @@ from ._write import (
     RecordWriter,
     sniff_delimiter,
 )
-from ._fields import extract
 from .base import Adapter, line_spans
 
 #: table files the named readers read row by row (chosen by suffix, then by the first row's fields)

@@ -84,7 +84,8 @@ def _is_info(path: Path, sample: Any) -> bool:
 
 
 def _tags(entry: dict) -> Tags:
-    tags = entry.get("tags") if isinstance(entry.get("tags"), dict) else {}
+    raw = entry.get("tags")
+    tags: dict = raw if isinstance(raw, dict) else {}
     roles = {
         str(tags.get("user_tag", "human")).lower(): "user",
         str(tags.get("assistant_tag", "gpt")).lower(): "assistant",
@@ -116,7 +117,8 @@ class LlamaFactoryAdapter(RowAdapter):
             raise InputError(str(path), None, self._no_entry(path))
         _, self._entry_name, entry = found
         self._sharegpt = str(entry.get("formatting", "alpaca")).lower() == "sharegpt"
-        columns = entry.get("columns") if isinstance(entry.get("columns"), dict) else {}
+        raw = entry.get("columns")
+        columns: dict = raw if isinstance(raw, dict) else {}
         self._columns = columns
         self._alpaca = AlpacaColumns(
             prompt=str(columns.get("prompt", "instruction")),
@@ -154,7 +156,11 @@ class LlamaFactoryAdapter(RowAdapter):
         )
 
     def convert(self, obj: dict, position: int, source: str) -> Record | Skip:
-        rec = self._sharegpt_record(obj, position, source) if self._sharegpt else self._alpaca_record(obj, position, source)
+        rec = (
+            self._sharegpt_record(obj, position, source)
+            if self._sharegpt
+            else self._alpaca_record(obj, position, source)
+        )
         if isinstance(rec, Record):
             rec.meta["llamafactory"] = self._entry_name
         return rec

@@ -99,7 +99,8 @@ class ToolAceAdapter(RowAdapter):
         conv = obj.get("conversations")
         if not isinstance(conv, list):
             return Skip(source, "no 'conversations' list")
-        system = obj.get("system") if isinstance(obj.get("system"), str) else ""
+        raw = obj.get("system")
+        system = raw if isinstance(raw, str) else ""
         schemas, names = system_tools(system)
         turns = [_with_calls(t, schemas, names) for t in message_turns(conv)]
         if system.strip():

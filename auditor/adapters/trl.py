@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records.messages import MessageSelector
-from ..records.record import QUERY, Record, Skip
+from ..records.record import Record, Skip
 from ..records.trajectory import Turn, trajectory_views
 from ._rows import RowAdapter, record_id
 from .base import first_record
@@ -109,7 +109,9 @@ class TrlAdapter(RowAdapter):
             n = _shared_prefix(chosen_msgs, rejected_msgs)
             prompt, completion, rejected = chosen_msgs[:n], chosen_msgs[n:], rejected_msgs[n:]
         elif prompt is None and chosen_msgs is not None:
-            prompt = [m for m in chosen_msgs if str(m.get("role", m.get("from", ""))).lower() not in ("assistant", "gpt")]
+            prompt = [
+                m for m in chosen_msgs if str(m.get("role", m.get("from", ""))).lower() not in ("assistant", "gpt")
+            ]
         prompt_turns = _turns(prompt, "user")
         answer_turns = _turns(completion, "assistant")
         rejected_turns = _turns(rejected, "assistant")

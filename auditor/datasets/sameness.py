@@ -79,8 +79,7 @@ def require_distinct_items(records: Iterable[Record]) -> None:
             path,
             None,
             f"eval set '{name}': {count} of its {total} items read as the same text, {shown!r} "
-            f"(more than {MAX_SHARE:.0%}): the audit would check that one text, not the items; "
-            + _fix(holders),
+            f"(more than {MAX_SHARE:.0%}): the audit would check that one text, not the items; " + _fix(holders),
         )
 
 
