@@ -34,7 +34,8 @@ LF = DATA / "llama-factory"
 ICL = DATA / "api-bank" / "level-3-batch-inf-icl.json"
 GLAIVE = DATA / "glaive" / "glaive_v2_rows.jsonl"
 TOOLACE = DATA / "toolace" / "toolace_rows.json"
-NEW_READERS = ("alpaca", "dolly", "glaive", "llamafactory", "lmsys-chat", "toolace", "trl", "xlam")
+MT = DATA / "mt-bench"
+NEW_READERS = ("alpaca", "dolly", "glaive", "llamafactory", "lmsys-chat", "mt-bench", "toolace", "trl", "xlam")
 
 
 def read(path, role="eval", **kw) -> list[Record]:
@@ -75,6 +76,8 @@ def jsonl(tmp_path, name, rows):
         (ICL, "alpaca"),
         (GLAIVE, "glaive"),
         (TOOLACE, "toolace"),
+        (MT / "mt_bench_question.jsonl", "mt-bench"),
+        (MT / "arena_hard_question.jsonl", "mt-bench"),
     ],
 )
 def test_each_bundled_file_is_read_by_its_reader(path, name):
@@ -456,6 +459,21 @@ def test_dolly_schema(tmp_path):
     assert recs[1].view("query") == rows[1]["instruction"] and recs[1].view("answer") == "Tope"
     assert [r.split for r in recs] == ["closed_qa", "classification"]
     assert [r.id for r in read(path, split="closed_qa")] == ["0"]
+
+
+def test_mt_bench_and_arena_hard_questions():
+    rows = [json.loads(line) for line in (MT / "mt_bench_question.jsonl").read_text().splitlines()]
+    recs = both_sides(MT / "mt_bench_question.jsonl")
+    assert [r.view("query") for r in recs] == [row["turns"][0].strip() for row in rows]
+    assert [r.view("user") for r in recs] == ["\n".join(t.strip() for t in row["turns"]) for row in rows]
+    assert [(r.id, r.split) for r in recs] == [(str(row["question_id"]), row["category"]) for row in rows]
+    with_ref = [(r, row) for r, row in zip(recs, rows) if row.get("reference")]
+    assert with_ref and all(row["reference"][0].strip() in r.view("answer") for r, row in with_ref)
+    rows = [json.loads(line) for line in (MT / "arena_hard_question.jsonl").read_text().splitlines()]
+    recs = both_sides(MT / "arena_hard_question.jsonl")
+    assert [r.view("query") for r in recs] == [row["turns"][0]["content"].strip() for row in rows]
+    assert [r.id for r in recs] == [row["question_id"] for row in rows]
+    require_distinct_items(recs)
 
 
 # -- LLaMA-Factory dataset_info.json ---------------------------------------------------------------------------

@@ -67,6 +67,8 @@ class RowAdapter(Adapter):
             return extract(self, obj, position, source)
         if not isinstance(obj, dict):
             return Skip(source, f"item is {type(obj).__name__}, not an object")
+        # a Skip of a well-formed object: where Skip keeps the object (agent whole's Skip.raw), the
+        # training side reads it whole instead of skipping it
         return self.convert(obj, position, source)
 
     @classmethod
