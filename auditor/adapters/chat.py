@@ -42,7 +42,7 @@ _REF_ID = re.compile(r"^(G\d)@(\d+)")
 _ROLE_ALIASES = ROLE_ALIASES
 _MESSAGE_KEYS = ("messages", "conversations", "traj")
 
-__all__ = ["ChatAdapter", "Tags", "content_text", "extract_task", "message_turns", "parse_ref_id", "parse_turns"]
+__all__ = ["ChatAdapter", "Tags", "extract_task", "message_turns", "parse_ref_id", "parse_turns", "select_query"]
 
 
 def parse_ref_id(rid: str) -> tuple[str, str] | None:
@@ -114,6 +114,18 @@ def message_turns(msgs: list, tags: Tags | None = None, schemas: Schemas | None 
             role = "tool"
         out.append(Turn(role, text, calls))
     return out
+
+
+def select_query(views: dict[str, str], turns: list[Turn], spec: str | None, source: str) -> Skip | None:
+    """With a message selector (``messages`` / ``--messages``), the selected turns become the ``query``
+    view; a Skip when none matches (None: done, or no selector)."""
+    if not spec:
+        return None
+    chosen = MessageSelector.parse(spec).select([{"role": t.role, "content": t.text} for t in turns])
+    if chosen is None:
+        return Skip(source, f"no message for '{spec}'")
+    views[QUERY] = chosen
+    return None
 
 
 def parse_turns(obj: dict, keys: tuple[str, ...] = _MESSAGE_KEYS, tags: Tags | None = None) -> list[Turn] | None:
@@ -224,13 +236,9 @@ class ChatAdapter(Adapter):
         if turns is None:
             return Skip(source, "no " + " or ".join(f"'{k}'" for k in self.message_keys) + " list")
         views, meta = trajectory_views(turns)
-        if self.options.messages:  # the user's choice of messages replaces the default query
-            chosen = MessageSelector.parse(self.options.messages).select(
-                [{"role": t.role, "content": t.text} for t in turns]
-            )
-            if chosen is None:
-                return Skip(source, f"no message for '{self.options.messages}'")
-            views[QUERY] = chosen
+        refused = select_query(views, turns, self.options.messages, source)  # the user's choice of messages
+        if refused is not None:
+            return refused
         if not views[TEXT].strip():
             return Skip(source, "conversation has no text")
         rid = next((obj[k] for k in self.id_keys if isinstance(obj.get(k), (str, int))), None)

@@ -1,14 +1,13 @@
 """Glaive function-calling records: v2 ``{system, chat}`` strings and v1 ``{sample}`` strings.
 
-The conversation is one string of turns, each opening with a marker: ``SYSTEM:`` (v1, inside
-``sample``; v2 has it in ``system``), ``USER:``, ``ASSISTANT:``, ``FUNCTION RESPONSE:``, at the start or
-after a blank line;
-an assistant turn ends with ``<|endoftext|>`` and may hold a call ``<functioncall> {"name": ...,
-"arguments": '{...}'}`` (the arguments a JSON string in single quotes, as Glaive writes them).
-Views: ``query`` (the first user turn), ``system`` (the marker stripped), ``calls``, ``observations``
-(function responses), ``answer`` (the last assistant text), ``text``. Glaive has no ids: the id is
-``id`` when present, else the 0-based position. (LLaMA-Factory's ShareGPT conversion of Glaive,
-``conversations`` + ``tools``, is read by ``chat``.)
+The conversation is one string of turns, each opening with a marker at the start or after a blank line:
+``SYSTEM:`` (v1, inside ``sample``; v2 has it in ``system``), ``USER:``, ``ASSISTANT:``, ``FUNCTION
+RESPONSE:``; an assistant turn ends with ``<|endoftext|>`` and may hold a call ``<functioncall> {"name":
+..., "arguments": '{...}'}`` (the arguments a JSON string in single quotes, as Glaive writes them).
+Views: ``query`` (the first user turn; ``messages`` / ``--messages`` choose others), ``system`` (the
+marker stripped), ``calls``, ``observations`` (function responses), ``answer`` (the last assistant text),
+``text``. Glaive has no ids: the id is ``id`` when present, else the 0-based position. (LLaMA-Factory's
+ShareGPT conversion of Glaive, ``conversations`` + ``tools``, is read by ``chat``.)
 
 >>> t = parse_chat('USER: Weather in Oslo?\\n\\n\\nASSISTANT: <functioncall> {"name": "weather", '
 ...                '"arguments": \\'{"city": "Oslo"}\\'} <|endoftext|>\\n\\n\\nFUNCTION RESPONSE: {"temp": 3}')
@@ -27,6 +26,7 @@ from ..records.record import Record, Skip
 from ..records.trajectory import Turn, trajectory_views
 from ._rows import RowAdapter, record_id
 from .base import first_record
+from .chat import select_query
 
 #: a marker opens the string or follows a blank line (Glaive separates turns with three newlines)
 _MARKER = re.compile(r"(?:\A|\n[ \t]*\n)[ \t]*(SYSTEM|USER|ASSISTANT|FUNCTION RESPONSE)[ \t]*:[ \t]?")
@@ -122,6 +122,9 @@ class GlaiveAdapter(RowAdapter):
             text = re.sub(r"^\s*SYSTEM\s*:\s*", "", system)
             turns.insert(0, Turn("system", text.strip()))
         views, meta = trajectory_views(turns, parse_text_calls=False)
+        refused = select_query(views, turns, self.options.messages, source)
+        if refused is not None:
+            return refused
         if not views["text"].strip():
             return Skip(source, "conversation has no text")
         rid = record_id(obj)

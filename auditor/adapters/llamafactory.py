@@ -30,12 +30,11 @@ from ..errors import InputError
 from ..io.files import file_size
 from ..io.remote import is_url
 from ..records.callparse import default_schemas
-from ..records.messages import MessageSelector
-from ..records.record import QUERY, Record, Skip
+from ..records.record import Record, Skip
 from ..records.trajectory import Turn, trajectory_views
 from ._rows import RowAdapter, record_id
 from .alpaca import AlpacaColumns, alpaca_views
-from .chat import Tags, message_turns
+from .chat import Tags, message_turns, select_query
 
 INFO = "dataset_info.json"
 _MAX_INFO_BYTES = 16 * 1024 * 1024
@@ -195,13 +194,9 @@ class LlamaFactoryAdapter(RowAdapter):
         if rejected_key and isinstance(obj.get(rejected_key), dict):
             rejected = message_turns([obj[rejected_key]], self._tags, schemas)
         views, meta = trajectory_views(turns, answer=answer)
-        if self.options.messages:
-            chosen_text = MessageSelector.parse(self.options.messages).select(
-                [{"role": t.role, "content": t.text} for t in turns]
-            )
-            if chosen_text is None:
-                return Skip(source, f"no message for '{self.options.messages}'")
-            views[QUERY] = chosen_text
+        refused = select_query(views, turns, self.options.messages, source)
+        if refused is not None:
+            return refused
         views["rejected"] = "\n".join(t.text for t in rejected if t.text)
         if views["rejected"]:
             views["text"] += "\n" + views["rejected"]

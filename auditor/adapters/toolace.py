@@ -1,11 +1,11 @@
 """ToolACE records: ``{system, conversations[{from, value}]}`` with roles ``user`` / ``assistant`` /
 ``tool``; the system prompt lists the tools as JSON and an assistant turn calls them in Python-style
-text, ``[func1(a=1), func2(b="x")]``.
+text, ``[func1(a=1), Tool Name(b="x")]`` (ToolACE's tool names may hold spaces).
 
 Calls are parsed with :func:`auditor.records.callparse.parse_call_string` (never evaluated), positional
-arguments bound through the tool list in the system prompt. Views: ``query`` (the first user turn),
-``system``, ``calls``, ``observations`` (tool turns), ``answer`` (the last assistant text), ``text``.
-The id is ``id``, else the 0-based position.
+arguments bound through the tool list in the system prompt. Views: ``query`` (the first user turn;
+``messages`` / ``--messages`` choose others), ``system``, ``calls``, ``observations`` (tool turns),
+``answer`` (the last assistant text), ``text``. The id is ``id``, else the 0-based position.
 
 >>> r = ToolAceAdapter("t").convert({"system": 'You are an expert in composing functions. ... '
 ...     '[{"name": "GetCompetitions", "parameters": {"type": "dict", "properties": {}}}]. Should you ...',
@@ -27,7 +27,7 @@ from ..records.record import Record, Skip
 from ..records.trajectory import Turn, trajectory_views
 from ._rows import RowAdapter, record_id
 from .base import first_record
-from .chat import message_turns
+from .chat import message_turns, select_query
 
 _ROLES = {"user", "assistant", "tool"}
 _PY_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
@@ -106,6 +106,9 @@ class ToolAceAdapter(RowAdapter):
         if system.strip():
             turns.insert(0, Turn("system", system.strip()))
         views, meta = trajectory_views(turns, parse_text_calls=False)
+        refused = select_query(views, turns, self.options.messages, source)
+        if refused is not None:
+            return refused
         if not views["text"].strip():
             return Skip(source, "conversation has no text")
         rid = record_id(obj)
