@@ -518,8 +518,9 @@ def test_llamafactory_columns_and_tags(tmp_path):
 
 
 def test_llamafactory_errors(tmp_path):
+    assert detect(LF / "dataset_info.json").name == "json"  # a config, read as the JSON it is
     with pytest.raises(InputError) as e:
-        read(LF / "dataset_info.json")
+        read(LF / "dataset_info.json", format="llamafactory")
     assert "describes datasets and holds none" in str(e.value) and "alpaca_en_demo -> alpaca_en_demo.json" in str(
         e.value
     )

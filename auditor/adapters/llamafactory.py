@@ -15,19 +15,20 @@ and names the entries when none matches); the first entry naming the file wins.
   ``assistant_tag`` (``gpt``), ``observation_tag`` (``observation``), ``function_tag`` (``function_call``),
   ``system_tag`` (``system``); views as ``chat`` (query: the first user turn), plus ``rejected``.
 
-``meta['llamafactory']`` is the entry's name. Pointing at ``dataset_info.json`` itself is an error
-that names its local entries: it describes datasets, it holds none.
+``meta['llamafactory']`` is the entry's name. ``dataset_info.json`` itself is no dataset of this format
+(read as a training set it is the generic JSON it is); reading it with ``format = "llamafactory"`` is an
+error that names its local entries: it describes datasets, it holds none.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io.files import file_size
 from ..io.remote import is_url
 from ..records.callparse import default_schemas
 from ..records.record import Record, Skip
@@ -42,11 +43,22 @@ _FOLDERS_UP = 2
 
 
 def _load_info(info: Path) -> dict | None:
+    """The parsed ``dataset_info.json`` (None when it does not read as a JSON object), read once per
+    version of the file: detection asks for it for every file of a dataset."""
     try:
-        if file_size(info) > _MAX_INFO_BYTES:
-            return None
-        doc = json.loads(info.read_text(encoding="utf-8"))
-    except (OSError, ValueError, InputError):
+        st = info.stat()
+    except OSError:
+        return None
+    return _parsed_info(str(info), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=32)
+def _parsed_info(info: str, mtime_ns: int, size: int) -> dict | None:
+    if size > _MAX_INFO_BYTES:
+        return None
+    try:
+        doc = json.loads(Path(info).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -75,13 +87,6 @@ def find_entry(path: str | Path) -> tuple[Path, str, dict] | None:
     return None
 
 
-def _is_info(path: Path, sample: Any) -> bool:
-    if Path(str(path)).name != INFO or not isinstance(sample, dict) or not sample:
-        return False
-    value = next(iter(sample.values()))
-    return isinstance(value, dict) and any(k in value for k in ("file_name", "hf_hub_url", "ms_hub_url", "formatting"))
-
-
 def _tags(entry: dict) -> Tags:
     raw = entry.get("tags")
     tags: dict = raw if isinstance(raw, dict) else {}
@@ -103,7 +108,7 @@ class LlamaFactoryAdapter(RowAdapter):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        return _is_info(path, sample) or find_entry(path) is not None
+        return find_entry(path) is not None
 
     _configured: str | None = None  # the file the mapping below was read for
 
