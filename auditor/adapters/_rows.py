@@ -21,6 +21,7 @@ record; a malformed CSV or an unreadable Parquet file is an :class:`~auditor.err
 from __future__ import annotations
 
 import csv
+import json
 from abc import abstractmethod
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -175,12 +176,20 @@ def first_row(path: Path) -> dict | None:
 
 
 def text_of(value: Any) -> str:
-    """A field value as text: a string stripped, anything else ''.
+    """A field value as text: a string stripped, None '', a number or structure as compact JSON (an
+    ``input`` holding an object is part of the item, not dropped).
 
-    >>> text_of("  hi "), text_of(None), text_of(3)
-    ('hi', '', '')
+    >>> text_of("  hi "), text_of(None), text_of(3), text_of({"city": "Oslo"})
+    ('hi', '', '3', '{"city": "Oslo"}')
     """
-    return value.strip() if isinstance(value, str) else ""
+    if isinstance(value, str):
+        return value.strip()
+    if value is None:
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def joined(*parts: str) -> str:
