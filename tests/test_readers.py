@@ -161,8 +161,28 @@ def test_shared_instruction_eval_set_reads_distinct_items():
     assert len({i["instruction"] for i in items}) == 1 and len(items) == 20
     recs = both_sides(ICL)
     assert len({r.view("query") for r in recs}) == 20
-    assert [r.view("query") for r in recs] == [_alpaca_query(i) for i in items]
+    # the one instruction is the file's template: each item is its input, the template kept beside it
+    assert [r.view("query") for r in recs] == [i["input"].strip() for i in items]
+    assert {r.view("instruction") for r in recs} == {items[0]["instruction"].strip()}
+    assert all(items[0]["instruction"].strip() in r.view("text") for r in recs)
     require_distinct_items(recs)
+
+
+def test_an_eval_item_leaked_without_its_template_is_found(tmp_path):
+    """Alpaca eval items sharing a 10-word instruction, 5 of their inputs planted alone in training:
+    all 5 found (with the instruction in the query, an input of 20 words left 8 of 18 13-grams)."""
+    items = json.loads((LF / "alpaca_en_demo.json").read_text())
+    inputs = [i["output"].split("\n")[0].strip() for i in items if 12 <= len(i["output"].split("\n")[0].split()) <= 25]
+    inputs = list(dict.fromkeys(inputs))[:10]
+    assert len(inputs) == 10
+    shared = "Answer the following request as helpfully as you can, please."
+    ev = jsonl(tmp_path, "ev.jsonl", [{"instruction": shared, "input": x, "output": ""} for x in inputs])
+    train = jsonl(tmp_path, "train.jsonl", [{"text": f"Note {k}: {x}"} for k, x in enumerate(inputs[:5])])
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["audit", "--train", str(train), "--eval", str(ev), "--report-dir", str(out)])
+    assert res.exit_code == 1, res.output
+    found = {f["eval_id"] for f in json.loads((out / "report.json").read_text())["findings"] if f["conclusive"]}
+    assert found == {str(k) for k in range(5)}
 
 
 def test_generic_reader_on_a_shared_instruction_is_an_error():
@@ -547,13 +567,18 @@ def test_cleaned_output_is_the_source_layout(tmp_path, src):
     assert load(tmp_path / src.name) == load(src)
 
 
+def _built_in() -> list[str]:
+    """The registered formats the package defines (other tests register their own)."""
+    return [name for name, cls in registry().items() if cls.__module__.startswith("auditor.adapters.")]
+
+
 def test_formats_command_lists_the_new_readers():
     out = CliRunner().invoke(main, ["formats"]).output
     listed = {line.split()[0] for line in out.splitlines() if line.strip()}
-    assert set(NEW_READERS) <= listed and set(registry()) == listed
+    assert set(NEW_READERS) <= set(_built_in()) <= listed
 
 
 def test_every_format_is_documented():
     text = (REPO / "docs" / "formats.md").read_text()
-    missing = [name for name in registry() if not re.search(rf"`{re.escape(name)}`", text)]
+    missing = [name for name in _built_in() if not re.search(rf"`{re.escape(name)}`", text)]
     assert not missing, f"formats missing from docs/formats.md: {missing}"

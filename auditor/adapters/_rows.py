@@ -78,7 +78,34 @@ class RowAdapter(Adapter):
             return []
         return line_spans(path, split_bytes) if sniff(path).kind == "lines" else []
 
+    def prepare(self, path: Path) -> None:
+        """Called before ``path`` (or a part of it) is read: what a format learns from the file as a
+        whole (:meth:`sample`) is set here. The default learns nothing."""
+
+    def sample(self, path: Path, limit: int) -> list[dict]:
+        """The first ``limit`` objects of ``path`` (items that are not objects or do not parse left out),
+        the same whichever part is being read."""
+        out: list[dict] = []
+        if base_suffix(path) in TABLE_SUFFIXES:
+            items: Iterator[Any] = (row for _, _, row in table_rows(path, self.options.max_record_chars))
+        elif sniff(path).kind == "lines":
+            items = (obj for _, obj, err in iter_jsonl(path, self.options.max_record_chars) if not err)
+        elif json_container(path) is not None:
+            items = (obj for _, _, obj in iter_json_items(path))
+        else:
+            return out
+        for obj in items:
+            if isinstance(obj, dict):
+                out.append(obj)
+            if len(out) >= limit:
+                break
+        return out
+
     def read_part(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
+        self.prepare(path)
+        return self._read_lines(path, part)
+
+    def _read_lines(self, path: Path, part: LineSpan | None) -> Iterator[Record | Skip]:
         position = 0
         for lineno, obj, err in iter_jsonl(path, self.options.max_record_chars, part):
             source = f"{path}:{lineno}"
@@ -86,12 +113,16 @@ class RowAdapter(Adapter):
             position += 1
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
+        self.prepare(path)
+        return self._read(path)
+
+    def _read(self, path: Path) -> Iterator[Record | Skip]:
         if base_suffix(path) in TABLE_SUFFIXES:
             for position, source, row in table_rows(path, self.options.max_record_chars):
                 yield row if isinstance(row, Skip) else self.one(row, position, source)
             return
         if sniff(path).kind == "lines":
-            yield from self.read_part(path, None)
+            yield from self._read_lines(path, None)
             return
         kind = json_container(path)
         if kind is None:

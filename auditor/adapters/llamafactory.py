@@ -9,7 +9,7 @@ and names the entries when none matches); the first entry naming the file wins.
 
 - ``alpaca``: ``columns`` ``prompt`` (default ``instruction``), ``query`` (``input``), ``response``
   (``output``), ``history``, ``system``, ``chosen`` / ``rejected``; views as ``alpaca``
-  (:mod:`auditor.adapters.alpaca`; the query is prompt + query).
+  (:mod:`auditor.adapters.alpaca`; the query is prompt + query, a template prompt left out).
 - ``sharegpt``: ``columns`` ``messages`` (default ``conversations``), ``system``, ``tools``, ``chosen``
   / ``rejected``; ``tags`` ``role_tag`` (``from``), ``content_tag`` (``value``), ``user_tag`` (``human``),
   ``assistant_tag`` (``gpt``), ``observation_tag`` (``observation``), ``function_tag`` (``function_call``),
@@ -23,7 +23,6 @@ error that names its local entries: it describes datasets, it holds none.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from ..records.callparse import default_schemas
 from ..records.record import Record, Skip
 from ..records.trajectory import Turn, trajectory_views
 from ._rows import RowAdapter, record_id
-from .alpaca import AlpacaColumns, alpaca_views
+from .alpaca import TEMPLATE_SAMPLE, AlpacaColumns, alpaca_views, template_instructions
 from .chat import Tags, message_turns, select_query
 
 INFO = "dataset_info.json"
@@ -134,15 +133,13 @@ class LlamaFactoryAdapter(RowAdapter):
             rejected=columns.get("rejected"),
         )
         self._tags = _tags(entry)
+        self._templates = (
+            frozenset() if self._sharegpt else template_instructions(self.sample(path, TEMPLATE_SAMPLE), self._alpaca)
+        )
         self._configured = str(path)
 
-    def read(self, path: Path) -> Iterator[Record | Skip]:
+    def prepare(self, path: Path) -> None:
         self._configure(path)
-        return super().read(path)
-
-    def read_part(self, path: Path, part: Any) -> Iterator[Record | Skip]:
-        self._configure(path)
-        return super().read_part(path, part)
 
     def _no_entry(self, path: Path) -> str:
         p = Path(str(path))
@@ -170,7 +167,7 @@ class LlamaFactoryAdapter(RowAdapter):
         return rec
 
     def _alpaca_record(self, obj: dict, position: int, source: str) -> Record | Skip:
-        views = alpaca_views(obj, self._alpaca)
+        views = alpaca_views(obj, self._alpaca, self._templates)
         if isinstance(views, str):
             return Skip(source, f"{views} (dataset_info.json entry '{self._entry_name}')")
         return self._make(obj, position, source, views, {})
