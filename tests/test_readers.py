@@ -1,5 +1,5 @@
-"""The named readers (issue 22 item 2): each chosen by sniffing, the right query per item on both sides,
-and an eval set whose items mostly read as one text refused.
+"""The named readers (issue 22 item 2): each chosen by sniffing, the right query per item on both sides
+(the rule against an eval set of one text: tests/test_eval_sameness.py).
 
 Real rows: tests/data/readers/ (LLaMA-Factory demo files, API-Bank, Glaive v2, ToolACE; Apache-2.0, each
 folder with its NOTICE) and ../shared/data. Dolly (CC BY-SA 3.0), xLAM (CC BY 4.0) and LMSYS-Chat-1M (its
