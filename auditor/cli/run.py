@@ -230,7 +230,8 @@ def _run_and_write(config, report_dir: str) -> None:
     type=click.Choice(["fail", "skip"]),
     default="fail",
     show_default=True,
-    help="For training data: stop at the first bad record, or skip and count it.",
+    help="Stop at the first bad record, or skip and count it (training and eval data; a skipped eval item is "
+    "unchecked: the verdict is at best incomplete and the report lists it).",
 )
 @click.option(
     "--max-record-chars",
@@ -295,7 +296,7 @@ def audit(
                     role=role,
                     format=fmt,
                     **side_fields(fields, role, bundled),
-                    on_error=on_error if role == "train" else None,
+                    on_error=on_error,
                     max_record_chars=max_record_chars,
                 )
                 sides[role].append(name)
