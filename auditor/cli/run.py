@@ -146,6 +146,7 @@ def _apply_overrides(
 def _run_and_write(config, report_dir: str) -> None:
     """Run the audit and write its report (before the cleaned data, so a fault there keeps it)."""
     check_report_dir(report_dir)  # before any long work
+    config.report_dir = report_dir  # run_audit refuses a clean folder overlapping it, before the audit
     written: list = []
 
     def write(report) -> None:
