@@ -146,10 +146,11 @@ class RecordWriter(ABC):
 
     def abort(self) -> None:
         try:
-            self._text.detach()
-        except ValueError:  # already detached
+            self._text.detach()  # flushes: on a full disk that fails again
+        except (ValueError, OSError):  # already detached, or the write that failed
             pass
-        self.out.abort()
+        finally:
+            self.out.abort()
 
 
 def raw_of(record: Record) -> Any:
