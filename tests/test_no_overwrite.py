@@ -174,6 +174,9 @@ def test_a_clean_folder_of_an_earlier_run_is_replaced_but_not_an_edited_file(tmp
     assert ledger["kind"] == "clean" and sorted(ledger["files"]) == ["removed.jsonl", "split.toml", "train/train.jsonl"]
     assert len((clean / "removed.jsonl").read_text().splitlines()) == 10
     assert runner.invoke(main, args).exit_code == 1  # its own files: replaced
+    killed = clean / "train" / ".train.jsonl.k1l2m3n4.tmp"  # what a killed run leaves: removed
+    killed.write_text("half", encoding="utf-8")
+    assert runner.invoke(main, args).exit_code == 1 and not killed.exists()
     # a user edits the cleaned file: the next run refuses to replace it
     edited = clean / "train" / "train.jsonl"
     edited.write_text(edited.read_text() + '{"id": "mine", "text": "added by hand"}\n', encoding="utf-8")

@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,7 @@ REPORT_SUBDIR = "report"
 _TEMP = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
 
 
-def _ours_aside(out: Path, ledger: Ledger) -> Any:
+def _ours_aside(out: Path, ledger: Ledger) -> Callable[[str], bool]:
     """What a clean folder may hold besides the ledger's files: a report folder of its own at
     ``report/`` and temp files of killed writes of files the ledger names."""
     sub = out / REPORT_SUBDIR
@@ -116,7 +116,7 @@ def _ours_aside(out: Path, ledger: Ledger) -> Any:
             return True
         head, _, name = rel.rpartition("/")
         m = _TEMP.fullmatch(name)
-        return bool(m) and f"{head}/{m['name']}".lstrip("/") in ledger.files
+        return m is not None and f"{head}/{m['name']}".lstrip("/") in ledger.files
 
     return aside
 
@@ -248,6 +248,15 @@ def write_clean(
     plan = plan_clean(out, datasets, datasets if inputs is None else inputs, protected)
     before = Ledger.load(out, "clean")
     ledger = Ledger(out, "clean", before.files)
+    for tmp in out.rglob(".*.tmp") if out.is_dir() else ():  # a killed run's temp files of its own files
+        rel = tmp.relative_to(out).as_posix()
+        m = _TEMP.fullmatch(tmp.name)
+        if (
+            m
+            and not rel.startswith(REPORT_SUBDIR + "/")
+            and (tmp.parent / m["name"]).relative_to(out).as_posix() in before.files
+        ):
+            tmp.unlink(missing_ok=True)
     written: list[str] = []
 
     def wrote(path: Path) -> None:

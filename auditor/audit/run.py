@@ -36,6 +36,7 @@ from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
 from .errortypes import ErrorTypes
 from .provenance import run_provenance
 from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
+from .unchecked import skipped_eval, skipped_eval_note
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
 
@@ -409,9 +410,9 @@ def _finish_check(
                 else ""
             )
         )
-    skipped_eval_items = _skipped_eval_items(check, datasets)
+    skipped_eval_items = skipped_eval(check.eval, datasets)
     if skipped_eval_items or files_skipped.eval:
-        notes.append(_skipped_eval_note(check, datasets, skipped_eval_items, eval_skipped))
+        notes.append(skipped_eval_note(check.eval, datasets, skipped_eval_items, eval_skipped))
     # eval items no conclusive method could check (too short for every text tier, no calls ...)
     uncovered = [ev for ev in eval_records if not any(ix.covers(ev) for ix in indexes)]
     if uncovered:
@@ -468,30 +469,6 @@ def _finish_check(
         boilerplate=masker.report(),
         novel_error_types=error_types.novel(check.eval, check.train),
     )
-
-
-def _skipped_eval_items(check: CheckSpec, datasets: dict[str, Dataset]) -> list[dict[str, str]]:
-    """The check's eval records skipped as bad input (``on_error = "skip"``): unchecked eval items."""
-    return [
-        {"dataset": name, "source": source, "reason": reason}
-        for name in check.eval
-        for source, reason in datasets[name].stats.skipped_items
-    ]
-
-
-def _skipped_eval_note(check: CheckSpec, datasets: dict[str, Dataset], items: list[dict[str, str]], total: int) -> str:
-    """A note naming the unchecked eval items: the first skipped records (file:line: reason) and files."""
-    shown = "; ".join(f"{i['source']}: {i['reason']}" for i in items[:SKIPS_SHOWN])
-    more = f" … ({total - SKIPS_SHOWN} more in report.json, checks[].skipped_eval_items)" if total > SKIPS_SHOWN else ""
-    files = [f"{f['file']}: {f['reason']}" for n in check.eval for f in datasets[n].stats.skipped_files]
-    text = f"{total} eval items were skipped as bad input and are unchecked" + (f": {shown}{more}" if shown else "")
-    if files:
-        text += f"; eval files not read (their items unchecked): {'; '.join(files)}"
-    return text
-
-
-#: skipped eval items a check's note names (report.json lists them all: ``skipped_eval_items``)
-SKIPS_SHOWN = 10
 
 
 def _with_refs(finding: dict[str, Any], datasets: dict[str, Dataset]) -> dict[str, Any]:

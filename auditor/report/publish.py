@@ -67,10 +67,17 @@ def check_report_dir(report_dir: str | Path) -> Path:
     if out.is_dir():
         foreign = _foreign_entries(out)
         if foreign:
+            legacy = not (out / LEDGER).exists() and all(n in KNOWN_FILES for n in foreign)
+            why = (
+                f"no {LEDGER}: written by an earlier auditor, which kept no ledger, or not by auditor: remove the "
+                "folder to write there"
+                if legacy
+                else f"auditor lists what it wrote in {LEDGER}"
+            )
             raise OutputError(
                 str(out),
                 f"holds files that are not an auditor report (not written by auditor, or changed since: "
-                f"{shown(foreign)}); give a new or empty folder (auditor lists what it wrote in {LEDGER})",
+                f"{shown(foreign)}); give a new or empty folder ({why})",
             )
     parent = _existing_parent(out.absolute())
     if not parent.is_dir():
