@@ -170,9 +170,14 @@ def test_bad_jsonl_line_skipped_and_counted_for_train(tmp_path):
     assert sum(ds.stats.skip_reasons.values()) == 2
 
 
-def test_skip_not_allowed_for_eval():
+def test_skip_allowed_for_eval_and_bad_records_listed(tmp_path):
+    p = tmp_path / "ev.jsonl"
+    p.write_text('{"text": "ok fine"}\n{"text": broken\n{"text": 3}\n')
+    ds = Dataset(DatasetSpec(name="e", paths=[str(p)], role="eval", on_error="skip"))
+    assert [r.view("text") for r in ds.records()] == ["ok fine"]
+    assert [s for s, _ in ds.stats.skipped_items] == [f"{p}:2", f"{p}:3"]
     with pytest.raises(ConfigError):
-        DatasetSpec(name="e", paths=["x"], role="eval", on_error="skip")
+        DatasetSpec(name="e", paths=["x"], role="eval", on_error="ignore")
 
 
 def test_unknown_split_label_is_an_error():

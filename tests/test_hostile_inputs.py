@@ -77,20 +77,31 @@ def test_bad_training_file_is_skipped_and_counted(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["truncated.json", "invalid_utf8.jsonl", "wrong_schema.jsonl", "deep.jsonl"])
-def test_bad_eval_file_fails_and_eval_cannot_be_skipped(tmp_path, name):
+def test_bad_eval_file_fails_or_is_skipped_as_unchecked(tmp_path, name):
     train = tmp_path / "train.jsonl"
     train.write_bytes(jl(GOOD))
     bad = make_file(tmp_path, name)
-    res = cli("audit", "--eval", str(bad), "--train", str(train), "--on-error", "skip")
+    res = cli("audit", "--eval", str(bad), "--train", str(train), "--report-dir", str(tmp_path / "r0"))
     assert res.exit_code == 2 and CORPUS[name][1] in res.stderr and "Traceback" not in res.output
-    # a manifest cannot ask to skip eval records either
+    # --on-error skip applies to eval data too: the bad part is unchecked, so never a pass
+    res = cli(
+        "audit", "--eval", str(bad), "--train", str(train), "--on-error", "skip", "--report-dir", str(tmp_path / "r")
+    )
+    assert res.exit_code == 1, res.output
+    doc = report(tmp_path / "r")
+    check = doc["checks"][0]
+    # the corpus holds the leak before the damage: found (fail), else incomplete; never a pass
+    assert check["verdict"] in ("fail", "incomplete") and check["skipped"]["eval"] + check["skipped_files"]["eval"] >= 1
+    assert any("unchecked" in n and str(bad) in n for n in check["notes"]), check["notes"]
+    # and so can a manifest
     (tmp_path / "m.toml").write_text(
         f'[datasets.ev]\npath = "{bad.name}"\nrole = "eval"\non_error = "skip"\n'
         f'[datasets.tr]\npath = "train.jsonl"\nrole = "train"\n'
         f'[[checks]]\nname = "c"\ntrain = ["tr"]\neval = ["ev"]\n'
     )
-    res = cli("verify", str(tmp_path / "m.toml"))
-    assert res.exit_code == 2 and "not allowed for an eval set" in res.stderr
+    res = cli("verify", str(tmp_path / "m.toml"), "--report-dir", str(tmp_path / "r2"))
+    assert res.exit_code == 1, res.output
+    assert report(tmp_path / "r2")["checks"][0]["verdict"] == check["verdict"]
 
 
 def test_subprocess_errors_are_one_line_without_traceback(tmp_path):

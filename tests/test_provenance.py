@@ -17,6 +17,7 @@ from auditor.cli import main
 from auditor.datasets import registry
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, ManifestError
+from auditor.io.ledger import LEDGER
 from auditor.report.provenance import statement
 
 TOOLMVR = "tool-mvr/data/training_data/selected_Toolbench_{}.json"
@@ -285,7 +286,7 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
     res = runner.invoke(main, ["provenance", str(manifest), "--statement"])
     assert res.exit_code == 1, res.output
     assert re.search(r"Of the 22 records of rft, 0 trace .* 4 \(18\.2%\) to the held-out split 'test'", res.output)
-    assert sorted(os.listdir(tmp_path / "rep")) == ["provenance.json", "provenance.md"]  # its own names
+    assert sorted(os.listdir(tmp_path / "rep")) == [LEDGER, "provenance.json", "provenance.md"]  # its own names
     assert "report: " in res.output and "provenance.json" in res.output and "provenance.md" in res.output
     doc = json.loads((tmp_path / "rep" / "provenance.json").read_text())
     entry = doc["provenance"][0]
@@ -309,8 +310,11 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
     assert verify.exit_code == 1 and "provenance steptool-rft: fail (4/22" in verify.output
     # verify and provenance share the manifest's report folder and never write over each other
     names = sorted(os.listdir(tmp_path / "rep"))
-    assert names == sorted(["provenance.json", "provenance.md", "report.json", "report.md", "report.html", "junit.xml"])
-    verify_files = {n: (tmp_path / "rep" / n).read_bytes() for n in names if not n.startswith("provenance")}
+    assert names == sorted(
+        [LEDGER, "provenance.json", "provenance.md", "report.json", "report.md", "report.html", "junit.xml"]
+    )
+    # (the ledger changes: it names the provenance files provenance writes again)
+    verify_files = {n: (tmp_path / "rep" / n).read_bytes() for n in names if not n.startswith(("provenance", LEDGER))}
     assert runner.invoke(main, ["provenance", str(manifest)]).exit_code == 1  # provenance after verify
     assert {n: (tmp_path / "rep" / n).read_bytes() for n in verify_files} == verify_files
     assert json.loads(verify_files["report.json"])["verdict"] == "fail"

@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from hostile import REPO, run_cli, write_eval
 
 from auditor.cli import main
+from auditor.io.ledger import LEDGER
 from auditor.report.publish import SETS, publish
 from auditor.store import indexes as indexstore
 
@@ -54,7 +55,8 @@ def test_two_audits_without_report_dir_leave_two_reports(tmp_path):
     assert len(folders) == 2 and all(re.fullmatch(r"audit-\d{8}-\d{6}-[0-9a-f]{6}(-2)?", f.name) for f in folders)
     for paths in printed:  # the printed list is exactly what is in the run's own folder
         folder = paths[0].parent
-        assert sorted(p.name for p in paths) == sorted(os.listdir(folder)) == sorted(SETS["report"])
+        assert sorted(p.name for p in paths) == sorted(SETS["report"])
+        assert sorted(os.listdir(folder)) == sorted([*SETS["report"], LEDGER])  # and the ledger of them
         assert json.loads((folder / "report.json").read_text(encoding="utf-8"))["verdict"] == "fail"
     assert printed[0][0].parent != printed[1][0].parent
 
@@ -118,7 +120,7 @@ def test_kill_during_report_write_never_leaves_a_mixed_set(tmp_path):
         names = sorted(os.listdir(out))
         if names == ["provenance.json"]:
             continue  # killed before this writer's first report set was in place (a slow start)
-        assert names == sorted([*SETS["report"], "provenance.json"]), (attempt, names)
+        assert names == sorted([*SETS["report"], "provenance.json", LEDGER]), (attempt, names)
         runs = {n: set(re.findall(r"run\d+", (out / n).read_text(encoding="utf-8"))) for n in SETS["report"]}
         assert len({frozenset(v) for v in runs.values()}) == 1 and len(runs["report.json"]) == 1, (attempt, runs)
         assert (out / "provenance.json").read_text(encoding="utf-8") == "other set"
@@ -134,7 +136,7 @@ def test_leftovers_of_killed_runs_are_removed_by_the_next_run(tmp_path):
     (out / ".report.html.k1l2m3.tmp").write_text("half", encoding="utf-8")  # a killed `auditor report`
     r = runner.invoke(main, ["audit", *SMALL, "--report-dir", str(out)])
     assert r.exit_code == 1, r.output
-    assert sorted(os.listdir(tmp_path)) == ["r"] and sorted(os.listdir(out)) == sorted(SETS["report"])
+    assert sorted(os.listdir(tmp_path)) == ["r"] and sorted(os.listdir(out)) == sorted([*SETS["report"], LEDGER])
 
 
 # -- faults: one line, exit 2 ----------------------------------------------------------------------------
@@ -179,7 +181,7 @@ def test_full_disk_while_writing_clean_data_keeps_the_report(tmp_path):
     assert "writing the cleaned data failed" in err and "ulimit -f" in err and "report.json" in err
     doc = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
     assert doc["verdict"] == "fail" and doc["checks"][0]["contaminated_items"] > 0
-    assert sorted(os.listdir(tmp_path / "rep")) == sorted(SETS["report"])
+    assert sorted(os.listdir(tmp_path / "rep")) == sorted([*SETS["report"], LEDGER])
 
 
 def test_deeply_nested_toml_is_one_line(tmp_path):

@@ -22,6 +22,7 @@ Raises :class:`~auditor.errors.InputError` when a record has nothing to write (n
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
@@ -56,8 +57,13 @@ class AtomicFile:
         self.target = Path(target)
         self.target.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent)
-        os.fchmod(fd, _file_mode())
-        self._raw = os.fdopen(fd, "wb")
+        try:
+            os.fchmod(fd, _file_mode())
+            self._raw = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            os.unlink(self._tmp)
+            raise
         name = self.target.name.lower()
         self._zip: Any = None
         if name.endswith(".gz"):
@@ -69,17 +75,24 @@ class AtomicFile:
         self.stream: IO[bytes] = self._zip or self._raw
 
     def commit(self) -> Path:
-        if self._zip is not None:
-            self._zip.close()
-        self._raw.flush()
-        os.fsync(self._raw.fileno())
-        self._raw.close()
-        os.replace(self._tmp, self.target)
+        """Finish the file and rename it into place; on any failure (a full disk while flushing) the
+        temp file is removed and the target is left as it was."""
+        try:
+            if self._zip is not None:
+                self._zip.close()
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
+            os.replace(self._tmp, self.target)
+        except BaseException:
+            self.abort()
+            raise
         return self.target
 
     def abort(self) -> None:
         try:
-            self._raw.close()
+            with contextlib.suppress(OSError):  # closing flushes: on a full disk that fails again
+                self._raw.close()
         finally:
             try:
                 os.unlink(self._tmp)
@@ -122,17 +135,22 @@ class RecordWriter(ABC):
         self._text.write(text)
 
     def close(self) -> list[Path]:
-        self.end()
-        self._text.flush()
-        self._text.detach()
+        try:
+            self.end()
+            self._text.flush()
+            self._text.detach()
+        except BaseException:
+            self.abort()
+            raise
         return [self.out.commit()]
 
     def abort(self) -> None:
         try:
-            self._text.detach()
-        except ValueError:  # already detached
+            self._text.detach()  # flushes: on a full disk that fails again
+        except (ValueError, OSError):  # already detached, or the write that failed
             pass
-        self.out.abort()
+        finally:
+            self.out.abort()
 
 
 def raw_of(record: Record) -> Any:

@@ -4,8 +4,8 @@ Two shapes, JSON Lines (files named ``.json`` hold JSON Lines too):
 
 - ``{code, api_call, provider, api_data}`` (``torchhub_train.json``, ``torchhub_eval.json``): the
   instruction sits in ``code`` (train: ``{'Instruction': …, 'Output': …}``; eval: ``###Instruction: …
-  ###Output: …``); ``calls`` is ``api_call`` parsed with :mod:`ast` (positional arguments bound by the
-  library's documented signature, :data:`auditor.records.callparse.KNOWN_SIGNATURES`). The id is the 1-based line
+  ###Output: …``, in a few HuggingFace / TensorFlow Hub records ``### Instruction: … ### Output: …``);
+  ``calls`` is ``api_call`` parsed with :mod:`ast` (positional arguments bound by the library's documented signature, :data:`auditor.records.callparse.KNOWN_SIGNATURES`). The id is the 1-based line
   number, which for ``torchhub_eval.json`` is the ``question_id`` of the matching eval question.
 - eval questions ``{question_id, text, category}`` (``questions_<hub>_0_shot.jsonl``): ``query`` is
   ``text`` without the literal ``\\n`` the files end with; id ``question_id``.
@@ -27,7 +27,11 @@ from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view
 from .base import Adapter, first_record
 
-_INSTRUCTION = re.compile(r"(?:###Instruction:|'Instruction':)\s*(.*?)(?:\s*###Output:|,\s*'Output':|$)", re.S)
+#: the instruction of ``code``: after ``###Instruction:`` (eval; a few HuggingFace and TensorFlow Hub
+#: records write ``### Instruction:`` and ``### Output:``, with a space) or ``'Instruction':`` (train)
+_INSTRUCTION = re.compile(
+    r"(?:#{2,}\s*Instruction\s*:|'Instruction'\s*:)\s*(.*?)(?:\s*#{2,}\s*Output\s*:|,\s*'Output'\s*:|$)", re.S
+)
 _HUB = re.compile(r"(torchhub|tensorflowhub|tensorflow|huggingface)", re.I)
 
 

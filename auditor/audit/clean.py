@@ -28,10 +28,16 @@ written; their count is reported, and so are files it could not read at all (``n
 >>> open(os.path.join(d, "clean", "t", "t.jsonl")).read()
 '{"id": 1, "text": "a"}\\n'
 
-Safety: the cleaned files never replace an input. :func:`plan_clean` (run before the audit starts)
-refuses a folder that holds any input file of the run (``--write-clean .`` next to the data, a
-manifest's ``write_clean = "."``) and any target that would resolve outside the folder (a dataset
-named ``..``, a symlinked subfolder). Files are streamed: memory holds one record, not the dataset.
+Safety: the cleaned files never replace an input or a user's file. :func:`plan_clean` (run before the
+audit starts) refuses a folder that holds any input file of the run or the run's manifest
+(``--write-clean .`` next to the data, a manifest's ``write_clean = "."``), one that holds any file
+auditor did not write there or that was changed since (the folder's ledger, :mod:`auditor.io.ledger`,
+names each file auditor wrote with its SHA-256; a re-run replaces those and removes the ones it no
+longer writes), and any target that would resolve outside the folder (a dataset named ``..``, a
+symlinked subfolder). The report folder ``DIR/report`` of ``auditor verify DIR/split.toml`` is left to
+its own ledger. Every file is written to a temp file and renamed into place: a failed write (a full
+disk) leaves no partial or temp file, and the ledger then names what was written.
+Files are streamed: memory holds one record, not the dataset.
 
 Raises :class:`~auditor.errors.InputError` when a dataset cannot be re-read and
 :class:`~auditor.errors.ConfigError` when ``out_dir`` is an existing file or unsafe (above).
@@ -42,19 +48,21 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..adapters import AtomicFile, RecordWriter, ViewsWriter
 from ..datasets.dataset import Dataset
 from ..datasets.registry import source_file
-from ..errors import ConfigError
+from ..errors import ConfigError, OutputError
 from ..io import toml_writer as _toml
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..io.ledger import LEDGER, Ledger, shown
 from ..io.remote import is_url
 from ..methods.base import Finding
 from ..records.record import Record, split_source
+from ..report.publish import check_report_dir
 
 
 def _folder(name: str) -> str:
@@ -85,14 +93,43 @@ def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root, path]) == root
 
 
+#: the report folder a cleaned manifest names (``report_dir = "report"``), kept by its own ledger
+REPORT_SUBDIR = "report"
+#: a temp file of :class:`~auditor.adapters.AtomicFile` (``.NAME.XXXXXXXX.tmp``) a killed run left
+_TEMP = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+
+
+def _ours_aside(out: Path, ledger: Ledger) -> Callable[[str], bool]:
+    """What a clean folder may hold besides the ledger's files: a report folder of its own at
+    ``report/`` and temp files of killed writes of files the ledger names."""
+    sub = out / REPORT_SUBDIR
+    report_ok = False
+    if sub.is_dir() and not sub.is_symlink():
+        try:
+            check_report_dir(sub)
+            report_ok = True
+        except OutputError:
+            pass
+
+    def aside(rel: str) -> bool:
+        if report_ok and (rel == REPORT_SUBDIR or rel.startswith(REPORT_SUBDIR + "/")):
+            return True
+        head, _, name = rel.rpartition("/")
+        m = _TEMP.fullmatch(name)
+        return m is not None and f"{head}/{m['name']}".lstrip("/") in ledger.files
+
+    return aside
+
+
 def plan_clean(
-    out_dir: str | Path, train: Iterable[Dataset], inputs: Iterable[Dataset]
+    out_dir: str | Path, train: Iterable[Dataset], inputs: Iterable[Dataset], protected: Iterable[str | None] = ()
 ) -> dict[str, list[tuple[Path, Path]]]:
     """Where each file of each training dataset will be written: dataset name → [(input, target)].
 
     Checked before anything is read or written: ``out_dir`` must not be a file, must not hold any
-    file of ``inputs`` (every dataset of the run), and every target must resolve inside it.
-    Raises :class:`ConfigError` naming the folder and the problem.
+    file of ``inputs`` (every dataset of the run) nor any ``protected`` file (the manifest), must hold
+    nothing but auditor's own unchanged output (its ledger, :mod:`auditor.io.ledger`), and every
+    target must resolve inside it. Raises :class:`ConfigError` naming the folder and the problem.
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -116,6 +153,12 @@ def plan_clean(
                     f"write_clean: the folder {out} holds the input file {f} of dataset '{ds.name}'; "
                     "give a folder of its own (cleaned files must never replace their inputs)"
                 )
+    for p in protected:
+        if p and _inside(root, os.path.realpath(p)):
+            raise ConfigError(
+                f"write_clean: the folder {out} holds the manifest {p}; the manifest is an input and is never "
+                "written: give a folder of its own"
+            )
     plan: dict[str, list[tuple[Path, Path]]] = {}
     folders: set[str] = set()
     for ds in train:
@@ -131,7 +174,29 @@ def plan_clean(
     for name in ("removed.jsonl", "split.toml"):
         if not _inside(root, os.path.realpath(out / name)):
             raise ConfigError(f"write_clean: {out / name} leads outside the folder {out}")
+    if out.is_dir():
+        ledger = Ledger.load(out, "clean")
+        try:
+            foreign = ledger.foreign(ignore=_ours_aside(out, ledger))
+        except OSError as e:
+            raise ConfigError(f"write_clean: cannot read the folder {out}: {e.strerror or e}") from None
+        if foreign:
+            raise ConfigError(
+                f"write_clean: the folder {out} holds files auditor did not write, or that were changed since it "
+                f"wrote them ({shown(foreign)}); give a new or empty folder (auditor lists what it wrote in {LEDGER})"
+            )
     return plan
+
+
+def check_apart(clean_dir: str | Path, report_dir: str | Path) -> None:
+    """Raise :class:`ConfigError` when the report folder is the clean folder, holds it, or lies inside
+    it anywhere but at ``DIR/report`` (each is written whole by its own writer and ledger)."""
+    clean, rep = os.path.realpath(clean_dir), os.path.realpath(report_dir)
+    if os.path.commonpath([clean, rep]) in (clean, rep) and rep != os.path.join(clean, REPORT_SUBDIR):
+        raise ConfigError(
+            f"write_clean: the clean folder {clean_dir} and the report folder {report_dir} overlap; give each a "
+            f"folder of its own (the clean folder may hold its report in {Path(clean_dir) / REPORT_SUBDIR})"
+        )
 
 
 def _open_writer(ds: Dataset, source: Path, target: Path) -> tuple[RecordWriter, str]:
@@ -171,27 +236,68 @@ def write_clean(
     datasets: list[Dataset],
     hits: dict[tuple[str, int], Finding],
     inputs: Iterable[Dataset] | None = None,
+    protected: Iterable[str | None] = (),
 ) -> dict[str, Any]:
     """Write each training dataset without the records in ``hits``; return a summary for the report.
 
-    ``inputs`` are every dataset of the run (default: ``datasets``); see :func:`plan_clean`.
+    ``inputs`` are every dataset of the run (default: ``datasets``), ``protected`` the manifest; see
+    :func:`plan_clean`. The folder's ledger names every file written (``files_written`` in the
+    summary), also when a write fails midway.
     """
     out = Path(out_dir)
-    plan = plan_clean(out, datasets, datasets if inputs is None else inputs)
+    plan = plan_clean(out, datasets, datasets if inputs is None else inputs, protected)
+    before = Ledger.load(out, "clean")
+    ledger = Ledger(out, "clean", before.files)
+    for tmp in out.rglob(".*.tmp") if out.is_dir() else ():  # a killed run's temp files of its own files
+        rel = tmp.relative_to(out).as_posix()
+        m = _TEMP.fullmatch(tmp.name)
+        if (
+            m
+            and not rel.startswith(REPORT_SUBDIR + "/")
+            and (tmp.parent / m["name"]).relative_to(out).as_posix() in before.files
+        ):
+            tmp.unlink(missing_ok=True)
+    written: list[str] = []
+
+    def wrote(path: Path) -> None:
+        rel = Path(os.path.relpath(path, out)).as_posix()
+        ledger.add(rel)
+        written.append(rel)
+
     summary: dict[str, Any] = {"dir": str(out), "removed_file": str(out / "removed.jsonl"), "datasets": {}}
-    removed_out = AtomicFile(out / "removed.jsonl")
-    removed_text = removed_out.stream
+    out.mkdir(parents=True, exist_ok=True)
+    removed_out: AtomicFile | None = None
     try:
+        removed_out = AtomicFile(out / "removed.jsonl")
         for ds in datasets:
-            summary["datasets"][ds.name] = _write_dataset(ds, plan[ds.name], hits, removed_text)
+            summary["datasets"][ds.name] = _write_dataset(ds, plan[ds.name], hits, removed_out.stream, wrote)
+        wrote(removed_out.commit())
+        removed_out = None
     except BaseException:
-        removed_out.abort()
+        if removed_out is not None:
+            removed_out.abort()
+        _adopt(ledger, before)
         raise
-    removed_out.commit()
+    ledger.save()
+    summary["files_written"] = sorted(written)
     return summary
 
 
-def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_stream) -> dict[str, Any]:
+def _adopt(ledger: Ledger, before: Ledger) -> None:
+    """After a failed write: add to the ledger every file of the folder that is new or changed since
+    ``before`` (whole files this run committed, e.g. a companion file), so a re-run may replace them;
+    never raises (the write's own error is the one to report)."""
+    try:
+        for rel in ledger.foreign(ignore=_ours_aside(ledger.folder, ledger)):
+            path = ledger.folder / rel
+            if path.is_file() and not path.is_symlink() and not before.owns(rel):
+                ledger.add(rel)
+        ledger.save()
+    except OSError:
+        pass
+
+
+def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_stream, wrote) -> dict[str, Any]:
     """Stream one dataset's kept records to their files (one open file at a time)."""
     files: list[dict[str, Any]] = []
     counts = {str(src): 0 for src, _ in pairs}
@@ -212,6 +318,8 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
                 writer.abort()
                 return
             written = writer.close()
+            for path in written:
+                wrote(path)
             files.append({"source": src, "written": str(written[0]), "format": fmt, "records": writer.count})
 
     def open_until(src: str | None) -> None:
@@ -319,5 +427,25 @@ def write_clean_manifest(config: Any, datasets: dict[str, Dataset], summary: dic
         parts.append(_toml.array_table("provenance", body))
     target = out / "split.toml"
     f = AtomicFile(target)
-    f.stream.write("\n".join(parts).encode("utf-8"))
-    return f.commit()
+    try:
+        f.stream.write("\n".join(parts).encode("utf-8"))
+    except BaseException:
+        f.abort()
+        raise
+    f.commit()
+    _settle(out, set(summary.get("files_written", ())) | {"split.toml"})
+    return target
+
+
+def _settle(out: Path, written: set[str]) -> None:
+    """The clean folder's ledger after a complete write: ``written``, each with its SHA-256; files of
+    an earlier run that this one did not write again are auditor's (checked before the run) and removed."""
+    ledger = Ledger.load(out, "clean")
+    for rel in sorted(set(ledger.files) - written):
+        if ledger.owns(rel):
+            (out / rel).unlink()
+        del ledger.files[rel]
+    for rel in sorted(written):
+        if rel == "split.toml" or rel not in ledger.files:  # the others were hashed as they were written
+            ledger.add(rel)
+    ledger.save()

@@ -126,7 +126,9 @@ def load_manifest(path: str | Path) -> AuditConfig:
     except RecursionError:
         raise ManifestError(f"{path}: invalid TOML: nested too deeply to parse") from None
     try:
-        return parse_manifest(doc, base_dir=path.parent, name=str(path))
+        config = parse_manifest(doc, base_dir=path.parent, name=str(path))
+        config.manifest_path = str(path)  # an input: never a target of the run's outputs
+        return config
     except ManifestError:
         raise
     except AuditorError as e:

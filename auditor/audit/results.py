@@ -70,6 +70,9 @@ class CheckResult(JsonObject):
     skipped: SideCounts = field(default_factory=SideCounts)  # records
     skipped_files: SideCounts = field(default_factory=SideCounts)
     uncovered_items: int = 0  # eval items no conclusive method could check
+    #: eval records skipped as bad input (``on_error = "skip"``), each ``{dataset, source, reason}``:
+    #: unchecked items (absent when none)
+    skipped_eval_items: list[dict[str, str]] | None = field(default=None, metadata=OMIT_NONE)
     method_stats: list[dict[str, Any]] = field(default_factory=list)  # each index's stats() (method-specific)
     notes: list[str] = field(default_factory=list)
     matrix: list[MatrixCell] = field(default_factory=list)

@@ -33,10 +33,11 @@ from ..store.findings_db import DuckDBFindingStore
 from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
 from ..store.texts import TextCapture, collect_texts
 from ..text import boilerplate
-from .clean import plan_clean, write_clean, write_clean_manifest
+from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
 from .errortypes import ErrorTypes
 from .provenance import run_provenance
 from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
+from .unchecked import skipped_eval, skipped_eval_note
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
 
@@ -84,6 +85,9 @@ class AuditConfig:
     write_clean: str | None = field(default=None, metadata={"folder": True})
     provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
     fail_on: str = "conclusive"  # "suspected": suspected findings (e.g. possible paraphrases) count too
+    #: the manifest this config was read from (:func:`~auditor.audit.manifest.load_manifest`): an
+    #: input, never written (a clean folder holding it is refused)
+    manifest_path: str | None = field(default=None, metadata={"manifest": None})
 
     def validate(self) -> None:
         if self.fail_on not in FAIL_ON:
@@ -161,7 +165,9 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
     train_names = sorted({n for c in config.checks for n in c.train})
     if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
-        plan_clean(config.write_clean, [datasets[n] for n in train_names], datasets.values())
+        plan_clean(config.write_clean, [datasets[n] for n in train_names], datasets.values(), [config.manifest_path])
+        if config.report_dir:
+            check_apart(config.write_clean, config.report_dir)
     engine = get_engine(
         config.engine,
         batch_size=config.batch_size,
@@ -217,7 +223,11 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
             if before_clean is not None:
                 before_clean(report)
             report.extra["clean"] = write_clean(
-                config.write_clean, [datasets[n] for n in train_names], store.train_hits, datasets.values()
+                config.write_clean,
+                [datasets[n] for n in train_names],
+                store.train_hits,
+                datasets.values(),
+                [config.manifest_path],
             )
             used_datasets = {n: datasets[n] for n in sorted(used)}
             report.extra["clean"]["manifest"] = str(write_clean_manifest(config, used_datasets, report.extra["clean"]))
@@ -402,6 +412,9 @@ def _finish_check(
                 else ""
             )
         )
+    skipped_eval_items = skipped_eval(check.eval, datasets)
+    if skipped_eval_items or files_skipped.eval:
+        notes.append(skipped_eval_note(check.eval, datasets, skipped_eval_items, eval_skipped))
     # eval items no conclusive method could check (too short for every text tier, no calls ...)
     uncovered = [ev for ev in eval_records if not any(ix.covers(ev) for ix in indexes)]
     if uncovered:
@@ -446,6 +459,7 @@ def _finish_check(
         skipped=SideCounts(eval=eval_skipped, train=train_skipped),
         skipped_files=files_skipped,
         uncovered_items=len(uncovered),
+        skipped_eval_items=skipped_eval_items or None,
         method_stats=[ix.stats() for ix in indexes],
         notes=notes,
         matrix=[

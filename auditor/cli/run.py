@@ -146,6 +146,7 @@ def _apply_overrides(
 def _run_and_write(config, report_dir: str) -> None:
     """Run the audit and write its report (before the cleaned data, so a fault there keeps it)."""
     check_report_dir(report_dir)  # before any long work
+    config.report_dir = report_dir  # run_audit refuses a clean folder overlapping it, before the audit
     written: list = []
 
     def write(report) -> None:
@@ -230,7 +231,8 @@ def _run_and_write(config, report_dir: str) -> None:
     type=click.Choice(["fail", "skip"]),
     default="fail",
     show_default=True,
-    help="For training data: stop at the first bad record, or skip and count it.",
+    help="Stop at the first bad record, or skip and count it (training and eval data; a skipped eval item is "
+    "unchecked: the verdict is at best incomplete and the report lists it).",
 )
 @click.option(
     "--max-record-chars",
@@ -295,7 +297,7 @@ def audit(
                     role=role,
                     format=fmt,
                     **side_fields(fields, role, bundled),
-                    on_error=on_error if role == "train" else None,
+                    on_error=on_error,
                     max_record_chars=max_record_chars,
                 )
                 sides[role].append(name)

@@ -20,7 +20,7 @@ from ..io.compressed import is_blank
 from ..records.record import split_source
 from .fingerprint import block_count, combine_blocks
 from .spec import DASHED_RANGE, is_position_range
-from .units import FINGERPRINT_MOD, MAX_SKIP_REASONS, OTHER_REASONS, Unit, UnitStats
+from .units import EVAL_SKIPS_LISTED, FINGERPRINT_MOD, MAX_SKIP_REASONS, OTHER_REASONS, Unit, UnitStats
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -34,6 +34,9 @@ class DatasetStats:
     filtered: int = 0
     skip_reasons: Counter = field(default_factory=Counter)
     skip_examples: list[str] = field(default_factory=list)
+    #: eval sets: every skipped record (on_error = skip), ``(source, reason)``, up to
+    #: :data:`~auditor.datasets.units.EVAL_SKIPS_LISTED` (each is an eval item left unchecked)
+    skipped_items: list[tuple[str, str]] = field(default_factory=list)
     #: files not read at all (on_error = skip): {"file", "reason"}
     skipped_files: list[dict] = field(default_factory=list)
     duplicate_ids: int = 0
@@ -118,9 +121,12 @@ class DatasetAccount:
             if reason not in st.skip_reasons and len(st.skip_reasons) >= MAX_SKIP_REASONS:
                 reason = OTHER_REASONS
             st.skip_reasons[reason] += n
+        listed = self.dataset.role == "eval"
         for source, reason in u.skip_examples:
             if len(st.skip_examples) < 10:
                 st.skip_examples.append(f"{shift.source(source)}: {reason}")
+            if listed and len(st.skipped_items) < EVAL_SKIPS_LISTED:
+                st.skipped_items.append((shift.source(source), reason))
         st.duplicate_ids += u.duplicate_ids
         st.ids_in_several_files += u.ids_in_several_files
         self._fingerprint = (self._fingerprint + u.fingerprint) % FINGERPRINT_MOD

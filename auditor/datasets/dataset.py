@@ -6,8 +6,9 @@ applies the split selection and keeps the accounting: every record read is eithe
 skipped (with a reason) or left out by the split selection — ``read == yielded + skipped + filtered``.
 
 Bad input follows ``on_error``: ``fail`` (default) raises :class:`InputError` naming file, line and
-problem; ``skip`` (training sets only) counts the record — or a whole file that cannot be read — with
-its reason. A record whose text exceeds ``max_record_chars`` is such a bad record (line-based readers
+problem; ``skip`` counts the record — or a whole file that cannot be read — with its reason (an eval
+set's skipped records are also listed whole, :attr:`DatasetStats.skipped_items`: each is an unchecked
+eval item). A record whose text exceeds ``max_record_chars`` is such a bad record (line-based readers
 never hold it in memory). Relative paths must stay inside ``confine_to`` when it is set (manifests
 set it to their own folder); absolute paths are the explicit way out. Eval datasets also count
 duplicate ids (within a file): reported, not skipped.

@@ -45,7 +45,9 @@ class DatasetSpec:
     messages: str | None = None
     #: dotted path of a field holding tool calls (JSON calls or Python-style call strings), generic formats
     calls_field: str | None = None
-    on_error: str | None = None  # default: fail
+    #: ``fail`` (default) or ``skip``: a bad record is counted and named, not read; on the eval side
+    #: a skipped item is unchecked, so a check reading it is ``incomplete`` at best (never ``pass``)
+    on_error: str | None = None
     base_dir: str = field(default=".", metadata={"manifest": None})  # the manifest's folder
     #: a record with a text view longer than this (characters) is a bad record (see ``on_error``)
     max_record_chars: int = DEFAULT_MAX_RECORD_CHARS
@@ -61,11 +63,6 @@ class DatasetSpec:
             raise ConfigError(f"dataset '{self.name}': role must be one of {ROLES}, not '{self.role}'")
         if self.on_error is not None and self.on_error not in ON_ERROR:
             raise ConfigError(f"dataset '{self.name}': on_error must be one of {ON_ERROR}, not '{self.on_error}'")
-        if self.on_error == "skip" and self.role == "eval":
-            raise ConfigError(
-                f"dataset '{self.name}': on_error = 'skip' is not allowed for an eval set "
-                "(an unchecked eval item would be reported as clean)"
-            )
         if not self.paths:
             raise ConfigError(f"dataset '{self.name}': no path given")
         if self.messages is not None:

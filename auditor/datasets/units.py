@@ -36,6 +36,9 @@ from .spec import DatasetSpec, is_position_range, selector
 FINGERPRINT_MOD = 1 << 128
 _COLUMN = re.compile(r"\s*\(column \d+\)")
 MAX_SKIP_REASONS = 100
+#: skipped records a unit names (source, reason): 10 on the training side; on the eval side each is an
+#: unchecked item the report lists, so up to this many
+EVAL_SKIPS_LISTED = 100_000
 OTHER_REASONS = "other reasons (beyond the first 100 kinds)"
 
 
@@ -145,7 +148,7 @@ class UnitReader:
                     if spec.on_error != "skip":
                         ustats.error = ("record", item.source, None, item.reason)
                         return
-                    _count_skip(ustats, item)
+                    _count_skip(ustats, item, EVAL_SKIPS_LISTED if spec.role == "eval" else 10)
                     continue
                 item.ordinal = ordinal
                 ordinal += 1
@@ -179,13 +182,13 @@ class UnitReader:
             ustats.error = ("file", e.path, e.where, e.problem)
 
 
-def _count_skip(ustats: UnitStats, item: Skip) -> None:
+def _count_skip(ustats: UnitStats, item: Skip, listed: int = 10) -> None:
     ustats.skipped += 1
     reason = _COLUMN.sub("", item.reason)
     if reason not in ustats.skip_reasons and len(ustats.skip_reasons) >= MAX_SKIP_REASONS:
         reason = OTHER_REASONS
     ustats.skip_reasons[reason] += 1
-    if len(ustats.skip_examples) < 10:
+    if len(ustats.skip_examples) < listed:
         ustats.skip_examples.append((item.source, item.reason))
 
 

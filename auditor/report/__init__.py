@@ -22,10 +22,11 @@ from typing import Any, TypeVar
 
 from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
-from ..errors import ConfigError, InputError
-from ..io.atomic import atomic_write_text
+from ..errors import ConfigError, InputError, OutputError
+from ..io.atomic import atomic_write_bytes, locked_folder
 from ..io.jsonable import plain
 from ..io.jsonread import load_json
+from ..io.ledger import LEDGER, Ledger, sha256_bytes
 from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
@@ -176,7 +177,8 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
     The default output is the format's file beside ``report_path``: ``report.html``, ``report.md``,
     ``junit.xml`` for a ``report.json``; ``provenance.html`` ... for a ``provenance.json`` (never a
     file of another set). Raises InputError for a file that is not an auditor report (including one
-    whose content the renderers cannot use), ConfigError for a bad format.
+    whose content the renderers cannot use), ConfigError for a bad format, OutputError for a target
+    that exists and is not auditor's unchanged output (a user's file is never overwritten).
     """
     report = Report.load(report_path)
     try:
@@ -184,7 +186,21 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise InputError(str(report_path), None, f"not a valid auditor report ({type(e).__name__}: {e})") from None
     target = Path(out) if out else Path(report_path).with_name(_rerender_name(Path(report_path), fmt))
-    atomic_write_text(target, text)
+    data = text.encode("utf-8")
+    folder = target.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    with locked_folder(folder):
+        ledger = Ledger.load(folder, "report")
+        if (target.exists() or target.is_symlink()) and not ledger.owns(target.name):
+            raise OutputError(
+                str(target),
+                "exists and auditor did not write it, or it was changed since (its folder's "
+                f"{LEDGER}); give --out a new file",
+            )
+        atomic_write_bytes(target, data)
+        if ledger.files:  # a report folder: its ledger names the new file, so the next run may replace it
+            ledger.add(target.name, sha256_bytes(data))
+            ledger.save()
     return target
 
 

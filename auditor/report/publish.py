@@ -12,7 +12,10 @@ moment leaves either the old folder or the new one, complete; its leftovers (``.
 exclusive lock on the parent folder, so concurrent runs replace the folder one after the other.
 
 A folder holding anything else (a user's files, sub-folders) is refused: a report folder is
-auditor's alone, and nothing else is ever moved or deleted.
+auditor's alone, and nothing else is ever moved or deleted. Each folder keeps a ledger of what auditor
+wrote into it (:mod:`auditor.io.ledger`, ``.auditor-written.json``: each file's SHA-256), so a file of
+a report's name that auditor did not write, or that was edited since (a user's ``report.md``), is
+refused too: the run stops before it starts, naming the folder and the files.
 
 >>> import tempfile, os
 >>> root = tempfile.mkdtemp()
@@ -20,8 +23,8 @@ auditor's alone, and nothing else is ever moved or deleted.
 >>> sorted(p.name for p in paths), sorted(os.listdir(root))
 (['report.json', 'report.md'], ['r'])
 >>> _ = publish(os.path.join(root, "r"), {"provenance.json": "{}"})
->>> sorted(os.listdir(os.path.join(root, "r")))
-['provenance.json', 'report.json', 'report.md']
+>>> sorted(os.listdir(os.path.join(root, "r")))  # and the ledger of what auditor wrote there
+['.auditor-written.json', 'provenance.json', 'report.json', 'report.md']
 
 Errors: :class:`~auditor.errors.OutputError` for a report folder that is a file, holds other
 files, or cannot be written (read-only, disk full, file size limit), before or while writing.
@@ -42,6 +45,7 @@ from pathlib import Path
 from ..errors import OutputError
 from ..io.atomic import locked_folder
 from ..io.files import describe_os_error
+from ..io.ledger import LEDGER, Ledger, sha256_bytes, shown
 
 #: the report sets a folder may hold: command → file names
 SETS: dict[str, tuple[str, ...]] = {
@@ -63,9 +67,17 @@ def check_report_dir(report_dir: str | Path) -> Path:
     if out.is_dir():
         foreign = _foreign_entries(out)
         if foreign:
-            shown = ", ".join(foreign[:5]) + (" …" if len(foreign) > 5 else "")
+            legacy = not (out / LEDGER).exists() and all(n in KNOWN_FILES for n in foreign)
+            why = (
+                f"no {LEDGER}: written by an earlier auditor, which kept no ledger, or not by auditor: remove the "
+                "folder to write there"
+                if legacy
+                else f"auditor lists what it wrote in {LEDGER}"
+            )
             raise OutputError(
-                str(out), f"holds files that are not an auditor report ({shown}); give a new or empty folder"
+                str(out),
+                f"holds files that are not an auditor report (not written by auditor, or changed since: "
+                f"{shown(foreign)}); give a new or empty folder ({why})",
             )
     parent = _existing_parent(out.absolute())
     if not parent.is_dir():
@@ -131,18 +143,20 @@ def _stale_temp_files(folder: Path) -> list[Path]:
         return [
             p
             for p in folder.iterdir()
-            if p.name.endswith(".tmp") and any(p.name.startswith(f".{k}.") for k in KNOWN_FILES)
+            if p.name.endswith(".tmp") and any(p.name.startswith(f".{k}.") for k in (*KNOWN_FILES, LEDGER))
         ]
     return []
 
 
 def _foreign_entries(folder: Path) -> list[str]:
+    """Entries of a report folder that are not report files auditor wrote there, unchanged since."""
     stale = {p.name for p in _stale_temp_files(folder)}
     try:
         names = sorted(os.listdir(folder))
+        ledger = Ledger.load(folder, "report")
+        return [n for n in names if n != LEDGER and n not in stale and (n not in KNOWN_FILES or not ledger.owns(n))]
     except OSError as e:
         raise OutputError(str(folder), f"cannot read the report folder: {describe_os_error(e)}") from None
-    return [n for n in names if n not in KNOWN_FILES and n not in stale]
 
 
 def _existing_parent(path: Path) -> Path:
@@ -153,19 +167,26 @@ def _existing_parent(path: Path) -> Path:
 
 
 def _fill(tmp: Path, out: Path, files: Mapping[str, str | bytes]) -> None:
+    """The new folder's content: the other sets' files of ``out`` (checked as auditor's by the
+    caller), the new ``files`` and the ledger naming them all."""
+    ledger = Ledger(tmp, "report")
     if out.is_dir():
+        old = Ledger.load(out, "report")
         for name in sorted(os.listdir(out)):
-            if name in KNOWN_FILES and name not in files:
+            if name in KNOWN_FILES and name not in files and name in old.files:
                 try:
                     os.link(out / name, tmp / name)
                 except OSError:
                     shutil.copy2(out / name, tmp / name)
+                ledger.add(name, old.files[name])
     for name, content in files.items():
         data = content.encode("utf-8") if isinstance(content, str) else content
         with open(tmp / name, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        ledger.add(name, sha256_bytes(data))
+    ledger.save()
     _fsync_dir(tmp)
 
 
