@@ -81,6 +81,7 @@ DATASETS = [
     Foreign("arena-hard/model_answer_gpt-4-0314.jsonl", "lines", 30),
     Foreign("gsm8k/test.jsonl", "lines", 250),
     Foreign("gpteacher/toolformer-dedupe-only-dataset.json", "list", 150),
+    Foreign("toolalpaca-questions/validation_data.json", "list", 10),
 ]
 PARAMS = [pytest.param(d, id=d.id) for d in DATASETS]
 
