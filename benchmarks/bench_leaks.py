@@ -118,6 +118,12 @@ def _toolalpaca(folder: Path, pool: list[Filler], queries: list[str]) -> Setup:
     return Setup([str(path)], "stabletoolbench", list(range(PLANTS)))
 
 
+def _toolrl_public(folder: Path, pool: list[Filler], queries: list[str]) -> Setup:
+    """ToolRL's SFT slice against its RL test set (tests/data/foreign/toolrl): rows 0 and 42 leak."""
+    foreign = REPO / "tests" / "data" / "foreign" / "toolrl"
+    return Setup([str(foreign / "rlla_sft.json")], str(foreign / "test.parquet"), [0, 42])
+
+
 def _disguise_case(kind: str) -> Callable:
     def build(folder: Path, pool: list[Filler], queries: list[str]) -> Setup:
         stride = RECORDS // PLANTS
@@ -177,6 +183,7 @@ def cases() -> list[Case]:
         out.append(Case(kind, "disguise", what, _disguise_case(kind)))
     for kind, what in SHAPED.items():
         out.append(Case(kind, "disguise", what, _disguise_case(kind)))
+    out.append(Case("toolrl_public", "public", "ToolRL's SFT file vs its 80 RL test prompts (2 leak)", _toolrl_public))
     out.append(
         Case("short_5to7_words", "short", "50 WebShop goals of 5-7 words in a task_instruction line", _short_case(5, 7))
     )
@@ -235,7 +242,9 @@ def main() -> None:
     queries = items[:PLANTS]
     goals = [g for lo, hi in ((5, 7), (8, 10)) for _, g in short_goals(lo, hi)]
     pool = filler_pool(items + goals)
-    print(f"filler: {len(pool)} real exchanges; {RECORDS} records per case, {PLANTS} planted; eval: stabletoolbench")
+    print(
+        f"filler: {len(pool)} real exchanges; {RECORDS} records per case, {PLANTS} planted; eval: stabletoolbench unless the case brings its own"
+    )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.keep) if args.keep else Path(tmp)

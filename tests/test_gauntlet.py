@@ -67,7 +67,7 @@ DATASETS = [
     Foreign("llama-factory/v1_dpo_demo.jsonl", "lines", 10),
     Foreign("llama-factory/mllm_demo.json", "list", 6),
     Foreign("llama-factory/dataset_info.json", "object", 104),
-    Foreign("toolrl/rlla_sft.json", "list", 60),
+    Foreign("toolrl/rlla_sft.json", "list", 62),
     Foreign("toolrl/test.parquet", "parquet", 80),
     Foreign("fastchat/dummy_conversation.json", "list", 150),
     Foreign("fastchat/mt_bench_question.jsonl", "lines", 80),
@@ -279,3 +279,22 @@ def test_a_query_in_any_string_field_is_found(runs, ds):
     missed = [show(path) for path, ordinal in plants if ordinal not in found]
     assert not missed, f"{len(missed)}/{len(plants)} string fields not searched: {missed}"
     assert run.exit_code == 1 and run.report is not None and run.report["verdict"] == "fail", run.output
+
+
+def test_toolrl_sft_file_leaks_two_of_its_rl_test_prompts(tmp_path):
+    """A public leak (issue 22): two of ToolRL's 80 RL test prompts (rows 0 and 42 of ``test.parquet``)
+    sit verbatim in the ``input`` of two SFT records (upstream 341 and 393, kept in the slice). The default
+    audit of the SFT file against the test set must find exactly those two (before: PASS 0/80; found only
+    with ``--train-text-field input``)."""
+    args = [
+        "audit",
+        "--train",
+        str(FOREIGN / "toolrl" / "rlla_sft.json"),
+        "--eval",
+        str(FOREIGN / "toolrl" / "test.parquet"),
+    ]
+    args += ["--report-dir", str(tmp_path / "r"), "--index-dir", str(tmp_path / "idx")]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 1, res.output
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert {f["eval_ordinal"] for f in doc["findings"] if f["conclusive"]} == {0, 42}
