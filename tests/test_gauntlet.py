@@ -285,7 +285,8 @@ def test_toolrl_sft_file_leaks_two_of_its_rl_test_prompts(tmp_path):
     """A public leak (issue 22): two of ToolRL's 80 RL test prompts (rows 0 and 42 of ``test.parquet``)
     sit verbatim in the ``input`` of two SFT records (upstream 341 and 393, kept in the slice). The default
     audit of the SFT file against the test set must find exactly those two (before: PASS 0/80; found only
-    with ``--train-text-field input``)."""
+    with ``--train-text-field input``). Reading the record whole is not enough for row 42: its prompt is two
+    short lines inside a longer ``input``, so it also needs the containment check for short items (item 4)."""
     args = [
         "audit",
         "--train",
