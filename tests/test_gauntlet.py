@@ -82,6 +82,7 @@ DATASETS = [
     Foreign("gsm8k/test.jsonl", "lines", 250),
     Foreign("gpteacher/toolformer-dedupe-only-dataset.json", "list", 150),
     Foreign("toolalpaca-questions/validation_data.json", "list", 10),
+    Foreign("functionary", "files", 3),
 ]
 PARAMS = [pytest.param(d, id=d.id) for d in DATASETS]
 
