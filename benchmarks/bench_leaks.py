@@ -55,6 +55,7 @@ from leak_cases import (  # noqa: E402
 from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
 
 NINE_MB = 9 * 1024 * 1024
+TWO_MB = 2 * 1024 * 1024
 
 
 @dataclass
@@ -99,6 +100,23 @@ def _first_record_9mb(folder: Path, pool: list[Filler], queries: list[str]) -> S
         j += 1
     records[0]["messages"].insert(2, {"role": "tool", "content": "\n".join(big)})
     return Setup([str(write_schema("chat_user", records, folder))], "stabletoolbench", list(range(PLANTS)))
+
+
+def _record_2mb(folder: Path, pool: list[Filler], queries: list[str]) -> Setup:
+    """2,000 chat records; record 1,000's tool turn is 2 MB of real tool results with the 50 queries spread
+    through it (one every 40 KB)."""
+    records = list(schema_records("chat_user", pool, []))
+    parts, size, j, k = [], 0, 0, 0
+    while size < TWO_MB:
+        chunk = pool[j % len(pool)].context or pool[j % len(pool)].assistant
+        parts.append(chunk)
+        size += len(chunk.encode()) + 1
+        j += 1
+        if k < len(queries) and size >= (k + 1) * TWO_MB // (len(queries) + 1):
+            parts.append(queries[k])
+            k += 1
+    records[RECORDS // 2]["messages"].insert(2, {"role": "tool", "content": "\n".join(parts)})
+    return Setup([str(write_schema("chat_user", records, folder))], "stabletoolbench", list(range(k)))
 
 
 def _alpaca_eval_set(folder: Path, pool: list[Filler], queries: list[str]) -> Setup:
@@ -173,6 +191,7 @@ def cases() -> list[Case]:
         3, Case("alpaca_input_csv", "schema", "Alpaca as CSV, query in input", _schema_case("alpaca_input", True))
     )
     out.append(Case("first_record_9mb", "schema", "chat JSONL whose first record is 9 MB", _first_record_9mb))
+    out.append(Case("record_2mb", "schema", "one 2 MB record (a tool turn) holding the 50 queries", _record_2mb))
     out.append(Case("alpaca_eval_set", "schema", "the eval set in Alpaca form (one instruction)", _alpaca_eval_set))
     for name in NOT_READ:
         out.append(Case(name, "not read", SCHEMAS[name][0], _schema_case(name)))
@@ -189,6 +208,25 @@ def cases() -> list[Case]:
     )
     out.append(Case("short_8to10_words", "short", "the same with goals of 8-10 words", _short_case(8, 10)))
     return out
+
+
+def target(row: dict) -> tuple[str, bool]:
+    """Issue 22's target for a case, and whether the row meets it."""
+    name, n = row["case"], row.get("planted") or 0
+    found = (row["conclusive"] or 0) if row["conclusive"] is not None else 0
+    suspected = row["suspected"] or 0
+    if name == "control_clean":
+        return "PASS, exit 0", row["verdict"] == "pass" and row["exit"] == 0
+    if name == "toolrl_public":
+        return "2/2, exit 1", found == 2 and row["exit"] == 1
+    if name == "alpaca_eval_set":
+        return ">=48/50, or exit 2 (items read as one text)", found >= 48 or row["exit"] == 2
+    if name.startswith("short_"):
+        return ">=48/50 found, or INCOMPLETE", found + suspected >= 48 or row["verdict"] == "incomplete"
+    if name == "record_2mb":
+        return ">=48/50, exit 1, < 10 s", found >= 48 and row["exit"] == 1 and row["seconds"] < 10
+    need = 45 if name in ("camel_case", "lunate_sigma") else 48
+    return f">={need}/{n}, exit 1", found >= need * n // PLANTS and row["exit"] == 1
 
 
 def run_case(case: Case, root: Path, pool: list[Filler], queries: list[str]) -> dict:
@@ -248,19 +286,22 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.keep) if args.keep else Path(tmp)
-        print("| case | group | found conclusive | suspected only | verdict | exit | seconds | note |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| case | group | found conclusive | suspected only | verdict | exit | seconds | target | met | note |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for case in chosen:
             row = run_case(case, root, pool, queries)
+            row["target"], row["met"] = target(row)
             rows.append(row)
             n = row.get("planted", PLANTS)
             found = "-" if row["conclusive"] is None or not n else f"{row['conclusive']}/{n}"
             sus = "-" if row["suspected"] is None or not n else f"{row['suspected']}/{n}"
             print(
                 f"| {case.name} | {case.group} | {found} | {sus} | {row['verdict'].upper()} | {row['exit']} "
-                f"| {row['seconds']:.1f} | {row['note']} |",
+                f"| {row['seconds']:.1f} | {row['target']} | {'yes' if row['met'] else 'NO'} | {row['note']} |",
                 flush=True,
             )
+    met = sum(r["met"] for r in rows)
+    print(f"targets met: {met}/{len(rows)}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
