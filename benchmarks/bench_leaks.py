@@ -241,6 +241,7 @@ def run_case(case: Case, root: Path, pool: list[Filler], queries: list[str]) -> 
     res = subprocess.run(args, capture_output=True, text=True, cwd=REPO, env=env)
     seconds = time.perf_counter() - t0
     row = {"case": case.name, "group": case.group, "what": case.what, "exit": res.returncode, "seconds": seconds}
+    row["planted"] = len(setup.planted)
     report = folder / "report" / "report.json"
     if res.returncode == 2 or not report.exists():
         lines = (res.stderr or res.stdout).strip().splitlines()
@@ -255,7 +256,6 @@ def run_case(case: Case, root: Path, pool: list[Filler], queries: list[str]) -> 
     row.update(
         conclusive=len(conclusive),
         suspected=len(any_found - conclusive),
-        planted=len(planted),
         verdict=doc["verdict"],
         note=note,
     )

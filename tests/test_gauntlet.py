@@ -128,14 +128,33 @@ def train_arg(ds: Foreign, written: Path) -> str:
     return str(written / "*.json") if ds.layout == "files" else str(written)
 
 
-def string_leaves(obj: Any, path: Path_ = ()) -> Iterator[Path_]:
-    """Paths of every string in ``obj``, at any depth, in document order.
+#: a path step into a string that holds a JSON document (tool arguments, tool lists, OpenAPI docs)
+IN_JSON = "<json>"
 
-    >>> list(string_leaves({"a": "x", "b": [1, {"c": "y"}], "d": None}))
-    [('a',), ('b', 1, 'c')]
+
+def _embedded_json(text: str) -> Any:
+    """The JSON array or object a string holds, else None."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def string_leaves(obj: Any, path: Path_ = ()) -> Iterator[Path_]:
+    """Paths of every string in ``obj``, at any depth, in document order; a string holding a JSON array
+    or object is a leaf itself and also leads (through :data:`IN_JSON`) to the strings inside it.
+
+    >>> list(string_leaves({"a": "x", "b": [1, {"c": "y"}], "d": None, "e": '{"f": "z"}'}))
+    [('a',), ('b', 1, 'c'), ('e',), ('e', '<json>', 'f')]
     """
     if isinstance(obj, str):
         yield path
+        inner = _embedded_json(obj)
+        if inner is not None:
+            yield from string_leaves(inner, (*path, IN_JSON))
     elif isinstance(obj, dict):
         for key, value in obj.items():
             yield from string_leaves(value, (*path, key))
@@ -145,26 +164,31 @@ def string_leaves(obj: Any, path: Path_ = ()) -> Iterator[Path_]:
 
 
 def with_leaf(obj: Any, path: Path_, text: str) -> Any:
-    """A deep copy of ``obj`` with ``text`` added on its own line to the string at ``path``.
+    """A copy of ``obj`` with ``text`` added on its own line to the string at ``path`` (inside an
+    embedded JSON document: there, re-serialized as its producer would).
 
     >>> with_leaf({"a": ["x", "y"]}, ("a", 1), "Q")
     {'a': ['x', 'y\\nQ']}
+    >>> with_leaf({"args": '{"q": "x"}'}, ("args", IN_JSON, "q"), "Q")
+    {'args': '{"q": "x\\\\nQ"}'}
     """
     if not path:
         return f"{obj}\n{text}"
-    out = copy.deepcopy(obj)
-    node = out
-    for step in path[:-1]:
-        node = node[step]
-    node[path[-1]] = f"{node[path[-1]]}\n{text}"
+    if path[0] == IN_JSON:
+        return json.dumps(with_leaf(json.loads(obj), path[1:], text), ensure_ascii=False)
+    out = copy.copy(obj)
+    out[path[0]] = with_leaf(obj[path[0]], path[1:], text)
     return out
 
 
 def show(path: Path_) -> str:
-    """``('messages', 0, 'content')`` → ``messages[0].content``."""
+    """``('messages', 0, 'content')`` → ``messages[0].content``; inside embedded JSON: ``args<json>.q``."""
     out = ""
     for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+        if step == IN_JSON:
+            out += IN_JSON
+        else:
+            out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
     return out or "(the record itself)"
 
 
