@@ -68,7 +68,9 @@ def stb_vs_toolbench_evalset() -> tuple[list[str], list[str]]:
     evals = [r["query"] for f in sorted(base.glob("*.json")) for r in _json(f)]
     shared = set(evals)
     texts = []
-    for f in sorted((DATA / "stabletoolbench/toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT").glob("*.json")):
+    for f in sorted(
+        (DATA / "stabletoolbench/toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT").glob("*.json")
+    ):
         for r in _json(f).values():
             if r["query"] not in shared:
                 texts.append(json.dumps(r, ensure_ascii=False))

@@ -85,7 +85,9 @@ class NgramConfig(MethodConfig):
         """
         super().check_numbers(method)
         if self.short_min_n > self.min_n:
-            raise ConfigError(f"method '{method}': short_min_n ({self.short_min_n}) must not exceed min_n ({self.min_n})")
+            raise ConfigError(
+                f"method '{method}': short_min_n ({self.short_min_n}) must not exceed min_n ({self.min_n})"
+            )
 
 
 class NgramIndex(Index[NgramConfig]):
