@@ -7,10 +7,12 @@
   arguments as an object or as JSON text), OpenAI ``{"function": {...}}`` and messages with
   ``tool_calls``, Anthropic ``{"type": "tool_use", "name", "input"}`` blocks (inside a message's
   ``content`` list too), Seal-Tools ``{"api", "parameters"}``, ToolAlpaca ``{"Action",
-  "Action_Input"}``, lists of these; an object that is none of these is searched for them in its
-  values (a message, a turn), except under keys that hold tool *schemas* (``tools``, ``functions``);
-  an object whose arguments are a JSON schema (``{"type": "object", "properties": …}``) is a
-  schema, not a call;
+  "Action_Input"}``, lists of these; an object that is none of these (a message, a turn, a content
+  part) is searched for them in its values and in its JSON-text values (Glaive's ``function_call``
+  turns, LLaMA-Factory's ``tool_call`` parts), except under keys that hold tool *schemas*
+  (``tools``, ``functions``) and in tool results (``role: tool``, ``from: observation``); an object
+  whose arguments are a JSON schema (``{"type": "object", "properties": …}``) is a schema, not a
+  call; a message's prose is not read for calls (only its ``<tool_call>`` tags);
 - BFCL ground truth ``{func: {param: [acceptable values]}}`` (:func:`bfcl_ground_truth`);
 - strings: JSON text, Python literal text (``"[{'api': 'x', 'parameters': {}}]"``), Hermes / Qwen
   ``<tool_call>{…}</tool_call>`` tags, or Python-style calls (``torch.hub.load('a', model='b')``,
@@ -373,13 +375,17 @@ def _from_value(value: Any, schemas: Schemas, depth: int) -> list[dict[str, Any]
             return [step(name, args) | {"bound": None}]
         if _is_bfcl_truth(value):
             return bfcl_ground_truth(value)
-        # not a call itself (a message, a turn): the calls it holds, tool definitions left out
+        if _is_tool_result(value):
+            return []  # a tool's answer may hold objects with a "name"; they are not calls
+        # not a call itself (a message, a turn, a content part): the calls it holds, tool definitions left out
         out: list[dict[str, Any]] = []
         for key, v in value.items():
             if key in SCHEMA_KEYS or isinstance(v, (int, float, bool)) or v is None:
                 continue
             if isinstance(v, str):
-                out.extend(_tagged(v, schemas, depth))  # prose in a message: only tagged calls
+                if v.lstrip()[:1] in ("[", "{") or "<tool_call>" in v:  # JSON text or tagged calls
+                    out.extend(_from_string(v, schemas, depth + 1))
+                # other text (a message's prose) is not read for calls
             else:
                 out.extend(_from_value(v, schemas, depth + 1))
         return out
@@ -406,6 +412,16 @@ def _tagged(text: str, schemas: Schemas, depth: int) -> list[dict[str, Any]]:
     if "<tool_call>" not in text:
         return []
     return [s for body in _TOOL_CALL_TAG.findall(text) for s in _from_string(body, schemas, depth + 1)]
+
+
+#: role / from / type values of a message or content part that carries a tool's result
+_RESULT_MARKS = frozenset({"tool", "function", "observation", "ipython", "tool_result", "function_call_output"})
+
+
+def _is_tool_result(obj: dict) -> bool:
+    """A message or part holding a tool's answer (OpenAI ``role: tool``, ShareGPT ``from: observation``,
+    Anthropic ``type: tool_result``)."""
+    return any(isinstance(obj.get(k), str) and obj[k].lower() in _RESULT_MARKS for k in ("role", "from", "type"))
 
 
 def _is_json_schema(args: Any) -> bool:
