@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -32,7 +33,7 @@ sys.path.insert(0, str(REPO))
 
 from auditor.text.normalize import tokens  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+DATA = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
 SEAL = REPO / "tests" / "data" / "foreign" / "seal-tools"
 KMAX = 12
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+")
