@@ -193,3 +193,42 @@ def test_a_dataset_where_only_some_records_hold_calls_is_not_an_error(tmp_path):
     ev = _write_jsonl(tmp_path / "some.jsonl", rows)
     records = list(Dataset(DatasetSpec("some", [str(ev)], role="eval", calls_field="calling")).records())
     assert [bool(r.view("calls")) for r in records].count(True) == 1
+
+
+def test_hermes_tagged_calls_in_chat_training_records_are_found(tmp_path):
+    """Seal-Tools' in-domain solutions written as a Hermes / Qwen chat (assistant turns of
+    ``<tool_call>`` tags, a tool result after each): the ``calls`` tier finds every item, and the
+    multi-call ones conclusively, against the eval side's ``calling`` field."""
+    items = [r for r in _seal("test_in_domain.jsonl.gz") if len(r["calling"]) >= 2][:60]
+    rows = []
+    for r in items:
+        messages = [{"role": "user", "content": "Please help."}]
+        for c in r["calling"]:
+            tag = json.dumps({"name": c["api"], "arguments": c["parameters"]})
+            messages += [
+                {"role": "assistant", "content": f"<tool_call>\n{tag}\n</tool_call>"},
+                {"role": "tool", "content": json.dumps({"result": "ok"})},
+            ]
+        rows.append({"id": r["id"], "messages": [*messages, {"role": "assistant", "content": "Done."}]})
+    train = _write_jsonl(tmp_path / "hermes.jsonl", rows)
+    ev = _write_jsonl(tmp_path / "ev.jsonl", items)
+    config = AuditConfig(
+        datasets={
+            "ev": DatasetSpec("ev", [str(ev)], role="eval", calls_field="calling"),
+            "tr": DatasetSpec("tr", [str(train)], role="train"),
+        },
+        checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["calls"])],
+        findings_store="memory",
+        index_dir=str(tmp_path / "idx"),
+    )
+    report = run_audit(config).to_dict()
+    found = {f["eval_id"] for f in report["findings"] if f["evidence"]["kind"] in ("sequence", "contained")}
+    assert found == {r["id"] for r in items}
+    conclusive = {f["eval_id"] for f in report["findings"] if f["conclusive"]}
+    multi = {
+        r["id"]
+        for r in items
+        if len({(c["api"], json.dumps(c["parameters"], sort_keys=True)) for c in r["calling"]}) >= 2
+        and any(c["parameters"] for c in r["calling"])
+    }
+    assert multi and conclusive == multi

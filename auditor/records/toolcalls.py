@@ -137,12 +137,21 @@ def split_calls(view: str) -> list[str]:
 
 
 def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """Tool calls written inside assistant text: ToolBench ``Action: / Action Input:`` pairs and
-    Python calls with keyword arguments (Tool-MVR's ``print(api_for_tool(x=1))``).
-    Returns ``(canonical call, parsed arguments)`` pairs in text order."""
+    """Tool calls written inside assistant text: Hermes / Qwen ``<tool_call>{"name", "arguments"}</tool_call>``
+    tags, ToolBench ``Action: / Action Input:`` pairs and Python calls with keyword arguments
+    (Tool-MVR's ``print(api_for_tool(x=1))``). Returns ``(canonical call, parsed arguments)`` pairs in
+    text order.
+
+    >>> [c for c, _ in calls_in_text('On it. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>')]
+    ['get_weather({"city":"Paris"})']
+    """
     if not text:
         return []
     out: list[tuple[int, str, dict[str, Any]]] = []
+    if "<tool_call>" in text:
+        for m in _TOOL_CALL_TAG.finditer(text):
+            out.extend((m.start(), name, args) for name, args in _tagged_calls(m.group(1)))
+        text = _TOOL_CALL_TAG.sub(lambda m: " " * len(m.group(0)), text)  # not read twice below
     for m in _ACTION.finditer(text):
         name = m.group(1).strip()
         args = parse_arguments(m.group(2).strip())
@@ -157,6 +166,25 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
                 out.append((m.start(), name, kwargs))
     out.sort(key=lambda t: t[0])
     return [(canonical_call(n, a), a) for _, n, a in out if n.strip().lower() not in NOT_TOOLS]
+
+
+_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+def _tagged_calls(body: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, arguments)`` of the JSON object (or list of objects) inside one ``<tool_call>`` tag."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return []
+    out = []
+    for obj in value if isinstance(value, list) else [value]:
+        if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
+            obj = obj["function"]
+        if isinstance(obj, dict) and isinstance(obj.get("name"), str):
+            args = next((obj[k] for k in ("arguments", "parameters", "input") if k in obj), {})
+            out.append((obj["name"], parse_arguments(args)))
+    return out
 
 
 def balanced_end(text: str, open_at: int, stop: int) -> int | None:
