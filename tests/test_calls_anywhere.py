@@ -25,7 +25,7 @@ from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError
 from auditor.records.callparse import Schemas, calls_from_value
-from auditor.records.toolcalls import calls_view
+from auditor.records.toolcalls import calls_in_text, calls_view
 
 SEAL = REPO / "tests" / "data" / "foreign" / "seal-tools"
 
@@ -232,3 +232,31 @@ def test_hermes_tagged_calls_in_chat_training_records_are_found(tmp_path):
         and any(c["parameters"] for c in r["calling"])
     }
     assert multi and conclusive == multi
+
+
+def test_seal_tools_finetune_answers_are_calls_and_match_the_test_calling(tmp_path):
+    """The fine-tuning prompts' ``gpt`` turns are Python-literal call lists: every one gives a calls
+    view, the ``calls`` tier finds all 700 in-domain items in them and no out-of-domain item."""
+    prompts = SEAL / "finetune_test_in_domain.json.gz"
+    records = list(Dataset(DatasetSpec("tr", [str(prompts)], role="train")).records())
+    assert len(records) == 700 and all(r.view("calls") for r in records)
+    config = AuditConfig(
+        datasets={
+            "ev": DatasetSpec(
+                "ev",
+                [str(SEAL / "test_in_domain.jsonl.gz"), str(SEAL / "test_out_domain.jsonl.gz")],
+                role="eval",
+                calls_field="calling",
+            ),
+            "tr": DatasetSpec("tr", [str(prompts)], role="train"),
+        },
+        checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["calls"])],
+        findings_store="memory",
+        index_dir=str(tmp_path / "idx"),
+    )
+    findings = run_audit(config).to_dict()["findings"]
+    assert {f["eval_id"] for f in findings} == {r["id"] for r in _seal("test_in_domain.jsonl.gz")}
+    data_answer = '[{"name": "Alice", "age": 3}, {"name": "Bob", "age": 5}]'
+    assert calls_in_text(data_answer) == []  # an answer listing objects with a name but no arguments
+    named = [{"role": "assistant", "name": "helper", "content": "Sure, I can do that."}]
+    assert calls_from_value(named) == []  # a message with a sender name is not a call

@@ -348,6 +348,8 @@ def calls_from_value(value: Any, schemas: Schemas | None = None) -> list[dict[st
     return _from_value(value, schemas, 0)
 
 
+#: keys of a message or content part (a dict with one of them and a name, but no arguments, is no call)
+_MESSAGE_KEYS = ("role", "content", "from", "value", "text")
 #: keys whose values are tool *schemas* (definitions), never calls
 SCHEMA_KEYS = frozenset({"tools", "functions", "function_docs", "api_list", "api_docs", "tool_schemas"})
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
@@ -368,6 +370,8 @@ def _from_value(value: Any, schemas: Schemas, depth: int) -> list[dict[str, Any]
     if isinstance(value, dict):
         call = value["function"] if isinstance(value.get("function"), dict) else value
         name = next((call[k] for k in _NAME_KEYS if isinstance(call.get(k), str)), None)
+        if name is not None and not any(k in call for k in _ARG_KEYS) and any(k in call for k in _MESSAGE_KEYS):
+            name = None  # a message with a ``name`` (OpenAI's sender name), not a call: read what it holds
         if name is not None:
             args: Any = next((call[k] for k in _ARG_KEYS if k in call), {})
             if _is_json_schema(args):

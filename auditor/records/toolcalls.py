@@ -148,6 +148,9 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
     if not text:
         return []
     out: list[tuple[int, str, dict[str, Any]]] = []
+    whole = _call_objects(text)
+    if whole is not None:  # the turn is a JSON / Python-literal list of call objects (Seal-Tools' answers)
+        return [(canonical_call(n, a), a) for n, a in whole if n.strip().lower() not in NOT_TOOLS]
     if "<tool_call>" in text:
         for m in _TOOL_CALL_TAG.finditer(text):
             out.extend((m.start(), name, args) for name, args in _tagged_calls(m.group(1)))
@@ -171,6 +174,10 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 
 
+_CALL_NAME_KEYS = ("name", "api", "api_name")
+_CALL_ARG_KEYS = ("arguments", "parameters", "input", "args")
+
+
 def _tagged_calls(body: str) -> list[tuple[str, dict[str, Any]]]:
     """``(name, arguments)`` of the JSON object (or list of objects) inside one ``<tool_call>`` tag."""
     try:
@@ -185,6 +192,42 @@ def _tagged_calls(body: str) -> list[tuple[str, dict[str, Any]]]:
             args = next((obj[k] for k in ("arguments", "parameters", "input") if k in obj), {})
             out.append((obj["name"], parse_arguments(args)))
     return out
+
+
+def _call_objects(text: str) -> list[tuple[str, dict[str, Any]]] | None:
+    """``(name, arguments)`` when the whole ``text`` is a JSON or Python-literal call object or list of
+    them — every object with a name (``name`` / ``api`` / ``api_name``) *and* arguments (an object or
+    JSON text under ``arguments`` / ``parameters`` / ``input`` / ``args``), so a data answer such as
+    ``[{"name": "Alice"}]`` is not one, nor a tool definition (``parameters`` a JSON schema); else None.
+
+    >>> _call_objects("[{'api': 'endGame', 'parameters': {'game_id': 37}, 'responses': ['API_call_0']}]")
+    [('endGame', {'game_id': 37})]
+    >>> _call_objects('[{"name": "Alice", "age": 3}]') is None
+    True
+    """
+    text = text.strip()
+    if text[:1] not in ("[", "{") or len(text) > 200_000:
+        return None
+    value: Any = None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+            break
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    objs = value if isinstance(value, list) else [value]
+    out = []
+    for obj in objs:
+        if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
+            obj = obj["function"]
+        if not isinstance(obj, dict):
+            return None
+        name = next((obj[k] for k in _CALL_NAME_KEYS if isinstance(obj.get(k), str)), None)
+        args = next((obj[k] for k in _CALL_ARG_KEYS if isinstance(obj.get(k), (dict, str))), None)
+        if name is None or args is None or (isinstance(args, dict) and isinstance(args.get("properties"), dict)):
+            return None  # not a call, or a tool definition (arguments given as a JSON schema)
+        out.append((name, parse_arguments(args)))
+    return out or None
 
 
 def balanced_end(text: str, open_at: int, stop: int) -> int | None:
