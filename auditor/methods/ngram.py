@@ -10,7 +10,7 @@ fraction of the item's distinct n-grams that occur in the record; a finding need
 **Short items.** Such a containment is conclusive from ``min_n`` tokens (8). Items of
 ``short_min_n`` (3) to ``min_n - 1`` tokens are checked the same way, but their findings are
 *suspected* (``conclusive = False``, evidence ``tier = "suspected"``): on clean pairs of benchmarks,
-3–7-token items and sentences stand inside unrelated training text 4–16 % of the time
+3–7-token items and sentences stand inside unrelated training text 5–16 % of the time (2–8 % held out)
 (``benchmarks/bench_short_items.py``; docs/methods.md, "Short items"). Items of fewer than
 ``short_min_n`` tokens are not indexed and not covered (:meth:`NgramIndex.covers`): no text tier can
 tell a copy of a two-word item from chance, so the audit counts them as unchecked (``incomplete``).
@@ -127,9 +127,14 @@ class NgramIndex(Index[NgramConfig]):
         from ``min_n`` tokens, suspected below)."""
         return len(tokens(record.view(self.config.eval_view))) >= self.config.short_min_n
 
+    @property
+    def _conclusive_n(self) -> int:
+        """An item's n (its length, up to ``n``) from which its containment is conclusive."""
+        return min(self.config.min_n, self.config.n)
+
     def stats(self) -> dict:
         """Base stats plus how many eval items only a suspected containment can check (``short_items``)."""
-        short = int(((self.item_n > 0) & (self.item_n < self.config.min_n)).sum())
+        short = int(((self.item_n > 0) & (self.item_n < self._conclusive_n)).sum())
         return super().stats() | {"short_items": short}
 
     def state(self):
@@ -179,7 +184,7 @@ class NgramIndex(Index[NgramConfig]):
                     eval_ngrams=int(self.totals[pos]),
                     train_views=list(self.config.train_views),
                 )
-                if self.item_n[pos] < self.config.min_n:  # a short item: containment is no proof
+                if self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof
                     f.conclusive = False
                     f.evidence["tier"] = "suspected"
                 out.append(f)
