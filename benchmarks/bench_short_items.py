@@ -14,7 +14,7 @@ Seal-Tools slice:
   duplicate, not a chance occurrence; WebShop repeats 525 of its goals).
 
 Pairs are labelled ``fit`` (the defaults were chosen on them) or ``held-out`` (looked at only after the
-defaults were frozen). Run: ``python benchmarks/bench_short_items.py`` (a few seconds); prints one
+defaults were frozen). Run: ``python benchmarks/bench_short_items.py`` (about 15 s); prints one
 table per pair and the pooled ``fit`` / ``held-out`` rows.
 """
 
