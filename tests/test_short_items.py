@@ -177,3 +177,13 @@ def test_clean_controls_stay_clean(tmp_path):
 def test_short_min_n_above_min_n_is_a_config_error():
     with pytest.raises(ConfigError, match="short_min_n"):
         NgramIndex(short_min_n=9, min_n=8)
+
+
+def test_a_short_item_that_is_a_whole_training_text_is_an_exact_copy(tmp_path):
+    """WebShop goal 169 ("i would like a anti perspirant", 6 tokens) is training goal 1929 word for word:
+    conclusive (``whole_text``), as the exact tier says; goal 30 ("i need gluten free popcorn") stands
+    inside a longer goal ("… popcorn seasoning. make it the ranch flavored"): suspected."""
+    report = _audit(tmp_path, ["webshop:0:500"], ["webshop:500:"], methods=["ngram"])
+    by_item = {f["eval_id"]: f for f in report["findings"]}
+    assert by_item["169"]["conclusive"] and by_item["169"]["evidence"]["whole_text"]
+    assert not by_item["30"]["conclusive"] and by_item["30"]["evidence"]["tier"] == "suspected"

@@ -11,7 +11,9 @@ fraction of the item's distinct n-grams that occur in the record; a finding need
 ``short_min_n`` (3) to ``min_n - 1`` tokens are checked the same way, but their findings are
 *suspected* (``conclusive = False``, evidence ``tier = "suspected"``): on clean pairs of benchmarks,
 3–7-token items and sentences stand inside unrelated training text 5–16 % of the time (2–8 % held out)
-(``benchmarks/bench_short_items.py``; docs/methods.md, "Short items"). Items of fewer than
+(``benchmarks/bench_short_items.py``; docs/methods.md, "Short items"). A training text that *is* the
+item (nothing else in it) is an exact copy, conclusive as the ``exact`` tier says (``whole_text`` in the
+evidence). Items of fewer than
 ``short_min_n`` tokens are not indexed and not covered (:meth:`NgramIndex.covers`): no text tier can
 tell a copy of a two-word item from chance, so the audit counts them as unchecked (``incomplete``).
 
@@ -172,6 +174,7 @@ class NgramIndex(Index[NgramConfig]):
             texts = [tr.views.get(views[0]) or tr.view(TEXT) for tr in batch]
         else:
             texts = ["\n".join(tr.views[v] for v in views if tr.views.get(v)) or tr.view(TEXT) for tr in batch]
+        lengths: dict[int, int] = {}  # token counts of the texts a short item was found in
         for d, pos, matched in self._scanner().matches(texts, len(self.eval_records)):
             score = matched / self.totals[pos]
             if score >= self.config.threshold:
@@ -184,8 +187,13 @@ class NgramIndex(Index[NgramConfig]):
                     eval_ngrams=int(self.totals[pos]),
                     train_views=list(self.config.train_views),
                 )
-                if self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof
-                    f.conclusive = False
-                    f.evidence["tier"] = "suspected"
+                if self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof ...
+                    if d not in lengths:
+                        lengths[d] = len(tokens(texts[d]))
+                    if lengths[d] == self.item_n[pos]:  # ... but the whole text being the item is
+                        f.evidence["whole_text"] = True  # an exact copy (what the exact tier calls proof)
+                    else:
+                        f.conclusive = False
+                        f.evidence["tier"] = "suspected"
                 out.append(f)
         return out
