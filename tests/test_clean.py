@@ -67,7 +67,9 @@ def test_cli_write_clean_webshop_reaudits_clean(tmp_path):
     )
     assert res.exit_code == 0, res.output
     again = json.loads((tmp_path / "r2" / "report.json").read_text())
-    assert again["findings"] == [] and again["verdict"] == "pass"
+    # what is left are suspected findings only (a short goal inside a longer one: "i need gluten free
+    # popcorn" in "… popcorn seasoning …"), which the cleaning does not remove and the verdict ignores
+    assert all(f["evidence"].get("tier") == "suspected" for f in again["findings"]) and again["verdict"] == "pass"
     assert again["datasets"]["human_goals"]["records"] == summary["kept"]
 
 

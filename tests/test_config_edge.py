@@ -68,7 +68,9 @@ def test_index_dir_precedence(tmp_path, monkeypatch, in_manifest, flag, where):
     if flag:
         args += ["--index-dir", str(tmp_path / "flag")]
     res = CliRunner().invoke(main, args)
-    assert res.exit_code == 1, res.output  # webshop's splits overlap: fail
+    # a pass: no goal of 0:100 stands in 100:400 (its 4 goals under 8 tokens were unchecked, exit 1,
+    # before short items were checked by containment)
+    assert res.exit_code == 0, res.output
     used = {name: bool(_persisted(tmp_path / name)) for name in ("manifest", "flag", "env")}
     assert used == {name: name == where for name in used}
 

@@ -272,7 +272,8 @@ class _Attributor(Searcher):
         content: dict[int, list[Finding]] = defaultdict(list)
         for ix in self.content:
             for f in ix.search(batch):
-                content[f.train_ordinal].append(f)
+                if f.conclusive:  # a suspected match (a short item inside a longer one, a sibling) names no source
+                    content[f.train_ordinal].append(f)
         ids = _id_hits(self.spec, self.id_index, batch, self.sources)
         out = []
         for r in batch:

@@ -95,6 +95,8 @@ class DatasetAccount:
         self._failed_file: int | None = None
         self._fingerprint = 0
         self._digests: dict[int, list[str]] = {}
+        self._with_calls = 0
+        self._no_calls_example: str | None = None
 
     def shift(self, unit: Unit, numbered_from: int | None = None) -> Shift:
         """The :class:`Shift` of ``unit`` (call before :meth:`absorb`); ``numbered_from``: the first
@@ -133,6 +135,8 @@ class DatasetAccount:
         self._digests.setdefault(unit.file_no, []).extend(u.digests)
         st.duplicate_id_examples.extend(u.duplicate_id_examples[: 10 - len(st.duplicate_id_examples)])
         self.seen_splits.update(u.seen_splits)
+        self._with_calls += u.with_calls
+        self._no_calls_example = self._no_calls_example or u.no_calls_example
         self.ordinal += u.records
         self._file_reads += u.read
         self._file_lines += u.lines
@@ -168,7 +172,7 @@ class DatasetAccount:
 
     def finish(self) -> None:
         """After the last unit: the dataset's record fingerprint (a complete pass); a split label that
-        matched no record is a :class:`ConfigError`."""
+        matched no record, or a ``calls_field`` that gave no call in any record, is a :class:`ConfigError`."""
         st = self.stats
         digest = f"{st.yielded}:{self._fingerprint:032x}".encode()
         self.dataset._records_sha256 = hashlib.sha256(digest).hexdigest()
@@ -177,6 +181,13 @@ class DatasetAccount:
             state = self.dataset._states.get(str(files[file_no]))
             if file_no != self._failed_file and state is not None and len(digests) == block_count(state.size):
                 self.dataset._file_digests[str(files[file_no])] = combine_blocks(digests)
+        calls_field = self.dataset.spec.calls_field
+        if calls_field and st.yielded and not self._with_calls:
+            raise ConfigError(
+                f"dataset '{self.dataset.spec.name}': calls field '{calls_field}' gave no tool call in any of its "
+                f"{st.yielded} records ({self._no_calls_example}); name the field that holds the calls "
+                "(`auditor inspect --calls-field FIELD` shows what is read)"
+            )
         split = self.dataset.split
         if split and st.yielded == 0 and not is_position_range(split):
             labels = sorted(str(s) for s in self.seen_splits if s)

@@ -26,8 +26,9 @@ import xxhash
 from ..adapters import AdapterOptions, detect, get_adapter
 from ..errors import ChangedFileError, InputError
 from ..io.files import FileState, check_regular_file, check_unchanged
-from ..io.jsonread import LineSpan, too_long
+from ..io.jsonread import LineSpan, dotted_get, too_long
 from ..io.remote import is_url
+from ..records.callparse import describe_value
 from ..records.record import Record, Skip
 from .fingerprint import block_count, hash_blocks
 from .spec import DatasetSpec, is_position_range, selector
@@ -95,6 +96,10 @@ class UnitStats:
     #: SHA-256 (hex) of the :data:`HASH_BLOCK` blocks of the file this unit hashes (:func:`unit_blocks`)
     digests: list[str] = field(default_factory=list)
     error: tuple[str, str, str | None, str] | None = None
+    #: with a ``calls_field``: yielded records with a non-empty ``calls`` view, and where the first
+    #: one without stands and what its field holds (:func:`~auditor.records.callparse.describe_value`)
+    with_calls: int = 0
+    no_calls_example: str | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +172,8 @@ class UnitReader:
                     # a position given as id is left out: a later byte range knows only its local one
                     data = _record_bytes(item, with_id=not item.meta.get("positional_id"))
                     ustats.fingerprint = (ustats.fingerprint + xxhash.xxh3_128_intdigest(data)) % FINGERPRINT_MOD
+                    if spec.calls_field:
+                        _count_calls(ustats, item, spec.calls_field)
                     yield item
                 else:
                     ustats.filtered += 1
@@ -190,6 +197,17 @@ def _count_skip(ustats: UnitStats, item: Skip, listed: int = 10) -> None:
     ustats.skip_reasons[reason] += 1
     if len(ustats.skip_examples) < listed:
         ustats.skip_examples.append((item.source, item.reason))
+
+
+def _count_calls(ustats: UnitStats, item: Record, calls_field: str) -> None:
+    if item.views.get("calls"):
+        ustats.with_calls += 1
+    elif ustats.no_calls_example is None:
+        try:
+            held = describe_value(dotted_get(item.raw, calls_field))
+        except (KeyError, TypeError):
+            held = "nothing (no such field)"
+        ustats.no_calls_example = f"{item.source} holds {held}"
 
 
 def _count_duplicate(ids: set, ustats: UnitStats, path: str, item: Record) -> None:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from ..records.record import Record
 from ..text.kernels import exact_units_batch
-from ..text.normalize import normalize, text_hash
+from ..text.normalize import normalize, text_hash, tokens
 from .base import Finding, Index, MethodConfig
+from .ngram import SHORT_MIN_N
 
 
 @dataclass
@@ -50,7 +51,12 @@ class ExactIndex(Index[ExactConfig]):
             self.table.setdefault(text_hash(norm), []).append(pos)
 
     def covers(self, record: Record) -> bool:
-        return len(normalize(record.view(self.config.eval_view))) >= self.config.min_chars
+        """An item indexed here with at least :data:`~auditor.methods.ngram.SHORT_MIN_N` tokens: its copy
+        as a whole view or line is found. A one- or two-word item is not vouched for (a line "book it"
+        in a training set is no proof of anything, and its absence proves nothing either); nor is a copy
+        inside a longer line, which is the ``ngram`` tier's (containment)."""
+        text = record.view(self.config.eval_view)
+        return len(normalize(text)) >= self.config.min_chars and len(tokens(text)) >= SHORT_MIN_N
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []

@@ -2,10 +2,20 @@
 
 Each eval item's normalized tokens are cut into n-grams of ``n`` words (default 13, the GPT-3 /
 lm-eval decontamination size). Items shorter than ``n`` use their full length as ``n`` (as NeMo
-Curator does), down to ``min_n``; shorter items are not indexed by this method (the exact tier still
-checks them, and the report counts them). A training record's score for an eval item is the
+Curator does): their one n-gram is the whole item, so a finding means the item's whole token
+sequence stands inside the training text. A training record's score for an eval item is the
 fraction of the item's distinct n-grams that occur in the record; a finding needs
 ``score >= threshold``.
+
+**Short items.** Such a containment is conclusive from ``min_n`` tokens (8). Items of
+``short_min_n`` (3) to ``min_n - 1`` tokens are checked the same way, but their findings are
+*suspected* (``conclusive = False``, evidence ``tier = "suspected"``): on clean pairs of benchmarks,
+3–7-token items and sentences stand inside unrelated training text 5–16 % of the time (2–8 % held out)
+(``benchmarks/bench_short_items.py``; docs/methods.md, "Short items"). A training text that *is* the
+item (nothing else in it) is an exact copy, conclusive as the ``exact`` tier says (``whole_text`` in the
+evidence). Items of fewer than
+``short_min_n`` tokens are not indexed and not covered (:meth:`NgramIndex.covers`): no text tier can
+tell a copy of a two-word item from chance, so the audit counts them as unchecked (``incomplete``).
 
 N-grams are hashed as 64-bit polynomial hashes of xxh64 token hashes, vectorized with numpy; the
 index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the eval set only.
@@ -14,8 +24,13 @@ index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the ev
 >>> ev = Record("bench", "q1", "b#0", {"query": "i want a noise cancelling usb microphone for my podcast"})
 >>> tr = Record("train", "t1", "t:1", {"text": "User: I want a noise-cancelling USB microphone for my podcast, thanks"})
 >>> f = NgramIndex(n=13, min_n=5).build([ev]).search([tr])[0]
->>> f.score, f.evidence["n"]
-(1.0, 10)
+>>> f.score, f.evidence["n"], f.conclusive
+(1.0, 10, True)
+>>> short = Record("bench", "q2", "b#1", {"query": "End the game with ID 37."})
+>>> tr = Record("train", "t2", "t:2", {"text": 'api_list = [...]\\ntask_instruction = "End the game with ID 37."'})
+>>> f = NgramIndex().build([short]).search([tr])[0]
+>>> f.score, f.evidence["n"], f.conclusive, f.evidence["tier"]
+(1.0, 6, False, 'suspected')
 """
 
 from __future__ import annotations
@@ -27,6 +42,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..records.record import TEXT, Record
 from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
@@ -37,14 +53,43 @@ if TYPE_CHECKING:
     from ..text.kernels import NgramScanner
 
 
+#: the fewest tokens an item may have for a text tier to vouch for it (``short_min_n``'s default; the
+#: ``exact`` tier's :meth:`~auditor.methods.exact.ExactIndex.covers` uses it too): on clean benchmark
+#: pairs 18–60 % of 1–2-token items and sentences stand inside unrelated training text
+#: (``benchmarks/bench_short_items.py``)
+SHORT_MIN_N = 3
+
+
 @dataclass
 class NgramConfig(MethodConfig):
     n: int = 13
+    #: an item's containment is conclusive from this many tokens
     min_n: int = 8
+    #: items of ``short_min_n`` to ``min_n - 1`` tokens are checked by containment, findings suspected;
+    #: shorter items are not covered (unchecked). ``short_min_n = min_n`` turns the suspected band off
+    short_min_n: int = SHORT_MIN_N
     threshold: float = 0.5
     train_views: tuple[str, ...] = (TEXT,)
 
-    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {"n": (1, 64), "min_n": (1, 64), "threshold": (0.0, 1.0)}
+    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
+        "n": (1, 64),
+        "min_n": (1, 64),
+        "short_min_n": (1, 64),
+        "threshold": (0.0, 1.0),
+    }
+
+    def check_numbers(self, method: str) -> None:
+        """Bounds (see :class:`MethodConfig`), and ``short_min_n <= min_n`` (else :class:`ConfigError`).
+
+        >>> NgramConfig(short_min_n=9).check_numbers("ngram")
+        Traceback (most recent call last):
+        auditor.errors.ConfigError: method 'ngram': short_min_n (9) must not exceed min_n (8)
+        """
+        super().check_numbers(method)
+        if self.short_min_n > self.min_n:
+            raise ConfigError(
+                f"method '{method}': short_min_n ({self.short_min_n}) must not exceed min_n ({self.min_n})"
+            )
 
 
 class NgramIndex(Index[NgramConfig]):
@@ -63,8 +108,8 @@ class NgramIndex(Index[NgramConfig]):
         for pos, ev in enumerate(self.eval_records):
             toks = tokens(ev.view(cfg.eval_view))
             n = min(cfg.n, len(toks))
-            if n < cfg.min_n:
-                self.not_indexed[f"fewer than min_n={cfg.min_n} tokens"] += 1
+            if n < cfg.short_min_n:
+                self.not_indexed[f"fewer than short_min_n={cfg.short_min_n} tokens"] += 1
                 continue
             grams = np.unique(ngram_hashes(token_hashes(toks), n))
             self.totals[pos] = len(grams)
@@ -80,7 +125,19 @@ class NgramIndex(Index[NgramConfig]):
             self.tables[n] = (h[order], p[order])
 
     def covers(self, record: Record) -> bool:
-        return len(tokens(record.view(self.config.eval_view))) >= self.config.min_n
+        """Items of at least ``short_min_n`` tokens: a copy inside a training text is found (conclusive
+        from ``min_n`` tokens, suspected below)."""
+        return len(tokens(record.view(self.config.eval_view))) >= self.config.short_min_n
+
+    @property
+    def _conclusive_n(self) -> int:
+        """An item's n (its length, up to ``n``) from which its containment is conclusive."""
+        return min(self.config.min_n, self.config.n)
+
+    def stats(self) -> dict:
+        """Base stats plus how many eval items only a suspected containment can check (``short_items``)."""
+        short = int(((self.item_n > 0) & (self.item_n < self._conclusive_n)).sum())
+        return super().stats() | {"short_items": short}
 
     def state(self):
         arrays = {"totals": self.totals, "item_n": self.item_n}
@@ -117,18 +174,26 @@ class NgramIndex(Index[NgramConfig]):
             texts = [tr.views.get(views[0]) or tr.view(TEXT) for tr in batch]
         else:
             texts = ["\n".join(tr.views[v] for v in views if tr.views.get(v)) or tr.view(TEXT) for tr in batch]
+        lengths: dict[int, int] = {}  # token counts of the texts a short item was found in
         for d, pos, matched in self._scanner().matches(texts, len(self.eval_records)):
             score = matched / self.totals[pos]
             if score >= self.config.threshold:
-                out.append(
-                    self.finding(
-                        self.eval_records[pos],
-                        batch[d],
-                        round(min(score, 1.0), 6),
-                        n=int(self.item_n[pos]),
-                        matched_ngrams=matched,
-                        eval_ngrams=int(self.totals[pos]),
-                        train_views=list(self.config.train_views),
-                    )
+                f = self.finding(
+                    self.eval_records[pos],
+                    batch[d],
+                    round(min(score, 1.0), 6),
+                    n=int(self.item_n[pos]),
+                    matched_ngrams=matched,
+                    eval_ngrams=int(self.totals[pos]),
+                    train_views=list(self.config.train_views),
                 )
+                if self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof ...
+                    if d not in lengths:
+                        lengths[d] = len(tokens(texts[d]))
+                    if lengths[d] == self.item_n[pos]:  # ... but the whole text being the item is
+                        f.evidence["whole_text"] = True  # an exact copy (what the exact tier calls proof)
+                    else:
+                        f.conclusive = False
+                        f.evidence["tier"] = "suspected"
+                out.append(f)
         return out

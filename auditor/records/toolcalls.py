@@ -137,12 +137,24 @@ def split_calls(view: str) -> list[str]:
 
 
 def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """Tool calls written inside assistant text: ToolBench ``Action: / Action Input:`` pairs and
-    Python calls with keyword arguments (Tool-MVR's ``print(api_for_tool(x=1))``).
-    Returns ``(canonical call, parsed arguments)`` pairs in text order."""
+    """Tool calls written inside assistant text: Hermes / Qwen ``<tool_call>{"name", "arguments"}</tool_call>``
+    tags, ToolBench ``Action: / Action Input:`` pairs and Python calls with keyword arguments
+    (Tool-MVR's ``print(api_for_tool(x=1))``). Returns ``(canonical call, parsed arguments)`` pairs in
+    text order.
+
+    >>> [c for c, _ in calls_in_text('On it. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>')]
+    ['get_weather({"city":"Paris"})']
+    """
     if not text:
         return []
     out: list[tuple[int, str, dict[str, Any]]] = []
+    whole = _call_objects(text)
+    if whole is not None:  # the turn is a JSON / Python-literal list of call objects (Seal-Tools' answers)
+        return [(canonical_call(n, a), a) for n, a in whole if n.strip().lower() not in NOT_TOOLS]
+    if "<tool_call>" in text:
+        for m in _TOOL_CALL_TAG.finditer(text):
+            out.extend((m.start(), name, args) for name, args in _tagged_calls(m.group(1)))
+        text = _TOOL_CALL_TAG.sub(lambda m: " " * len(m.group(0)), text)  # not read twice below
     for m in _ACTION.finditer(text):
         name = m.group(1).strip()
         args = parse_arguments(m.group(2).strip())
@@ -157,6 +169,65 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
                 out.append((m.start(), name, kwargs))
     out.sort(key=lambda t: t[0])
     return [(canonical_call(n, a), a) for _, n, a in out if n.strip().lower() not in NOT_TOOLS]
+
+
+_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+_CALL_NAME_KEYS = ("name", "api", "api_name")
+_CALL_ARG_KEYS = ("arguments", "parameters", "input", "args")
+
+
+def _tagged_calls(body: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, arguments)`` of the JSON object (or list of objects) inside one ``<tool_call>`` tag."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return []
+    out = []
+    for obj in value if isinstance(value, list) else [value]:
+        if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
+            obj = obj["function"]
+        if isinstance(obj, dict) and isinstance(obj.get("name"), str):
+            args = next((obj[k] for k in ("arguments", "parameters", "input") if k in obj), {})
+            out.append((obj["name"], parse_arguments(args)))
+    return out
+
+
+def _call_objects(text: str) -> list[tuple[str, dict[str, Any]]] | None:
+    """``(name, arguments)`` when the whole ``text`` is a JSON or Python-literal call object or list of
+    them — every object with a name (``name`` / ``api`` / ``api_name``) *and* arguments (an object or
+    JSON text under ``arguments`` / ``parameters`` / ``input`` / ``args``), so a data answer such as
+    ``[{"name": "Alice"}]`` is not one, nor a tool definition (``parameters`` a JSON schema); else None.
+
+    >>> _call_objects("[{'api': 'endGame', 'parameters': {'game_id': 37}, 'responses': ['API_call_0']}]")
+    [('endGame', {'game_id': 37})]
+    >>> _call_objects('[{"name": "Alice", "age": 3}]') is None
+    True
+    """
+    text = text.strip()
+    if text[:1] not in ("[", "{") or len(text) > 200_000:
+        return None
+    value: Any = None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+            break
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    objs = value if isinstance(value, list) else [value]
+    out = []
+    for obj in objs:
+        if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
+            obj = obj["function"]
+        if not isinstance(obj, dict):
+            return None
+        name = next((obj[k] for k in _CALL_NAME_KEYS if isinstance(obj.get(k), str)), None)
+        args = next((obj[k] for k in _CALL_ARG_KEYS if isinstance(obj.get(k), (dict, str))), None)
+        if name is None or args is None or (isinstance(args, dict) and isinstance(args.get("properties"), dict)):
+            return None  # not a call, or a tool definition (arguments given as a JSON schema)
+        out.append((name, parse_arguments(args)))
+    return out or None
 
 
 def balanced_end(text: str, open_at: int, stop: int) -> int | None:
