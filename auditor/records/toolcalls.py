@@ -189,7 +189,7 @@ def _tagged_calls(body: str) -> list[tuple[str, dict[str, Any]]]:
         if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
             obj = obj["function"]
         if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-            args = next((obj[k] for k in ("arguments", "parameters", "input") if k in obj), {})
+            args: Any = next((obj[k] for k in ("arguments", "parameters", "input") if k in obj), {})
             out.append((obj["name"], parse_arguments(args)))
     return out
 
