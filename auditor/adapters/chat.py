@@ -174,20 +174,20 @@ class ChatAdapter(Adapter):
 
     def _one(self, obj: Any, position: int, source: str) -> Record | Skip:
         if not isinstance(obj, dict):
-            return Skip(source, f"item is {type(obj).__name__}, not an object")
+            return Skip(source, f"item is {type(obj).__name__}, not an object", raw=obj)
         turns = parse_turns(obj)
         if turns is None:
-            return Skip(source, "no 'messages', 'conversations' or 'traj' list")
+            return Skip(source, "no 'messages', 'conversations' or 'traj' list", raw=obj)
         views, meta = trajectory_views(turns)
         if self.options.messages:  # the user's choice of messages replaces the default query
             chosen = MessageSelector.parse(self.options.messages).select(
                 [{"role": t.role, "content": t.text} for t in turns]
             )
             if chosen is None:
-                return Skip(source, f"no message for '{self.options.messages}'")
+                return Skip(source, f"no message for '{self.options.messages}'", raw=obj)
             views[QUERY] = chosen
         if not views[TEXT].strip():
-            return Skip(source, "conversation has no text")
+            return Skip(source, "conversation has no text", raw=obj)
         rid = obj.get("id", obj.get("task_id"))
         if not isinstance(rid, (str, int)):
             rid, meta["positional_id"] = position, True

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from ..records.record import TEXT, Record
+from ..records.record import FIELDS, TEXT, Record
 from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, token_hashes
@@ -42,7 +42,8 @@ class NgramConfig(MethodConfig):
     n: int = 13
     min_n: int = 8
     threshold: float = 0.5
-    train_views: tuple[str, ...] = (TEXT,)
+    #: ``fields``: every other string of a training record (:mod:`auditor.records.fields`)
+    train_views: tuple[str, ...] = (TEXT, FIELDS)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {"n": (1, 64), "min_n": (1, 64), "threshold": (0.0, 1.0)}
 

@@ -1,0 +1,139 @@
+"""The ``fields`` view: a training record read whole, every string of its raw object with its path.
+
+An adapter's views (``query``, ``text``, ``calls`` …) are what its format *means*; what a training
+record *holds* is more: an Alpaca ``input`` and ``output``, a DPO ``chosen``, a tool schema's
+``description``, call arguments, a field no reader knows. The text tiers search the ``fields`` view
+too, so a leak in any of them is found (a text nobody read is a text nobody can vouch for).
+
+:func:`strings` walks a raw object in record order (dict values in key order, list items in order,
+depth first) and yields ``(path, string)`` for
+
+* every string at any depth, empty or blank ones left out;
+* a string that is itself a JSON object or array (OpenAI ``function.arguments``, a schema stored as
+  text) decoded and walked in its place, so its strings get paths of their own
+  (``tool_calls[0].function.arguments.query``);
+* a dict key holding whitespace (text used as a key: ``{"Find flights to Paris": {...}}``), with the
+  path of its value and `` (key)``; identifier-like keys (``role``, ``content``) are names, not text.
+
+Numbers, booleans and nulls are left out: a JSON number is no text an eval item can be copied into,
+call arguments are compared as values by the ``calls`` tier, and a digit string alone proves nothing.
+
+:func:`fields_view` keeps the strings not already searched as another view — a string is left out
+when each of its lines is a line of another view or of an earlier string — one per line (embedded
+newlines kept), so a chat record's message texts, already in its ``text`` view, are not searched
+twice, and a tool schema repeated in every message once. Paths are not stored: a finding names the
+string it matched by walking ``raw`` again (:func:`auditor.text.locate.locate_field`).
+
+Paths: ``.name`` for identifier keys, ``["any key"]`` (cut to 24 characters) for others, ``[i]``
+for list items; :func:`path_kind` folds indices (``messages[].content``) for ``auditor inspect``.
+
+>>> raw = {"instruction": "Summarize.", "input": "Find flights\\nto Paris", "n": 3,
+...        "tools": [{"function": {"name": "search", "arguments": '{"q": "cheap hotels"}'}}]}
+>>> [p for p, _ in strings(raw)]
+['instruction', 'input', 'tools[0].function.name', 'tools[0].function.arguments.q']
+>>> fields_view({"query": "Summarize."}, raw)
+'Find flights\\nto Paris\\nsearch\\ncheap hotels'
+>>> path_kind('tools[3].function["Find flights…"]')
+'tools[].function[*]'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+#: the view's name (:data:`auditor.records.record.FIELDS` re-exports it)
+FIELDS = "fields"
+#: strings nested deeper than this (in decoded JSON strings) are not walked: readers refuse deeper data
+MAX_DEPTH = 900
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
+_INDEX = re.compile(r"\[\d+\]")
+_QUOTED = re.compile(r'\["(?:[^"\\]|\\.)*"\]')
+_KEY_CHARS = 24
+
+
+def _key_path(parent: str, key: str) -> str:
+    if _IDENT.match(key):
+        return f"{parent}.{key}" if parent else key
+    shown = key if len(key) <= _KEY_CHARS else key[: _KEY_CHARS - 1] + "…"
+    return f"{parent}[{json.dumps(shown, ensure_ascii=False)}]"
+
+
+def _decoded(s: str) -> Any:
+    """``s`` parsed when it is a JSON object or array, else None (most strings cost two looks)."""
+    t = s.strip()
+    if len(t) < 2 or (t[0], t[-1]) not in (("{", "}"), ("[", "]")):
+        return None
+    try:
+        value = json.loads(t)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) and value else None
+
+
+def strings(raw: Any) -> Iterator[tuple[str, str]]:
+    """``(path, string)`` for every string of ``raw`` in record order (see the module doc).
+
+    >>> list(strings({"a": [{"b": "x"}, "y", 7, None], "the key text": "v", "": ""}))
+    [('a[0].b', 'x'), ('a[1]', 'y'), ('["the key text"] (key)', 'the key text'), ('["the key text"]', 'v')]
+    """
+    stack: list[tuple[str, Any, int]] = [("", raw, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, str):
+            if not value.strip():
+                continue
+            inner = _decoded(value) if depth < MAX_DEPTH else None
+            if inner is None:
+                yield path, value
+            else:
+                stack.append((path, inner, depth + 1))
+        elif depth >= MAX_DEPTH:
+            continue
+        elif isinstance(value, Mapping):
+            items = []
+            for k, v in value.items():
+                key = str(k)
+                p = _key_path(path, key)
+                if isinstance(k, str) and any(c.isspace() for c in key.strip()):
+                    items.append((f"{p} (key)", key, depth + 1))
+                items.append((p, v, depth + 1))
+            stack.extend(reversed(items))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{path}[{i}]", v, depth + 1) for i, v in reversed(list(enumerate(value))))
+
+
+def kept(views: Mapping[str, str], raw: Any) -> Iterator[tuple[str, str]]:
+    """The ``(path, string)`` of :func:`strings` that the ``fields`` view of a record with ``views``
+    holds: those with a line that is in no other view and no earlier string."""
+    if raw is None:
+        return
+    seen: set[str] = set()
+    for name, text in views.items():
+        if name != FIELDS and text:
+            seen.update(text.split("\n"))
+    for path, s in strings(raw):
+        lines = s.split("\n")
+        if all(line in seen for line in lines):
+            continue
+        seen.update(lines)
+        yield path, s
+
+
+def fields_view(views: Mapping[str, str], raw: Any) -> str:
+    """The ``fields`` view of a record with ``views`` and ``raw``: the :func:`kept` strings, one per
+    line, in record order."""
+    return "\n".join(s for _, s in kept(views, raw))
+
+
+def path_kind(path: str) -> str:
+    """A path with list indices and quoted keys folded: the kind of field it names."""
+    return _QUOTED.sub("[*]", _INDEX.sub("[]", path)) or "(record)"
+
+
+def field_counts(views: Mapping[str, str], raw: Any) -> Counter:
+    """How many strings of each :func:`path_kind` the ``fields`` view holds (``auditor inspect``)."""
+    return Counter(path_kind(p) for p, _ in kept(views, raw))
