@@ -13,7 +13,7 @@ depth first) and yields ``(path, string)`` for
   text) decoded and walked in its place, so its strings get paths of their own
   (``tool_calls[0].function.arguments.query``);
 * a dict key holding whitespace (text used as a key: ``{"Find flights to Paris": {...}}``), with the
-  path of its value and `` (key)``; identifier-like keys (``role``, ``content``) are names, not text.
+  path of its value and `` (key)``; identifier-like keys (``role``, ``content``) are names, not text (a key with whitespace between two words is text).
 
 Numbers, booleans and nulls are left out: a JSON number is no text an eval item can be copied into,
 call arguments are compared as values by the ``calls`` tier, and a digit string alone proves nothing.
@@ -47,12 +47,13 @@ from typing import Any
 
 #: the view's name (:data:`auditor.records.record.FIELDS` re-exports it)
 FIELDS = "fields"
-#: strings nested deeper than this (in decoded JSON strings) are not walked: readers refuse deeper data
-MAX_DEPTH = 900
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
 _INDEX = re.compile(r"\[\d+\]")
 _QUOTED = re.compile(r'\["(?:[^"\\]|\\.)*"\]')
+#: a key holding text: whitespace between two other characters
+_TEXT_KEY = re.compile(r"\S\s+\S").search
 _KEY_CHARS = 24
+_OPEN = frozenset("{[ \t\r\n")
 
 
 def _key_path(parent: str, key: str) -> str:
@@ -63,7 +64,9 @@ def _key_path(parent: str, key: str) -> str:
 
 
 def _decoded(s: str) -> Any:
-    """``s`` parsed when it is a JSON object or array, else None (most strings cost two looks)."""
+    """``s`` parsed when it is a JSON object or array, else None (most strings cost one look)."""
+    if s[0] not in _OPEN:
+        return None
     t = s.strip()
     if len(t) < 2 or (t[0], t[-1]) not in (("{", "}"), ("[", "]")):
         return None
@@ -80,30 +83,104 @@ def strings(raw: Any) -> Iterator[tuple[str, str]]:
     >>> list(strings({"a": [{"b": "x"}, "y", 7, None], "the key text": "v", "": ""}))
     [('a[0].b', 'x'), ('a[1]', 'y'), ('["the key text"] (key)', 'the key text'), ('["the key text"]', 'v')]
     """
-    stack: list[tuple[str, Any, int]] = [("", raw, 0)]
+    stack: list[tuple[str, Any]] = [("", raw)]
     while stack:
-        path, value, depth = stack.pop()
+        path, value = stack.pop()
         if isinstance(value, str):
-            if not value.strip():
+            if not value or value.isspace():
                 continue
-            inner = _decoded(value) if depth < MAX_DEPTH else None
+            inner = _decoded(value)
             if inner is None:
                 yield path, value
             else:
-                stack.append((path, inner, depth + 1))
-        elif depth >= MAX_DEPTH:
-            continue
-        elif isinstance(value, Mapping):
+                stack.append((path, inner))
+        elif isinstance(value, dict):
             items = []
             for k, v in value.items():
                 key = str(k)
                 p = _key_path(path, key)
-                if isinstance(k, str) and any(c.isspace() for c in key.strip()):
-                    items.append((f"{p} (key)", key, depth + 1))
-                items.append((p, v, depth + 1))
+                if isinstance(k, str) and _TEXT_KEY(key):
+                    items.append((f"{p} (key)", key))
+                items.append((p, v))
             stack.extend(reversed(items))
         elif isinstance(value, (list, tuple)):
-            stack.extend((f"{path}[{i}]", v, depth + 1) for i, v in reversed(list(enumerate(value))))
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+
+
+def texts(raw: Any) -> Iterator[str]:
+    """The strings of :func:`strings`, in the same order, without their paths (what the scan
+    needs: a path is only built for a finding's record).
+
+    >>> raw = {"a": [{"b": "x"}, "y", 7], "the key text": '{"q": "v"}'}
+    >>> list(texts(raw)) == [s for _, s in strings(raw)]
+    True
+    """
+    stack: list[Any] = [raw]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        value = pop()
+        if isinstance(value, str):
+            if not value or value.isspace():
+                continue
+            inner = _decoded(value)
+            if inner is None:
+                yield value
+            else:
+                push(inner)
+        elif isinstance(value, dict):
+            if _any_text_key(value):
+                for k, v in reversed(value.items()):
+                    push(v)
+                    if isinstance(k, str) and _TEXT_KEY(k):
+                        push(_Key(k))
+            else:
+                extend(reversed(value.values()))
+        elif isinstance(value, (list, tuple)):
+            extend(reversed(value))
+        elif type(value) is _Key:
+            yield value.key
+
+
+def _any_text_key(d: dict) -> bool:
+    """Whether a key of ``d`` may hold text: one search over the keys joined (a conservative gate:
+    the walk then checks each key)."""
+    try:
+        return _TEXT_KEY("\x00".join(d)) is not None
+    except TypeError:  # a key that is no string
+        return True
+
+
+class _Key:
+    """A dict key holding text, on :func:`texts`' stack (yielded as is, never decoded)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str):
+        self.key = key
+
+
+class _Seen:
+    """The lines already searched: every line of a record's other views, then of each kept string."""
+
+    def __init__(self, views: Mapping[str, str]):
+        self.lines: set[str] = set()
+        for name, text in views.items():
+            if name != FIELDS and text:
+                self.lines.update(text.split("\n"))
+
+    def keep(self, s: str) -> bool:
+        """True (and its lines remembered) when ``s`` has a line not searched yet."""
+        lines = self.lines
+        if "\n" not in s:
+            if s in lines:
+                return False
+            lines.add(s)
+            return True
+        parts = s.split("\n")
+        if all(line in lines for line in parts):
+            return False
+        lines.update(parts)
+        return True
 
 
 def kept(views: Mapping[str, str], raw: Any) -> Iterator[tuple[str, str]]:
@@ -111,22 +188,19 @@ def kept(views: Mapping[str, str], raw: Any) -> Iterator[tuple[str, str]]:
     holds: those with a line that is in no other view and no earlier string."""
     if raw is None:
         return
-    seen: set[str] = set()
-    for name, text in views.items():
-        if name != FIELDS and text:
-            seen.update(text.split("\n"))
+    seen = _Seen(views)
     for path, s in strings(raw):
-        lines = s.split("\n")
-        if all(line in seen for line in lines):
-            continue
-        seen.update(lines)
-        yield path, s
+        if seen.keep(s):
+            yield path, s
 
 
 def fields_view(views: Mapping[str, str], raw: Any) -> str:
-    """The ``fields`` view of a record with ``views`` and ``raw``: the :func:`kept` strings, one per
-    line, in record order."""
-    return "\n".join(s for _, s in kept(views, raw))
+    """The ``fields`` view of a record with ``views`` and ``raw``: the strings :func:`kept` keeps,
+    one per line, in record order."""
+    if raw is None:
+        return ""
+    keep = _Seen(views).keep
+    return "\n".join(s for s in texts(raw) if keep(s))
 
 
 def path_kind(path: str) -> str:
