@@ -74,7 +74,7 @@ def _decoded(s: str) -> Any:
         value = json.loads(t)
     except (ValueError, RecursionError):
         return None
-    return value if isinstance(value, (dict, list)) and value else None
+    return value if isinstance(value, (dict, list)) else None
 
 
 def strings(raw: Any) -> Iterator[tuple[str, str]]:
