@@ -231,10 +231,10 @@ def test_eval_side_keeps_its_strictness(tmp_path):
 
 def test_fields_view_leaves_out_what_other_views_hold():
     raw = {"id": "7", "messages": msgs("Book a table for two"), "tools": TOOLS + TOOLS, "n": 3, "ok": True}
-    view = fields_view({"text": f"{SYSTEM}\nBook a table for two\nOn it."}, raw)
-    # message texts are in ``text``; a schema repeated is kept once; roles, names once; no numbers
+    view = fields_view({"text": f"{SYSTEM}\nBook a table for two\nOn it."}, raw, ("7",))
+    # message texts are in ``text``; the id is the record's; a schema repeated is kept once; roles,
+    # names once; no numbers
     assert view.split("\n") == [
-        "7",
         "system",
         "user",
         "assistant",

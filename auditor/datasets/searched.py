@@ -34,7 +34,7 @@ class Searched:
         path, _ = split_source(record.source)
         self.views.setdefault(path, Counter()).update(v for v, text in record.views.items() if text)
         if FIELDS in record.views:
-            self.fields.setdefault(path, Counter()).update(field_counts(record.views, record.raw))
+            self.fields.setdefault(path, Counter()).update(field_counts(record.views, record.raw, (record.id,)))
         if record.meta.get("read_whole"):
             self.whole[path] += 1
 

@@ -195,6 +195,8 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
     >>> r = read_whole("t", Skip("t.jsonl:4", "no text field found", raw={"input": "Find flights", "id": 7}), 3)
     >>> r.id, r.views, r.meta
     ('7', {'fields': 'Find flights'}, {'read_whole': 'no text field found'})
+    >>> read_whole("t", Record("t", "r1", "t.jsonl:6", {"query": "Hi"}, raw={"id": "r1", "query": "Hi"}), 5).views
+    {'query': 'Hi'}
     >>> read_whole("t", Skip("t.jsonl:5", "invalid JSON"), 4)
     Skip(source='t.jsonl:5', reason='invalid JSON', raw=None)
     """
@@ -206,7 +208,7 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
         if rid is None:
             rid, meta["positional_id"] = position, True
         item = Record(dataset, str(rid), item.source, {}, meta=meta, raw=item.raw)
-    text = fields_view(item.views, item.raw)
+    text = fields_view(item.views, item.raw, (item.id,))
     if text:
         if TEXT not in item.views and item.views:
             item.views[TEXT] = item.view(TEXT)  # the tiers that join text and fields see every view once

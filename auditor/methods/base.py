@@ -254,7 +254,7 @@ class Index(Searcher, ABC, Generic[C]):
         ``input`` or ``tools[0].function.description``: :func:`auditor.text.locate.locate_field`)."""
         if FIELDS in self.config.train_views and tr.raw is not None and "field" not in evidence:
             where = locate_field(tr.raw, ev.view(self.config.eval_view))
-            if where is not None:
+            if where:  # "" is the record itself (a record that is one string)
                 evidence["field"] = where
         return Finding(
             eval_dataset=ev.dataset,

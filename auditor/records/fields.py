@@ -19,7 +19,8 @@ Numbers, booleans and nulls are left out: a JSON number is no text an eval item 
 call arguments are compared as values by the ``calls`` tier, and a digit string alone proves nothing.
 
 :func:`fields_view` keeps the strings not already searched as another view — a string is left out
-when each of its lines is a line of another view or of an earlier string — one per line (embedded
+when each of its lines is a line of another view or of an earlier string, or is the record's id —
+one per line (embedded
 newlines kept), so a chat record's message texts, already in its ``text`` view, are not searched
 twice, and a tool schema repeated in every message once. Paths are not stored: a finding names the
 string it matched by walking ``raw`` again (:func:`auditor.text.locate.locate_field`).
@@ -42,7 +43,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 #: the view's name (:data:`auditor.records.record.FIELDS` re-exports it)
@@ -162,8 +163,8 @@ class _Key:
 class _Seen:
     """The lines already searched: every line of a record's other views, then of each kept string."""
 
-    def __init__(self, views: Mapping[str, str]):
-        self.lines: set[str] = set()
+    def __init__(self, views: Mapping[str, str], known: Iterable[str] = ()):
+        self.lines: set[str] = set(known)
         for name, text in views.items():
             if name != FIELDS and text:
                 self.lines.update(text.split("\n"))
@@ -183,23 +184,24 @@ class _Seen:
         return True
 
 
-def kept(views: Mapping[str, str], raw: Any) -> Iterator[tuple[str, str]]:
+def kept(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> Iterator[tuple[str, str]]:
     """The ``(path, string)`` of :func:`strings` that the ``fields`` view of a record with ``views``
-    holds: those with a line that is in no other view and no earlier string."""
+    holds: those with a line that is in no other view, not in ``known`` (the record's id) and in no
+    earlier string."""
     if raw is None:
         return
-    seen = _Seen(views)
+    seen = _Seen(views, known)
     for path, s in strings(raw):
         if seen.keep(s):
             yield path, s
 
 
-def fields_view(views: Mapping[str, str], raw: Any) -> str:
+def fields_view(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> str:
     """The ``fields`` view of a record with ``views`` and ``raw``: the strings :func:`kept` keeps,
     one per line, in record order."""
     if raw is None:
         return ""
-    keep = _Seen(views).keep
+    keep = _Seen(views, known).keep
     return "\n".join(s for s in texts(raw) if keep(s))
 
 
@@ -208,6 +210,6 @@ def path_kind(path: str) -> str:
     return _QUOTED.sub("[*]", _INDEX.sub("[]", path)) or "(record)"
 
 
-def field_counts(views: Mapping[str, str], raw: Any) -> Counter:
+def field_counts(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> Counter:
     """How many strings of each :func:`path_kind` the ``fields`` view holds (``auditor inspect``)."""
-    return Counter(path_kind(p) for p, _ in kept(views, raw))
+    return Counter(path_kind(p) for p, _ in kept(views, raw, known))
