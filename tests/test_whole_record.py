@@ -40,7 +40,11 @@ def planted(i: int, queries: list[str]) -> tuple[str, bool]:
 
 
 def msgs(user: str, answer: str = "On it.") -> list[dict]:
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}, {"role": "assistant", "content": answer}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": answer},
+    ]
 
 
 TOOLS = [
@@ -72,30 +76,55 @@ def glaive_v2(i: int, text: str, leak: bool) -> dict:
 
 #: schema → (record builder (i, text, planted) -> object, the field path (kind) the query is in)
 SCHEMAS: dict[str, tuple[Callable[[int, str, bool], object], str]] = {
-    "alpaca_input": (lambda i, t, p: {"instruction": "Help the user with this request.", "input": t, "output": "Sure."}, "input"),
-    "alpaca_output": (lambda i, t, p: {"instruction": "Write a request a user might send.", "input": "", "output": t}, "output"),
+    "alpaca_input": (
+        lambda i, t, p: {"instruction": "Help the user with this request.", "input": t, "output": "Sure."},
+        "input",
+    ),
+    "alpaca_output": (
+        lambda i, t, p: {"instruction": "Write a request a user might send.", "input": "", "output": t},
+        "output",
+    ),
     "alpaca_no_input": (lambda i, t, p: {"instruction": f"Task {i}: rephrase politely.", "output": t}, "output"),
     "prompt_completion": (lambda i, t, p: {"prompt": f"Write request {i}:", "completion": t}, "completion"),
     "qa_answer": (lambda i, t, p: {"question": f"What did user {i} ask?", "answer": t}, "answer"),
     "dolly_context": (
-        lambda i, t, p: {"instruction": "Summarize the context.", "context": t, "response": "A request.", "category": "summarization"},
+        lambda i, t, p: {
+            "instruction": "Summarize the context.",
+            "context": t,
+            "response": "A request.",
+            "category": "summarization",
+        },
         "context",
     ),
     "dpo_chosen": (lambda i, t, p: {"prompt": f"Request {i}?", "chosen": t, "rejected": "I cannot help."}, "chosen"),
     "openai_tool_description": (openai_tools, "tools[].function.description"),
     "trl_preference_messages": (
-        lambda i, t, p: {"chosen": msgs(t)[1:], "rejected": [{"role": "user", "content": t}, {"role": "assistant", "content": "No."}]},
+        lambda i, t, p: {
+            "chosen": msgs(t)[1:],
+            "rejected": [{"role": "user", "content": t}, {"role": "assistant", "content": "No."}],
+        },
         "chosen[].content",
     ),
     "lmsys_conversation": (
-        lambda i, t, p: {"conversation_id": f"c{i}", "model": "vicuna-13b", "conversation": msgs(t)[1:], "turn": 1, "language": "English"},
+        lambda i, t, p: {
+            "conversation_id": f"c{i}",
+            "model": "vicuna-13b",
+            "conversation": msgs(t)[1:],
+            "turn": 1,
+            "language": "English",
+        },
         "conversation[].content",
     ),
     "glaive_v2": (glaive_v2, "chat"),
     "nested_data_messages": (lambda i, t, p: {"id": i, "data": {"messages": msgs(t)}}, "data.messages[].content"),
     "text_list": (lambda i, t, p: {"id": i, "text": [f"Turn one of record {i}.", t]}, "text[]"),
     "llama_factory_parts": (
-        lambda i, t, p: {"messages": [{"role": "user", "content": [{"type": "text", "value": t}]}, {"role": "assistant", "content": "On it."}]},
+        lambda i, t, p: {
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "value": t}]},
+                {"role": "assistant", "content": "On it."},
+            ]
+        },
         "messages[].content[].value",
     ),
 }
@@ -141,10 +170,23 @@ def test_alpaca_csv_input_column(tmp_path):
         w = csv.DictWriter(f, ["instruction", "input", "output"])
         w.writeheader()
         for i in range(N):
-            w.writerow({"instruction": "Help the user with this request.", "input": planted(i, queries)[0], "output": "Sure."})
+            w.writerow(
+                {"instruction": "Help the user with this request.", "input": planted(i, queries)[0], "output": "Sure."}
+            )
     out = tmp_path / "r"
     result = CliRunner().invoke(
-        main, ["audit", "--train", str(train), "--eval", "stabletoolbench", "--report-dir", str(out), "--index-dir", str(tmp_path / "i")]
+        main,
+        [
+            "audit",
+            "--train",
+            str(train),
+            "--eval",
+            "stabletoolbench",
+            "--report-dir",
+            str(out),
+            "--index-dir",
+            str(tmp_path / "i"),
+        ],
     )
     assert result.exit_code == 1, result.output
     report = json.loads((out / "report.json").read_text())
@@ -208,7 +250,9 @@ def test_oversized_first_record_is_read_whole(tmp_path):
     other records' ``messages`` are searched all the same."""
     queries = stb_queries()
     big = {"id": "big", "text": "summary", "messages": msgs("x " * 4_500_000)}
-    objs = [big] + [{"id": f"r{i}", "text": f"Conversation {i}", "messages": msgs(planted(i, queries)[0])} for i in range(N)]
+    objs = [big] + [
+        {"id": f"r{i}", "text": f"Conversation {i}", "messages": msgs(planted(i, queries)[0])} for i in range(N)
+    ]
     train = write_jsonl(tmp_path / "train.jsonl", objs)
     assert train.stat().st_size > 9_000_000
     report = run_audit(stb_config(train, tmp_path))

@@ -24,11 +24,11 @@ from typing import Any
 import xxhash
 
 from ..adapters import AdapterOptions, detect, get_adapter
+from ..adapters._fields import id_candidate
 from ..errors import ChangedFileError, InputError
 from ..io.files import FileState, check_regular_file, check_unchanged
 from ..io.jsonread import LineSpan, too_long
 from ..io.remote import is_url
-from ..adapters._fields import id_candidate
 from ..records.fields import fields_view
 from ..records.record import FIELDS, TEXT, Record, Skip
 from .fingerprint import block_count, hash_blocks

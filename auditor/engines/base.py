@@ -273,7 +273,7 @@ def scan_unit(
                     if r.meta.get("positional_id"):
                         res.positional.add(r.ordinal)
                     if r.ordinal not in res.texts and len(res.texts) < TEXTS_PER_UNIT:
-                        res.texts[r.ordinal] = r.view(TEXT)[:MAX_CHARS]
+                        res.texts[r.ordinal] = r.whole_text()[:MAX_CHARS]  # text, then fields
                 res.findings.extend(found)
     finally:
         for p, counts in zip(job.passes, before):
