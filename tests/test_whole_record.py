@@ -304,7 +304,7 @@ def test_inspect_shows_searched_fields(tmp_path):
     result = CliRunner().invoke(main, ["inspect", str(train)])
     assert result.exit_code == 0, result.output
     assert "searched:" in result.output
-    assert "fields tools[].function.description: 5 strings" in result.output
+    assert "  fields tools[].function.description: 5 strings" in result.output
 
 
 # -- clean controls stay clean with the whole records searched ----------------------------------

@@ -126,8 +126,6 @@ def render_inspect(
         for f, (name, why) in reasons.items():
             lines.append(f"file {f}")
             lines.append(f"  format {name}: {why}")
-            if searched is not None:
-                lines += searched.render(f)
     lines.append(
         f"records: {st.read:,} read, {st.yielded:,} kept, {st.skipped:,} skipped, {st.filtered:,} left out by the split"
     )
@@ -137,6 +135,9 @@ def render_inspect(
         lines.append(f"  file not read: {bad['file']}: {bad['reason']}")
     if st.duplicate_ids:
         lines.append(f"  duplicate ids: {st.duplicate_ids:,}")
+    if searched is not None:
+        for f in reasons:
+            lines += searched.render(f, name=len(reasons) > 1)
     for k, r in enumerate(records, 1):
         head = f"record {k}: id {r.id}" + (f", split {r.split}" if r.split else "") + f"  ({r.source})"
         lines += ["", head]

@@ -6,7 +6,7 @@ adds to the ``fields`` view; how many records were read whole (no known schema).
 >>> s = Searched()
 >>> s.add(Record("t", "1", "t.jsonl:1", {"query": "hi", "fields": "Paris"}, raw={"q": "hi", "input": "Paris"}))
 >>> s.render("t.jsonl")
-['  searched: views query 1, fields 1', '    fields input: 1 strings']
+['searched: views query 1, fields 1', '  fields input: 1 strings']
 """
 
 from __future__ import annotations
@@ -19,41 +19,49 @@ from ..records.fields import FIELDS, field_counts
 from ..records.record import Record, split_source
 
 #: kinds of field listed per file (the most frequent first)
-MAX_KINDS = 25
+MAX_KINDS = 12
 
 
 @dataclass
 class Searched:
-    """Per file: records per view, strings per field kind, records read whole."""
+    """Per file: records per view, strings per field kind, records read whole (by the reason their
+    adapter could not read them)."""
 
     views: dict[str, Counter] = field(default_factory=dict)
     fields: dict[str, Counter] = field(default_factory=dict)
-    whole: Counter = field(default_factory=Counter)
+    whole: dict[str, Counter] = field(default_factory=dict)
 
     def add(self, record: Record) -> None:
         path, _ = split_source(record.source)
         self.views.setdefault(path, Counter()).update(v for v, text in record.views.items() if text)
         if FIELDS in record.views:
             self.fields.setdefault(path, Counter()).update(field_counts(record.views, record.raw, (record.id,)))
-        if record.meta.get("read_whole"):
-            self.whole[path] += 1
+        reason = record.meta.get("read_whole")
+        if reason:
+            self.whole.setdefault(path, Counter())[reason] += 1
 
-    def render(self, path: str) -> list[str]:
+    def render(self, path: str, name: bool = False) -> list[str]:
+        """Lines for file ``path`` (``name``: say which file, for a dataset of several)."""
         views = self.views.get(path)
         if not views:
             return []
-        out = ["  searched: views " + ", ".join(f"{v} {n:,}" for v, n in views.items())]
-        if self.whole[path]:
-            out.append(f"    read whole (no known schema): {self.whole[path]:,} records")
+        where = f" in {path}" if name else ""
+        out = [f"searched{where}: views " + ", ".join(f"{v} {n:,}" for v, n in views.items())]
+        for reason, n in self.whole.get(path, Counter()).most_common(MAX_KINDS):
+            out.append(f"  read whole {n:,} (not of the file's format): {reason}")
         kinds = self.fields.get(path, Counter())
         for kind, n in kinds.most_common(MAX_KINDS):
-            out.append(f"    fields {kind}: {n:,} strings")
+            out.append(f"  fields {kind}: {n:,} strings")
         if len(kinds) > MAX_KINDS:
-            out.append(f"    … {len(kinds) - MAX_KINDS} more kinds of field")
+            out.append(f"  … {len(kinds) - MAX_KINDS} more kinds of field (--json lists them)")
         return out
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            path: {"views": dict(views), "fields": dict(self.fields.get(path, {})), "read_whole": self.whole[path]}
+            path: {
+                "views": dict(views),
+                "fields": dict(self.fields.get(path, {})),
+                "read_whole": dict(self.whole.get(path, {})),
+            }
             for path, views in self.views.items()
         }

@@ -190,7 +190,8 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
     :class:`~auditor.records.record.Skip` that kept the well-formed object it could not read
     (no text field, another schema) becomes a record of that object read whole (``fields`` only,
     ``meta["read_whole"]`` the adapter's reason; its id the first id-like field, else ``position``,
-    the item's position in its unit as the adapter counts it). A Skip with nothing to read stays one.
+    the item's position in its unit as the adapter counts it). A Skip with nothing to read (no
+    object, or not one string in it) stays one.
 
     >>> r = read_whole("t", Skip("t.jsonl:4", "no text field found", raw={"input": "Find flights", "id": 7}), 3)
     >>> r.id, r.views, r.meta
@@ -200,6 +201,7 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
     >>> read_whole("t", Skip("t.jsonl:5", "invalid JSON"), 4)
     Skip(source='t.jsonl:5', reason='invalid JSON', raw=None)
     """
+    skip = item
     if isinstance(item, Skip):
         if item.raw is None:
             return item
@@ -209,6 +211,8 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
             rid, meta["positional_id"] = position, True
         item = Record(dataset, str(rid), item.source, {}, meta=meta, raw=item.raw)
     text = fields_view(item.views, item.raw, (item.id,))
+    if not item.views and not text:
+        return skip  # not one string in it: nothing to search (the adapter's reason stands)
     if text:
         if TEXT not in item.views and item.views:
             item.views[TEXT] = item.view(TEXT)  # the tiers that join text and fields see every view once
