@@ -307,6 +307,44 @@ def test_inspect_shows_searched_fields(tmp_path):
     assert "  fields tools[].function.description: 5 strings" in result.output
 
 
+# -- engines and masking -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+def test_workers_read_whole_and_name_the_field(tmp_path, monkeypatch, engine):
+    """The ``fields`` view is filled by the reader the workers run: 2 local workers (or Ray tasks) over
+    several byte ranges find what the serial scan finds, field paths included."""
+    if engine == "ray":
+        pytest.importorskip("ray")
+    import auditor.audit.run as audit_mod
+
+    build, field = SCHEMAS["openai_tool_description"]
+    train = write_jsonl(tmp_path / "train.jsonl", records_of(build, stb_queries()))
+    serial = run_audit(stb_config(train, tmp_path))
+    real_get_engine = audit_mod.get_engine
+    extra = {"min_parallel_bytes": 0} if engine == "local" else {}
+    monkeypatch.setattr(
+        audit_mod,
+        "get_engine",
+        lambda name, **kw: real_get_engine(engine, **{**kw, **extra, "split_bytes": 100_000}),
+    )
+    parallel = run_audit(stb_config(train, tmp_path, workers=2))
+    assert parallel.run["scan"]["units"] > 2
+    assert parallel.findings == serial.findings
+    assert_found(parallel, field)
+
+
+def test_tool_schemas_in_every_record_are_boilerplate(tmp_path):
+    """A tool schema repeated in every record's ``tools`` is masked like a system prompt: its lines are
+    boilerplate of the ``fields`` view, and clean records give no finding."""
+    objs = [openai_tools(i, filler(i), False) for i in range(N)]
+    train = write_jsonl(tmp_path / "train.jsonl", objs)
+    report = run_audit(stb_config(train, tmp_path))
+    bp = report.checks[0]["boilerplate"]
+    assert any("Search flights between two airports" in e.get("text", "") for e in bp["examples"]), bp
+    assert report.verdict == "pass" and report.findings == []
+
+
 # -- clean controls stay clean with the whole records searched ----------------------------------
 
 
