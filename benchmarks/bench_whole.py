@@ -6,8 +6,9 @@ folder), repeated to ``--mb`` MB with fresh ids, and audits it against StableToo
 ``--workers 1`` through the CLI of each source tree given (``--corpus tools``: ToolBench queries with their tool schemas and Glaive tool-call
 conversations from ``../shared/data`` instead) (``--tree``: this checkout by default;
 pass the tree before the change too, e.g. ``--tree /work/main``), for the default methods and for
-``exact`` + ``ngram``. Prints per run the scan's worker CPU per MB, the run's CPU per MB, wall time,
-the chars the scan read and the findings.
+``exact`` + ``ngram``. Prints the characters of the ``text`` and ``fields`` views this checkout
+reads, then per run the scan's worker CPU per MB, the run's CPU per MB, wall time, the verdict and
+the findings.
 
     python benchmarks/bench_whole.py --mb 20 --tree /work/main --tree .
 """
@@ -89,6 +90,11 @@ def main() -> None:
     print("load", os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:
         train, size = corpus(Path(tmp), args.mb, TOOL_FILES if args.corpus == "tools" else FILES)
+        text = fields = 0
+        for path in train:  # what this checkout's reader hands the text tiers
+            for r in Dataset(DatasetSpec(path.name, [str(path)])).records():
+                text, fields = text + len(r.view("text")), fields + len(r.views.get("fields", ""))
+        print(f"{size:.1f} MB of records: text views {text / 1e6:.2f} M chars, fields views {fields / 1e6:.2f} M chars")
         for methods in [[]] if args.only_default else ([], ["exact", "ngram"]):
             for k, tree in enumerate(trees):
                 r = audit(tree, train, Path(tmp) / f"r{k}", methods)
