@@ -161,16 +161,27 @@ class _Key:
 
 
 class _Seen:
-    """The lines already searched: every line of a record's other views, then of each kept string."""
+    """The lines already searched: every line of a record's other views (and ``known``), then of each
+    kept string. A string that is a whole view (or known) is told apart without splitting anything (the
+    common case: a generic record's text field *is* its text view); the line set is built on demand."""
 
     def __init__(self, views: Mapping[str, str], known: Iterable[str] = ()):
-        self.lines: set[str] = set(known)
-        for name, text in views.items():
-            if name != FIELDS and text:
-                self.lines.update(text.split("\n"))
+        self.texts = [text for name, text in views.items() if name != FIELDS and text]
+        self.whole = {*self.texts, *known}
+        self._lines: set[str] | None = None
+
+    @property
+    def lines(self) -> set[str]:
+        if self._lines is None:
+            self._lines = set(self.whole)
+            for text in self.texts:
+                self._lines.update(text.split("\n"))
+        return self._lines
 
     def keep(self, s: str) -> bool:
         """True (and its lines remembered) when ``s`` has a line not searched yet."""
+        if s in self.whole:
+            return False
         lines = self.lines
         if "\n" not in s:
             if s in lines:
