@@ -11,7 +11,8 @@ depth first) and yields ``(path, string)`` for
 * every string at any depth, empty or blank ones left out;
 * a string that is itself a JSON object or array (OpenAI ``function.arguments``, a schema stored as
   text) decoded and walked in its place, so its strings get paths of their own
-  (``tool_calls[0].function.arguments.query``);
+  (``tool_calls[0].function.arguments.query``) — unless the string is searched already as it is (a
+  tool result that is a line of the ``observations`` / ``text`` views);
 * a dict key holding whitespace (text used as a key: ``{"Find flights to Paris": {...}}``), with the
   path of its value and `` (key)``; identifier-like keys (``role``, ``content``) are names, not text (a key with whitespace between two words is text).
 
@@ -43,7 +44,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 #: the view's name (:data:`auditor.records.record.FIELDS` re-exports it)
@@ -78,8 +79,9 @@ def _decoded(s: str) -> Any:
     return value if isinstance(value, (dict, list)) else None
 
 
-def strings(raw: Any) -> Iterator[tuple[str, str]]:
-    """``(path, string)`` for every string of ``raw`` in record order (see the module doc).
+def strings(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator[tuple[str, str]]:
+    """``(path, string)`` for every string of ``raw`` in record order (see the module doc);
+    ``searched(s)`` true: a JSON string ``s`` is not decoded (it is searched as it is already).
 
     >>> list(strings({"a": [{"b": "x"}, "y", 7, None], "the key text": "v", "": ""}))
     [('a[0].b', 'x'), ('a[1]', 'y'), ('["the key text"] (key)', 'the key text'), ('["the key text"]', 'v')]
@@ -90,7 +92,7 @@ def strings(raw: Any) -> Iterator[tuple[str, str]]:
         if isinstance(value, str):
             if not value or value.isspace():
                 continue
-            inner = _decoded(value)
+            inner = None if searched is not None and searched(value) else _decoded(value)
             if inner is None:
                 yield path, value
             else:
@@ -108,7 +110,7 @@ def strings(raw: Any) -> Iterator[tuple[str, str]]:
             stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
 
 
-def texts(raw: Any) -> Iterator[str]:
+def texts(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator[str]:
     """The strings of :func:`strings`, in the same order, without their paths (what the scan
     needs: a path is only built for a finding's record).
 
@@ -123,7 +125,7 @@ def texts(raw: Any) -> Iterator[str]:
         if isinstance(value, str):
             if not value or value.isspace():
                 continue
-            inner = _decoded(value)
+            inner = None if searched is not None and searched(value) else _decoded(value)
             if inner is None:
                 yield value
             else:
@@ -178,6 +180,13 @@ class _Seen:
                 self._lines.update(text.split("\n"))
         return self._lines
 
+    def searched(self, s: str) -> bool:
+        """True when every line of ``s`` is searched already (nothing remembered)."""
+        if s in self.whole:
+            return True
+        lines = self.lines
+        return s in lines if "\n" not in s else all(line in lines for line in s.split("\n"))
+
     def keep(self, s: str) -> bool:
         """True (and its lines remembered) when ``s`` has a line not searched yet."""
         if s in self.whole:
@@ -202,7 +211,7 @@ def kept(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> Itera
     if raw is None:
         return
     seen = _Seen(views, known)
-    for path, s in strings(raw):
+    for path, s in strings(raw, seen.searched):
         if seen.keep(s):
             yield path, s
 
@@ -212,8 +221,9 @@ def fields_view(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -
     one per line, in record order."""
     if raw is None:
         return ""
-    keep = _Seen(views, known).keep
-    return "\n".join(s for s in texts(raw) if keep(s))
+    seen = _Seen(views, known)
+    keep = seen.keep
+    return "\n".join(s for s in texts(raw, seen.searched) if keep(s))
 
 
 def path_kind(path: str) -> str:
