@@ -66,7 +66,9 @@ def audit(tree: Path, train: list[Path], out: Path, methods: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run(cmd, check=False, capture_output=True, env=env, cwd=tree)
+    done = subprocess.run(cmd, check=False, capture_output=True, env=env, cwd=tree, text=True)
+    if done.returncode not in (0, 1):  # 1: contamination found
+        raise SystemExit(f"{tree}: audit failed ({done.returncode}): {done.stderr.strip()[-500:]}")
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     report = json.loads((out / "report.json").read_text())
@@ -97,7 +99,7 @@ def main() -> None:
         print(f"{size:.1f} MB of records: text views {text / 1e6:.2f} M chars, fields views {fields / 1e6:.2f} M chars")
         for methods in [[]] if args.only_default else ([], ["exact", "ngram"]):
             for k, tree in enumerate(trees):
-                r = audit(tree, train, Path(tmp) / f"r{k}", methods)
+                r = audit(tree, train, Path(tmp) / f"r{k}-{len(methods)}", methods)
                 scan = r["scan"]
                 print(
                     f"{tree} {'+'.join(methods) or 'default methods'} over {size:.1f} MB: "
