@@ -13,6 +13,7 @@ import pytest
 from hostile import (
     CORPUS,
     EVAL_ITEMS,
+    EVAL_ONLY_BAD,
     GOOD,
     LEAK,
     OTHER,
@@ -76,13 +77,30 @@ def test_bad_training_file_is_skipped_and_counted(tmp_path, name):
     assert "skipped" in md or "file not read" in md
 
 
-@pytest.mark.parametrize("name", ["truncated.json", "invalid_utf8.jsonl", "wrong_schema.jsonl", "deep.jsonl"])
+def test_training_record_of_no_known_schema_is_read_whole(tmp_path):
+    """Bad as eval data (below), read whole as training data: its ``body`` is searched, nothing skipped."""
+    ev = write_eval(tmp_path, [*EVAL_ITEMS, {"id": "e9", "text": "No text here!"}])
+    bad = make_file(tmp_path, "missing_field.jsonl")
+    out = tmp_path / "r"
+    res = cli("audit", "--eval", str(ev), "--train", str(bad), "--report-dir", str(out))
+    assert res.exit_code == 1, res.output
+    doc = report(out)
+    assert doc["datasets"]["missing_field"]["skipped"] == 0 and doc["datasets"]["missing_field"]["records"] == 2
+    found = {
+        (f["eval_id"], f["train_id"], f["evidence"].get("field")) for f in doc["findings"] if f["method"] == "exact"
+    }
+    assert ("e9", "t2", "body") in found
+
+
+@pytest.mark.parametrize(
+    "name", ["truncated.json", "invalid_utf8.jsonl", "wrong_schema.jsonl", "deep.jsonl", "missing_field.jsonl"]
+)
 def test_bad_eval_file_fails_or_is_skipped_as_unchecked(tmp_path, name):
     train = tmp_path / "train.jsonl"
     train.write_bytes(jl(GOOD))
     bad = make_file(tmp_path, name)
     res = cli("audit", "--eval", str(bad), "--train", str(train), "--report-dir", str(tmp_path / "r0"))
-    assert res.exit_code == 2 and CORPUS[name][1] in res.stderr and "Traceback" not in res.output
+    assert res.exit_code == 2 and {**CORPUS, **EVAL_ONLY_BAD}[name][1] in res.stderr and "Traceback" not in res.output
     # --on-error skip applies to eval data too: the bad part is unchecked, so never a pass
     res = cli(
         "audit", "--eval", str(bad), "--train", str(train), "--on-error", "skip", "--report-dir", str(tmp_path / "r")

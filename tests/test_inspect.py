@@ -39,5 +39,6 @@ def test_inspect_says_why_a_json_lines_file_named_json_was_read_as_lines(tmp_pat
     out = CliRunner().invoke(main, ["inspect", str(p), "--text-field", "utterance"]).output
     assert "format jsonl: JSON Lines (a second JSON value follows the first" in out
     assert "records: 2 read, 2 kept" in out
-    out = CliRunner().invoke(main, ["inspect", str(p)]).output
-    assert "skipped 2: no text field found" in out and "utterance" in out and "--text-field" in out
+    out = CliRunner().invoke(main, ["inspect", str(p)]).output  # the training side: read whole, saying why
+    assert "read whole 2 (not of the file's format): no text field found" in out
+    assert "utterance" in out and "--text-field" in out and "fields utterance: 2 strings" in out

@@ -22,13 +22,13 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
     if isinstance(obj, str) and not opts.text_field:
         return adapter.record(position, source, {QUERY: obj, TEXT: obj}, raw=obj, positional_id=True)
     if not isinstance(obj, dict):
-        return Skip(source, f"item is {type(obj).__name__}, not an object")
+        return Skip(source, f"item is {type(obj).__name__}, not an object", raw=obj)
     selector = _selector(opts.messages)
     if opts.text_field:
         try:
             text = dotted_get(obj, opts.text_field)
         except KeyError:
-            return Skip(source, f"missing text field '{opts.text_field}'" + _seen(obj))
+            return Skip(source, f"missing text field '{opts.text_field}'" + _seen(obj), raw=obj)
         field = opts.text_field
     else:
         field = _text_candidate(obj)
@@ -39,35 +39,36 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
                     source,
                     f"text field '{present}' is {type(obj[present]).__name__}, not a string or a message list"
                     + _seen(obj),
+                    raw=obj,
                 )
-            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ")" + _seen(obj))
+            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ")" + _seen(obj), raw=obj)
         text = obj[field]
     if not isinstance(text, str) and is_chat(text):
         selected = selector.select(text)
         if selected is None:
-            return Skip(source, f"field '{field}' is a message list with no message for '{selector}'")
+            return Skip(source, f"field '{field}' is a message list with no message for '{selector}'", raw=obj)
         text = selected
     if not isinstance(text, str):
-        return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string or a message list")
+        return Skip(source, f"text field '{field}' is {type(text).__name__}, not a string or a message list", raw=obj)
     views = {QUERY: text, TEXT: text}
     meta: dict[str, Any] = {}
     if opts.calls_field:
         try:
             value = dotted_get(obj, opts.calls_field)
         except KeyError:
-            return Skip(source, f"missing calls field '{opts.calls_field}'" + _seen(obj))
+            return Skip(source, f"missing calls field '{opts.calls_field}'" + _seen(obj), raw=obj)
         views["calls"], meta = calls_and_meta(value, record_schemas(obj))
     if opts.id_field:
         try:
             rid = dotted_get(obj, opts.id_field)
         except KeyError:
-            return Skip(source, f"missing id field '{opts.id_field}'")
+            return Skip(source, f"missing id field '{opts.id_field}'", raw=obj)
     else:
-        rid = _id_candidate(obj)
+        rid = id_candidate(obj)
         if rid is None:
             return adapter.record(position, source, views, raw=obj, positional_id=True, **meta)
     if isinstance(rid, (dict, list)) or rid is None:
-        return Skip(source, f"id is {type(rid).__name__}, not a scalar")
+        return Skip(source, f"id is {type(rid).__name__}, not a scalar", raw=obj)
     return adapter.record(rid, source, views, raw=obj, **meta)
 
 
@@ -91,7 +92,7 @@ def _text_candidate(obj: dict) -> str | None:
     return None
 
 
-def _id_candidate(obj: dict) -> Any:
+def id_candidate(obj: dict) -> Any:
     """The value of the first of :data:`ID_CANDIDATES` holding a string or an integer, else None."""
     for c in ID_CANDIDATES:
         value = obj.get(c)

@@ -67,10 +67,11 @@ class RowAdapter(Adapter):
         if self.options.text_field:
             return extract(self, obj, position, source)
         if not isinstance(obj, dict):
-            return Skip(source, f"item is {type(obj).__name__}, not an object")
-        # a Skip of a well-formed object: where Skip keeps the object (agent whole's Skip.raw), the
-        # training side reads it whole instead of skipping it
-        return self.convert(obj, position, source)
+            return Skip(source, f"item is {type(obj).__name__}, not an object", raw=obj)
+        rec = self.convert(obj, position, source)
+        if isinstance(rec, Skip) and rec.raw is None:  # a well-formed object of another schema: the
+            rec = Skip(rec.source, rec.reason, raw=obj)  # training side reads it whole (Skip.raw)
+        return rec
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:

@@ -231,16 +231,16 @@ class ChatAdapter(Adapter):
 
     def _one(self, obj: Any, position: int, source: str) -> Record | Skip:
         if not isinstance(obj, dict):
-            return Skip(source, f"item is {type(obj).__name__}, not an object")
+            return Skip(source, f"item is {type(obj).__name__}, not an object", raw=obj)
         turns = parse_turns(obj, self.message_keys)
         if turns is None:
-            return Skip(source, "no " + " or ".join(f"'{k}'" for k in self.message_keys) + " list")
+            return Skip(source, "no " + " or ".join(f"'{k}'" for k in self.message_keys) + " list", raw=obj)
         views, meta = trajectory_views(turns)
         refused = select_query(views, turns, self.options.messages, source)  # the user's choice of messages
         if refused is not None:
-            return refused
+            return Skip(refused.source, refused.reason, raw=obj)
         if not views[TEXT].strip():
-            return Skip(source, "conversation has no text")
+            return Skip(source, "conversation has no text", raw=obj)
         rid = next((obj[k] for k in self.id_keys if isinstance(obj.get(k), (str, int))), None)
         if rid is None:
             rid, meta["positional_id"] = position, True

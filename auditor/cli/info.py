@@ -9,6 +9,7 @@ import click
 from .. import adapters, methods
 from ..datasets import registry
 from ..datasets.dataset import Dataset, DatasetSpec
+from ..datasets.searched import Searched
 from . import main
 from ._common import library_errors
 
@@ -79,7 +80,9 @@ def inspect(dataset, fmt, text_field, id_field, messages, calls_field, limit, as
         )
         reasons = ds.format_reasons()
         shown = []
+        searched = Searched()
         for r in ds.records():
+            searched.add(r)
             if len(shown) < limit:
                 shown.append(r)
         if as_json:
@@ -87,10 +90,15 @@ def inspect(dataset, fmt, text_field, id_field, messages, calls_field, limit, as
                 {"id": r.id, "source": r.source, "split": r.split, "meta": r.meta, "views": dict(r.views)}
                 for r in shown
             ]
-            doc = {"formats": {f: n for f, (n, _) in reasons.items()}, **ds.stats.as_dict(), "first": first}
+            doc = {
+                "formats": {f: n for f, (n, _) in reasons.items()},
+                **ds.stats.as_dict(),
+                "searched": searched.as_dict(),
+                "first": first,
+            }
             click.echo(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
             return
-        click.echo(render_inspect(ds, reasons, shown))
+        click.echo(render_inspect(ds, reasons, shown, searched))
 
 
 #: characters of a view / meta value shown by ``auditor inspect`` (``--json`` shows everything)
@@ -102,8 +110,11 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + f"… ({len(flat):,} chars)"
 
 
-def render_inspect(ds: Dataset, reasons: dict[str, tuple[str, str]], records: list) -> str:
-    """The human summary of ``auditor inspect``: formats and why, counts, records (views, then meta)."""
+def render_inspect(
+    ds: Dataset, reasons: dict[str, tuple[str, str]], records: list, searched: Searched | None = None
+) -> str:
+    """The human summary of ``auditor inspect``: formats and why, what the text tiers search in each
+    file (views, then the ``fields`` of the records read whole), counts, records (views, then meta)."""
     st = ds.stats
     lines = []
     if ds.registry_entry:
@@ -124,6 +135,9 @@ def render_inspect(ds: Dataset, reasons: dict[str, tuple[str, str]], records: li
         lines.append(f"  file not read: {bad['file']}: {bad['reason']}")
     if st.duplicate_ids:
         lines.append(f"  duplicate ids: {st.duplicate_ids:,}")
+    if searched is not None:
+        for f in reasons:
+            lines += searched.render(f, name=len(reasons) > 1)
     for k, r in enumerate(records, 1):
         head = f"record {k}: id {r.id}" + (f", split {r.split}" if r.split else "") + f"  ({r.source})"
         lines += ["", head]

@@ -24,12 +24,14 @@ from typing import Any
 import xxhash
 
 from ..adapters import AdapterOptions, detect, get_adapter
+from ..adapters._fields import id_candidate
 from ..errors import ChangedFileError, InputError
 from ..io.files import FileState, check_regular_file, check_unchanged
 from ..io.jsonread import LineSpan, dotted_get, too_long
 from ..io.remote import is_url
 from ..records.callparse import describe_value
-from ..records.record import Record, Skip
+from ..records.fields import fields_view
+from ..records.record import FIELDS, TEXT, Record, Skip
 from .fingerprint import block_count, hash_blocks
 from .spec import DatasetSpec, is_position_range, selector
 
@@ -145,8 +147,11 @@ class UnitReader:
                 check_unchanged(unit.state)
             adapter = (get_adapter(self.format) if self.format else detect(path))(spec.name, options)
             items = adapter.read(path) if unit.part is None else adapter.read_part(path, unit.part)
+            whole = spec.role == "train"
             for item in items:
                 ustats.read += 1
+                if whole:
+                    item = read_whole(spec.name, item, ustats.read - 1)
                 if isinstance(item, Record) and max(map(len, item.views.values()), default=0) > limit:
                     item = Skip(item.source, too_long(limit))
                 if isinstance(item, Skip):
@@ -187,6 +192,42 @@ class UnitReader:
             ustats.error = ("changed", e.path, None, e.reason)
         except InputError as e:
             ustats.error = ("file", e.path, e.where, e.problem)
+
+
+def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Skip:
+    """A training record as the text tiers search it: ``item`` with its ``fields`` view
+    (:mod:`auditor.records.fields`, every string of its raw object not in another view); a
+    :class:`~auditor.records.record.Skip` that kept the well-formed object it could not read
+    (no text field, another schema) becomes a record of that object read whole (``fields`` only,
+    ``meta["read_whole"]`` the adapter's reason; its id the first id-like field, else ``position``,
+    the item's position in its unit as the adapter counts it). A Skip with nothing to read (no
+    object, or not one string in it) stays one.
+
+    >>> r = read_whole("t", Skip("t.jsonl:4", "no text field found", raw={"input": "Find flights", "id": 7}), 3)
+    >>> r.id, r.views, r.meta
+    ('7', {'fields': 'Find flights'}, {'read_whole': 'no text field found'})
+    >>> read_whole("t", Record("t", "r1", "t.jsonl:6", {"query": "Hi"}, raw={"id": "r1", "query": "Hi"}), 5).views
+    {'query': 'Hi'}
+    >>> read_whole("t", Skip("t.jsonl:5", "invalid JSON"), 4)
+    Skip(source='t.jsonl:5', reason='invalid JSON', raw=None)
+    """
+    skip = item
+    if isinstance(item, Skip):
+        if item.raw is None:
+            return item
+        meta: dict[str, Any] = {"read_whole": item.reason}
+        rid = id_candidate(item.raw) if isinstance(item.raw, dict) else None
+        if rid is None:
+            rid, meta["positional_id"] = position, True
+        item = Record(dataset, str(rid), item.source, {}, meta=meta, raw=item.raw)
+    text = fields_view(item.views, item.raw, (item.id,))
+    if not item.views and not text:
+        return skip  # not one string in it: nothing to search (the adapter's reason stands)
+    if text:
+        if TEXT not in item.views and item.views:
+            item.views[TEXT] = item.view(TEXT)  # the tiers that join text and fields see every view once
+        item.views[FIELDS] = text
+    return item
 
 
 def _count_skip(ustats: UnitStats, item: Skip, listed: int = 10) -> None:

@@ -252,8 +252,7 @@ def scan_unit(
     before = [_mask_counts(p.masker) for p in job.passes]
     try:
         for batch in batched(reader.read(unit, ustats, numbered_from), job.batch_size):
-            for r in batch:
-                r.raw = None  # not needed by any index
+            for r in batch:  # r.raw is kept: a finding names the field it matched from it
                 res.chars += len(r.view(TEXT))
             res.records += len(batch)
             if error_types is not None:
@@ -274,7 +273,7 @@ def scan_unit(
                     if r.meta.get("positional_id"):
                         res.positional.add(r.ordinal)
                     if r.ordinal not in res.texts and len(res.texts) < TEXTS_PER_UNIT:
-                        res.texts[r.ordinal] = r.view(TEXT)[:MAX_CHARS]
+                        res.texts[r.ordinal] = r.whole_text()[:MAX_CHARS]  # text, then fields
                 res.findings.extend(found)
     finally:
         for p, counts in zip(job.passes, before):

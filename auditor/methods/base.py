@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
-from ..records.record import QUERY, TEXT, Record
+from ..records.record import FIELDS, QUERY, TEXT, Record
+from ..text.locate import locate_field
 
 _REGISTRY: dict[str, type[Index]] = {}
 
@@ -248,6 +249,13 @@ class Index(Searcher, ABC, Generic[C]):
         }
 
     def finding(self, ev: Record, tr: Record, score: float, **evidence: Any) -> Finding:
+        """A finding of ``ev`` in ``tr``; a method that searches the ``fields`` view (the record
+        read whole) also names the field that holds the match (``evidence["field"]``, a path such as
+        ``input`` or ``tools[0].function.description``: :func:`auditor.text.locate.locate_field`)."""
+        if FIELDS in self.config.train_views and tr.raw is not None and "field" not in evidence:
+            where = locate_field(tr.raw, ev.view(self.config.eval_view))
+            if where:  # "" is the record itself (a record that is one string)
+                evidence["field"] = where
         return Finding(
             eval_dataset=ev.dataset,
             eval_id=ev.id,

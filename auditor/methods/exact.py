@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records.record import Record
+from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.kernels import exact_units_batch
 from ..text.normalize import normalize, text_hash, tokens
 from .base import Finding, Index, MethodConfig
@@ -26,6 +26,8 @@ from .ngram import SHORT_MIN_N
 
 @dataclass
 class ExactConfig(MethodConfig):
+    #: ``fields``: every other string of a training record (:mod:`auditor.records.fields`), each a line
+    train_views: tuple[str, ...] = (QUERY, TEXT, FIELDS)
     #: also compare each line of a train view (catches a copy embedded as one turn)
     lines: bool = True
     #: items whose normalized text has fewer characters are not indexed (too generic to prove anything)

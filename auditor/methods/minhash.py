@@ -43,7 +43,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from ..errors import ConfigError, IndexFileError
-from ..records.record import QUERY, TEXT, Record
+from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text import minhash_sketch as sk
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
@@ -67,7 +67,9 @@ class MinHashConfig(MethodConfig):
     min_shingles: int = 10
     mode: str = "jaccard"
     window_blocks: int = 8
-    train_views: tuple[str, ...] = (QUERY,)
+    #: ``fields``: every other string of a training record (:mod:`auditor.records.fields`), windowed
+    #: like a long query (a near-copy in an Alpaca ``output`` or a tool description is found)
+    train_views: tuple[str, ...] = (QUERY, FIELDS)
     #: off: the score is a Jaccard over the whole view, so a boilerplate line inside the eval item is part of
     #: what must match; masking it on the training side only would lower the score of a true near-duplicate
     mask_boilerplate: bool = False

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ..errors import ConfigError
-from ..records.record import TEXT, Record
+from ..records.record import FIELDS, TEXT, Record
 from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, token_hashes
@@ -69,7 +69,8 @@ class NgramConfig(MethodConfig):
     #: shorter items are not covered (unchecked). ``short_min_n = min_n`` turns the suspected band off
     short_min_n: int = SHORT_MIN_N
     threshold: float = 0.5
-    train_views: tuple[str, ...] = (TEXT,)
+    #: ``fields``: every other string of a training record (:mod:`auditor.records.fields`)
+    train_views: tuple[str, ...] = (TEXT, FIELDS)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
         "n": (1, 64),

@@ -6,6 +6,13 @@ A :class:`Record` carries named text *views*. Adapters fill the views they can e
 ``text``         the whole record as text (every turn of a trajectory); defaults to ``query``
 ``system``       system prompt, ``calls`` canonical tool calls, ``observations`` tool results,
 ``critique`` / ``reflection``, ``answer`` — later views; any name is allowed.
+``fields``       training records only: every other string of the raw object, one per line, in
+                 record order (:mod:`auditor.records.fields`; filled by the dataset reader,
+                 :class:`~auditor.datasets.units.UnitReader`, for every adapter). Each string's
+                 field path is not stored: a finding's ``field`` evidence (e.g. ``input``,
+                 ``tools[0].function.description``, ``messages[2].content``) is found by walking
+                 ``raw`` again (:func:`auditor.text.locate.locate_field`). ``text``'s fallback
+                 leaves it out.
 
 >>> r = Record(dataset="demo", id="7", source="demo.jsonl:8", views={"query": "Book a flight"})
 >>> r.view("text")
@@ -19,9 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fields import FIELDS
+
 #: Views every adapter may rely on.
 QUERY = "query"
 TEXT = "text"
+__all__ = ["FIELDS", "QUERY", "TEXT", "Record", "Skip", "split_source"]
 
 
 @dataclass(slots=True)
@@ -48,13 +58,18 @@ class Record:
         return (self.dataset, self.ordinal)
 
     def view(self, name: str) -> str:
-        """Text of a view; ``text`` falls back to all views joined, other names to ``''``."""
+        """Text of a view; ``text`` falls back to all views but ``fields`` joined, other names to ``''``."""
         value = self.views.get(name)
         if value is not None:
             return value
         if name == TEXT:
-            return "\n".join(v for v in self.views.values() if v)
+            return "\n".join(v for k, v in self.views.items() if v and k != FIELDS)
         return ""
+
+    def whole_text(self) -> str:
+        """``text`` and ``fields``: all a training record holds as text (boilerplate is counted in it)."""
+        fields = self.views.get(FIELDS)
+        return f"{self.view(TEXT)}\n{fields}" if fields else self.view(TEXT)
 
 
 def split_source(source: str) -> tuple[str, str | None]:
@@ -70,7 +85,12 @@ def split_source(source: str) -> tuple[str, str | None]:
 
 @dataclass(slots=True, frozen=True)
 class Skip:
-    """A record an adapter could not turn into a :class:`Record`: where it was and why."""
+    """A record an adapter could not turn into a :class:`Record`: where it was and why.
+
+    ``raw``: the parsed object when the record was well-formed but not of the adapter's schema (no
+    text field, no message list …): the training side then reads it whole (the ``fields`` view)
+    instead of skipping it; None when there is nothing to read (invalid JSON, a line too long)."""
 
     source: str
     reason: str
+    raw: Any = None

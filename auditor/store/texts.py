@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from ..records.record import QUERY, TEXT, Record
+from ..records.record import QUERY, Record
 
 MAX_CHARS = 4000
 
@@ -73,7 +73,7 @@ def collect_texts(findings, datasets, captured: dict[str, str], limit: int = 200
         remaining = set(ords)
         for r in ds.records():
             if r.ordinal in remaining:
-                out[f"{name}#{r.ordinal}"] = r.view(QUERY if ds.role == "eval" else TEXT)[:MAX_CHARS]
+                out[f"{name}#{r.ordinal}"] = (r.view(QUERY) if ds.role == "eval" else r.whole_text())[:MAX_CHARS]
                 remaining.discard(r.ordinal)
                 if not remaining:
                     break

@@ -315,11 +315,11 @@ def detect(
             if h in chosen
         ][:5]
     if bp.lines or bp.spared:
-        rests = bp.mask_texts([r.view(TEXT) for r in sample])
+        rests = bp.mask_texts([r.whole_text() for r in sample])
         grams = _common_ngrams(*_leading_token_hashes(TokenBatch(rests), cfg.max_tokens), cfg.n, need)
     else:  # no shared line to drop or mask: the texts are unchanged, the same for every check
         if "grams" not in memo:
-            raw = TokenBatch([r.view(TEXT) for r in sample])
+            raw = TokenBatch([r.whole_text() for r in sample])
             memo["grams"] = _common_ngrams(*_leading_token_hashes(raw, cfg.max_tokens), cfg.n, need)
         grams = memo["grams"]
     census = None if grams is None else grams.census(cfg.protect_n, bp.eval_grams)
@@ -352,7 +352,7 @@ def _line_counts(sample: Sequence[Record]) -> tuple[Counter, dict[int, str]]:
     ``text_hash``), and the first raw text of each."""
     line_df: Counter = Counter()
     first_text: dict[int, str] = {}
-    per_record = [r.view(TEXT).split("\n") for r in sample]
+    per_record = [r.whole_text().split("\n") for r in sample]
     lines = TokenBatch([line for rec_lines in per_record for line in rec_lines])  # normalized at once
     hashes, lengths = iter(lines.whole_hashes()), iter(lines.char_lengths().tolist())
     for rec_lines in per_record:
