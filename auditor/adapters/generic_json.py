@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container
+from ..io.files import file_size
+from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json, object_of_records, too_long
 from ..io.sniff import sniff
 from ..records.record import Record, Skip
 from ._fields import extract
-from ._write import JsonArrayWriter, JsonLinesWriter, JsonObjectWriter, RecordWriter
+from ._write import JsonArrayWriter, JsonDocumentWriter, JsonLinesWriter, JsonObjectWriter, RecordWriter
 from .base import GenericAdapter, line_spans
 
 
@@ -35,6 +36,12 @@ class JsonAdapter(GenericAdapter):
             return
         # streamed: one item in memory at a time, whatever the file's size
         container = json_container(path)
+        if container == "object" and not object_of_records(path):  # the file is one record
+            if file_size(path) > self.options.max_record_chars:
+                yield Skip(f"{path}#0", too_long(self.options.max_record_chars))
+                return
+            yield extract(self, load_json(path), 0, f"{path}#0")
+            return
         for i, key, item in iter_json_items(path):
             source = f"{path}#{i}"
             if container is None:
@@ -58,7 +65,7 @@ class JsonAdapter(GenericAdapter):
         if sniff(source).kind == "lines":  # as read()
             return JsonLinesWriter(source, target)
         if json_container(source) == "object":
-            return JsonObjectWriter(source, target)
+            return JsonObjectWriter(source, target) if object_of_records(source) else JsonDocumentWriter(source, target)
         return JsonArrayWriter(source, target)
 
 

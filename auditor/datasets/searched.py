@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records.fields import FIELDS, field_counts
+from ..records.fields import FIELDS, field_counts, id_known
 from ..records.record import Record, split_source
 
 #: kinds of field listed per file (the most frequent first)
@@ -35,7 +35,7 @@ class Searched:
         path, _ = split_source(record.source)
         self.views.setdefault(path, Counter()).update(v for v, text in record.views.items() if text)
         if FIELDS in record.views:
-            self.fields.setdefault(path, Counter()).update(field_counts(record.views, record.raw, (record.id,)))
+            self.fields.setdefault(path, Counter()).update(field_counts(record.views, record.raw, id_known(record.id)))
         reason = record.meta.get("read_whole")
         if reason:
             self.whole.setdefault(path, Counter())[reason] += 1

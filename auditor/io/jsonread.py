@@ -144,6 +144,38 @@ def iter_json_items(path: str | Path) -> Iterator[tuple[int, str | None, Any]]:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
 
+def object_of_records(path: str | Path) -> bool:
+    """True when the top-level JSON object of ``path`` maps keys to objects only (``{id: record}``:
+    StepTool's queries, LLaMA-Factory's ``dataset_info.json``), so each member is a record; False
+    when a member holds anything else (``{"tools": [...], "messages": [...]}``, ToolTalk's
+    ``{"name": "...", "conversation": [...]}``): the object is one record. Streamed: stops at the
+    first member that is not an object; a whole pass only when every member is one. Invalid JSON
+    answers True (the streamed reader then names the line).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "a.json"), "w").write('{"q1": {"text": "hi"}, "q2": {"text": "yo"}}')
+    >>> _ = open(os.path.join(d, "b.json"), "w").write('{"q1": {"text": "hi"}, "messages": []}')
+    >>> object_of_records(os.path.join(d, "a.json")), object_of_records(os.path.join(d, "b.json"))
+    (True, False)
+    """
+    import ijson
+
+    try:
+        with open_binary(path) as raw:
+            member = False
+            for prefix, event, _ in ijson.parse(_CountingReader(raw)):
+                if member:
+                    if event != "start_map":
+                        return False
+                    member = False
+                elif prefix == "" and event == "map_key":
+                    member = True
+    except (ijson.JSONError, UnicodeDecodeError, ValueError, OSError):
+        return True
+    return True
+
+
 def locate_bad_utf8(path: str | Path) -> int | None:
     """1-based number of the first line that is not valid UTF-8 (error path only)."""
     with open_binary(path) as f:

@@ -20,7 +20,8 @@ Numbers, booleans and nulls are left out: a JSON number is no text an eval item 
 call arguments are compared as values by the ``calls`` tier, and a digit string alone proves nothing.
 
 :func:`fields_view` keeps the strings not already searched as another view — a string is left out
-when each of its lines is a line of another view or of an earlier string, or is the record's id —
+when each of its lines is a line of another view or of an earlier string, or is the record's id
+(an identifier: an id holding text is searched, :func:`id_known`) —
 one per line (embedded
 newlines kept), so a chat record's message texts, already in its ``text`` view, are not searched
 twice, and a tool schema repeated in every message once. Paths are not stored: a finding names the
@@ -214,6 +215,17 @@ def kept(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> Itera
     for path, s in strings(raw, seen.searched):
         if seen.keep(s):
             yield path, s
+
+
+def id_known(rid: str) -> tuple[str, ...]:
+    """The record id as a string :func:`fields_view` need not search: an identifier (``G1@33737``,
+    ``42``), which the ``id`` tier compares; an id holding text (whitespace between two words, as a
+    text key) is searched like any other string, so a query written into an id field is found.
+
+    >>> id_known("G1@33737"), id_known("Book a flight to Paris")
+    (('G1@33737',), ())
+    """
+    return () if _TEXT_KEY(rid) else (rid,)
 
 
 def fields_view(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> str:
