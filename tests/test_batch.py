@@ -172,14 +172,36 @@ def test_vocabulary_lookup_small_and_large_give_the_dict_ids():
     assert VocabLookup(large).ids(TokenBatch([])).tolist() == []
 
 
-def test_token_batch_is_reused_for_the_same_texts_and_rebuilt_for_others():
-    a, b, c = "alpha beta", "gamma", "delta epsilon"
+def test_token_batch_is_reused_for_the_same_texts_extended_or_rebuilt_for_others():
+    a, b, c, d, e = "alpha beta", "gamma", "delta epsilon", "Zeta", "eta, theta"
+    forget_batch()
     first, positions = token_batch([a, b, a])
     assert positions == [0, 1, 0] and first.texts == [a, b]
     again, positions = token_batch([b, a])
     assert again is first and positions == [1, 0]
-    other, positions = token_batch([a, c])
-    assert other is not first and positions == [0, 1]
+    grown, positions = token_batch([a, c])  # half of them known: the batch is extended
+    assert grown is not first and grown.texts == [a, b, c] and positions == [0, 2]
+    other, positions = token_batch([d, e, a])  # mostly new: a new batch
+    assert other.texts == [d, e, a] and positions == [0, 1, 2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=30), max_size=6),
+    st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=30), max_size=6),
+)
+def test_an_extended_batch_equals_the_batch_of_all_its_texts(first, then):
+    """The n-gram tier's extra texts (user turns) are appended to the exact tier's batch: the result
+    must be exactly the batch built from scratch, or a token would be looked up at the wrong place."""
+    forget_batch()
+    base = TokenBatch(first)
+    base.whole_hashes()
+    grown, fresh = base.extended(then), TokenBatch(first + then)
+    for name in ("data", "text_offsets", "token_offsets", "token_starts"):
+        assert getattr(grown, name).tolist() == getattr(fresh, name).tolist(), name
+    assert grown.whole_hashes() == fresh.whole_hashes()
+    assert grown.token_array().to_pylist() == fresh.token_array().to_pylist()
+    assert [grown.normalized(i) for i in range(len(grown))] == [normalize(t).encode() for t in first + then]
 
 
 def test_selected_texts_keep_their_separators():

@@ -108,6 +108,29 @@ class TokenBatch:
     def __len__(self) -> int:
         return len(self.texts)
 
+    def extended(self, texts: Sequence[str]) -> TokenBatch:
+        """A batch of this batch's texts and then ``texts``: the same as ``TokenBatch(self.texts +
+        texts)``, but only ``texts`` are normalized (the buffers are concatenated). Results in
+        :attr:`memo` are not carried over.
+
+        >>> a = TokenBatch(["Hi there", ""]).extended(["", "x, y"])
+        >>> [a.normalized(i) for i in range(4)], a.token_starts.tolist()
+        ([b'hi there', b'', b'', b'x y'], [0, 3, 4, 5, 8])
+        """
+        other = TokenBatch(texts)
+        out = TokenBatch.__new__(TokenBatch)
+        out.texts = self.texts + other.texts
+        out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
+        size = len(self.data)
+        out.data = np.concatenate((self.data, other.data))
+        out.text_offsets = np.concatenate((self.text_offsets[:-1], other.text_offsets + size))
+        out.token_offsets = np.concatenate((self.token_offsets[:-1], other.token_offsets + size))
+        out.token_starts = np.concatenate((self.token_starts[:-1], other.token_starts + self.n_tokens))
+        out._array = None
+        out._whole = None if self._whole is None or other._whole is None else self._whole + other._whole
+        out.memo = {}
+        return out
+
     @property
     def n_tokens(self) -> int:
         """Tokens in the batch, the separators included."""
@@ -265,17 +288,25 @@ def token_batch(texts: Sequence[str]) -> tuple[TokenBatch, list[int]]:
 
     The exact and n-gram tiers (and the indexes of several checks) ask for the same training texts
     one after the other: the last batch is reused when it holds every one of these text objects
-    (by identity); otherwise a new batch is built of the distinct objects, in order.
+    (by identity); when it holds most of them, the others are normalized and appended to it
+    (:meth:`TokenBatch.extended`: the n-gram tier also scans a few views the exact tier did not);
+    otherwise a new batch is built of the distinct objects, in order.
 
     >>> texts = ["b", "a"]
-    >>> token_batch(texts)[1], token_batch(texts[1:] + texts)[1]
-    ([0, 1], [1, 0, 1])
+    >>> token_batch(texts)[1], token_batch(texts[1:] + texts)[1], token_batch(["c", *texts])[1]
+    ([0, 1], [1, 0, 1], [2, 0, 1])
     """
     last = _LAST[0] if _LAST else None
     if last is not None:
         positions = [last.where.get(id(t), -1) for t in texts]
-        if -1 not in positions:
+        missing = positions.count(-1)
+        if not missing:
             return last, positions
+        if missing * 2 <= len(texts):
+            new = list({id(t): t for t, p in zip(texts, positions) if p < 0}.values())
+            batch = last.extended(new)
+            _LAST[:] = [batch]
+            return batch, [batch.where[id(t)] for t in texts]
     distinct = list({id(t): t for t in texts}.values())
     batch = TokenBatch(distinct)
     _LAST[:] = [batch]

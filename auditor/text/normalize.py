@@ -42,6 +42,8 @@ from pathlib import Path
 
 import xxhash
 
+from .evasion import has_camel_run, may_have_camel_run, percent_decode, split_camel_runs, strip_latin_marks, undo_overrides
+
 # punctuation and control characters (Unicode categories P, S, C within ASCII) become spaces,
 # exactly as in the Unicode path
 _ASCII_TABLE = str.maketrans({c: " " for c in string.punctuation + "".join(map(chr, [*range(32), 127]))})
@@ -125,8 +127,11 @@ def _untag(m: re.Match) -> str:
 
 
 def is_plain(text: str) -> bool:
-    """True when :func:`clean` leaves ``text`` unchanged for sure: ASCII without markup characters."""
-    return text.isascii() and "<" not in text and "&" not in text
+    """True when :func:`clean` leaves ``text`` unchanged for sure: ASCII without markup or percent
+    characters and without a camel-cased run of words (:func:`~auditor.text.evasion.has_camel_run`)."""
+    if not text.isascii() or "<" in text or "&" in text or "%" in text:
+        return False
+    return not may_have_camel_run(text.encode("ascii")) or not has_camel_run(text)
 
 
 def strip_markup(text: str) -> str:
@@ -139,17 +144,27 @@ def strip_markup(text: str) -> str:
 
 
 def _deobfuscate(text: str, fold: bool) -> str:
-    """Ignorables dropped, markup stripped, NFKC (then case folding when ``fold``), confusables mapped.
+    """Evasion undone, in this order: percent-encoding decoded; right-to-left overrides put in reading
+    order; ignorables dropped; markup stripped; camel-cased runs split; confusables mapped (so that
+    NFKC cannot turn one into another letter first: ``ϲ`` is ``c``, not ``σ``); NFKC (then case folding
+    when ``fold``); confusables mapped again (what NFKC and folding produced); combining marks on
+    Latin letters dropped.
 
     Works on the distinct characters of the text (``str.replace`` per character found), which is
     several times faster than ``str.translate`` with a table for mostly-ASCII text."""
     t = _tables()
+    if "%" in text:
+        text = percent_decode(text)
     if not text.isascii():
+        text = undo_overrides(text)
         for c in set(text) & t.ignorable:
             text = text.replace(c, "")
     text = strip_markup(text)
+    text = split_camel_runs(text)
     if text.isascii():
         return text.lower() if fold else text
+    for c in set(text) & t.confusable.keys():
+        text = text.replace(c, t.confusable[c])
     text = unicodedata.normalize("NFKC", text)
     if fold:
         text = text.casefold()
@@ -159,7 +174,7 @@ def _deobfuscate(text: str, fold: bool) -> str:
     table = t.confusable_lower if fold else t.confusable
     for c in chars & table.keys():
         text = text.replace(c, table[c])
-    return text
+    return strip_latin_marks(text)
 
 
 def clean(text: str) -> str:
