@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from .evasion import percent_decode, split_camel_runs
 from .normalize import is_plain, normalize
 
 _SPACE = 32
@@ -54,6 +55,9 @@ PLAIN_BYTES = bytes(
     _SPACE if (i < 32 or i == 127 or chr(i) in punctuation) else ord(chr(i).lower()) if chr(i) in ascii_uppercase else i
     for i in range(256)
 )
+#: the same for a whole batch joined by separators: NUL kept (plain texts with a NUL take ``normalize``);
+#: every byte of a normalized text maps to itself (lower case, digits, spaces, UTF-8 of non-ASCII)
+_BATCH_BYTES = bytes(0 if i == 0 else b for i, b in enumerate(PLAIN_BYTES))
 _EMPTY_HASH = xxhash.xxh64_intdigest(b"")
 
 
@@ -94,7 +98,7 @@ class TokenBatch:
         self.texts = list(texts)
         #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
         self.where = {id(t): i for i, t in enumerate(self.texts)}
-        self.data = _squeeze([normalized_bytes(t) for t in self.texts])
+        self.data = _squeeze(_joined(self.texts))
         ends = np.flatnonzero(self.data == _SPACE)  # the space after each token
         self.token_offsets = _shifted(ends, 1)
         separators = np.flatnonzero(self.data == 0)  # one per text, in order
@@ -200,11 +204,62 @@ def _shifted(positions: np.ndarray, by: int) -> np.ndarray:
     return out
 
 
-def _squeeze(pieces: list[bytes]) -> np.ndarray:
-    """The pieces joined with separators, runs of spaces squeezed to one and leading spaces dropped:
-    ``[b"a  b ", b" ", b"c"]`` → ``b"a b \\x00 \\x00 c \\x00 "``."""
+def _joined(texts: list[str]) -> bytes:
+    """The texts joined by separators (and one after the last), each as ``normalized_bytes`` gives it,
+    spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII)
+    is copied as it is and translated in one call for the batch, camel-cased runs split
+    (:func:`~auditor.text.evasion.split_camel_runs`, only in the texts where one pass over the batch
+    found a lower-case letter or digit before a capital); any other text goes through ``normalize``.
+
+    >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", ""])
+    b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 '
+    """
+    pieces: list[bytes] = []
+    plain: list[str | None] = []  # the text a piece copies, where it is copied
+    for t in texts:
+        if t.isascii() and "<" not in t and "&" not in t and "\x00" not in t:
+            if "%" in t:
+                t = percent_decode(t)
+                if not (t.isascii() and "<" not in t and "&" not in t and "\x00" not in t):
+                    pieces.append(normalize(texts[len(pieces)]).encode("utf-8"))
+                    plain.append(None)
+                    continue
+            pieces.append(t.encode("ascii"))
+            plain.append(t)
+        else:
+            pieces.append(normalize(t).encode("utf-8"))
+            plain.append(None)
     pieces.append(b"")
-    raw = np.frombuffer(_SEPARATOR.join(pieces), dtype=np.uint8)
+    raw = _SEPARATOR.join(pieces)
+    out = raw.translate(_BATCH_BYTES)
+    changed = False
+    for i in _after_lower(raw, out, pieces):
+        copied = plain[i]
+        if copied is not None and (split := split_camel_runs(copied)) is not copied and split != copied:
+            pieces[i] = split.encode("ascii")  # what ``normalize`` lowers and translates
+            changed = True
+    return _SEPARATOR.join(pieces).translate(_BATCH_BYTES) if changed else out
+
+
+def _after_lower(raw: bytes, out: bytes, pieces: list[bytes]) -> list[int]:
+    """Indexes of the pieces of ``raw`` (joined by separators) where a lower-case letter or digit is
+    followed by a capital, from ``out`` (``raw`` translated): a capital is a byte the translation
+    changed into a letter, so only changed bytes (capitals, punctuation) are looked at."""
+    r, o = np.frombuffer(raw, dtype=np.uint8), np.frombuffer(out, dtype=np.uint8)
+    changed = np.flatnonzero(r != o)
+    caps = changed[(changed > 0) & (o[changed] >= 97) & (o[changed] <= 122)]
+    before = r[caps - 1]
+    caps = caps[((before >= 97) & (before <= 122)) | ((before >= 48) & (before <= 57))]
+    if not len(caps):
+        return []
+    ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + len(_SEPARATOR))
+    return np.unique(np.searchsorted(ends, caps, side="right")).tolist()
+
+
+def _squeeze(joined: bytes) -> np.ndarray:
+    """Joined pieces (:func:`_joined`) with runs of spaces squeezed to one and leading spaces dropped:
+    ``b"a  b  \\x00  \\x00 c \\x00 "`` → ``b"a b \\x00 \\x00 c \\x00 "``."""
+    raw = np.frombuffer(joined, dtype=np.uint8)
     word = raw != _SPACE
     keep = word.copy()
     keep[1:] |= word[:-1]  # a byte of a word, or the first space after one

@@ -31,6 +31,11 @@ def _unquote(m: re.Match) -> str:
         return "".join(chr(b) if b < 0x80 else raw[3 * i : 3 * i + 3] for i, b in enumerate(data))
 
 
+def has_percent_escape(text: str) -> bool:
+    """True when ``text`` holds a ``%XX`` escape (what :func:`percent_decode` decodes)."""
+    return "%" in text and _PERCENT.search(text) is not None
+
+
 def percent_decode(text: str) -> str:
     """``%XX`` runs decoded as UTF-8 (URLs, ``quote`` / ``quote_plus`` output, plain text alike), up
     to three times (``%2520`` is ``%20`` encoded again). A run that is not UTF-8 keeps its non-ASCII
@@ -76,15 +81,16 @@ def undo_overrides(text: str) -> str:
 
 # -- camel-cased runs ------------------------------------------------------------------------------
 
-#: an alphanumeric token with at least one lower-case letter or digit followed by a capital
-_CAMEL_CANDIDATE = re.compile(r"[A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*")
+#: a run of non-space characters with at least one lower-case letter or digit followed by a capital
+#: (matched from the run's start only, the rest possessively: twice as fast as the plain pattern)
+_CAMEL_CANDIDATE = re.compile(r"(?<!\S)\S*?[a-z0-9][A-Z]\S*+")
 #: where a camel-cased token splits: ``aB``, ``9B``, and ``ABc`` (``HTTPServer`` -> ``HTTP Server``)
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-#: a token is split only when it has this many humps (pieces) or more
+#: a run is split only when it has this many humps (pieces) or more
 MIN_HUMPS = 3
 #: bytes -> b"a" (lower-case letter or digit), b"A" (capital), b" " (anything else): a camel-cased
 #: token holds b"aA" once mapped, a cheap test run before any regular expression
-_CASE_CLASSES = bytes(
+CASE_CLASSES = bytes(
     ord("a") if (97 <= i <= 122 or 48 <= i <= 57) else ord("A") if 65 <= i <= 90 else 32 for i in range(256)
 )
 
@@ -92,13 +98,13 @@ _CASE_CLASSES = bytes(
 def may_have_camel_run(data: bytes) -> bool:
     """False when ``data`` (ASCII) surely has no camel-cased token (no lower-case letter or digit
     directly followed by a capital). A fast pre-test: :func:`has_camel_run` decides."""
-    return b"aA" in data.translate(_CASE_CLASSES)
+    return b"aA" in data.translate(CASE_CLASSES)
 
 
 def _split_token(m: re.Match) -> str:
-    token = m.group(0)
-    pieces = _HUMP.split(token)
-    return " ".join(pieces) if len(pieces) >= MIN_HUMPS else token
+    run = m.group(0)
+    pieces = _HUMP.split(run)
+    return " ".join(pieces) if len(pieces) >= MIN_HUMPS else run
 
 
 def has_camel_run(text: str) -> bool:
@@ -107,10 +113,15 @@ def has_camel_run(text: str) -> bool:
 
 
 def split_camel_runs(text: str) -> str:
-    """Words run together in camel case (``BookAFlightToParis``) split apart: an ASCII alphanumeric
-    token of at least :data:`MIN_HUMPS` humps is cut before each capital that follows a lower-case
-    letter or digit, and before the last capital of a run of capitals followed by a lower-case letter.
-    Two-hump names (``iPhone``, ``JavaScript``, ``YouTube``, ``PostgreSQL``) are left whole."""
+    """Words run together in camel case (``BookAFlightToParis``) split apart: a run of non-space
+    characters with at least :data:`MIN_HUMPS` humps in all (punctuation between them does not count:
+    ``ToParis,AndThen`` is one run of four) is cut before each capital that follows a lower-case letter
+    or digit, and before the last capital of a run of capitals followed by a lower-case letter.
+    Two-hump names standing alone (``iPhone``, ``JavaScript``, ``YouTube``, ``PostgreSQL``) stay whole.
+
+    >>> split_camel_runs("I'mPlanningATripToParis,AndThenRome. (JavaScript, iPhone)")
+    "I'm Planning A Trip To Paris,And Then Rome. (JavaScript, iPhone)"
+    """
     if not may_have_camel_run(text.encode("ascii", "replace")):
         return text
     return _CAMEL_CANDIDATE.sub(_split_token, text)

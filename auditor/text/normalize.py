@@ -42,7 +42,21 @@ from pathlib import Path
 
 import xxhash
 
-from .evasion import has_camel_run, may_have_camel_run, percent_decode, split_camel_runs, strip_latin_marks, undo_overrides
+from .evasion import (
+    has_camel_run,
+    has_percent_escape,
+    may_have_camel_run,
+    percent_decode,
+    split_camel_runs,
+    strip_latin_marks,
+    undo_overrides,
+)
+
+#: bumped whenever :func:`normalize` may give another output for some text: persisted eval-side
+#: indexes hash it into their eval fingerprint (:func:`auditor.store.indexes.fingerprint_records`), so an
+#: index built under another normalization is rebuilt, never reused. 2: percent-encoding, RTL overrides,
+#: camel-cased runs, Latin combining marks, confusables before NFKC, small capitals, Greek look-alikes.
+NORMALIZATION_VERSION = 2
 
 # punctuation and control characters (Unicode categories P, S, C within ASCII) become spaces,
 # exactly as in the Unicode path
@@ -126,10 +140,15 @@ def _untag(m: re.Match) -> str:
     return "" if m.group(1).lower() in _INLINE else " "
 
 
+def is_simple_ascii(text: str) -> bool:
+    """ASCII without markup characters, ``%XX`` escapes or NUL (camel-cased runs not looked at)."""
+    return text.isascii() and "<" not in text and "&" not in text and "\x00" not in text and not has_percent_escape(text)
+
+
 def is_plain(text: str) -> bool:
-    """True when :func:`clean` leaves ``text`` unchanged for sure: ASCII without markup or percent
-    characters and without a camel-cased run of words (:func:`~auditor.text.evasion.has_camel_run`)."""
-    if not text.isascii() or "<" in text or "&" in text or "%" in text:
+    """True when :func:`clean` leaves ``text`` unchanged for sure: :func:`is_simple_ascii` and without a
+    camel-cased run of words (:func:`~auditor.text.evasion.has_camel_run`)."""
+    if not is_simple_ascii(text):
         return False
     return not may_have_camel_run(text.encode("ascii")) or not has_camel_run(text)
 
