@@ -38,7 +38,9 @@ def _one_accent_per_word(q: str) -> str:
 DISGUISES = {
     "combining_acute_on_each_vowel": lambda q: "".join(c + "\u0301" if c in _VOWELS else c for c in q),
     "one_accent_per_word": _one_accent_per_word,
-    "dot_below_accents": lambda q: unicodedata.normalize("NFC", "".join(c + "\u0323" if c in _VOWELS else c for c in q)),
+    "dot_below_accents": lambda q: unicodedata.normalize(
+        "NFC", "".join(c + "\u0323" if c in _VOWELS else c for c in q)
+    ),
     "greek_epsilon_eta_chi": lambda q: q.translate(str.maketrans("enx", "εηχ")),
     "latin_small_capitals": lambda q: "".join(_SMALL_CAPITALS.get(c.lower(), c) for c in q),
     "percent_20": lambda q: q.replace(" ", "%20"),
@@ -101,7 +103,7 @@ def test_clean_controls_stay_clean(tmp_path):
     rels = ["training_data/selected_Toolbench_V.json", "training_data/selected_Toolbench_R.json"]
     rels += ["RefineToolBench/I1.json", "RefineToolBench/I2.json"]
     files = [str(shared_file(f"tool-mvr/data/{rel}")) for rel in rels]
-    for k, path in enumerate(files):
+    for path in files:
         cfg = AuditConfig(
             datasets={
                 "ev": DatasetSpec("ev", ["stabletoolbench"], role="eval"),
@@ -123,3 +125,21 @@ def test_clean_controls_stay_clean(tmp_path):
     )
     report = run_audit(cfg)
     assert report.verdict == "pass" and report.findings == []
+
+
+def test_an_index_built_under_another_normalization_is_not_reused(tmp_path, monkeypatch):
+    """Persisted indexes hash the normalization's version into their eval fingerprint: one built by an
+    auditor that normalized differently (where a disguised eval item had other tokens) gets another
+    folder name, so this auditor builds its own instead of reusing it."""
+    import auditor.store.indexes as indexes
+
+    items = stb_items(20)
+    train = _write(tmp_path / "train.jsonl", [chat(f"q{k}", it.view("query")) for k, it in enumerate(items)])
+    monkeypatch.setattr(indexes, "NORMALIZATION_VERSION", indexes.NORMALIZATION_VERSION - 1)
+    run_audit(stb_config(train, tmp_path))
+    old = {p.name for p in (tmp_path / "idx").iterdir() if p.is_dir()}
+    monkeypatch.undo()
+    report = run_audit(stb_config(train, tmp_path))
+    new = {p.name for p in (tmp_path / "idx").iterdir() if p.is_dir()} - old
+    assert old and {n.split("-")[0] for n in new} == {n.split("-")[0] for n in old}
+    assert report.checks[0]["contaminated_items"] == 20

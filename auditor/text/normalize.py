@@ -142,7 +142,9 @@ def _untag(m: re.Match) -> str:
 
 def is_simple_ascii(text: str) -> bool:
     """ASCII without markup characters, ``%XX`` escapes or NUL (camel-cased runs not looked at)."""
-    return text.isascii() and "<" not in text and "&" not in text and "\x00" not in text and not has_percent_escape(text)
+    return (
+        text.isascii() and "<" not in text and "&" not in text and "\x00" not in text and not has_percent_escape(text)
+    )
 
 
 def is_plain(text: str) -> bool:
