@@ -209,7 +209,7 @@ def _joined(texts: list[str]) -> bytes:
     spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII)
     is copied as it is and translated in one call for the batch, camel-cased runs split
     (:func:`~auditor.text.evasion.split_camel_runs`, only in the texts where one pass over the batch
-    found a lower-case letter or digit before a capital); any other text goes through ``normalize``.
+    found a lower-case letter before a capital); any other text goes through ``normalize``.
 
     >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", ""])
     b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 '
@@ -242,14 +242,14 @@ def _joined(texts: list[str]) -> bytes:
 
 
 def _after_lower(raw: bytes, out: bytes, pieces: list[bytes]) -> list[int]:
-    """Indexes of the pieces of ``raw`` (joined by separators) where a lower-case letter or digit is
-    followed by a capital, from ``out`` (``raw`` translated): a capital is a byte the translation
+    """Indexes of the pieces of ``raw`` (joined by separators) where a lower-case letter is followed
+    by a capital, from ``out`` (``raw`` translated): a capital is a byte the translation
     changed into a letter, so only changed bytes (capitals, punctuation) are looked at."""
     r, o = np.frombuffer(raw, dtype=np.uint8), np.frombuffer(out, dtype=np.uint8)
     changed = np.flatnonzero(r != o)
     caps = changed[(changed > 0) & (o[changed] >= 97) & (o[changed] <= 122)]
     before = r[caps - 1]
-    caps = caps[((before >= 97) & (before <= 122)) | ((before >= 48) & (before <= 57))]
+    caps = caps[(before >= 97) & (before <= 122)]
     if not len(caps):
         return []
     ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + len(_SEPARATOR))

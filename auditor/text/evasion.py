@@ -81,30 +81,30 @@ def undo_overrides(text: str) -> str:
 
 # -- camel-cased runs ------------------------------------------------------------------------------
 
-#: a run of non-space characters with at least one lower-case letter or digit followed by a capital
-#: (matched from the run's start only, the rest possessively: twice as fast as the plain pattern)
-_CAMEL_CANDIDATE = re.compile(r"(?<!\S)\S*?[a-z0-9][A-Z]\S*+")
-#: where a camel-cased token splits: ``aB``, ``9B``, and ``ABc`` (``HTTPServer`` -> ``HTTP Server``)
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: a run of non-space characters with at least one lower-case letter followed by a capital (matched
+#: from the run's start only, the rest possessively: twice as fast as the plain pattern)
+_CAMEL_CANDIDATE = re.compile(r"(?<!\S)\S*?[a-z][A-Z]\S*+")
+#: the humps that count: ``aB`` and ``ABc`` (``HTTPServer`` -> ``HTTP Server``); letters only, so
+#: upper-case codes (``8DT4XZ``, ASINs) and text in one case never split, whatever its digits
+_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: where a run that has enough humps splits: those and a digit before a capital (``Find5Hotels``)
+_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: a run is split only when it has this many humps (pieces) or more
 MIN_HUMPS = 3
-#: bytes -> b"a" (lower-case letter or digit), b"A" (capital), b" " (anything else): a camel-cased
-#: token holds b"aA" once mapped, a cheap test run before any regular expression
-CASE_CLASSES = bytes(
-    ord("a") if (97 <= i <= 122 or 48 <= i <= 57) else ord("A") if 65 <= i <= 90 else 32 for i in range(256)
-)
+#: bytes -> b"a" (lower-case letter), b"A" (capital), b" " (anything else): a camel-cased run holds
+#: b"aA" once mapped, a cheap test run before any regular expression
+CASE_CLASSES = bytes(ord("a") if 97 <= i <= 122 else ord("A") if 65 <= i <= 90 else 32 for i in range(256))
 
 
 def may_have_camel_run(data: bytes) -> bool:
-    """False when ``data`` (ASCII) surely has no camel-cased token (no lower-case letter or digit
-    directly followed by a capital). A fast pre-test: :func:`has_camel_run` decides."""
+    """False when ``data`` (ASCII) surely has no camel-cased run (no lower-case letter directly
+    followed by a capital). A fast pre-test: :func:`has_camel_run` decides."""
     return b"aA" in data.translate(CASE_CLASSES)
 
 
 def _split_token(m: re.Match) -> str:
     run = m.group(0)
-    pieces = _HUMP.split(run)
-    return " ".join(pieces) if len(pieces) >= MIN_HUMPS else run
+    return " ".join(_SPLIT.split(run)) if len(_HUMP.split(run)) >= MIN_HUMPS else run
 
 
 def has_camel_run(text: str) -> bool:
@@ -115,9 +115,11 @@ def has_camel_run(text: str) -> bool:
 def split_camel_runs(text: str) -> str:
     """Words run together in camel case (``BookAFlightToParis``) split apart: a run of non-space
     characters with at least :data:`MIN_HUMPS` humps in all (punctuation between them does not count:
-    ``ToParis,AndThen`` is one run of four) is cut before each capital that follows a lower-case letter
-    or digit, and before the last capital of a run of capitals followed by a lower-case letter.
-    Two-hump names standing alone (``iPhone``, ``JavaScript``, ``YouTube``, ``PostgreSQL``) stay whole.
+    ``ToParis,AndThen`` is one run of four; a hump is a lower-case letter before a capital, or the last
+    capital of several before a lower-case letter) is cut at each hump and before each capital that
+    follows a digit. Two-hump names standing alone (``iPhone``, ``JavaScript``, ``YouTube``,
+    ``PostgreSQL``) and text in one case (``8DT4XZ``, ``B07ZPKBL9V``) stay whole, so ``normalize`` still
+    gives one result for a text in upper and in lower case.
 
     >>> split_camel_runs("I'mPlanningATripToParis,AndThenRome. (JavaScript, iPhone)")
     "I'm Planning A Trip To Paris,And Then Rome. (JavaScript, iPhone)"
