@@ -15,10 +15,11 @@ so that text ``i``'s normalized form is the bytes from its start to one before i
 the separators included (id 0: no vocabulary holds them), which is the layout the n-gram kernel
 scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
-Plain ASCII text (:func:`auditor.text.normalize.is_plain`) is lowered and has punctuation and
-control characters turned into spaces by one ``bytes.translate`` — exactly what ``normalize`` does
-to it — and runs of spaces are squeezed with numpy; any other text goes through ``normalize``
-itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
+Plain ASCII text is lowered and has punctuation and control characters turned into spaces by one
+``bytes.translate`` of the whole batch — exactly what ``normalize`` does to it — after its ``%XX``
+escapes are decoded and its camel-cased runs split (found with one numpy pass over the batch, then
+:func:`auditor.text.evasion.split_camel_runs` on those texts only), and runs of spaces are squeezed
+with numpy; any other text goes through ``normalize`` itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
 checks it against ``normalize`` on real data and adversarial strings).
 
 >>> b = TokenBatch(["Book a flight to N.Y.C.!", "", "  ", "Ｈi\\x01there\\t!"])
@@ -216,18 +217,13 @@ def _joined(texts: list[str]) -> bytes:
     """
     pieces: list[bytes] = []
     plain: list[str | None] = []  # the text a piece copies, where it is copied
-    for t in texts:
-        if t.isascii() and "<" not in t and "&" not in t and "\x00" not in t:
-            if "%" in t:
-                t = percent_decode(t)
-                if not (t.isascii() and "<" not in t and "&" not in t and "\x00" not in t):
-                    pieces.append(normalize(texts[len(pieces)]).encode("utf-8"))
-                    plain.append(None)
-                    continue
+    for text in texts:
+        t = percent_decode(text) if _simple(text) and "%" in text else text
+        if _simple(t):
             pieces.append(t.encode("ascii"))
             plain.append(t)
         else:
-            pieces.append(normalize(t).encode("utf-8"))
+            pieces.append(normalize(text).encode("utf-8"))
             plain.append(None)
     pieces.append(b"")
     raw = _SEPARATOR.join(pieces)
@@ -235,10 +231,15 @@ def _joined(texts: list[str]) -> bytes:
     changed = False
     for i in _after_lower(raw, out, pieces):
         copied = plain[i]
-        if copied is not None and (split := split_camel_runs(copied)) is not copied and split != copied:
+        if copied is not None and (split := split_camel_runs(copied)) != copied:
             pieces[i] = split.encode("ascii")  # what ``normalize`` lowers and translates
             changed = True
     return _SEPARATOR.join(pieces).translate(_BATCH_BYTES) if changed else out
+
+
+def _simple(t: str) -> bool:
+    """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart)."""
+    return t.isascii() and "<" not in t and "&" not in t and "\x00" not in t
 
 
 def _after_lower(raw: bytes, out: bytes, pieces: list[bytes]) -> list[int]:
