@@ -11,6 +11,7 @@ punctuation runs, empty texts, markup, Unicode spaces and confusables), and on g
 from __future__ import annotations
 
 import json
+import string
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from auditor.text import kernels
 from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, token_batch
 from auditor.text.kernels import _select, exact_units, exact_units_batch
-from auditor.text.normalize import normalize, text_hash, tokens
+from auditor.text.normalize import clean, is_plain, normalize, text_hash, tokens
 
 ADVERSARIAL = [
     "",
@@ -53,6 +54,18 @@ ADVERSARIAL = [
     "\ud800 lone surrogate \udfff",
     "mixed ASCII line\nnon-ASCII line é\n\nlast",
     "punct-only line\n?!.,;\nreal words here",
+    # issue 22's disguises: camel-cased runs, percent-encoding, right-to-left override, marks, look-alikes
+    "BookAFlightToParis",
+    "my iPhone runs JavaScript on PostgreSQL",
+    'x {"getUserProfileById":1,"HTTPServerError":2} Find5HotelsNearMe aB1Cd2Ef',
+    "aZbZa ZZz AbC abC",
+    "Book%20a%20flight%2C%20please caf%C3%A9 %2520 %zz 100% 5%ff%FE %e2%80%8B",
+    "https://api.example.com/search?q=Book+a+flight+to+Paris%21&lang=en",
+    "see \u202esiraP ot thgilf a kooB\u202c now \u202eunclosed\nnext line",
+    "\u202e\u05e9\u05dc\u05d5\u05dd \u202eabc \u0645\u0631\u062d\u0628\u0627",
+    "Bo\u0301o\u0301k a\u0323 fli\u0301ght \u1ea1nd q\u0301 \u00f1and\u00fa",
+    "\u0939\u093f\u0928\u094d\u0926\u0940 \u0645\u064e\u0631\u0652\u062d\u064e\u0628\u064b\u0627 \u0439\u043e\u0434 \u03ac",
+    "\u03f2at \u1d00\u0299\u1d04 \u03b5\u03b7\u03c7 \ua7af \u03a3\u03c3\u03c2",
 ]
 
 
@@ -142,6 +155,18 @@ _ALPHABET = list("ab Z09,.!?-'\"<>&;#\n\t\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x01\x7f"
     "İ",
     "🙂",
     "\u0301",
+    "%",
+    "2",
+    "0",
+    "C",
+    "E",
+    "B",
+    "\u202e",
+    "\u202c",
+    "\u0323",
+    "\u03f2",
+    "\u1d00",
+    "\u03b5",
 ]
 
 
@@ -155,6 +180,23 @@ def test_generated_batches_normalize_as_the_reference(texts):
 @given(st.lists(st.text(max_size=30), max_size=6))
 def test_any_unicode_normalizes_as_the_reference(texts):
     _check(texts)
+
+
+_ASCII_ALPHABET = list("abcZB09 %2CE<&\x00\n-") + ["iPhone", "GetUser", "%20", "%C3%A9", "AB"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_ASCII_ALPHABET), max_size=12).map("".join), max_size=8))
+def test_plain_ascii_with_camel_and_percent_normalizes_as_the_reference(texts):
+    """ASCII is where the byte path runs: camel-cased runs and ``%XX`` escapes must leave it for
+    ``normalize`` exactly when ``normalize`` would change more than case and punctuation."""
+    _check(texts)
+    for t in texts:
+        if is_plain(t):
+            assert clean(t) == t and normalize(t) == " ".join(t.lower().translate(_PUNCT).split())
+
+
+_PUNCT = str.maketrans({c: " " for c in string.punctuation + "".join(map(chr, [*range(32), 127]))})
 
 
 def _reference_ids(batch: TokenBatch, vocab: list[bytes]) -> list[int]:
@@ -172,14 +214,36 @@ def test_vocabulary_lookup_small_and_large_give_the_dict_ids():
     assert VocabLookup(large).ids(TokenBatch([])).tolist() == []
 
 
-def test_token_batch_is_reused_for_the_same_texts_and_rebuilt_for_others():
-    a, b, c = "alpha beta", "gamma", "delta epsilon"
+def test_token_batch_is_reused_for_the_same_texts_extended_or_rebuilt_for_others():
+    a, b, c, d, e = "alpha beta", "gamma", "delta epsilon", "Zeta", "eta, theta"
+    forget_batch()
     first, positions = token_batch([a, b, a])
     assert positions == [0, 1, 0] and first.texts == [a, b]
     again, positions = token_batch([b, a])
     assert again is first and positions == [1, 0]
-    other, positions = token_batch([a, c])
-    assert other is not first and positions == [0, 1]
+    grown, positions = token_batch([a, c])  # half of them known: the batch is extended
+    assert grown is not first and grown.texts == [a, b, c] and positions == [0, 2]
+    other, positions = token_batch([d, e, a])  # mostly new: a new batch
+    assert other.texts == [d, e, a] and positions == [0, 1, 2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=30), max_size=6),
+    st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=30), max_size=6),
+)
+def test_an_extended_batch_equals_the_batch_of_all_its_texts(first, then):
+    """The n-gram tier's extra texts (user turns) are appended to the exact tier's batch: the result
+    must be exactly the batch built from scratch, or a token would be looked up at the wrong place."""
+    forget_batch()
+    base = TokenBatch(first)
+    base.whole_hashes()
+    grown, fresh = base.extended(then), TokenBatch(first + then)
+    for name in ("data", "text_offsets", "token_offsets", "token_starts"):
+        assert getattr(grown, name).tolist() == getattr(fresh, name).tolist(), name
+    assert grown.whole_hashes() == fresh.whole_hashes()
+    assert grown.token_array().to_pylist() == fresh.token_array().to_pylist()
+    assert [grown.normalized(i) for i in range(len(grown))] == [normalize(t).encode() for t in first + then]
 
 
 def test_selected_texts_keep_their_separators():

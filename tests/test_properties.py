@@ -23,6 +23,7 @@ from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import InputError
 from auditor.records.record import Record
 from auditor.records.toolcalls import call_name, calls_in_text, canonical_call, parse_arguments
+from auditor.text.evasion import split_camel_runs
 from auditor.text.normalize import _unicode_table, clean, normalize, text_hash, tokens
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -54,7 +55,8 @@ def test_normalize_is_idempotent_and_canonical(text):
 @SETTINGS
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
 def test_ascii_fast_path_equals_unicode_path(text):
-    assert normalize(text) == _unicode_path(clean(text))  # clean: markup (tags, entities) removed first
+    # clean: markup (tags, entities) removed and %XX decoded first; normalize also splits camel-cased runs
+    assert normalize(text) == _unicode_path(split_camel_runs(clean(text)))
 
 
 @SETTINGS

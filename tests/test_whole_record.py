@@ -208,12 +208,13 @@ def test_parquet_messages_column(tmp_path):
 
 
 def test_json_object_of_lists(tmp_path):
-    """``{"data": [[message, ...], ...]}``: read whole (one record, every message searched)."""
+    """``{"data": [[message, ...], ...]}``: a JSON object that is not a map of records is one record,
+    read whole (every message searched)."""
     queries = stb_queries()
     train = tmp_path / "train.json"
     train.write_text(json.dumps({"data": [msgs(planted(i, queries)[0]) for i in range(N)]}))
     report = run_audit(stb_config(train, tmp_path))
-    assert_found(report, "[][].content")  # paths are relative to the record: the value of key "data"
+    assert_found(report, "data[][].content")
 
 
 def test_toolalpaca_older_questions_layout(tmp_path):

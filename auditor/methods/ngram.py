@@ -175,10 +175,20 @@ class NgramIndex(Index[NgramConfig]):
             texts = [tr.views.get(views[0]) or tr.view(TEXT) for tr in batch]
         else:
             texts = ["\n".join(tr.views[v] for v in views if tr.views.get(v)) or tr.view(TEXT) for tr in batch]
+        # the user's turns joined (the ``user`` view), where they are not contiguous in the text: a query
+        # split across two user turns with an assistant turn between is whole only there
+        extra = [i for i, tr in enumerate(batch) if TEXT in views and _split_user(tr.views.get("user", ""), texts[i])]
+        scanned = texts + [batch[i].views["user"] for i in extra] if extra else texts
+        best: dict[tuple[int, int], tuple[int, bool]] = {}
+        for d, pos, matched in self._scanner().matches(scanned, len(self.eval_records)):
+            key = (d, pos) if d < len(batch) else (extra[d - len(batch)], pos)
+            if matched > best.get(key, (0, False))[0]:
+                best[key] = (matched, d >= len(batch))
         lengths: dict[int, int] = {}  # token counts of the texts a short item was found in
-        for d, pos, matched in self._scanner().matches(texts, len(self.eval_records)):
+        for (d, pos), (matched, in_user) in sorted(best.items()):
             score = matched / self.totals[pos]
             if score >= self.config.threshold:
+                where = {"user_turns": True} if in_user else {}
                 f = self.finding(
                     self.eval_records[pos],
                     batch[d],
@@ -187,6 +197,7 @@ class NgramIndex(Index[NgramConfig]):
                     matched_ngrams=matched,
                     eval_ngrams=int(self.totals[pos]),
                     train_views=list(self.config.train_views),
+                    **where,
                 )
                 if self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof ...
                     if d not in lengths:
@@ -198,3 +209,8 @@ class NgramIndex(Index[NgramConfig]):
                         f.evidence["tier"] = "suspected"
                 out.append(f)
         return out
+
+
+def _split_user(user: str, text: str) -> bool:
+    """True when the user's turns (``user``, joined by newlines) are not one contiguous piece of ``text``."""
+    return "\n" in user and user not in text

@@ -11,7 +11,8 @@ An index folder (under ``indexes/`` by default) holds:
     one NumPy array per entry, saved and loaded with ``allow_pickle=False``.
 
 The folder name is ``<method>-<eval fingerprint[:16]>-<params hash[:12]>``, so a run reuses an index
-only when the eval data and the parameters are unchanged. Folders are written to a temporary
+only when the eval data, the parameters and the text normalization
+(:data:`~auditor.text.normalize.NORMALIZATION_VERSION`, part of the fingerprint) are unchanged. Folders are written to a temporary
 sibling and renamed into place, so an interrupted run never leaves a half-written index. Loading
 checks the format, version, method, parameters, fingerprint and every array's SHA-256, and raises
 :class:`~auditor.errors.IndexFileError` on any mismatch.
@@ -55,7 +56,7 @@ import numpy as np
 from ..errors import IndexFileError
 from ..io.atomic import locked_folder
 from ..records.record import Record
-from ..text.normalize import normalize
+from ..text.normalize import NORMALIZATION_VERSION, normalize
 
 #: eval items searched for in a restored index (:func:`verify_index`)
 VERIFY_SAMPLE = 256
@@ -69,8 +70,10 @@ def params_hash(params: dict[str, Any]) -> str:
 
 
 def fingerprint_records(records: Iterable[Record], view: str) -> str:
-    """SHA-256 over each record's dataset, id and normalized ``view`` text, in order."""
-    h = hashlib.sha256()
+    """SHA-256 over the normalization's version and each record's dataset, id and normalized ``view``
+    text, in order: an index built under another normalization (whose hashes may differ even where a
+    normalized text does not) has another folder name, so it is rebuilt, never reused."""
+    h = hashlib.sha256(f"normalization {NORMALIZATION_VERSION}\x01".encode())
     for r in records:
         h.update(f"{r.dataset}\x00{r.id}\x00{normalize(r.view(view))}\x01".encode())
     return h.hexdigest()

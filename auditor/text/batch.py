@@ -15,10 +15,11 @@ so that text ``i``'s normalized form is the bytes from its start to one before i
 the separators included (id 0: no vocabulary holds them), which is the layout the n-gram kernel
 scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
-Plain ASCII text (:func:`auditor.text.normalize.is_plain`) is lowered and has punctuation and
-control characters turned into spaces by one ``bytes.translate`` — exactly what ``normalize`` does
-to it — and runs of spaces are squeezed with numpy; any other text goes through ``normalize``
-itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
+Plain ASCII text is lowered and has punctuation and control characters turned into spaces by one
+``bytes.translate`` of the whole batch — exactly what ``normalize`` does to it — after its ``%XX``
+escapes are decoded and its camel-cased runs split (found with one numpy pass over the batch, then
+:func:`auditor.text.evasion.split_camel_runs` on those texts only), and runs of spaces are squeezed
+with numpy; any other text goes through ``normalize`` itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
 checks it against ``normalize`` on real data and adversarial strings).
 
 >>> b = TokenBatch(["Book a flight to N.Y.C.!", "", "  ", "Ｈi\\x01there\\t!"])
@@ -43,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from .evasion import percent_decode, split_camel_runs
 from .normalize import is_plain, normalize
 
 _SPACE = 32
@@ -54,6 +56,9 @@ PLAIN_BYTES = bytes(
     _SPACE if (i < 32 or i == 127 or chr(i) in punctuation) else ord(chr(i).lower()) if chr(i) in ascii_uppercase else i
     for i in range(256)
 )
+#: the same for a whole batch joined by separators: NUL kept (plain texts with a NUL take ``normalize``);
+#: every byte of a normalized text maps to itself (lower case, digits, spaces, UTF-8 of non-ASCII)
+_BATCH_BYTES = bytes(0 if i == 0 else b for i, b in enumerate(PLAIN_BYTES))
 _EMPTY_HASH = xxhash.xxh64_intdigest(b"")
 
 
@@ -94,7 +99,7 @@ class TokenBatch:
         self.texts = list(texts)
         #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
         self.where = {id(t): i for i, t in enumerate(self.texts)}
-        self.data = _squeeze([normalized_bytes(t) for t in self.texts])
+        self.data = _squeeze(_joined(self.texts))
         ends = np.flatnonzero(self.data == _SPACE)  # the space after each token
         self.token_offsets = _shifted(ends, 1)
         separators = np.flatnonzero(self.data == 0)  # one per text, in order
@@ -107,6 +112,29 @@ class TokenBatch:
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def extended(self, texts: Sequence[str]) -> TokenBatch:
+        """A batch of this batch's texts and then ``texts``: the same as ``TokenBatch(self.texts +
+        texts)``, but only ``texts`` are normalized (the buffers are concatenated). Results in
+        :attr:`memo` are not carried over.
+
+        >>> a = TokenBatch(["Hi there", ""]).extended(["", "x, y"])
+        >>> [a.normalized(i) for i in range(4)], a.token_starts.tolist()
+        ([b'hi there', b'', b'', b'x y'], [0, 3, 4, 5, 8])
+        """
+        other = TokenBatch(texts)
+        out = TokenBatch.__new__(TokenBatch)
+        out.texts = self.texts + other.texts
+        out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
+        size = len(self.data)
+        out.data = np.concatenate((self.data, other.data))
+        out.text_offsets = np.concatenate((self.text_offsets[:-1], other.text_offsets + size))
+        out.token_offsets = np.concatenate((self.token_offsets[:-1], other.token_offsets + size))
+        out.token_starts = np.concatenate((self.token_starts[:-1], other.token_starts + self.n_tokens))
+        out._array = None
+        out._whole = None if self._whole is None or other._whole is None else self._whole + other._whole
+        out.memo = {}
+        return out
 
     @property
     def n_tokens(self) -> int:
@@ -177,11 +205,62 @@ def _shifted(positions: np.ndarray, by: int) -> np.ndarray:
     return out
 
 
-def _squeeze(pieces: list[bytes]) -> np.ndarray:
-    """The pieces joined with separators, runs of spaces squeezed to one and leading spaces dropped:
-    ``[b"a  b ", b" ", b"c"]`` → ``b"a b \\x00 \\x00 c \\x00 "``."""
+def _joined(texts: list[str]) -> bytes:
+    """The texts joined by separators (and one after the last), each as ``normalized_bytes`` gives it,
+    spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII)
+    is copied as it is and translated in one call for the batch, camel-cased runs split
+    (:func:`~auditor.text.evasion.split_camel_runs`, only in the texts where one pass over the batch
+    found a lower-case letter before a capital); any other text goes through ``normalize``.
+
+    >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", ""])
+    b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 '
+    """
+    pieces: list[bytes] = []
+    plain: list[str | None] = []  # the text a piece copies, where it is copied
+    for text in texts:
+        t = percent_decode(text) if _simple(text) and "%" in text else text
+        if _simple(t):
+            pieces.append(t.encode("ascii"))
+            plain.append(t)
+        else:
+            pieces.append(normalize(text).encode("utf-8"))
+            plain.append(None)
     pieces.append(b"")
-    raw = np.frombuffer(_SEPARATOR.join(pieces), dtype=np.uint8)
+    raw = _SEPARATOR.join(pieces)
+    out = raw.translate(_BATCH_BYTES)
+    changed = False
+    for i in _after_lower(raw, out, pieces):
+        copied = plain[i]
+        if copied is not None and (split := split_camel_runs(copied)) != copied:
+            pieces[i] = split.encode("ascii")  # what ``normalize`` lowers and translates
+            changed = True
+    return _SEPARATOR.join(pieces).translate(_BATCH_BYTES) if changed else out
+
+
+def _simple(t: str) -> bool:
+    """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart)."""
+    return t.isascii() and "<" not in t and "&" not in t and "\x00" not in t
+
+
+def _after_lower(raw: bytes, out: bytes, pieces: list[bytes]) -> list[int]:
+    """Indexes of the pieces of ``raw`` (joined by separators) where a lower-case letter is followed
+    by a capital, from ``out`` (``raw`` translated): a capital is a byte the translation
+    changed into a letter, so only changed bytes (capitals, punctuation) are looked at."""
+    r, o = np.frombuffer(raw, dtype=np.uint8), np.frombuffer(out, dtype=np.uint8)
+    changed = np.flatnonzero(r != o)
+    caps = changed[(changed > 0) & (o[changed] >= 97) & (o[changed] <= 122)]
+    before = r[caps - 1]
+    caps = caps[(before >= 97) & (before <= 122)]
+    if not len(caps):
+        return []
+    ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + len(_SEPARATOR))
+    return np.unique(np.searchsorted(ends, caps, side="right")).tolist()
+
+
+def _squeeze(joined: bytes) -> np.ndarray:
+    """Joined pieces (:func:`_joined`) with runs of spaces squeezed to one and leading spaces dropped:
+    ``b"a  b  \\x00  \\x00 c \\x00 "`` → ``b"a b \\x00 \\x00 c \\x00 "``."""
+    raw = np.frombuffer(joined, dtype=np.uint8)
     word = raw != _SPACE
     keep = word.copy()
     keep[1:] |= word[:-1]  # a byte of a word, or the first space after one
@@ -265,17 +344,25 @@ def token_batch(texts: Sequence[str]) -> tuple[TokenBatch, list[int]]:
 
     The exact and n-gram tiers (and the indexes of several checks) ask for the same training texts
     one after the other: the last batch is reused when it holds every one of these text objects
-    (by identity); otherwise a new batch is built of the distinct objects, in order.
+    (by identity); when it holds most of them, the others are normalized and appended to it
+    (:meth:`TokenBatch.extended`: the n-gram tier also scans a few views the exact tier did not);
+    otherwise a new batch is built of the distinct objects, in order.
 
     >>> texts = ["b", "a"]
-    >>> token_batch(texts)[1], token_batch(texts[1:] + texts)[1]
-    ([0, 1], [1, 0, 1])
+    >>> token_batch(texts)[1], token_batch(texts[1:] + texts)[1], token_batch(["c", *texts])[1]
+    ([0, 1], [1, 0, 1], [2, 0, 1])
     """
     last = _LAST[0] if _LAST else None
     if last is not None:
         positions = [last.where.get(id(t), -1) for t in texts]
-        if -1 not in positions:
+        missing = positions.count(-1)
+        if not missing:
             return last, positions
+        if missing * 2 <= len(texts):
+            new = list({id(t): t for t, p in zip(texts, positions) if p < 0}.values())
+            batch = last.extended(new)
+            _LAST[:] = [batch]
+            return batch, [batch.where[id(t)] for t in texts]
     distinct = list({id(t): t for t in texts}.values())
     batch = TokenBatch(distinct)
     _LAST[:] = [batch]
