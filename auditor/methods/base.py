@@ -218,6 +218,11 @@ class Index(Searcher, ABC, Generic[C]):
     def _build(self) -> None:
         """Build the index over ``self.eval_records``; count unindexable items in ``self.not_indexed``."""
 
+    def searched_views(self) -> tuple[str, ...]:
+        """Every view of a training record :meth:`search` reads (what boilerplate masking masks for this
+        method): ``config.train_views`` unless the method reads more."""
+        return tuple(self.config.train_views)
+
     def covers(self, record: Record) -> bool:
         """Can this method prove contamination of eval ``record``? (False: too short, no calls ...).
 

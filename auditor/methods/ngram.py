@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 #: pairs 18–60 % of 1–2-token items and sentences stand inside unrelated training text
 #: (``benchmarks/bench_short_items.py``)
 SHORT_MIN_N = 3
+#: the view of the user's turns joined (chat adapters), scanned besides ``text`` where they are not contiguous
+USER = "user"
 
 
 @dataclass
@@ -166,6 +168,11 @@ class NgramIndex(Index[NgramConfig]):
         state.pop("_kernel", None)
         return state
 
+    def searched_views(self) -> tuple[str, ...]:
+        """The train views, and the ``user`` view (the user's turns joined) with ``text``: see :meth:`search`."""
+        views = tuple(self.config.train_views)
+        return (*views, USER) if TEXT in views and USER not in views else views
+
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
         if not self.tables:
@@ -177,8 +184,8 @@ class NgramIndex(Index[NgramConfig]):
             texts = ["\n".join(tr.views[v] for v in views if tr.views.get(v)) or tr.view(TEXT) for tr in batch]
         # the user's turns joined (the ``user`` view), where they are not contiguous in the text: a query
         # split across two user turns with an assistant turn between is whole only there
-        extra = [i for i, tr in enumerate(batch) if TEXT in views and _split_user(tr.views.get("user", ""), texts[i])]
-        scanned = texts + [batch[i].views["user"] for i in extra] if extra else texts
+        extra = [i for i, tr in enumerate(batch) if TEXT in views and _split_user(tr.views.get(USER, ""), texts[i])]
+        scanned = texts + [batch[i].views[USER] for i in extra] if extra else texts
         best: dict[tuple[int, int], tuple[int, bool]] = {}
         for d, pos, matched in self._scanner().matches(scanned, len(self.eval_records)):
             key = (d, pos) if d < len(batch) else (extra[d - len(batch)], pos)

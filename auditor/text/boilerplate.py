@@ -551,7 +551,7 @@ def prepare(
         )
     if not bp.lines and not len(bp.ngrams):
         return Masker(bp, list(indexes), methods=[])
-    views = tuple(dict.fromkeys(v for ix in masking for v in ix.config.train_views))
+    views = tuple(dict.fromkeys(v for ix in masking for v in ix.searched_views()))
     masker = Masker(bp, [], views=views, methods=[ix.name for ix in masking])
     masker.indexes = [MaskingIndex(ix, masker) if ix in masking else ix for ix in indexes]
     return masker

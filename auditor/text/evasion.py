@@ -102,14 +102,41 @@ def may_have_camel_run(data: bytes) -> bool:
     return b"aA" in data.translate(CASE_CLASSES)
 
 
+#: a run of letters that reads as words written together: an optional lower-case word, then
+#: capitalized words with a vowel (``Book``, ``Flight``, ``By``, ``It``), the one-letter words ``A`` /
+#: ``I`` and acronyms (``ID``, ``API``, ``VoIP``: capitals not followed by a lower-case letter), each
+#: taken atomically (linear, whatever the run). A random mixed-case id (``hXQ7qFFt``, ``LkqUSBNCOu``, ``fINfRtJpnA``,
+#: ``ZiHuFk2ga5Pv``) is neither
+_WORDS = re.compile(r"[a-z]*+(?>[A-Z](?=[a-z]*[aeiouy])[a-z]++|[AEIOUY][a-z]++|[A-Z]+s?(?![a-z]))*+")
+_LETTER_RUN = re.compile(r"[A-Za-z]+")
+#: a capitalized word of three letters or more with a vowel: a run needs :data:`MIN_HUMPS` of them
+_TITLE_WORD = re.compile(r"[A-Z](?=[a-z]*[aeiouy])[a-z]{2,}")
+
+
+def _words_run_together(run: str) -> bool:
+    """True when ``run`` is words written together: at least :data:`MIN_HUMPS` pieces and as many
+    capitalized words of three letters or more, and every run of letters in it reads as words (:data:`_WORDS`; digits and punctuation between them are fine:
+    ``Find5HotelsInParis``, ``ToParis,AndThen``). Random mixed-case ids keep one token, so a
+    lower-cased copy of them still matches.
+
+    >>> runs = ("BookAFlightToParis", "I'mPlanningATripToParis,AndThen", "for2AdultsInParisToday", "TheUserIDIsMine",
+    ...         "hXQ7qFFt", "LkqUSBNCOu", "vyBYVVYshoSp", "fINfRtJpnA", "ZiHuFk2ga5Pv", "iPhone")
+    >>> [_words_run_together(r) for r in runs]
+    [True, True, True, True, False, False, False, False, False, False]
+    """
+    if len(_HUMP.split(run)) < MIN_HUMPS or len(_TITLE_WORD.findall(run)) < MIN_HUMPS:
+        return False
+    return all(_WORDS.fullmatch(letters) for letters in _LETTER_RUN.findall(run))
+
+
 def _split_token(m: re.Match) -> str:
     run = m.group(0)
-    return " ".join(_SPLIT.split(run)) if len(_HUMP.split(run)) >= MIN_HUMPS else run
+    return " ".join(_SPLIT.split(run)) if _words_run_together(run) else run
 
 
 def has_camel_run(text: str) -> bool:
     """True when :func:`split_camel_runs` changes ``text``."""
-    return any(len(_HUMP.split(m.group(0))) >= MIN_HUMPS for m in _CAMEL_CANDIDATE.finditer(text))
+    return any(_words_run_together(m.group(0)) for m in _CAMEL_CANDIDATE.finditer(text))
 
 
 def split_camel_runs(text: str) -> str:
