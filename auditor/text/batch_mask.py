@@ -80,19 +80,22 @@ class BatchMask:
             within = np.zeros(len(self.n_tokens), dtype=bool)
             within[inner[owner[_sorted_member(_grams_at(th, starts, k), bp.eval_grams)]]] = True
             touched |= within[u]
-        lens = self.n_tokens[u]  # every line's tokens, each text's lines one after the other
-        line = np.repeat(np.arange(len(self.lines)), lens)
-        m = len(line) - k + 1
-        if m > 0:  # windows across a line break within one text, holding a removed line's word
-            offsets = np.zeros(len(lens), dtype=np.int64)
-            np.cumsum(lens[:-1], out=offsets[1:])
-            take = np.repeat(first[u] - offsets, lens) + np.arange(len(line))
-            text = self.text_of_line[line]
-            rem = np.concatenate(([0], np.cumsum(self.removed[line])))
-            look = (text[:m] == text[k - 1 :]) & (line[:m] != line[k - 1 :]) & (rem[k:] > rem[:m])
-            starts = np.flatnonzero(look)
-            hits = starts[_sorted_member(_grams_at(th[take], starts, k), bp.eval_grams)]
-            touched[line[_spans(hits, k, len(line))]] = True
+        # positions: every line's tokens, each text's lines one after the other; a window holding a
+        # removed line's word and another's crosses that line's first or last break b: starts b - 1 ... b - k + 1
+        lens = self.n_tokens[u]
+        pos = np.zeros(len(self.lines) + 1, dtype=np.int64)
+        np.cumsum(lens, out=pos[1:])
+        ends = np.concatenate(([0], np.cumsum(self.per_text)))
+        removed = np.flatnonzero(self.removed)
+        owner = self.text_of_line[removed]
+        low, high = np.tile(pos[ends[owner]], 2), np.tile(pos[ends[owner + 1]] - k, 2)  # starts in the text
+        starts = (np.concatenate((pos[removed], pos[removed + 1]))[:, None] - np.arange(1, k)).ravel()
+        ok = (starts >= low.repeat(k - 1)) & (starts <= high.repeat(k - 1))
+        starts = starts[ok]  # a window next to two removed lines twice (np.unique costs more than that)
+        if len(starts):
+            full = th[np.repeat(first[u] - pos[:-1], lens) + np.arange(pos[-1])]
+            hits = starts[_sorted_member(_grams_at(full, starts, k), bp.eval_grams)]
+            touched[np.searchsorted(pos, (hits[:, None] + np.arange(k)).ravel(), side="right") - 1] = True
         spare = self.removed & touched
         self.removed &= ~spare
         self.shared |= spare
