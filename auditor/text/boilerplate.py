@@ -20,9 +20,9 @@ checked against every eval item, per item and per occurrence, not only as whole 
 * a line equal to an eval item's text is never touched;
 * no word inside an occurrence of any eval item's word ``protect_n``-gram (8, the ngram tier's
   ``min_n``) is masked, whether a boilerplate n-gram covers it or an n-gram straddles the item's edge;
-* a shared line holding such an occurrence (``spared_lines`` in the report) is not removed but masked
-  word by word around the eval item's words; ``spared_ngrams`` counts the boilerplate n-grams that
-  overlap an eval item (their eval words are kept).
+* a shared line holding such an occurrence (``spared_lines`` in the report), or a word of one that
+  straddles line breaks (in that text only), is masked word by word around the eval item's words, not
+  removed; ``spared_ngrams`` counts the boilerplate n-grams that overlap an eval item (eval words kept).
 
 So the exact and ngram tiers find what they would find unmasked; masking only keeps shared text that
 is not eval text from being evidence (and from diluting the minhash and embedding tiers' scores). The check's ``boilerplate`` entry in ``report.json`` says what was masked and how much. Turn it off per method
