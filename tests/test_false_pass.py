@@ -200,7 +200,7 @@ def test_toolrl_prompt_after_a_shared_heading_is_found_as_unmasked(tmp_path):
     """ToolRL's RL test row 42 ('**Dialogue Records History**' then a one-line user turn) sits verbatim
     at the end of one SFT record's input. Most SFT records share that heading line, so masking removed
     it, and with it the start of every 8-gram of the item that straddles the heading and the next line:
-    1 of its 13-grams survived (PASS for row 42). Masked, the ngram tier must find what it finds
+    1 of its 4 13-grams survived (PASS for row 42). Masked, the ngram tier must find what it finds
     unmasked, with the same scores."""
     cfgs = []
     for mask in (True, False):
