@@ -23,6 +23,7 @@ from auditor.errors import ChangedFileError
 from auditor.io.files import check_unchanged, file_state
 from auditor.records.record import Record
 from auditor.text.boilerplate import BoilerplateConfig, Masker, detect
+from auditor.text.normalize import tokens
 
 SYSTEM = (
     "You are AutoGPT, you can use many tools (functions) to do the following task.\n"
@@ -190,6 +191,76 @@ def test_one_item_in_most_records_is_found_by_embedding(tmp_path):
     rows = (chat(f"r{i}", item.view("query") if i % 5 < 3 else filler(i)) for i in range(40))
     report = run_audit(stb_config(_write(tmp_path / "train.jsonl", rows), tmp_path, methods=["embedding"], ref=ref))
     assert report.verdict == "fail" and {f["eval_ordinal"] for f in report.findings} == {item.ordinal}
+
+
+TOOLRL = Path(__file__).resolve().parent / "data" / "foreign" / "toolrl"
+
+
+def test_toolrl_prompt_after_a_shared_heading_is_found_as_unmasked(tmp_path):
+    """ToolRL's RL test row 42 ('**Dialogue Records History**' then a one-line user turn) sits verbatim
+    at the end of one SFT record's input. Most SFT records share that heading line, so masking removed
+    it, and with it the start of every 8-gram of the item that straddles the heading and the next line:
+    1 of its 4 13-grams survived (PASS for row 42). Masked, the ngram tier must find what it finds
+    unmasked, with the same scores."""
+    cfgs = []
+    for mask in (True, False):
+        cfg = AuditConfig(
+            datasets={
+                "ev": DatasetSpec("ev", [str(TOOLRL / "test.parquet")], role="eval"),
+                "tr": DatasetSpec("tr", [str(TOOLRL / "rlla_sft.json")], role="train"),
+            },
+            checks=[CheckSpec("c", train=["tr"], eval=["ev"], methods=["ngram"])],
+            method_params={"ngram": {"mask_boilerplate": mask}},
+            findings_store="memory",
+            index_dir=str(tmp_path / f"idx{mask}"),
+        )
+        cfgs.append(run_audit(cfg))
+    masked, unmasked = ({f["eval_ordinal"]: f["score"] for f in r.findings if f["conclusive"]} for r in cfgs)
+    assert set(masked) == {0, 42} and masked == unmasked
+    bp = cfgs[0].checks[0]["boilerplate"]
+    assert bp["lines"] >= 10 and bp["masked_share"] > 0.3  # the SFT file's system prompt is still masked
+
+
+def _heading_records(item_line: str) -> list[Record]:
+    """20 chat-like records sharing a heading, a short two-line footer and a prompt; record 5 holds
+    ``item_line`` as its user turn."""
+    rows = []
+    for i in range(20):
+        turn = item_line if i == 5 else f"please tell me fact number {i} about mars"
+        text = (
+            f"{GUIDE_LINE}\n**Dialogue Records History**\n<user> {turn} </user>\nEnd Of Turn\nAwait Reply Now\nid {i}"
+        )
+        rows.append(Record("t", str(i), f"t:{i}", {"text": text}))
+    return rows
+
+
+GUIDE_LINE = "You are a careful assistant: answer with one tool call per turn and never guess arguments."
+QR = "Could you please generate a QR code for the URL www.example.com?"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        f"**Dialogue Records History**\n<user> {QR} </user>",  # a shared line at the start of its 8-grams
+        "the URL www.example.com? </user>\nEnd Of Turn",  # ... at the end
+        "code for the URL www.example.com? </user>\nEnd Of Turn\nAwait Reply Now\nid",  # two inside one
+    ],
+)
+def test_masking_keeps_eval_8grams_that_straddle_shared_lines(item):
+    """No word inside an occurrence of an eval item's 8-gram is masked when the occurrence straddles
+    line breaks and a shared line (alone holding no eval 8-gram) is at its start, end or inside it;
+    the shared lines are still removed from every other record, and the batch form says the same."""
+    recs = _heading_records(QR)
+    bp = detect(recs, [item], BoilerplateConfig(min_records=10))
+    assert len(bp.lines) == 4 and not bp.spared  # the prompt, heading and footer lines are boilerplate
+    texts = [r.view("text") for r in recs]
+    masked = [bp.mask_text(t) for t in texts]
+    assert bp.mask_texts(texts) == masked
+    assert " ".join(tokens(item)) in " ".join(tokens(masked[5]))
+    assert GUIDE_LINE not in masked[5]  # the shared line outside the occurrence is still removed
+    for i, m in enumerate(masked):
+        if i != 5:
+            assert "Dialogue" not in m and "Await" not in m and "careful assistant" not in m
 
 
 # -- 3. a training file that changes while it is read ---------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -199,3 +200,82 @@ def test_generated_unicode_lines(lines):
     bp = _adversarial_bp_once()
     batch = ["\n".join(lines), "\r\n".join(lines), "\n".join(reversed(lines)), *lines]
     assert bp.mask_texts(batch) == [bp.mask_text(t) for t in batch]
+
+
+HEAD, TURN_END, AWAIT = "**Dialogue Records History**", "End Of Turn", "Await Reply Now"
+QR = "Could you please generate a QR code for the URL www.example.com?"
+#: short eval items whose 8-grams straddle short shared lines: one at the start, one at the end, two inside
+STRADDLING = [
+    f"{HEAD}\n<user> {QR} </user>",
+    f"the URL www.example.com? </user>\n{TURN_END}",
+    f"code for the URL www.example.com? </user>\n{TURN_END}\n{AWAIT}\nid",
+]
+
+
+@functools.cache
+def _straddle_bp() -> Boilerplate:
+    """Boilerplate whose removed lines are short (3 words), next to text of the STRADDLING eval items."""
+    recs = [
+        Record(
+            "t", str(i), f"t:{i}", {"text": f"{POLICY}\n{HEAD}\n<user> fact {i} </user>\n{TURN_END}\n{AWAIT}\nid {i}"}
+        )
+        for i in range(24)
+    ]
+    bp = detect(recs, [*STRADDLING, ITEM], BoilerplateConfig(min_records=10))
+    assert len(bp.lines) == 4 and not bp.spared
+    return bp
+
+
+def _eval_grams_kept(bp: Boilerplate, text: str, masked: str) -> bool:
+    """Every eval 8-gram occurring in ``text`` (across its line breaks too) occurs in ``masked``."""
+    from auditor.text.normalize import tokens
+    from auditor.text.tokens import ngram_hashes, token_hashes
+
+    k = bp.config.protect_n
+    before, after = (ngram_hashes(token_hashes(tokens(t)), k) for t in (text, masked))
+    return set(before[np.isin(before, bp.eval_grams)].tolist()) <= set(after.tolist())
+
+
+def test_eval_grams_straddling_shared_lines_are_kept():
+    bp = _straddle_bp()
+    texts = [
+        f"{POLICY}\n{HEAD}\n<user> {QR} </user>\n{TURN_END}\n{AWAIT}\nid 3",
+        f"{HEAD}\r\n\n<user> {QR} </user>\r\n\n{TURN_END}\n\n{AWAIT}\nid",
+        f"{HEAD}\n{HEAD}\n<user> {QR}",
+        f"{HEAD}\n<user> fact 3 </user>\n{TURN_END}\n{AWAIT}\nid 3",
+        f"{QR} </user>\n{AWAIT}\n{TURN_END}\nid",
+    ]
+    masked = [bp.mask_text(t) for t in texts]
+    assert bp.mask_texts(texts) == masked
+    assert all(_eval_grams_kept(bp, t, m) for t, m in zip(texts, masked))
+    assert masked[0] == "\n".join(texts[0].split("\n")[1:])  # the prompt removed, the rest all eval text
+    assert masked[3] == "<user> fact 3 </user>\nid 3"  # no eval 8-gram: the shared lines removed
+    assert masked[4] == f"{QR} </user>\nid"  # the shared lines in another order: no eval 8-gram, removed
+    recs = [Record("a", str(i), f"a:{i}", {"text": t}) for i, t in enumerate(texts)]
+    _same(bp, recs, (TEXT,))
+    # a removed line that itself holds an eval 8-gram (detect spares those: built here by hand)
+    adv = _adversarial_bp()
+    moved = dataclasses.replace(adv, lines=adv.lines | adv.spared, spared=set())
+    assert moved.mask_texts(ADVERSARIAL) == [moved.mask_text(t) for t in ADVERSARIAL]
+    assert [moved.mask_text(t) for t in ADVERSARIAL] == [adv.mask_text(t) for t in ADVERSARIAL]
+
+
+LINES = [POLICY, HEAD, TURN_END, AWAIT, QR, f"<user> {QR} </user>", "the URL www.example.com? </user>", "id", ITEM]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(LINES)
+        | st.lists(st.sampled_from([*QR.split(), "</user>", "id", "Now", ""]), max_size=6).map(" ".join),
+        max_size=10,
+    )
+)
+def test_generated_straddling_texts(lines):
+    """Shared lines, eval-item lines and fragments in any order: the batch form equals the reference,
+    and no eval 8-gram of the text is lost, however it straddles the lines."""
+    bp = _straddle_bp()
+    batch = ["\n".join(lines), "\r\n".join(lines), "\n\n".join(reversed(lines)), *lines]
+    masked = [bp.mask_text(t) for t in batch]
+    assert bp.mask_texts(batch) == masked
+    assert all(_eval_grams_kept(bp, t, m) for t, m in zip(batch, masked))

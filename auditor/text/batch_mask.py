@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .boilerplate import Boilerplate
 
 MASK = "[masked]"
-_PLAIN, _GUARDED, _SHARED = 0, 1, 2  # line states in Boilerplate.mask_text
+_PLAIN, _GUARDED, _SHARED, _REMOVED = 0, 1, 2, 3  # line states in Boilerplate.mask_text
 
 
 class BatchMask:
@@ -39,8 +39,16 @@ class BatchMask:
             (distinct.setdefault(line, len(distinct)) for line in self.lines), dtype=np.int64, count=len(self.lines)
         )
         self.batch = TokenBatch(list(distinct))
+        self._th: np.ndarray | None = None
         self._line_states()
+        self._spare_straddled()
         self._coverage()
+
+    def _token_hashes(self) -> np.ndarray:
+        """The batch's token hashes (of its distinct lines), hashed once."""
+        if self._th is None:
+            self._th = self.batch.token_hashes()
+        return self._th
 
     def _line_states(self) -> None:
         bp, batch, u = self.bp, self.batch, self.unique
@@ -51,7 +59,46 @@ class BatchMask:
         removed = nonempty & ~guarded & _member(hashes, bp.lines)
         shared = nonempty & ~guarded & ~removed & _member(hashes, bp.spared)
         self.guarded, self.removed, self.shared = guarded[u], removed[u], shared[u]
+        self.removed_distinct = removed
         self.text_of_line = np.repeat(np.arange(len(self.given)), self.per_text)
+
+    def _spare_straddled(self) -> None:
+        """Each removed line holding a word of an eval k-gram occurrence is shared instead (as
+        :func:`~auditor.text.boilerplate._spare_straddled` decides text by text). Such an occurrence
+        lies inside the line (looked for once per distinct line) or crosses one of its line breaks
+        (looked for among the windows that do, within one text), so only those windows are hashed."""
+        bp, u, k = self.bp, self.unique, self.bp.config.protect_n
+        if not len(bp.eval_grams) or not self.removed.any():
+            return
+        th, first = self._token_hashes(), self.batch.token_starts[:-1]
+        touched = np.zeros(len(self.lines), dtype=bool)
+        inner = np.flatnonzero(self.removed_distinct & (self.n_tokens >= k))
+        if len(inner):  # windows inside a distinct removed line
+            count = self.n_tokens[inner] - k + 1
+            owner = np.repeat(np.arange(len(inner)), count)
+            starts = first[inner][owner] + np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)
+            within = np.zeros(len(self.n_tokens), dtype=bool)
+            within[inner[owner[_sorted_member(_grams_at(th, starts, k), bp.eval_grams)]]] = True
+            touched |= within[u]
+        # positions: every line's tokens, each text's lines one after the other; a window holding a
+        # removed line's word and another's crosses that line's first or last break b: starts b - 1 ... b - k + 1
+        lens = self.n_tokens[u]
+        pos = np.zeros(len(self.lines) + 1, dtype=np.int64)
+        np.cumsum(lens, out=pos[1:])
+        ends = np.concatenate(([0], np.cumsum(self.per_text)))
+        removed = np.flatnonzero(self.removed)
+        owner = self.text_of_line[removed]
+        low, high = np.tile(pos[ends[owner]], 2), np.tile(pos[ends[owner + 1]] - k, 2)  # starts in the text
+        starts = (np.concatenate((pos[removed], pos[removed + 1]))[:, None] - np.arange(1, k)).ravel()
+        ok = (starts >= low.repeat(k - 1)) & (starts <= high.repeat(k - 1))
+        starts = starts[ok]  # a window next to two removed lines twice (np.unique costs more than that)
+        if len(starts):
+            full = th[np.repeat(first[u] - pos[:-1], lens) + np.arange(pos[-1])]
+            hits = starts[_sorted_member(_grams_at(full, starts, k), bp.eval_grams)]
+            touched[np.searchsorted(pos, (hits[:, None] + np.arange(k)).ravel(), side="right") - 1] = True
+        spare = self.removed & touched
+        self.removed &= ~spare
+        self.shared |= spare
 
     def _coverage(self) -> None:
         """``covered``: a bool per kept token (see :meth:`Boilerplate._mask_words`)."""
@@ -66,7 +113,7 @@ class BatchMask:
         offsets = np.zeros(len(lens), dtype=np.int64)
         np.cumsum(lens[:-1], out=offsets[1:])
         take = np.repeat(self.batch.token_starts[:-1][u] - offsets, lens) + np.arange(len(self.line))
-        th = self.batch.token_hashes()[take] if len(take) else np.zeros(0, dtype=np.uint64)
+        th = self._token_hashes()[take] if len(take) else np.zeros(0, dtype=np.uint64)
         n, k = bp.config.n, bp.config.protect_n
         if len(bp.ngrams):
             ngrams = (
@@ -147,6 +194,24 @@ def _sorted_member(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarra
     """Whether each value is in the non-empty sorted array ``sorted_distinct`` (binary search)."""
     pos = np.minimum(np.searchsorted(sorted_distinct, values), len(sorted_distinct) - 1)
     return sorted_distinct[pos] == values
+
+
+def _grams_at(th: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
+    """The hashes of the word k-grams of the token hashes ``th`` that start at ``starts``, as
+    :func:`auditor.text.tokens.ngram_hashes` hashes them (only those windows hashed).
+
+    >>> from auditor.text.tokens import ngram_hashes
+    >>> th = np.arange(10, 20, dtype=np.uint64)
+    >>> _grams_at(th, np.array([0, 4, 7]), 3).tolist() == ngram_hashes(th, 3)[[0, 4, 7]].tolist()
+    True
+    """
+    from .tokens import _P
+
+    h = np.zeros(len(starts), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(k):
+            h = h * _P + th[starts + j]
+    return h
 
 
 def _spans(starts: np.ndarray, width: int, length: int) -> np.ndarray:

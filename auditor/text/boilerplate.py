@@ -20,9 +20,9 @@ checked against every eval item, per item and per occurrence, not only as whole 
 * a line equal to an eval item's text is never touched;
 * no word inside an occurrence of any eval item's word ``protect_n``-gram (8, the ngram tier's
   ``min_n``) is masked, whether a boilerplate n-gram covers it or an n-gram straddles the item's edge;
-* a shared line holding such an occurrence (``spared_lines`` in the report) is not removed but masked
-  word by word around the eval item's words; ``spared_ngrams`` counts the boilerplate n-grams that
-  overlap an eval item (their eval words are kept).
+* a shared line holding such an occurrence (``spared_lines`` in the report), or a word of one that
+  straddles line breaks (in that text only), is masked word by word around the eval item's words, not
+  removed; ``spared_ngrams`` counts the boilerplate n-grams that overlap an eval item (eval words kept).
 
 So the exact and ngram tiers find what they would find unmasked; masking only keeps shared text that
 is not eval text from being evidence (and from diluting the minhash and embedding tiers' scores). The check's ``boilerplate`` entry in ``report.json`` says what was masked and how much. Turn it off per method
@@ -51,7 +51,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..records.record import TEXT, Record
 from .batch import TokenBatch
-from .batch_mask import _GUARDED, _PLAIN, _SHARED, MASK, BatchMask
+from .batch_mask import _GUARDED, _PLAIN, _REMOVED, _SHARED, MASK, BatchMask, _spans
 from .normalize import normalize, text_hash, tokens
 
 if TYPE_CHECKING:
@@ -99,27 +99,25 @@ class Boilerplate:
         """``text`` without boilerplate lines, boilerplate n-grams replaced by ``[masked]``.
 
         Eval-item text is kept: lines equal to an eval item are untouched, and so is every word
-        inside an occurrence of an eval item's ``protect_n``-gram (a shared line holding one is
-        masked word by word around it instead of removed)."""
+        inside an occurrence of an eval item's ``protect_n``-gram, even one straddling line breaks (a
+        shared line holding a word of one is masked word by word around it instead of removed)."""
         if not text:
             return text
-        kept, norms, states = [], [], []
-        for line in text.split("\n"):
-            norm = normalize(line)
-            h = text_hash(norm) if norm else None
-            if h is not None and h in self.protected:
-                states.append(_GUARDED)
-            elif h is not None and h in self.lines:
-                continue
-            elif h is not None and h in self.spared:
-                states.append(_SHARED)
-            else:
-                states.append(_PLAIN)
-            kept.append(line)
-            norms.append(norm)
-        if kept and (len(self.ngrams) or _SHARED in states):
-            kept = self._mask_words(kept, norms, states)
-        return "\n".join(kept)
+        lines = text.split("\n")
+        norms = [normalize(line) for line in lines]
+        states = [self._line_state(text_hash(norm)) if norm else _PLAIN for norm in norms]
+        if _REMOVED in states and len(self.eval_grams):
+            states = _spare_straddled(norms, states, self.config.protect_n, self.eval_grams)
+        keep = [i for i, s in enumerate(states) if s != _REMOVED]
+        lines, norms, states = [lines[i] for i in keep], [norms[i] for i in keep], [states[i] for i in keep]
+        if lines and (len(self.ngrams) or _SHARED in states):
+            lines = self._mask_words(lines, norms, states)
+        return "\n".join(lines)
+
+    def _line_state(self, h: int) -> int:
+        if h in self.protected:
+            return _GUARDED
+        return _REMOVED if h in self.lines else _SHARED if h in self.spared else _PLAIN
 
     def _mask_words(self, lines: list[str], norms: list[str], states: list[int]) -> list[str]:
         """``lines`` with masked words (``norms``: each line's ``normalize()``, so its tokens)."""
@@ -259,17 +257,18 @@ def _eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndar
     return eval_grams[pos] == grams
 
 
-def _tainted(th: np.ndarray, n: int, k: int, eval_grams: np.ndarray) -> np.ndarray:
-    """Whether each n-gram of ``th`` contains an eval k-gram (a bool per n-gram start; ``k <= n``)."""
-    count = len(th) - n + 1
-    if count <= 0:
-        return np.zeros(0, dtype=bool)
-    hitk = _eval_gram_starts(th, k, eval_grams)
-    if not hitk.any():
-        return np.zeros(count, dtype=bool)
-    cs = np.concatenate(([0], np.cumsum(hitk)))
-    starts = np.arange(count)
-    return (cs[starts + n - k + 1] - cs[starts]) > 0
+def _spare_straddled(norms: list[str], states: list[int], k: int, eval_grams: np.ndarray) -> list[int]:
+    """``states`` with every removed line that holds a word of an eval ``k``-gram occurring in the
+    whole text (``norms``: its lines, normalized) shared instead: masked word by word around the
+    eval words. An occurrence straddling line breaks is held by no line alone (issue: ToolRL's row 42)."""
+    from .tokens import token_hashes
+
+    toks = [norm.split() for norm in norms]
+    th = token_hashes([t for ts in toks for t in ts])
+    inside = _spans(np.flatnonzero(_eval_gram_starts(th, k, eval_grams)), k, len(th))
+    line_of = np.repeat(np.arange(len(toks)), [len(ts) for ts in toks])
+    hit = set(line_of[inside].tolist())
+    return [_SHARED if s == _REMOVED and i in hit else s for i, s in enumerate(states)]
 
 
 def detect(
