@@ -54,7 +54,9 @@ def canonical_value(v: Any) -> Any:
         return int(v) if v.is_integer() else v
     if isinstance(v, int):
         return v
-    s = decode_disguised(str(v).strip())
+    s = str(v).strip()
+    while (decoded := decode_disguised(s).strip()) != s:  # to a fixed point: every decoding shortens
+        s = decoded  # the text, and a canonical value read back canonicalizes to itself
     low = s.lower()
     if low in ("true", "false"):
         return low == "true"
