@@ -34,7 +34,7 @@ from ..records.callparse import Schemas, calls_from_value
 from ..records.messages import ROLE_ALIASES, MessageSelector, content_text
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.trajectory import Turn, extract_task, trajectory_views
-from ._rows import table_rows
+from ._rows import record_id, table_rows
 from ._write import JsonArrayWriter, JsonLinesWriter, ParquetWriter, RecordWriter, dumps, raw_of
 from .base import Adapter, first_record, line_spans
 
@@ -114,6 +114,23 @@ def message_turns(msgs: list, tags: Tags | None = None, schemas: Schemas | None 
             role = "tool"
         out.append(Turn(role, text, calls))
     return out
+
+
+def turns_record(adapter: Adapter, obj: dict, position: int, source: str, turns: list[Turn]) -> Record | Skip:
+    """The record of a conversation a named reader parsed into ``turns`` (Glaive, ToolACE): views of
+    :func:`~auditor.records.trajectory.trajectory_views` (calls already in the turns, none parsed from
+    text), the ``messages`` selector applied, the id from ``obj['id']`` (else the position); a Skip
+    when the conversation has no text or no message matches the selector."""
+    views, meta = trajectory_views(turns, parse_text_calls=False)
+    refused = select_query(views, turns, adapter.options.messages, source)
+    if refused is not None:
+        return refused
+    if not views[TEXT].strip():
+        return Skip(source, "conversation has no text")
+    rid = record_id(obj)
+    if rid is None:
+        return adapter.record(position, source, views, raw=obj, positional_id=True, **meta)
+    return adapter.record(rid, source, views, raw=obj, **meta)
 
 
 def select_query(views: dict[str, str], turns: list[Turn], spec: str | None, source: str) -> Skip | None:

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..records.record import Record, Skip
-from ..records.trajectory import Turn, trajectory_views
-from ._rows import RowAdapter, record_id
+from ..records.trajectory import Turn
+from ._rows import RowAdapter
 from .base import first_record
-from .chat import select_query
+from .chat import turns_record
 
 #: a marker opens the string or follows a blank line (Glaive separates turns with three newlines)
 _MARKER = re.compile(r"(?:\A|\n[ \t]*\n)[ \t]*(SYSTEM|USER|ASSISTANT|FUNCTION RESPONSE)[ \t]*:[ \t]?")
@@ -121,13 +121,4 @@ class GlaiveAdapter(RowAdapter):
         if isinstance(system, str) and system.strip():
             text = re.sub(r"^\s*SYSTEM\s*:\s*", "", system)
             turns.insert(0, Turn("system", text.strip()))
-        views, meta = trajectory_views(turns, parse_text_calls=False)
-        refused = select_query(views, turns, self.options.messages, source)
-        if refused is not None:
-            return refused
-        if not views["text"].strip():
-            return Skip(source, "conversation has no text")
-        rid = record_id(obj)
-        if rid is None:
-            return self.record(position, source, views, raw=obj, positional_id=True, **meta)
-        return self.record(rid, source, views, raw=obj, **meta)
+        return turns_record(self, obj, position, source, turns)

@@ -24,10 +24,10 @@ from typing import Any
 
 from ..records.callparse import Schemas, default_schemas, parse_call_string
 from ..records.record import Record, Skip
-from ..records.trajectory import Turn, trajectory_views
-from ._rows import RowAdapter, record_id
+from ..records.trajectory import Turn
+from ._rows import RowAdapter
 from .base import first_record
-from .chat import message_turns, select_query
+from .chat import message_turns, turns_record
 
 _ROLES = {"user", "assistant", "tool"}
 _PY_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
@@ -105,13 +105,4 @@ class ToolAceAdapter(RowAdapter):
         turns = [_with_calls(t, schemas, names) for t in message_turns(conv)]
         if system.strip():
             turns.insert(0, Turn("system", system.strip()))
-        views, meta = trajectory_views(turns, parse_text_calls=False)
-        refused = select_query(views, turns, self.options.messages, source)
-        if refused is not None:
-            return refused
-        if not views["text"].strip():
-            return Skip(source, "conversation has no text")
-        rid = record_id(obj)
-        if rid is None:
-            return self.record(position, source, views, raw=obj, positional_id=True, **meta)
-        return self.record(rid, source, views, raw=obj, **meta)
+        return turns_record(self, obj, position, source, turns)
