@@ -146,9 +146,10 @@ def iter_json_items(path: str | Path) -> Iterator[tuple[int, str | None, Any]]:
 
 def object_of_records(path: str | Path) -> bool:
     """True when the top-level JSON object of ``path`` maps keys to objects only (``{id: record}``:
-    StepTool's queries, LLaMA-Factory's ``dataset_info.json``), so each member is a record; False
-    when a member holds anything else (``{"tools": [...], "messages": [...]}``, ToolTalk's
-    ``{"name": "...", "conversation": [...]}``): the object is one record. Streamed: stops at the
+    StepTool's queries, LLaMA-Factory's ``dataset_info.json``) or to strings only (``{id: text}``), so
+    each member is a record; False when its members hold anything else or a mix
+    (``{"tools": [...], "messages": [...]}``, ToolTalk's ``{"name": "...", "conversation": [...]}``):
+    the object is one record. Streamed: stops at the
     first member that is not an object; a whole pass only when every member is one. Invalid JSON
     answers True (the streamed reader then names the line).
 
@@ -156,19 +157,20 @@ def object_of_records(path: str | Path) -> bool:
     >>> d = tempfile.mkdtemp()
     >>> _ = open(os.path.join(d, "a.json"), "w").write('{"q1": {"text": "hi"}, "q2": {"text": "yo"}}')
     >>> _ = open(os.path.join(d, "b.json"), "w").write('{"q1": {"text": "hi"}, "messages": []}')
-    >>> object_of_records(os.path.join(d, "a.json")), object_of_records(os.path.join(d, "b.json"))
-    (True, False)
+    >>> _ = open(os.path.join(d, "c.json"), "w").write('{"q1": "Find flights", "q2": "Book a hotel"}')
+    >>> [object_of_records(os.path.join(d, f)) for f in ("a.json", "b.json", "c.json")]
+    [True, False, True]
     """
     import ijson
 
     try:
         with open_binary(path) as raw:
-            member = False
+            member, kind = False, None
             for prefix, event, _ in ijson.parse(_CountingReader(raw)):
                 if member:
-                    if event != "start_map":
+                    if event not in ("start_map", "string") or kind not in (None, event):
                         return False
-                    member = False
+                    member, kind = False, event
                 elif prefix == "" and event == "map_key":
                     member = True
     except (ijson.JSONError, UnicodeDecodeError, ValueError, OSError):
