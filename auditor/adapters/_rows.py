@@ -157,6 +157,13 @@ def table_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Sk
     if base_suffix(path) == ".parquet":
         yield from _parquet_rows(path)
         return
+    yield from csv_rows(path, max_chars)
+
+
+def csv_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip]]:
+    """``(position, source, row)`` of each row of a CSV / TSV file (delimiter: :func:`sniff_delimiter`),
+    parsed strictly; a row with more cells than the header, or a NUL byte, is a Skip. Raises
+    :class:`InputError` naming the line for invalid UTF-8, malformed CSV or a field over ``max_chars``."""
     csv.field_size_limit(max_chars)
     reader = None
     try:
@@ -178,7 +185,10 @@ def table_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Sk
         raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
     except csv.Error as e:
         where = f"line {reader.reader.line_num}" if reader is not None and reader.reader.line_num else None
-        raise InputError(str(path), where, f"malformed CSV: {e}") from None
+        problem = str(e)
+        if "field larger than field limit" in problem:
+            problem = f"a field is longer than max_record_chars={max_chars}"
+        raise InputError(str(path), where, f"malformed CSV: {problem}") from None
 
 
 def _parquet_rows(path: Path) -> Iterator[tuple[int, str, dict | Skip]]:
