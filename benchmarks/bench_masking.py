@@ -27,7 +27,8 @@ from pathlib import Path
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec
 from auditor.records.record import TEXT
-from auditor.text.boilerplate import BoilerplateConfig, Masker, detect
+from auditor.text.boilerplate import BoilerplateConfig, detect
+from auditor.text.masking import Masker
 
 SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 FILES = [

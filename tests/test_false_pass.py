@@ -22,7 +22,8 @@ from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ChangedFileError
 from auditor.io.files import check_unchanged, file_state
 from auditor.records.record import Record
-from auditor.text.boilerplate import BoilerplateConfig, Masker, detect
+from auditor.text.boilerplate import BoilerplateConfig, detect
+from auditor.text.masking import Masker
 from auditor.text.normalize import tokens
 
 SYSTEM = (

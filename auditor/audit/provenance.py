@@ -53,7 +53,7 @@ from ..engines.base import CheckPass, Engine, ScanJob, ScanStats, get_engine
 from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
-from ..text import boilerplate
+from ..text import masking
 from .results import ProvenanceResult
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def run_provenance(
     content_names = spec.content_methods()
     indexes = [build_index(m, method_params.get(m), source_records, index_dir) for m in content_names]
     id_index = methods.create("id", method_params.get("id")).build(source_records)
-    masker = boilerplate.prepare(indexes, [datasets[n] for n in spec.derived], source_records)
+    masker = masking.prepare(indexes, [datasets[n] for n in spec.derived], source_records)
     held = set(spec.held_out)
     attributor = _Attributor(spec, masker.indexes, id_index, sources, held)
     job = ScanJob([CheckPass(spec.name, [attributor], masker)], batch_size=batch_size)

@@ -32,7 +32,7 @@ from ..store.findings import FindingStore, MemoryFindingStore
 from ..store.findings_db import DuckDBFindingStore
 from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
 from ..store.texts import TextCapture, collect_texts
-from ..text import boilerplate
+from ..text import boilerplate, masking
 from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
 from .errortypes import ErrorTypes
 from .provenance import run_provenance
@@ -311,7 +311,7 @@ def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: E
         eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
         method_names = check.methods or methods.default_methods()
         unbuilt = [methods.create(m, config.method_params.get(m)) for m in method_names]
-        evals.append((method_names, eval_records, eval_skipped, boilerplate.masked_eval_texts(unbuilt, eval_records)))
+        evals.append((method_names, eval_records, eval_skipped, masking.masked_eval_texts(unbuilt, eval_records)))
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, (check, ev) in enumerate(zip(config.checks, evals)):
         if ev[3] is not None:
@@ -338,7 +338,7 @@ def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: E
     states = []
     for i, (check, (method_names, eval_records, eval_skipped, _)) in enumerate(zip(config.checks, evals)):
         train_ds = [datasets[n] for n in check.train]
-        masker = boilerplate.prepare(built[i], train_ds, eval_records, detected=detected.get(i))
+        masker = masking.prepare(built[i], train_ds, eval_records, detected=detected.get(i))
         for name in check.eval:
             error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
         states.append(_CheckState(check, method_names, eval_records, eval_skipped, built[i], masker))

@@ -91,7 +91,7 @@ class ScanStats:
 @dataclass
 class CheckPass:
     """One check's share of a scan: findings of ``indexes`` are labelled ``check``; ``masker``
-    (:class:`auditor.text.boilerplate.Masker`) masks the records its wrapped indexes see."""
+    (:class:`auditor.text.masking.Masker`) masks the records its wrapped indexes see."""
 
     check: str
     indexes: list[Searcher]
@@ -238,7 +238,7 @@ def scan_unit(
     """
     from ..audit.errortypes import ErrorTypes
     from ..store.texts import MAX_CHARS
-    from ..text.boilerplate import Masker
+    from ..text.masking import Masker
 
     cpu0 = time.process_time()
     ustats = UnitStats()

@@ -230,6 +230,7 @@ WORKER_MODULES = (
     "auditor.engines.local",
     "auditor.methods",
     "auditor.text.boilerplate",
+    "auditor.text.masking",
     "auditor.audit.errortypes",
     "auditor.store.texts",
 )

@@ -56,7 +56,7 @@ import numpy as np
 from ..embed.onnx import _HostTensor
 from ..errors import AuditorError, ConfigError, ScanError
 from ..methods.embedding import EmbeddingIndex
-from ..text.boilerplate import MaskingIndex
+from ..text.masking import MaskingIndex
 from .base import ScanJob
 
 #: seconds the pool's actors have to load their model (a node that builds the ONNX model: ~45 s)

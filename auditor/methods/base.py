@@ -138,7 +138,7 @@ class Searcher(Protocol):
     a batch of training records, and the counters a worker's copy kept while searching.
 
     Every :class:`Index` is one; so are the scan's wrappers that are not a method of their own:
-    :class:`~auditor.text.boilerplate.MaskingIndex` (an index that sees masked records) and the
+    :class:`~auditor.text.masking.MaskingIndex` (an index that sees masked records) and the
     provenance attributor (:mod:`auditor.audit.provenance`). Findings carry the training record's
     ``train_ordinal`` as the engine numbered it, so the engine can renumber them across work units.
     """
