@@ -1,4 +1,4 @@
-"""Cleaned training sets: each training dataset written again without the records behind findings.
+"""Cleaned training sets: each training dataset written again without the records behind conclusive findings.
 
 This is the falsifier's "retrain with the overlapping items removed". For every training dataset of
 an audit, :func:`write_clean` writes ``DIR/<dataset>/<file>`` (the dataset name made safe as a folder name) holding the dataset's selected records

@@ -3,7 +3,7 @@
 ::
 
     report_dir = "reports/toolmvr"        # optional; relative to the manifest
-    write_clean = "clean/toolmvr"         # optional: training sets without the records behind findings
+    write_clean = "clean/toolmvr"         # optional: training sets without the records behind conclusive findings
 
     [datasets.stb]
     path = "stabletoolbench"              # a registry name, a file, a glob, or a list of them

@@ -254,7 +254,8 @@ def _run_and_write(config, report_dir: str) -> None:
     "--write-clean",
     default=None,
     metavar="DIR",
-    help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.",
+    help="Write each training set without the records behind conclusive findings (suspected and id-only ones remove "
+    "nothing) to DIR, plus DIR/removed.jsonl and DIR/split.toml.",
 )
 @fail_on_option
 @engine_options
@@ -343,7 +344,8 @@ def audit(
     "--write-clean",
     default=None,
     metavar="DIR",
-    help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).",
+    help="Write each training set without the records behind conclusive findings to DIR (overrides the "
+    "manifest's write_clean).",
 )
 @fail_on_option
 @engine_options

@@ -27,6 +27,7 @@ from ..io.atomic import atomic_write_bytes, locked_folder
 from ..io.jsonable import plain
 from ..io.jsonread import load_json
 from ..io.ledger import LEDGER, Ledger, sha256_bytes
+from .conda import render_conda
 from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
@@ -136,8 +137,15 @@ class Report:
         return f"auditor: {self.verdict.upper()} — " + "; ".join(parts)
 
     def render(self, fmt: str) -> str:
-        """The report as ``json``, ``md``, ``html`` or ``junit`` text. Raises ConfigError for another format."""
-        renderers = {"json": Report.to_json, "md": render_markdown, "html": render_html, "junit": render_junit}
+        """The report as ``json``, ``md``, ``html``, ``junit`` or ``conda`` (rows for the CONDA Data
+        Contamination Database: :mod:`auditor.report.conda`) text. Raises ConfigError for another format."""
+        renderers = {
+            "json": Report.to_json,
+            "md": render_markdown,
+            "html": render_html,
+            "junit": render_junit,
+            "conda": render_conda,
+        }
         if fmt not in renderers:
             raise ConfigError(f"unknown report format '{fmt}' (formats: {', '.join(renderers)})")
         return renderers[fmt](self)
