@@ -101,5 +101,8 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
             f"f1 {a.f1:.3f} (tp {a.tp}, fp {a.fp})"
         )
     click.echo(
-        f"best F1 {b.f1:.3f} at threshold {b.threshold:.2f} (set it with [methods.embedding] threshold = {b.threshold})"
+        f"best F1 {b.f1:.3f} at threshold {b.threshold:.2f}; to make it the conclusive threshold, put in the manifest "
+        "(the conclusive rule also wants every eval number present, as measured above):"
     )
+    for line in result.manifest_lines(dict(_param(p) for p in params)):
+        click.echo(line)

@@ -26,6 +26,7 @@ Errors: :class:`~auditor.errors.InputError` (bad pairs file), :class:`~auditor.e
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,45 @@ class Calibration:
 
     def best(self) -> Row:
         return max(self.rows, key=lambda r: (r.f1, -r.threshold))
+
+    def manifest_lines(self, params: dict[str, Any] | None = None) -> list[str]:
+        """The manifest table that makes the best-F1 threshold the ``embedding`` method's conclusive one:
+        ``conclusive`` at that threshold, ``suspected`` lowered to it when it was above (a suspected
+        threshold above the conclusive one is refused), and the calibration's own ``params`` that shape
+        the score (not its cache folders), so the pasted table decides as the sweep measured.
+
+        >>> c = Calibration([Row(1.3, 0.9, 0.8, 0.85, 8, 1, 2)], 10, 10, 9, "labelled", {"suspected": 1.45})
+        >>> print("\\n".join(c.manifest_lines({"w_margin": 1.5, "cache_dir": "/tmp/e"})))
+        [methods.embedding]
+        w_margin = 1.5
+        conclusive = 1.3
+        suspected = 1.3
+        """
+        threshold = self.best().threshold
+        table = {
+            k: v for k, v in (params or {}).items() if k not in _NOT_MANIFEST and k not in ("conclusive", "suspected")
+        }
+        table["conclusive"] = threshold
+        given = (params or {}).get("suspected")
+        suspected = given if given is not None else (self.decision or {}).get("suspected")
+        if suspected is not None and (given is not None or float(suspected) > threshold):
+            table["suspected"] = min(float(suspected), threshold)
+        return ["[methods.embedding]"] + [f"{k} = {_toml(v)}" for k, v in table.items()]
+
+
+#: calibrate parameters left out of the advice: folders the CLI sets (``--embed-cache``, ``--model-cache``)
+_NOT_MANIFEST = frozenset({"cache_dir", "model_cache"})
+
+
+def _toml(value: Any) -> str:
+    """``value`` written as a TOML value (``1.5``, ``true``, ``"text"``, ``[1, 2]``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
 def rewrite(text: str, rng: random.Random) -> str:
