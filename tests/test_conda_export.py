@@ -28,7 +28,9 @@ def _export(tmp_path, name: str, *extra: str):
     res = CliRunner().invoke(main, ["report", str(report), "--format", "conda", *extra])
     assert res.exit_code == 0, res.output
     out = report.with_name("conda.csv") if not extra else tmp_path / extra[-1]
-    assert res.stdout.strip() == str(out)
+    pr = out.with_name(f"{out.stem}-pr.md")
+    assert res.stdout.splitlines() == [str(out), str(pr)]
+    assert "## What are you reporting:" in pr.read_text()
     text = out.read_text()
     return text, list(csv.DictReader(io.StringIO(text), delimiter=";")), res.stderr
 
@@ -51,6 +53,11 @@ def test_one_row_per_check_with_the_share_in_the_eval_splits_column(tmp_path):
         ("corpus", "data-based", "", "")
     }
     assert {(r["Reference"], r["PR"]) for r in rows} == {("", "")}  # the user's: named on stderr
+    pr = (tmp_path / "split" / "conda-pr.md").read_text()
+    assert "- [x] Evaluation dataset(s) found in a pre-training corpus." in pr and "- [x] Data-based approach" in pr
+    assert f"- webshop\\_test: test {100 * webshop / 500:g}% ({webshop} of 500 eval items) in webshop\\_train" in pr
+    assert f"- retail\\_test: test {100 * retail / 40:g}% ({retail} of 40 eval items) in retail\\_train" in pr
+    assert "exact: normalized-text hash equality" in pr  # the methods the checks ran, described
     lines = err.splitlines()
     assert "CONDA-Workshop/Data-Contamination-Database" in lines[0]
     assert [ln.split(":")[0].strip() for ln in lines[1:]] == [

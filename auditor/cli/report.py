@@ -13,8 +13,14 @@ from ..report.conda import DATABASE, conda_todo
 from . import main
 from ._common import library_errors
 
-#: ``--format conda`` without ``--out``: the rows' file beside REPORT.json
+#: ``--format conda`` without ``--out``: the rows' file beside REPORT.json (and the pull request's
+#: text beside it: :func:`_pr_path`)
 CONDA_FILE = "conda.csv"
+
+
+def _pr_path(rows: Path) -> Path:
+    """Where ``--format conda`` writes the pull request's text: ``conda.csv`` → ``conda-pr.md``."""
+    return rows.with_name(f"{rows.stem}-pr.md")
 
 
 def _not_a_report(path: str, error: InputError) -> InputError:
@@ -46,7 +52,8 @@ def _not_a_report(path: str, error: InputError) -> InputError:
     "--out",
     default=None,
     metavar="PATH",
-    help=f"Output file (default: report.html / report.md / junit.xml / {CONDA_FILE} beside REPORT.json).",
+    help=f"Output file (default: report.html / report.md / junit.xml / {CONDA_FILE} beside REPORT.json; "
+    "conda also writes the pull request's text to NAME-pr.md beside it).",
 )
 def report_cmd(report_json, fmt, out):
     """Re-render a report.json as HTML, Markdown, JUnit XML or CONDA database rows."""
@@ -57,12 +64,16 @@ def report_cmd(report_json, fmt, out):
             path = rerender(report_json, fmt, out)
         except InputError as e:
             raise _not_a_report(report_json, e) from None
-        todo = conda_todo(Report.load(report_json)) if fmt == "conda" else []
-    click.echo(str(path))
-    if todo:
+        paths, todo = [path], []
+        if fmt == "conda":
+            paths.append(rerender(report_json, "conda-pr", _pr_path(path)))
+            todo = conda_todo(Report.load(report_json))
+    for p in paths:
+        click.echo(str(p))
+    if fmt == "conda":
         click.echo(
-            f"auditor: {escape_line(str(path))} holds rows for {DATABASE} (contamination_report.csv); "
-            "before you append them in a pull request:",
+            f"auditor: {escape_line(str(path))} holds rows for {DATABASE} (its contamination_report.csv), "
+            f"{escape_line(str(paths[1]))} the pull request's text; before you open it, fill in:",
             err=True,
         )
         for line in todo:

@@ -27,7 +27,7 @@ from ..io.atomic import atomic_write_bytes, locked_folder
 from ..io.jsonable import plain
 from ..io.jsonread import load_json
 from ..io.ledger import LEDGER, Ledger, sha256_bytes
-from .conda import render_conda
+from .conda import render_conda, render_conda_pr
 from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
@@ -137,14 +137,16 @@ class Report:
         return f"auditor: {self.verdict.upper()} — " + "; ".join(parts)
 
     def render(self, fmt: str) -> str:
-        """The report as ``json``, ``md``, ``html``, ``junit`` or ``conda`` (rows for the CONDA Data
-        Contamination Database: :mod:`auditor.report.conda`) text. Raises ConfigError for another format."""
+        """The report as ``json``, ``md``, ``html``, ``junit``, ``conda`` or ``conda-pr`` (rows for the CONDA
+        Data Contamination Database and its pull request's text: :mod:`auditor.report.conda`) text.
+        Raises ConfigError for another format."""
         renderers = {
             "json": Report.to_json,
             "md": render_markdown,
             "html": render_html,
             "junit": render_junit,
             "conda": render_conda,
+            "conda-pr": render_conda_pr,
         }
         if fmt not in renderers:
             raise ConfigError(f"unknown report format '{fmt}' (formats: {', '.join(renderers)})")

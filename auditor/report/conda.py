@@ -14,7 +14,8 @@ the share of its items with a conclusive finding in that training set, as a perc
 report of no contamination, which the database takes too), *Approach* ``data-based``. A report
 cannot know *Reference* (your paper or report's link) or *PR* (the pull request's number), nor a
 training set's Hugging Face path or the split of an eval set that has no split label:
-:func:`conda_rows` names what each row leaves to the user.
+:func:`conda_rows` names what each row leaves to the user. :func:`render_conda_pr` fills the pull
+request's template from the same rows (``TODO`` where the user must write).
 
 >>> from auditor.report import Report
 >>> r = Report("fail", {"e": {"role": "eval", "records": 20, "split": "test"}, "t": {"role": "train"}},
@@ -37,6 +38,8 @@ import csv
 import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from ._md import md
 
 if TYPE_CHECKING:
     from . import Report
@@ -80,6 +83,9 @@ class CondaRow:
     eval_dataset: str
     train_dataset: str
     values: dict[str, str]
+    found: int  # eval items of eval_dataset with a conclusive finding in train_dataset
+    items: int  # eval items of eval_dataset the check read
+    column: str | None  # the split column the share is in (None: the eval set's split is unknown)
     todo: list[str] = field(default_factory=list)
 
 
@@ -150,7 +156,7 @@ def conda_rows(report: Report) -> list[CondaRow]:
                         "Approach": "data-based",
                     }
                 )
-                row = CondaRow(c.name, e, t, values)
+                row = CondaRow(c.name, e, t, values, found, items, column)
                 if not link:
                     row.todo.append(
                         f"Evaluation Dataset: '{e}' is auditor's name for it; give its Hugging Face path or a link"
@@ -201,3 +207,74 @@ def conda_todo(report: Report) -> list[str]:
             f"row {n} (check '{row.check}': {row.eval_dataset} in {row.train_dataset}): fill in " + "; ".join(row.todo)
         )
     return lines
+
+
+def _method_lines(report: Report) -> list[str]:
+    """One Markdown bullet per method the checks ran, with its one-line summary."""
+    from .. import methods
+
+    names = sorted({m for c in report.checks for m in c.methods})
+    known = set(methods.names())
+    return [
+        f"  - {md(n)}: {md(methods.get(n).summary) if n in known else 'a method of another version'}" for n in names
+    ]
+
+
+def render_conda_pr(report: Report) -> str:
+    """The database's pull-request template, filled from ``report`` (``TODO`` where only the user knows).
+
+    >>> from auditor.report import Report
+    >>> r = Report("fail", {"e": {"role": "eval", "records": 20, "split": "test"}, "t": {"role": "train"}},
+    ...     [{"name": "c", "train": ["t"], "eval": ["e"], "methods": ["exact"], "eval_items": 20,
+    ...       "contaminated_items": 3, "verdict": "fail",
+    ...       "matrix": [{"train": "t", "eval": "e", "contaminated_items": 3}]}], [])
+    >>> [ln for ln in render_conda_pr(r).splitlines() if ln.startswith("- e")]
+    ['- e: test 15% (3 of 20 eval items) in t']
+    """
+    rows = conda_rows(report)
+    evals = dict.fromkeys(f"{r.values['Evaluation Dataset']} ({md(r.eval_dataset)})" for r in rows)
+    corpora = dict.fromkeys(md(r.train_dataset) for r in rows)
+    splits = [
+        f"- {md(r.eval_dataset)}: "
+        + (r.column.split()[0].lower() if r.column else "TODO (its split)")
+        + f" {_percent(r.found, r.items)}% ({r.found} of {r.items} eval items) in {md(r.train_dataset)}"
+        for r in rows
+    ]
+    lines = [
+        "## What are you reporting:",
+        "- [x] Evaluation dataset(s) found in a pre-training corpus. (e.g. COPA found in ThePile)",
+        "- [ ] Evaluation dataset(s) found in a pre-trained model. (e.g. FLAN T5 has been trained on ANLI)",
+        "",
+        "**Evaluation dataset(s)**: " + ", ".join(evals) + " (TODO: Hugging Face paths where they have one)",
+        "",
+        "**Contaminated model(s)**: TODO (models trained on the corpora below, if any)",
+        "",
+        "**Contaminated corpora**: " + ", ".join(corpora) + " (TODO: their Hugging Face paths)",
+        "",
+        "**Contaminated split(s)**: the share of eval items with a conclusive finding in the corpus",
+        "",
+        *splits,
+        "",
+        "## Briefly describe your method to detect data contamination",
+        "",
+        "- [x] Data-based approach",
+        "- [ ] Model-based approach",
+        "",
+        f"Every eval item was searched for in every record of the training corpus with auditor "
+        f"{md(report.run.version or '')} ({len(report.checks)} check{'s' if len(report.checks) != 1 else ''}), "
+        "by these methods:",
+        *_method_lines(report),
+        "",
+        "An item counts as contaminated when a method's finding is conclusive; suspected findings (possible "
+        "paraphrases below the conclusive bar) are not counted. The report (report.json) names, per item, the "
+        "training record that contains it, the method and the score.",
+        "",
+        "## Citation",
+        "",
+        "Is there a paper that reports the data contamination or describes the method used to detect data "
+        "contamination? TODO",
+        "",
+        "url: TODO",
+        "",
+    ]
+    return "\n".join(lines)
