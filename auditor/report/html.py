@@ -21,7 +21,6 @@ True
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Set
 from html import escape
@@ -31,6 +30,7 @@ from ..methods import registry
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
 from .provenance import statement
+from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .review import review_html
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side
 SHOWN_CHARS = 3000
-_WORD = re.compile(r"\w+", re.UNICODE)
 _CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
 
 CSS = """
@@ -61,7 +60,7 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 .finding{background:#fff;border:1px solid #dde1e7;margin:10px 0;padding:8px 10px}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}.pair>div{white-space:pre-wrap;word-break:break-word;
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
-mark{background:#ffe066;padding:0 1px}.muted{color:#667}.ev{color:#667;font-style:italic}
+mark{background:#ffe066;padding:0 1px}.where{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin-bottom:4px}.cut{color:#889;font-style:italic}.muted{color:#667}.ev{color:#667;font-style:italic}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
 .scroll{overflow-x:auto} td{overflow-wrap:break-word} .plots figure{max-width:100%;overflow-x:auto}
 @media (max-width:900px){main{padding:12px 10px 40px}.pair{grid-template-columns:1fr}th,td{padding:3px 5px}}
@@ -96,44 +95,16 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozen
     )
 
 
-def _spans(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]
-
-
-def _marked(text: str, toks: list[tuple[int, int, str]], hit: list[bool]) -> str:
-    out, pos, i = [], 0, 0
-    while i < len(toks):
-        if not hit[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(toks) and hit[j + 1]:
-            j += 1
-        s, e = toks[i][0], toks[j][1]
-        out.append(escape(text[pos:s]) + "<mark>" + escape(text[s:e]) + "</mark>")
-        pos, i = e, j + 1
-    out.append(escape(text[pos:]))
-    return "".join(out)
-
-
 def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
-    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked.
+    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked
+    (:func:`auditor.report.proof.shared_runs`; no shorter runs tried, nothing cut).
 
     >>> highlight("Find hotels in Paris", "I said: find hotels in Paris, now")[1]
     'I said: <mark>find hotels in Paris</mark>, now'
     """
-    ev, tr = _spans(eval_text), _spans(train_text)
-    k = max(1, min(k, len(ev)))
-    ev_words, tr_words = [t[2] for t in ev], [t[2] for t in tr]
-    grams_ev = {tuple(ev_words[i : i + k]) for i in range(len(ev) - k + 1)}
-    grams_tr = {tuple(tr_words[i : i + k]) for i in range(len(tr) - k + 1)}
-    shared = grams_ev & grams_tr
-    hit_ev, hit_tr = [False] * len(ev), [False] * len(tr)
-    for words, hit in ((ev_words, hit_ev), (tr_words, hit_tr)):
-        for i in range(len(words) - k + 1):
-            if tuple(words[i : i + k]) in shared:
-                hit[i : i + k] = [True] * k
-    return _marked(eval_text, ev, hit_ev), _marked(train_text, tr, hit_tr)
+    ra, rb = shared_runs(eval_text, train_text, k, fallback=False)
+    whole = max(len(eval_text), len(train_text)) + 1
+    return render_marked(eval_text, ra, whole), render_marked(train_text, rb, whole)
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
@@ -349,26 +320,25 @@ def _findings(report) -> str:
     numeric = set(range(3, 3 + len(methods)))
     out.append(_table(["check", "eval item", "training records", *heads], table_rows, numeric))
     for i, r in enumerate(shown[:TEXT_ITEMS]):
-        f = r.best
-        ev_key, tr_key = r.text_keys()
-        ev, tr = report.texts.get(ev_key), report.texts.get(tr_key)
-        if ev is not None and tr is not None:
-            ev_html, tr_html = highlight(ev[:SHOWN_CHARS], tr[:SHOWN_CHARS])
-        else:
-            ev_html = _e(ev[:SHOWN_CHARS]) if ev else "<span class='muted'>(text not kept)</span>"
-            tr_html = _e(tr[:SHOWN_CHARS]) if tr else "<span class='muted'>(text not kept)</span>"
-        tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
-        evidence = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
-        out.append(
-            f"<div class='finding' id='item-{i}'><div>check <b>{_e(f['check'])}</b>: eval item "
-            f"<b>{_e(r.eval_ref)}</b> in training record <b>{_e(r.train_refs[0])}</b> — "
-            f"<code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b></div>"
-            f"<div class='pair'><div>{ev_html}</div><div>{tr_html}</div></div>"
-            f"<div class='src'>{_e(f['eval_source'])} ↔ {_e(f['train_source'])}</div>"
-            + (f"<div class='ev'>evidence: {_e(evidence[:2000])}</div>" if evidence else "")
-            + "</div>"
-        )
+        out.append(_finding_box(report, r, i))
     return "".join(out)
+
+
+def _finding_box(report, r, i: int) -> str:
+    """One finding's proof: its line, both texts side by side (:func:`auditor.report.proof.pair_html`)
+    and its evidence."""
+    f = r.best
+    tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
+    evidence = evidence_summary(f)
+    return (
+        f"<div class='finding' id='item-{i}'><div>check <b>{_e(f['check'])}</b>: eval item "
+        f"<b>{_e(r.eval_ref)}</b> in training record <b>{_e(r.train_refs[0])}</b> — "
+        f"<code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b></div>"
+        f"{pair_html(report.texts, f, SHOWN_CHARS)}"
+        f"<div class='src'>{_e(f.get('eval_source', ''))} ↔ {_e(f.get('train_source', ''))}</div>"
+        + (f"<div class='ev'>evidence: {_e(evidence[:2000])}</div>" if evidence else "")
+        + "</div>"
+    )
 
 
 def _error_types(value: Any) -> str:

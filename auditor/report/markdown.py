@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._items import counts_line, item_rows, methods_in
 from ._md import md
+from .proof import evidence_summary, pair_markdown
 from .provenance import render_provenance
 from .review import review_markdown
 
@@ -31,11 +32,6 @@ if TYPE_CHECKING:
 TOP_ITEMS = 30
 TEXT_ITEMS = 10
 SNIPPET = 600
-
-
-def _snippet(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
 
 
 def _checks(report: Report) -> list[str]:
@@ -177,22 +173,24 @@ def _findings(report) -> list[str]:
     if texts:
         lines += [f"### Texts of the first {len(texts)} contaminated items", ""]
     for r in texts:
-        f = r.best
-        ev_key, tr_key = r.text_keys()
-        ev = report.texts.get(ev_key, "(text not kept)")
-        tr = report.texts.get(tr_key, "(text not kept)")
-        lines += [
-            f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}, score {float(f['score']):.3f})",
-            "",
-            "| eval item | training record |",
-            "|---|---|",
-            f"| {md(_snippet(ev))} | {md(_snippet(tr))} |",
-            f"| {md(f['eval_source'])} | {md(f['train_source'])} |",
-            "",
-        ]
-        detail = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
-        if detail:
-            lines += [f"Evidence: {md(detail[:SNIPPET])}", ""]
+        lines += _finding_texts(report, r)
+    return lines
+
+
+def _finding_texts(report, r) -> list[str]:
+    """One item's proof: its line, both texts side by side (:func:`auditor.report.proof.pair_markdown`:
+    the training side is the string that matched, shared runs in bold), sources, evidence."""
+    f = r.best
+    lines = [
+        f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}, score {float(f['score']):.3f})",
+        "",
+        *pair_markdown(report.texts, f, SNIPPET),
+        f"| {md(f.get('eval_source', ''))} | {md(f.get('train_source', ''))} |",
+        "",
+    ]
+    detail = evidence_summary(f)
+    if detail:
+        lines += [f"Evidence: {md(detail[:SNIPPET])}", ""]
     return lines
 
 
