@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
-from ..errors import ConfigError, InputError, OutputError
+from ..errors import AuditorError, ConfigError, InputError, OutputError
 from ..io.atomic import atomic_write_bytes, locked_folder
 from ..io.jsonable import plain
 from ..io.jsonread import load_json
@@ -31,6 +31,7 @@ from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
 from .publish import publish
+from .validate import check_report
 
 SCHEMA_VERSION = 1
 
@@ -116,7 +117,13 @@ class Report:
 
     @classmethod
     def load(cls, path: str | Path) -> Report:
+        """The report a ``report.json`` holds, every value checked for its type first
+        (:func:`auditor.report.validate.check_report`). Raises InputError naming the first bad value."""
         doc = load_json(path)
+        try:
+            check_report(doc)
+        except ValueError as e:
+            raise InputError(str(path), None, f"not a valid auditor report ({e})") from None
         try:
             return cls.from_dict(doc)
         except (ValueError, TypeError, AttributeError) as e:
@@ -176,15 +183,23 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
 
     The default output is the format's file beside ``report_path``: ``report.html``, ``report.md``,
     ``junit.xml`` for a ``report.json``; ``provenance.html`` ... for a ``provenance.json`` (never a
-    file of another set). Raises InputError for a file that is not an auditor report (including one
-    whose content the renderers cannot use), ConfigError for a bad format, OutputError for a target
-    that exists and is not auditor's unchanged output (a user's file is never overwritten).
+    file of another set). Raises InputError for a file that is not an auditor report or holds a value
+    of the wrong type (:func:`auditor.report.validate.check_report`), ConfigError for a bad format,
+    OutputError for a target that exists and is not auditor's unchanged output (a user's file is never
+    overwritten). A renderer that fails on a report that passed those checks is a bug: its exception
+    propagates, with a note saying so.
     """
-    report = Report.load(report_path)
+    report = Report.load(report_path)  # every value checked: what fails here is bad input (InputError)
     try:
         text = report.render(fmt)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        raise InputError(str(report_path), None, f"not a valid auditor report ({type(e).__name__}: {e})") from None
+    except AuditorError:
+        raise
+    except Exception as e:  # the report passed validation, so this is a bug in a renderer, not bad input
+        e.add_note(
+            f"auditor: rendering {report_path} as {fmt} failed on a report that passed validation: "
+            "a bug in auditor's renderer; please report it with this traceback"
+        )
+        raise
     target = Path(out) if out else Path(report_path).with_name(_rerender_name(Path(report_path), fmt))
     data = text.encode("utf-8")
     folder = target.parent

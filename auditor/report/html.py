@@ -82,11 +82,19 @@ def _e(v: Any) -> str:
     return escape(str(v))
 
 
+def _cell(value: Any) -> str:
+    """A table cell's HTML: a string is HTML built here (its values escaped with :func:`_e`), anything
+    else (a count) is escaped as text."""
+    return value if isinstance(value, str) else _e(value)
+
+
 def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join(
         "<tr>"
-        + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
+        + "".join(
+            f'<td class="n">{_cell(c)}</td>' if i in numeric else f"<td>{_cell(c)}</td>" for i, c in enumerate(r)
+        )
         + "</tr>"
         for r in rows
     )
@@ -182,10 +190,10 @@ def _checks(report: Report) -> str:
             _e(", ".join(c.train)),
             _e(", ".join(c.eval)),
             _e(", ".join(c.methods)),
-            c.eval_items,
-            c.contaminated_items,
+            _e(c.eval_items),
+            _e(c.contaminated_items),
             f"{100 * c.contaminated_share:.2f}%",
-            c.allowance,
+            _e(c.allowance),
             f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
         ]
         for c in report.checks
@@ -225,9 +233,9 @@ def _checks(report: Report) -> str:
                 [
                     f"<code>{_e(ms['method'])}</code>",
                     "yes" if ms.get("conclusive", True) else "evidence only",
-                    by_m.get(ms["method"], 0),
-                    total - missing,
-                    f"{missing}" + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
+                    _e(by_m.get(ms["method"], 0)),
+                    _e(total - missing),
+                    _e(missing) + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
                     _e(params),
                 ]
             )
@@ -266,8 +274,8 @@ def _datasets(report: Report) -> str:
             [
                 _e(name),
                 _e(d.role),
-                d.records,
-                d.skipped,
+                _e(d.records),
+                _e(d.skipped),
                 _e(reasons),
                 _e(d.split or ""),
                 _e(d.bundled)
@@ -348,7 +356,7 @@ def _error_types(value: Any) -> str:
     labels = sorted({lb for counts in value.values() for lb in counts})
     if not labels:
         return "<p class='muted'>No tool-use errors labelled.</p>"
-    rows = [[_e(name), *(counts.get(lb, 0) for lb in labels)] for name, counts in value.items()]
+    rows = [[_e(name), *(_e(counts.get(lb, 0)) for lb in labels)] for name, counts in value.items()]
     return "<p class='muted'>Records per dataset with each tool-use error label.</p>" + _table(
         ["dataset", *labels], rows, set(range(1, len(labels) + 1))
     )
@@ -374,14 +382,14 @@ def _clean(value: Any) -> str:
     rows = []
     for name, d in value["datasets"].items():
         for i, f in enumerate(d.get("files") or [{}]):
-            lead = [_e(name), d.get("kept", ""), d.get("removed", ""), d.get("not_written_skipped", 0)]
+            lead = [_e(name), *(_e(d.get(k, "")) for k in ("kept", "removed")), _e(d.get("not_written_skipped", 0))]
             rows.append(
                 (lead if i == 0 else ["", "", "", ""])
                 + [
                     f"<span title='from {_e(f.get('source', ''))}'>"
                     f"{_e(_relative(f.get('written', ''), value.get('dir', '')))}</span>",
                     _e(f.get("format", "")),
-                    f.get("records", ""),
+                    _e(f.get("records", "")),
                 ]
             )
         for unread in d.get("not_written_files") or []:

@@ -44,8 +44,8 @@ def _checks(report: Report) -> list[str]:
     for c in report.checks:
         lines.append(
             f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
-            f"{md(', '.join(c.methods))} | {c.eval_items} | {c.contaminated_items} "
-            f"({100 * c.contaminated_share:.1f}%) | {c.allowance} | **{md(c.verdict)}** |"
+            f"{md(', '.join(c.methods))} | {md(c.eval_items)} | {md(c.contaminated_items)} "
+            f"({100 * c.contaminated_share:.1f}%) | {md(c.allowance)} | **{md(c.verdict)}** |"
         )
     lines.append("")
     for c in report.checks:
@@ -54,17 +54,17 @@ def _checks(report: Report) -> list[str]:
         if by_m:
             lines.append(
                 "Eval items with findings, by method: "
-                + ", ".join(f"{md(m)} {n}" for m, n in by_m.items())
+                + ", ".join(f"{md(m)} {md(n)}" for m, n in by_m.items())
                 + " (`id` and `entities` findings are evidence only and never count as contamination)."
             )
             lines.append("")
         for ms in c.method_stats:  # an index's stats(): method-specific keys
             if ms.get("eval_not_indexed"):
-                reasons = "; ".join(f"{md(r)}: {n}" for r, n in ms["not_indexed_reasons"].items())
+                reasons = "; ".join(f"{md(r)}: {md(n)}" for r, n in (ms.get("not_indexed_reasons") or {}).items())
                 total = ms.get("eval_items", c.eval_items)
                 lines.append(
-                    f"- {md(ms['method'])} indexed {total - ms['eval_not_indexed']} of {total} eval items; "
-                    f"not indexed {ms['eval_not_indexed']} ({reasons})."
+                    f"- {md(ms.get('method', ''))} indexed {md(total - ms['eval_not_indexed'])} of {md(total)} eval "
+                    f"items; not indexed {md(ms['eval_not_indexed'])} ({reasons})."
                 )
         for note in c.notes:
             lines.append(f"- {md(note)}")
@@ -81,17 +81,19 @@ def _datasets(report: Report) -> list[str]:
     ]
     for name, d in report.datasets.items():
         lines.append(
-            f"| {md(name)} | {md(d.role)} | {d.records} | {d.skipped} | "
+            f"| {md(name)} | {md(d.role)} | {md(d.records)} | {md(d.skipped)} | "
             f"{md(d.split or '')} | {md(str(d.sha256 or '')[:16])} |"
         )
         for reason, n in d.skip_reasons.items():
-            lines.append(f"|  | skipped: {md(reason)} | | {n} | | |")
+            lines.append(f"|  | skipped: {md(reason)} | | {md(n)} | | |")
         for sf in d.skipped_files:
             lines.append(f"|  | file not read: {md(sf['file'])}: {md(sf['reason'])} | | | | |")
         if d.duplicate_ids:
-            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {d.duplicate_ids} | | | |")
+            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {md(d.duplicate_ids)} | | | |")
         if d.ids_in_several_files:
-            lines.append(f"|  | ids used in several files (named with their file) | {d.ids_in_several_files} | | | |")
+            lines.append(
+                f"|  | ids used in several files (named with their file) | {md(d.ids_in_several_files)} | | | |"
+            )
     return [*lines, ""]
 
 
@@ -112,7 +114,7 @@ def _error_types(value: Any) -> list[str]:
     ]
     for name, counts in value.items():
         counts = counts if isinstance(counts, dict) else {}
-        lines.append(f"| {md(name)} | " + " | ".join(str(counts.get(lb, 0)) for lb in labels) + " |")
+        lines.append(f"| {md(name)} | " + " | ".join(md(counts.get(lb, 0)) for lb in labels) + " |")
     return [*lines, ""]
 
 
@@ -133,13 +135,14 @@ def _clean(value: Any) -> list[str]:
         files = d.get("files") or [{}]
         for i, f in enumerate(files):
             head = (
-                f"| {md(name)} | {d.get('kept', '')} | {d.get('removed', '')} | {d.get('not_written_skipped', 0)} |"
+                f"| {md(name)} | {md(d.get('kept', ''))} | {md(d.get('removed', ''))} | "
+                f"{md(d.get('not_written_skipped', 0))} |"
                 if i == 0
                 else "| | | | |"
             )
             lines.append(
                 f"{head} {md(f.get('source', ''))} | {md(f.get('written', ''))} | {md(f.get('format', ''))} | "
-                f"{f.get('records', '')} |"
+                f"{md(f.get('records', ''))} |"
             )
         for unread in d.get("not_written_files") or []:
             lines.append(f"| | | | | {md(unread)} | not written (unreadable) | | |")
