@@ -172,9 +172,9 @@ def _findings(report) -> list[str]:
         scores = " | ".join(f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods)
         lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {train} | {scores} |")
     lines.append("")
-    texts = [r for r in shown if r.conclusive][:TEXT_ITEMS]
+    texts = shown[:TEXT_ITEMS]  # contaminated items first (item_rows), then evidence-only ones
     if texts:
-        lines += [f"### Texts of the first {len(texts)} contaminated items", ""]
+        lines += [f"### Texts of the first {len(texts)} items (contaminated first)", ""]
     for r in texts:
         lines += _finding_texts(report, r)
     return lines
@@ -185,7 +185,8 @@ def _finding_texts(report, r) -> list[str]:
     the training side is the string that matched, shared runs in bold), sources, evidence."""
     f = r.best
     lines = [
-        f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}, score {float(f['score']):.3f})",
+        f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}"
+        f"{'' if f.get('conclusive', True) else ', evidence only'}, score {float(f['score']):.3f})",
         "",
         *pair_markdown(report.texts, f, SNIPPET),
         f"| {md(f.get('eval_source', ''))} | {md(f.get('train_source', ''))} |",
