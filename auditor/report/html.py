@@ -62,7 +62,8 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
 mark{background:#ffe066;padding:0 1px}.where{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin-bottom:4px}.cut{color:#889;font-style:italic}.muted{color:#667}.ev{color:#667;font-style:italic}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
-.scroll{overflow-x:auto} td{overflow-wrap:break-word} .plots figure{max-width:100%;overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%} th,td{overflow-wrap:break-word} .path{overflow-wrap:anywhere}
+td.n,.verdict{white-space:nowrap} td.n .muted{white-space:normal} .plots figure{max-width:100%;overflow-x:auto}
 @media (max-width:900px){main{padding:12px 10px 40px}.pair{grid-template-columns:1fr}th,td{padding:3px 5px}}
 """
 
@@ -74,12 +75,19 @@ document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventL
   var r=(!isNaN(p)&&!isNaN(q))?p-q:a.localeCompare(c);return asc?r:-r;});rows.forEach(function(r){b.appendChild(r);});});});
 document.body.setAttribute('data-charts',String(Array.prototype.filter.call(document.querySelectorAll('svg.chart'),
  function(s){var r=s.getBoundingClientRect();return r.width>0&&r.height>0&&s.querySelector('text');}).length));
+document.body.setAttribute('data-clipped',String(Array.prototype.filter.call(document.querySelectorAll('main,.scroll'),
+ function(e){return e.scrollWidth>e.clientWidth+1;}).length));
 document.body.setAttribute('data-ready','1');
 """
 
 
 def _e(v: Any) -> str:
     return escape(str(v))
+
+
+def _path(value: Any) -> str:
+    """A name or path (no spaces to wrap at): escaped, and allowed to wrap anywhere (no clipped table)."""
+    return f"<span class='path'>{_e(value)}</span>"
 
 
 def _cell(value: Any) -> str:
@@ -186,9 +194,9 @@ def plots_html(report: Report) -> str:
 def _checks(report: Report) -> str:
     rows = [
         [
-            f"<a href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
-            _e(", ".join(c.train)),
-            _e(", ".join(c.eval)),
+            f"<a class='path' href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
+            _path(", ".join(c.train)),
+            _path(", ".join(c.eval)),
             _e(", ".join(c.methods)),
             _e(c.eval_items),
             _e(c.contaminated_items),
@@ -272,7 +280,7 @@ def _datasets(report: Report) -> str:
         )
         rows.append(
             [
-                _e(name),
+                _path(name),
                 _e(d.role),
                 _e(d.records),
                 _e(d.skipped),
@@ -280,7 +288,7 @@ def _datasets(report: Report) -> str:
                 _e(d.split or ""),
                 _e(d.bundled)
                 if d.bundled
-                else f"<span title='{_e(chr(10).join(d.files))}'>"
+                else f"<span class='path' title='{_e(chr(10).join(d.files))}'>"
                 + _e(", ".join(_short(f) for f in d.files[:20]))
                 + (" …" if len(d.files) > 20 else "")
                 + "</span>",
@@ -321,7 +329,7 @@ def _findings(report) -> str:
         more = f" <span class='muted'>(+{len(r.train_refs) - 3})</span>" if len(r.train_refs) > 3 else ""
         anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i < TEXT_ITEMS else _e(r.eval_ref)
         table_rows.append(
-            [_e(r.check), anchor, _e(", ".join(r.train_refs[:3])) + more]
+            [_path(r.check), anchor, _path(", ".join(r.train_refs[:3])) + more]
             + [f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods]
         )
     heads = [m if conclusive.get(m, True) else f"{m} (evidence)" for m in methods]
