@@ -18,6 +18,7 @@ import auditor.report as report_module
 from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import DatasetSpec
+from auditor.errors import AuditorError, InternalError
 from auditor.report import Report
 
 PWN = (
@@ -206,8 +207,9 @@ def test_a_renderer_bug_is_reported_as_a_bug(real_report, tmp_path, monkeypatch)
 
     monkeypatch.setattr(report_module, "render_markdown", broken)
     res = _rerender(src, "md", tmp_path / "out.md")
-    assert isinstance(res.exception, KeyError), res.output
-    assert any("a bug in auditor's renderer" in n for n in getattr(res.exception, "__notes__", []))
+    assert isinstance(res.exception, InternalError) and isinstance(res.exception.__cause__, KeyError), res.output
+    assert "a bug in auditor's renderer" in str(res.exception) and "a renderer bug" in str(res.exception)
+    assert not isinstance(res.exception, AuditorError) and res.exit_code not in (0, 2)
     assert "not a valid auditor report" not in res.output
 
 

@@ -237,8 +237,8 @@ def scan_unit(
     are left as they were (their counts travel in ``masking``).
     """
     from ..audit.errortypes import ErrorTypes
-    from ..text.proof import record_texts
     from ..text.masking import Masker
+    from ..text.proof import record_texts
 
     cpu0 = time.process_time()
     ustats = UnitStats()

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
-from ..errors import AuditorError, ConfigError, InputError, OutputError
+from ..errors import AuditorError, ConfigError, InputError, InternalError, OutputError
 from ..io.atomic import atomic_write_bytes, locked_folder
 from ..io.jsonable import plain
 from ..io.jsonread import load_json
@@ -186,8 +186,8 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
     file of another set). Raises InputError for a file that is not an auditor report or holds a value
     of the wrong type (:func:`auditor.report.validate.check_report`), ConfigError for a bad format,
     OutputError for a target that exists and is not auditor's unchanged output (a user's file is never
-    overwritten). A renderer that fails on a report that passed those checks is a bug: its exception
-    propagates, with a note saying so.
+    overwritten). A renderer that fails on a report that passed those checks is a bug: InternalError
+    (not an AuditorError: the CLI shows it with its traceback), the renderer's exception as its cause.
     """
     report = Report.load(report_path)  # every value checked: what fails here is bad input (InputError)
     try:
@@ -195,11 +195,10 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
     except AuditorError:
         raise
     except Exception as e:  # the report passed validation, so this is a bug in a renderer, not bad input
-        e.add_note(
-            f"auditor: rendering {report_path} as {fmt} failed on a report that passed validation: "
-            "a bug in auditor's renderer; please report it with this traceback"
-        )
-        raise
+        raise InternalError(
+            f"rendering {report_path} as {fmt} failed on a report that passed validation "
+            f"({type(e).__name__}: {e}): a bug in auditor's renderer; please report it with this traceback"
+        ) from e
     target = Path(out) if out else Path(report_path).with_name(_rerender_name(Path(report_path), fmt))
     data = text.encode("utf-8")
     folder = target.parent

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from ..methods import registry
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
-from .provenance import statement
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
+from .provenance import statement
 from .review import review_html
 
 if TYPE_CHECKING:
@@ -100,9 +100,7 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozen
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join(
         "<tr>"
-        + "".join(
-            f'<td class="n">{_cell(c)}</td>' if i in numeric else f"<td>{_cell(c)}</td>" for i, c in enumerate(r)
-        )
+        + "".join(f'<td class="n">{_cell(c)}</td>' if i in numeric else f"<td>{_cell(c)}</td>" for i, c in enumerate(r))
         + "</tr>"
         for r in rows
     )

@@ -97,7 +97,9 @@ def _minhash(ev: Mapping[str, Any]) -> str:
 
 
 def _embedding(ev: Mapping[str, Any]) -> str:
-    parts = [f"{k.replace('_', ' ')} {_num(ev, k)}" for k in ("cosine", "align_f1", "align_recall", "margin") if k in ev]
+    parts = [
+        f"{k.replace('_', ' ')} {_num(ev, k)}" for k in ("cosine", "align_f1", "align_recall", "margin") if k in ev
+    ]
     if ev.get("conflict"):
         parts.append("numbers or names conflict")
     if ev.get("train_segment"):
@@ -264,8 +266,7 @@ def pair_html(texts: Mapping[str, str], f: Mapping[str, Any], limit: int = HTML_
     spot = where(f)
     caption = f"<div class='where'>training: <code>{escape(spot)}</code></div>" if spot else ""
     return (
-        f"<div class='pair'><div><div class='where'>eval item</div>{ev_html}</div>"
-        f"<div>{caption}{tr_html}</div></div>"
+        f"<div class='pair'><div><div class='where'>eval item</div>{ev_html}</div><div>{caption}{tr_html}</div></div>"
     )
 
 
