@@ -12,7 +12,7 @@ highlighted runs that says what it cut (a run is never cut), and the tier's evid
 
 >>> f = {"eval_dataset": "e", "eval_ordinal": 0, "train_dataset": "t", "train_ordinal": 4, "method": "exact",
 ...      "score": 1.0, "evidence": {"field": "messages[1].content", "span": [0, 19], "unit": "whole"}}
->>> texts = {"e#0": "Book a flight <now>", "t#4 messages[1].content@0-19": "Book a flight <now> please"}
+>>> texts = {"e#0": "Book a flight <now>", "t#4 messages[1].content": "Book a flight <now> please"}
 >>> ev, tr = proof_texts(texts, f)
 >>> tr, where(f)
 ('Book a flight <now> please', 'messages[1].content, characters 0–19')
@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
-from ..text.proof import CUT, CUT_RE, proof_key
+from ..text.proof import CUT, CUT_RE, proof_keys
 from ._md import md
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -40,13 +40,11 @@ CONTEXT = 200  # characters kept before the first and after the last highlighted
 
 def proof_texts(texts: Mapping[str, str], f: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """The eval text and the training text a finding matched (None: not kept). The training text is
-    the matched string (:func:`auditor.text.proof.proof_key`), else, from a report that names no span,
-    the record's text."""
+    the matched string (:func:`auditor.text.proof.proof_keys`), else, from a report that names no
+    span, the record's text."""
     ev = texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
-    record = f"{f['train_dataset']}#{f.get('train_ordinal', '')}"
-    evidence = f.get("evidence") or {}
-    tr = texts.get(proof_key(f["train_dataset"], f.get("train_ordinal", ""), evidence)) if evidence else None
-    return ev, tr if tr is not None else texts.get(record)
+    keys = proof_keys(f["train_dataset"], f.get("train_ordinal", ""), f.get("evidence") or {})
+    return ev, next((texts[k] for k in keys if k in texts), None)
 
 
 def where(f: Mapping[str, Any]) -> str:

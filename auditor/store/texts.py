@@ -5,7 +5,7 @@ training corpus after the scan to fetch them would be a second full pass over it
 back the texts of the records behind their findings (:meth:`TextCapture.offer`), and the calling
 process keeps those of the findings it reports. Only texts the window missed are read again afterwards.
 A training record's texts are the strings its findings matched, each windowed around its match and
-keyed per finding (:func:`auditor.text.proof.proof_key`); its whole text only for a finding that names
+keyed by field (:func:`auditor.text.proof.proof_keys`); its whole text only for a finding that names
 no span (:func:`auditor.text.proof.record_texts`).
 
 >>> cap = TextCapture(window=2, limit=10)
@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from ..records.record import QUERY, Record
-from ..text.proof import MAX_CHARS, proof_key, record_texts
+from ..text.proof import MAX_CHARS, proof_keys, record_texts
 
 __all__ = ["MAX_CHARS", "TextCapture", "collect_texts"]
 
@@ -66,15 +66,16 @@ class TextCapture:
 
 def collect_texts(findings, datasets, captured: dict[str, str], limit: int = 200) -> dict[str, str]:
     """Texts behind the top ``limit`` findings: each eval item's query, and the training text each
-    finding matched (:func:`~auditor.text.proof.proof_key`); captured ones, the rest read again."""
+    finding matched (:func:`~auditor.text.proof.proof_keys`); captured ones, the rest read again."""
     wanted: dict[str, dict[int, list]] = {}  # dataset → ordinal → evidences of the findings (eval: [])
     out = {}
     for f in findings[:limit]:
-        for name, ordinal, key, evidence in (
-            (f.eval_dataset, f.eval_ordinal, f"{f.eval_dataset}#{f.eval_ordinal}", None),
-            (f.train_dataset, f.train_ordinal, proof_key(f.train_dataset, f.train_ordinal, f.evidence), f.evidence),
+        for name, ordinal, keys, evidence in (
+            (f.eval_dataset, f.eval_ordinal, [f"{f.eval_dataset}#{f.eval_ordinal}"], None),
+            (f.train_dataset, f.train_ordinal, proof_keys(f.train_dataset, f.train_ordinal, f.evidence), f.evidence),
         ):
-            if key in captured:
+            key = next((k for k in keys if k in captured), None)
+            if key is not None:
                 out[key] = captured[key]
             else:
                 evs = wanted.setdefault(name, {}).setdefault(ordinal, [])

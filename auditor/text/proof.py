@@ -2,10 +2,11 @@
 
 A finding names where its match sits in the training record (``evidence["field"]``, its path, and
 ``evidence["span"]``, the character range in that string: :func:`auditor.text.locate.locate_span`).
-The report keeps that string as the training side of the finding's "texts side by side", under the
-key :func:`proof_key` gives (``report.json`` → ``texts``): the whole string when it is at most
-:data:`MAX_CHARS` long, else a window around the match saying how much was cut on each side
-(:func:`windowed`). The match itself is never cut. A finding that names no span (a record without a
+The report keeps that string as the training side of the finding's "texts side by side"
+(``report.json`` → ``texts``): the whole string when it is at most :data:`MAX_CHARS` long (key
+``"DATASET#ORDINAL FIELD"``), else a window around the match saying how much was cut on each side
+(:func:`windowed`; key ``"DATASET#ORDINAL FIELD@START-END"``, :func:`proof_key`); :func:`proof_keys`
+lists where to look. The match itself is never cut. A finding that names no span (a record without a
 raw object, an id found in no string) keeps the record's text, as before, under the record's key.
 
 >>> proof_suffix({"field": "messages[1].content", "span": [12, 40]})
@@ -50,8 +51,29 @@ def proof_suffix(evidence: Mapping[str, Any]) -> str:
 
 
 def proof_key(dataset: str, ordinal: Any, evidence: Mapping[str, Any]) -> str:
-    """The ``texts`` key of the training text shown beside a finding (see the module doc)."""
+    """The ``texts`` key of the training text shown beside a finding when its string was cut to a
+    window around the match (see the module doc)."""
     return f"{dataset}#{ordinal}{proof_suffix(evidence)}"
+
+
+def proof_keys(dataset: str, ordinal: Any, evidence: Mapping[str, Any]) -> list[str]:
+    """The ``texts`` keys that may hold the training text shown beside a finding, the first present
+    one holding it: the windowed string's (:func:`proof_key`), the whole string's (``" FIELD"``: a
+    string of at most :data:`MAX_CHARS`, kept once for all its findings), the record's.
+
+    >>> proof_keys("t", 3, {"field": "input", "span": [0, 9]})
+    ['t#3 input@0-9', 't#3 input', 't#3']
+    """
+    record = f"{dataset}#{ordinal}"
+    if _span(evidence) is None:
+        return [record]
+    return list(dict.fromkeys([proof_key(dataset, ordinal, evidence), record + _field_suffix(evidence), record]))
+
+
+def _field_suffix(evidence: Mapping[str, Any]) -> str:
+    """The key suffix of a whole string: its path (none for a record that is one string)."""
+    field = evidence.get("field")
+    return f" {field}" if field else ""
 
 
 def _snap_left(s: str, at: int, limit: int) -> int:
@@ -88,13 +110,21 @@ def windowed(s: str, start: int, end: int, limit: int = MAX_CHARS, context: int 
 
 def record_texts(record: Any, evidences: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """The texts a report keeps for ``record`` behind findings with these ``evidences``: key suffix
-    (:func:`proof_suffix`) → text. The record's own key (``""``) holds its text (``text`` then
-    ``fields``, the first :data:`MAX_CHARS` characters) for a finding that names no span."""
+    (:func:`proof_keys`) → text: each matched string whole (``" FIELD"``) or, when longer than
+    :data:`MAX_CHARS`, windowed around each match (``" FIELD@START-END"``). The record's own key
+    (``""``) holds its text (``text`` then ``fields``, the first :data:`MAX_CHARS` characters) for a
+    finding that names no span, or the record when it is one string.
+
+    >>> from auditor.records.record import Record
+    >>> r = Record("t", "1", "t:1", {"text": "hi"}, raw={"sys": "Be brief.", "user": "Book a hotel"})
+    >>> record_texts(r, [{"field": "user", "span": [0, 12]}, {"matched_id": "1"}])
+    {' user': 'Book a hotel', '': 'hi'}
+    """
     out: dict[str, str] = {}
     found: dict[str, str] | None = None
     for ev in evidences:
         suffix = proof_suffix(ev)
-        if suffix in out:
+        if suffix in out or (_field_suffix(ev) and _field_suffix(ev) in out):
             continue
         span = _span(ev)
         if span is not None:
@@ -102,7 +132,10 @@ def record_texts(record: Any, evidences: Iterable[Mapping[str, Any]]) -> dict[st
                 found = dict(strings(record.raw)) if record.raw is not None else {}
             s = found.get(str(ev.get("field") or ""))
             if s is not None:
-                out[suffix] = windowed(s, *span)
+                if len(s) > MAX_CHARS:
+                    out[suffix] = windowed(s, *span)
+                else:  # the whole string, once for every finding in it
+                    out[_field_suffix(ev)] = s
                 continue
         out[""] = record.whole_text()[:MAX_CHARS]
     return out
