@@ -5,7 +5,8 @@
 ``incomplete``); ``datasets`` → name → ``records``, ``skipped``, ``sha256`` ...; ``checks`` → list of
 ``{name, train, eval, methods, eval_items, contaminated_items, verdict, ...}``; ``findings`` → list of
 ``{check, eval_dataset, eval_id, eval_source, train_dataset, train_id, train_source, method, score,
-conclusive, evidence}``; ``run``; ``texts`` (record texts behind the top findings).
+conclusive, evidence}``; ``run``; ``texts`` (behind the top findings: each eval item's text and the
+training string each finding matched, :mod:`auditor.text.proof`).
 
 In memory the checks, datasets and run are typed (:class:`~auditor.audit.results.CheckResult`,
 :class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.audit.results.RunStats`); their
