@@ -89,6 +89,12 @@ class OutputError(AuditorError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class InternalError(RuntimeError):
+    """A bug in auditor, never bad input: deliberately *not* an :class:`AuditorError`, so the CLI does
+    not turn it into a one-line "bad input" message but shows it, traceback and cause, to be reported
+    (e.g. a renderer failing on a report.json that passed validation: :func:`auditor.report.rerender`)."""
+
+
 def did_you_mean(word: str, choices, what: str = "") -> str:
     """A hint for an unknown name: `` (did you mean 'embedding'?)`` when one of ``choices`` is close
     (difflib), else an empty string.

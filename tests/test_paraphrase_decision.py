@@ -96,11 +96,12 @@ def test_suspected_finding_in_every_report_and_fail_on_suspected(tmp_path):
     # simple_python_0 and _11 ask the same thing ("the area of a triangle with base 10 and height 5")
     assert {f["eval_id"] for f in sus} & {"simple_python_0", "simple_python_11"}
     assert sus[0]["evidence"]["values"] < 1
-    md = (out / "report.md").read_text()
+    md = (out / "report.md").read_text().replace("**", "")  # shared word runs are bold
     assert "## Suspected findings (review list)" in md
     assert "area of a triangle with" in md and "height of 7 units" in md and "&lt;area&gt;" in md
     html = (out / "report.html").read_text()
-    assert "id='review'" in html and "height of 7 units; what is its &lt;area&gt;?" in html
+    plain = html.replace("<mark>", "").replace("</mark>", "")  # shared word runs are marked
+    assert "id='review'" in html and "height of 7 units; what is its &lt;area&gt;?" in plain
     assert "<area>" not in html
     assert "suspected findings" in (out / "junit.xml").read_text()
     # --fail-on suspected: the same run fails

@@ -122,7 +122,7 @@ class UnitResult:
     numbered_from: int | None
     findings: list[Finding] = field(default_factory=list)
     positional: set[int] = field(default_factory=set)  # local ordinals whose id is a position
-    texts: dict[int, str] = field(default_factory=dict)  # local ordinal → text (finding records)
+    texts: dict[int, dict[str, str]] = field(default_factory=dict)  # local ordinal → texts (text.proof.record_texts)
     records: int = 0
     chars: int = 0
     masking: list[tuple[int, int, int]] = field(default_factory=list)  # per pass: records, chars, scanned
@@ -237,8 +237,8 @@ def scan_unit(
     are left as they were (their counts travel in ``masking``).
     """
     from ..audit.errortypes import ErrorTypes
-    from ..store.texts import MAX_CHARS
     from ..text.masking import Masker
+    from ..text.proof import record_texts
 
     cpu0 = time.process_time()
     ustats = UnitStats()
@@ -268,12 +268,15 @@ def scan_unit(
                     found.append(f)
             if found:
                 by_ordinal = {r.ordinal: r for r in batch}
+                evidences: dict[int, list[dict]] = {}
+                for f in found:
+                    evidences.setdefault(f.train_ordinal, []).append(f.evidence)
                 for f in found:
                     r = by_ordinal[f.train_ordinal]
                     if r.meta.get("positional_id"):
                         res.positional.add(r.ordinal)
                     if r.ordinal not in res.texts and len(res.texts) < TEXTS_PER_UNIT:
-                        res.texts[r.ordinal] = r.whole_text()[:MAX_CHARS]  # text, then fields
+                        res.texts[r.ordinal] = record_texts(r, evidences[r.ordinal])  # what each finding matched
                 res.findings.extend(found)
     finally:
         for p, counts in zip(job.passes, before):

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
-from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text.locate import locate_field
+from ..records.record import QUERY, TEXT, Record
+from ..text.locate import locate_span
 
 _REGISTRY: dict[str, type[Index]] = {}
 
@@ -253,14 +253,22 @@ class Index(Searcher, ABC, Generic[C]):
             "not_indexed_reasons": dict(sorted(self.not_indexed.items())),
         }
 
+    def proof_target(self, ev: Record, evidence: dict[str, Any]) -> str:
+        """The text of ``ev`` a finding located in the training record (:meth:`finding`): by default
+        the eval view the method compares; a method matching something else (ids, values) says so."""
+        return ev.view(self.config.eval_view)
+
     def finding(self, ev: Record, tr: Record, score: float, **evidence: Any) -> Finding:
-        """A finding of ``ev`` in ``tr``; a method that searches the ``fields`` view (the record
-        read whole) also names the field that holds the match (``evidence["field"]``, a path such as
-        ``input`` or ``tools[0].function.description``: :func:`auditor.text.locate.locate_field`)."""
-        if FIELDS in self.config.train_views and tr.raw is not None and "field" not in evidence:
-            where = locate_field(tr.raw, ev.view(self.config.eval_view))
-            if where:  # "" is the record itself (a record that is one string)
-                evidence["field"] = where
+        """A finding of ``ev`` in ``tr``, naming where the match sits in the training record: the
+        field (``evidence["field"]``, a path such as ``input``, ``messages[3].content`` or
+        ``tools[0].function.description``) and the character range in it (``evidence["span"]``:
+        :func:`auditor.text.locate.locate_span`), which the report shows beside the eval text."""
+        if tr.raw is not None and "field" not in evidence:
+            spot = locate_span(tr.raw, self.proof_target(ev, evidence))
+            if spot is not None:
+                if spot.field:  # "" is the record itself (a record that is one string)
+                    evidence["field"] = spot.field
+                evidence["span"] = [spot.start, spot.end]
         return Finding(
             eval_dataset=ev.dataset,
             eval_id=ev.id,

@@ -223,6 +223,10 @@ class EntitiesIndex(Index[EntitiesConfig]):
             for i in ids:
                 self.table.setdefault(i, set()).add(pos)
 
+    def proof_target(self, ev: Record, evidence: dict[str, Any]) -> str:
+        """The identifiers matched (the values the report shows in the training record)."""
+        return " ".join(str(i.get("id", "")) for i in evidence.get("identifiers", ()))
+
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
         if not self.table:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..records.record import Record
 from .base import Finding, Index, MethodConfig
@@ -40,6 +41,10 @@ class IdIndex(Index[IdConfig]):
                 self.not_indexed["id is a file position, not a native id"] += 1
                 continue
             self.table.setdefault(ev.id, []).append(pos)
+
+    def proof_target(self, ev: Record, evidence: dict[str, Any]) -> str:
+        """The id matched, not the item's text: it is what the report shows in the training record."""
+        return str(evidence.get("matched_id", ev.id))
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []

@@ -5,7 +5,8 @@
 ``incomplete``); ``datasets`` → name → ``records``, ``skipped``, ``sha256`` ...; ``checks`` → list of
 ``{name, train, eval, methods, eval_items, contaminated_items, verdict, ...}``; ``findings`` → list of
 ``{check, eval_dataset, eval_id, eval_source, train_dataset, train_id, train_source, method, score,
-conclusive, evidence}``; ``run``; ``texts`` (record texts behind the top findings).
+conclusive, evidence}``; ``run``; ``texts`` (behind the top findings: each eval item's text and the
+training string each finding matched, :mod:`auditor.text.proof`).
 
 In memory the checks, datasets and run are typed (:class:`~auditor.audit.results.CheckResult`,
 :class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.audit.results.RunStats`); their
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 
 from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
-from ..errors import ConfigError, InputError, OutputError
+from ..errors import AuditorError, ConfigError, InputError, InternalError, OutputError
 from ..io.atomic import atomic_write_bytes, locked_folder
 from ..io.jsonable import plain
 from ..io.jsonread import load_json
@@ -32,6 +33,7 @@ from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
 from .publish import publish
+from .validate import check_report
 
 SCHEMA_VERSION = 1
 
@@ -117,7 +119,13 @@ class Report:
 
     @classmethod
     def load(cls, path: str | Path) -> Report:
+        """The report a ``report.json`` holds, every value checked for its type first
+        (:func:`auditor.report.validate.check_report`). Raises InputError naming the first bad value."""
         doc = load_json(path)
+        try:
+            check_report(doc)
+        except ValueError as e:
+            raise InputError(str(path), None, f"not a valid auditor report ({e})") from None
         try:
             return cls.from_dict(doc)
         except (ValueError, TypeError, AttributeError) as e:
@@ -186,15 +194,22 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
 
     The default output is the format's file beside ``report_path``: ``report.html``, ``report.md``,
     ``junit.xml`` for a ``report.json``; ``provenance.html`` ... for a ``provenance.json`` (never a
-    file of another set). Raises InputError for a file that is not an auditor report (including one
-    whose content the renderers cannot use), ConfigError for a bad format, OutputError for a target
-    that exists and is not auditor's unchanged output (a user's file is never overwritten).
+    file of another set). Raises InputError for a file that is not an auditor report or holds a value
+    of the wrong type (:func:`auditor.report.validate.check_report`), ConfigError for a bad format,
+    OutputError for a target that exists and is not auditor's unchanged output (a user's file is never
+    overwritten). A renderer that fails on a report that passed those checks is a bug: InternalError
+    (not an AuditorError: the CLI shows it with its traceback), the renderer's exception as its cause.
     """
-    report = Report.load(report_path)
+    report = Report.load(report_path)  # every value checked: what fails here is bad input (InputError)
     try:
         text = report.render(fmt)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        raise InputError(str(report_path), None, f"not a valid auditor report ({type(e).__name__}: {e})") from None
+    except AuditorError:
+        raise
+    except Exception as e:  # the report passed validation, so this is a bug in a renderer, not bad input
+        raise InternalError(
+            f"rendering {report_path} as {fmt} failed on a report that passed validation "
+            f"({type(e).__name__}: {e}): a bug in auditor's renderer; please report it with this traceback"
+        ) from e
     target = Path(out) if out else Path(report_path).with_name(_rerender_name(Path(report_path), fmt))
     data = text.encode("utf-8")
     folder = target.parent

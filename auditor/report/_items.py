@@ -38,7 +38,9 @@ class ItemRow:
     train_refs: list[str] = field(default_factory=list)  # distinct training records, best first
 
     def text_keys(self) -> tuple[str, str]:
-        """Keys of the eval and training texts in ``report.texts``."""
+        """Keys of the eval text and of the training *record's* text in ``report.texts``; the training
+        string the finding matched is under one of :func:`auditor.text.proof.proof_keys`
+        (:func:`auditor.report.proof.proof_texts` reads both texts)."""
         f = self.best
         return f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}", f"{f['train_dataset']}#{f.get('train_ordinal', '')}"
 

@@ -21,7 +21,6 @@ True
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Set
 from html import escape
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..methods import registry
 from . import _svg
 from ._items import counts_line, item_rows, methods_in
+from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .provenance import statement
 from .review import review_html
 
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side
 SHOWN_CHARS = 3000
-_WORD = re.compile(r"\w+", re.UNICODE)
 _CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
 
 CSS = """
@@ -61,9 +60,10 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 .finding{background:#fff;border:1px solid #dde1e7;margin:10px 0;padding:8px 10px}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}.pair>div{white-space:pre-wrap;word-break:break-word;
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
-mark{background:#ffe066;padding:0 1px}.muted{color:#667}.ev{color:#667;font-style:italic}
+mark{background:#ffe066;padding:0 1px}.where{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin-bottom:4px}.cut{color:#889;font-style:italic}.muted{color:#667}.ev{color:#667;font-style:italic}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
-.scroll{overflow-x:auto} td{overflow-wrap:break-word} .plots figure{max-width:100%;overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%} th,td{overflow-wrap:break-word} .path{overflow-wrap:anywhere}
+td.n,.verdict{white-space:nowrap} td.n .muted{white-space:normal} .plots figure{max-width:100%;overflow-x:auto}
 @media (max-width:900px){main{padding:12px 10px 40px}.pair{grid-template-columns:1fr}th,td{padding:3px 5px}}
 """
 
@@ -75,6 +75,8 @@ document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventL
   var r=(!isNaN(p)&&!isNaN(q))?p-q:a.localeCompare(c);return asc?r:-r;});rows.forEach(function(r){b.appendChild(r);});});});
 document.body.setAttribute('data-charts',String(Array.prototype.filter.call(document.querySelectorAll('svg.chart'),
  function(s){var r=s.getBoundingClientRect();return r.width>0&&r.height>0&&s.querySelector('text');}).length));
+document.body.setAttribute('data-clipped',String(Array.prototype.filter.call(document.querySelectorAll('main,.scroll'),
+ function(e){return e.scrollWidth>e.clientWidth+1;}).length));
 document.body.setAttribute('data-ready','1');
 """
 
@@ -83,11 +85,22 @@ def _e(v: Any) -> str:
     return escape(str(v))
 
 
+def _path(value: Any) -> str:
+    """A name or path (no spaces to wrap at): escaped, and allowed to wrap anywhere (no clipped table)."""
+    return f"<span class='path'>{_e(value)}</span>"
+
+
+def _cell(value: Any) -> str:
+    """A table cell's HTML: a string is HTML built here (its values escaped with :func:`_e`), anything
+    else (a count) is escaped as text."""
+    return value if isinstance(value, str) else _e(value)
+
+
 def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join(
         "<tr>"
-        + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
+        + "".join(f'<td class="n">{_cell(c)}</td>' if i in numeric else f"<td>{_cell(c)}</td>" for i, c in enumerate(r))
         + "</tr>"
         for r in rows
     )
@@ -96,44 +109,16 @@ def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozen
     )
 
 
-def _spans(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]
-
-
-def _marked(text: str, toks: list[tuple[int, int, str]], hit: list[bool]) -> str:
-    out, pos, i = [], 0, 0
-    while i < len(toks):
-        if not hit[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(toks) and hit[j + 1]:
-            j += 1
-        s, e = toks[i][0], toks[j][1]
-        out.append(escape(text[pos:s]) + "<mark>" + escape(text[s:e]) + "</mark>")
-        pos, i = e, j + 1
-    out.append(escape(text[pos:]))
-    return "".join(out)
-
-
 def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
-    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked.
+    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked
+    (:func:`auditor.report.proof.shared_runs`; no shorter runs tried, nothing cut).
 
     >>> highlight("Find hotels in Paris", "I said: find hotels in Paris, now")[1]
     'I said: <mark>find hotels in Paris</mark>, now'
     """
-    ev, tr = _spans(eval_text), _spans(train_text)
-    k = max(1, min(k, len(ev)))
-    ev_words, tr_words = [t[2] for t in ev], [t[2] for t in tr]
-    grams_ev = {tuple(ev_words[i : i + k]) for i in range(len(ev) - k + 1)}
-    grams_tr = {tuple(tr_words[i : i + k]) for i in range(len(tr) - k + 1)}
-    shared = grams_ev & grams_tr
-    hit_ev, hit_tr = [False] * len(ev), [False] * len(tr)
-    for words, hit in ((ev_words, hit_ev), (tr_words, hit_tr)):
-        for i in range(len(words) - k + 1):
-            if tuple(words[i : i + k]) in shared:
-                hit[i : i + k] = [True] * k
-    return _marked(eval_text, ev, hit_ev), _marked(train_text, tr, hit_tr)
+    ra, rb = shared_runs(eval_text, train_text, k, fallback=False)
+    whole = max(len(eval_text), len(train_text)) + 1
+    return render_marked(eval_text, ra, whole), render_marked(train_text, rb, whole)
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
@@ -207,14 +192,14 @@ def plots_html(report: Report) -> str:
 def _checks(report: Report) -> str:
     rows = [
         [
-            f"<a href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
-            _e(", ".join(c.train)),
-            _e(", ".join(c.eval)),
+            f"<a class='path' href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
+            _path(", ".join(c.train)),
+            _path(", ".join(c.eval)),
             _e(", ".join(c.methods)),
-            c.eval_items,
-            c.contaminated_items,
+            _e(c.eval_items),
+            _e(c.contaminated_items),
             f"{100 * c.contaminated_share:.2f}%",
-            c.allowance,
+            _e(c.allowance),
             f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
         ]
         for c in report.checks
@@ -254,9 +239,9 @@ def _checks(report: Report) -> str:
                 [
                     f"<code>{_e(ms['method'])}</code>",
                     "yes" if ms.get("conclusive", True) else "evidence only",
-                    by_m.get(ms["method"], 0),
-                    total - missing,
-                    f"{missing}" + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
+                    _e(by_m.get(ms["method"], 0)),
+                    _e(total - missing),
+                    _e(missing) + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
                     _e(params),
                 ]
             )
@@ -293,15 +278,15 @@ def _datasets(report: Report) -> str:
         )
         rows.append(
             [
-                _e(name),
+                _path(name),
                 _e(d.role),
-                d.records,
-                d.skipped,
+                _e(d.records),
+                _e(d.skipped),
                 _e(reasons),
                 _e(d.split or ""),
                 _e(d.bundled)
                 if d.bundled
-                else f"<span title='{_e(chr(10).join(d.files))}'>"
+                else f"<span class='path' title='{_e(chr(10).join(d.files))}'>"
                 + _e(", ".join(_short(f) for f in d.files[:20]))
                 + (" …" if len(d.files) > 20 else "")
                 + "</span>",
@@ -342,33 +327,32 @@ def _findings(report) -> str:
         more = f" <span class='muted'>(+{len(r.train_refs) - 3})</span>" if len(r.train_refs) > 3 else ""
         anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i < TEXT_ITEMS else _e(r.eval_ref)
         table_rows.append(
-            [_e(r.check), anchor, _e(", ".join(r.train_refs[:3])) + more]
+            [_path(r.check), anchor, _path(", ".join(r.train_refs[:3])) + more]
             + [f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods]
         )
     heads = [m if conclusive.get(m, True) else f"{m} (evidence)" for m in methods]
     numeric = set(range(3, 3 + len(methods)))
     out.append(_table(["check", "eval item", "training records", *heads], table_rows, numeric))
     for i, r in enumerate(shown[:TEXT_ITEMS]):
-        f = r.best
-        ev_key, tr_key = r.text_keys()
-        ev, tr = report.texts.get(ev_key), report.texts.get(tr_key)
-        if ev is not None and tr is not None:
-            ev_html, tr_html = highlight(ev[:SHOWN_CHARS], tr[:SHOWN_CHARS])
-        else:
-            ev_html = _e(ev[:SHOWN_CHARS]) if ev else "<span class='muted'>(text not kept)</span>"
-            tr_html = _e(tr[:SHOWN_CHARS]) if tr else "<span class='muted'>(text not kept)</span>"
-        tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
-        evidence = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
-        out.append(
-            f"<div class='finding' id='item-{i}'><div>check <b>{_e(f['check'])}</b>: eval item "
-            f"<b>{_e(r.eval_ref)}</b> in training record <b>{_e(r.train_refs[0])}</b> — "
-            f"<code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b></div>"
-            f"<div class='pair'><div>{ev_html}</div><div>{tr_html}</div></div>"
-            f"<div class='src'>{_e(f['eval_source'])} ↔ {_e(f['train_source'])}</div>"
-            + (f"<div class='ev'>evidence: {_e(evidence[:2000])}</div>" if evidence else "")
-            + "</div>"
-        )
+        out.append(_finding_box(report, r, i))
     return "".join(out)
+
+
+def _finding_box(report, r, i: int) -> str:
+    """One finding's proof: its line, both texts side by side (:func:`auditor.report.proof.pair_html`)
+    and its evidence."""
+    f = r.best
+    tag = "" if f.get("conclusive", True) else " <span class='muted'>(evidence only)</span>"
+    evidence = evidence_summary(f)
+    return (
+        f"<div class='finding' id='item-{i}'><div>check <b>{_e(f['check'])}</b>: eval item "
+        f"<b>{_e(r.eval_ref)}</b> in training record <b>{_e(r.train_refs[0])}</b> — "
+        f"<code>{_e(f['method'])}</code>{tag} score <b>{float(f['score']):.3f}</b></div>"
+        f"{pair_html(report.texts, f, SHOWN_CHARS)}"
+        f"<div class='src'>{_e(f.get('eval_source', ''))} ↔ {_e(f.get('train_source', ''))}</div>"
+        + (f"<div class='ev'>evidence: {_e(evidence[:2000])}</div>" if evidence else "")
+        + "</div>"
+    )
 
 
 def _error_types(value: Any) -> str:
@@ -378,7 +362,7 @@ def _error_types(value: Any) -> str:
     labels = sorted({lb for counts in value.values() for lb in counts})
     if not labels:
         return "<p class='muted'>No tool-use errors labelled.</p>"
-    rows = [[_e(name), *(counts.get(lb, 0) for lb in labels)] for name, counts in value.items()]
+    rows = [[_e(name), *(_e(counts.get(lb, 0)) for lb in labels)] for name, counts in value.items()]
     return "<p class='muted'>Records per dataset with each tool-use error label.</p>" + _table(
         ["dataset", *labels], rows, set(range(1, len(labels) + 1))
     )
@@ -404,14 +388,14 @@ def _clean(value: Any) -> str:
     rows = []
     for name, d in value["datasets"].items():
         for i, f in enumerate(d.get("files") or [{}]):
-            lead = [_e(name), d.get("kept", ""), d.get("removed", ""), d.get("not_written_skipped", 0)]
+            lead = [_e(name), *(_e(d.get(k, "")) for k in ("kept", "removed")), _e(d.get("not_written_skipped", 0))]
             rows.append(
                 (lead if i == 0 else ["", "", "", ""])
                 + [
                     f"<span title='from {_e(f.get('source', ''))}'>"
                     f"{_e(_relative(f.get('written', ''), value.get('dir', '')))}</span>",
                     _e(f.get("format", "")),
-                    f.get("records", ""),
+                    _e(f.get("records", "")),
                 ]
             )
         for unread in d.get("not_written_files") or []:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._items import counts_line, item_rows, methods_in
 from ._md import md
+from .proof import evidence_summary, pair_markdown
 from .provenance import render_provenance
 from .review import review_markdown
 
@@ -31,11 +32,6 @@ if TYPE_CHECKING:
 TOP_ITEMS = 30
 TEXT_ITEMS = 10
 SNIPPET = 600
-
-
-def _snippet(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
 
 
 def _checks(report: Report) -> list[str]:
@@ -48,8 +44,8 @@ def _checks(report: Report) -> list[str]:
     for c in report.checks:
         lines.append(
             f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
-            f"{md(', '.join(c.methods))} | {c.eval_items} | {c.contaminated_items} "
-            f"({100 * c.contaminated_share:.1f}%) | {c.allowance} | **{md(c.verdict)}** |"
+            f"{md(', '.join(c.methods))} | {md(c.eval_items)} | {md(c.contaminated_items)} "
+            f"({100 * c.contaminated_share:.1f}%) | {md(c.allowance)} | **{md(c.verdict)}** |"
         )
     lines.append("")
     for c in report.checks:
@@ -58,17 +54,17 @@ def _checks(report: Report) -> list[str]:
         if by_m:
             lines.append(
                 "Eval items with findings, by method: "
-                + ", ".join(f"{md(m)} {n}" for m, n in by_m.items())
+                + ", ".join(f"{md(m)} {md(n)}" for m, n in by_m.items())
                 + " (`id` and `entities` findings are evidence only and never count as contamination)."
             )
             lines.append("")
         for ms in c.method_stats:  # an index's stats(): method-specific keys
             if ms.get("eval_not_indexed"):
-                reasons = "; ".join(f"{md(r)}: {n}" for r, n in ms["not_indexed_reasons"].items())
+                reasons = "; ".join(f"{md(r)}: {md(n)}" for r, n in (ms.get("not_indexed_reasons") or {}).items())
                 total = ms.get("eval_items", c.eval_items)
                 lines.append(
-                    f"- {md(ms['method'])} indexed {total - ms['eval_not_indexed']} of {total} eval items; "
-                    f"not indexed {ms['eval_not_indexed']} ({reasons})."
+                    f"- {md(ms.get('method', ''))} indexed {md(total - ms['eval_not_indexed'])} of {md(total)} eval "
+                    f"items; not indexed {md(ms['eval_not_indexed'])} ({reasons})."
                 )
         for note in c.notes:
             lines.append(f"- {md(note)}")
@@ -85,17 +81,19 @@ def _datasets(report: Report) -> list[str]:
     ]
     for name, d in report.datasets.items():
         lines.append(
-            f"| {md(name)} | {md(d.role)} | {d.records} | {d.skipped} | "
+            f"| {md(name)} | {md(d.role)} | {md(d.records)} | {md(d.skipped)} | "
             f"{md(d.split or '')} | {md(str(d.sha256 or '')[:16])} |"
         )
         for reason, n in d.skip_reasons.items():
-            lines.append(f"|  | skipped: {md(reason)} | | {n} | | |")
+            lines.append(f"|  | skipped: {md(reason)} | | {md(n)} | | |")
         for sf in d.skipped_files:
             lines.append(f"|  | file not read: {md(sf['file'])}: {md(sf['reason'])} | | | | |")
         if d.duplicate_ids:
-            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {d.duplicate_ids} | | | |")
+            lines.append(f"|  | duplicate ids in a file (reported, all checked) | {md(d.duplicate_ids)} | | | |")
         if d.ids_in_several_files:
-            lines.append(f"|  | ids used in several files (named with their file) | {d.ids_in_several_files} | | | |")
+            lines.append(
+                f"|  | ids used in several files (named with their file) | {md(d.ids_in_several_files)} | | | |"
+            )
     return [*lines, ""]
 
 
@@ -116,7 +114,7 @@ def _error_types(value: Any) -> list[str]:
     ]
     for name, counts in value.items():
         counts = counts if isinstance(counts, dict) else {}
-        lines.append(f"| {md(name)} | " + " | ".join(str(counts.get(lb, 0)) for lb in labels) + " |")
+        lines.append(f"| {md(name)} | " + " | ".join(md(counts.get(lb, 0)) for lb in labels) + " |")
     return [*lines, ""]
 
 
@@ -137,13 +135,14 @@ def _clean(value: Any) -> list[str]:
         files = d.get("files") or [{}]
         for i, f in enumerate(files):
             head = (
-                f"| {md(name)} | {d.get('kept', '')} | {d.get('removed', '')} | {d.get('not_written_skipped', 0)} |"
+                f"| {md(name)} | {md(d.get('kept', ''))} | {md(d.get('removed', ''))} | "
+                f"{md(d.get('not_written_skipped', 0))} |"
                 if i == 0
                 else "| | | | |"
             )
             lines.append(
                 f"{head} {md(f.get('source', ''))} | {md(f.get('written', ''))} | {md(f.get('format', ''))} | "
-                f"{f.get('records', '')} |"
+                f"{md(f.get('records', ''))} |"
             )
         for unread in d.get("not_written_files") or []:
             lines.append(f"| | | | | {md(unread)} | not written (unreadable) | | |")
@@ -173,26 +172,29 @@ def _findings(report) -> list[str]:
         scores = " | ".join(f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods)
         lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {train} | {scores} |")
     lines.append("")
-    texts = [r for r in shown if r.conclusive][:TEXT_ITEMS]
+    texts = shown[:TEXT_ITEMS]  # contaminated items first (item_rows), then evidence-only ones
     if texts:
-        lines += [f"### Texts of the first {len(texts)} contaminated items", ""]
+        lines += [f"### Texts of the first {len(texts)} items (contaminated first)", ""]
     for r in texts:
-        f = r.best
-        ev_key, tr_key = r.text_keys()
-        ev = report.texts.get(ev_key, "(text not kept)")
-        tr = report.texts.get(tr_key, "(text not kept)")
-        lines += [
-            f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}, score {float(f['score']):.3f})",
-            "",
-            "| eval item | training record |",
-            "|---|---|",
-            f"| {md(_snippet(ev))} | {md(_snippet(tr))} |",
-            f"| {md(f['eval_source'])} | {md(f['train_source'])} |",
-            "",
-        ]
-        detail = ", ".join(f"{k}={v}" for k, v in (f.get("evidence") or {}).items())
-        if detail:
-            lines += [f"Evidence: {md(detail[:SNIPPET])}", ""]
+        lines += _finding_texts(report, r)
+    return lines
+
+
+def _finding_texts(report, r) -> list[str]:
+    """One item's proof: its line, both texts side by side (:func:`auditor.report.proof.pair_markdown`:
+    the training side is the string that matched, shared runs in bold), sources, evidence."""
+    f = r.best
+    lines = [
+        f"#### {md(r.eval_ref)} in {md(r.train_refs[0])} ({md(f['method'])}"
+        f"{'' if f.get('conclusive', True) else ', evidence only'}, score {float(f['score']):.3f})",
+        "",
+        *pair_markdown(report.texts, f, SNIPPET),
+        f"| {md(f.get('eval_source', ''))} | {md(f.get('train_source', ''))} |",
+        "",
+    ]
+    detail = evidence_summary(f)
+    if detail:
+        lines += [f"Evidence: {md(detail[:SNIPPET])}", ""]
     return lines
 
 

@@ -122,14 +122,15 @@ def render_provenance(entries: list[ProvenanceResult]) -> list[str]:
         held = set(e.held_out_splits)
         for split, n in rows:
             tag = " (held out)" if split in held else ""
-            lines.append(f"| {_cell(split)}{tag} | {n} | {_pct(n, total)} | `{_bar(n, total)}` |")
+            lines.append(f"| {_cell(split)}{tag} | {_cell(n)} | {_pct(n, total)} | `{_bar(n, total)}` |")
         lines.append("")
         if len(e.per_dataset) > 1:
             lines += ["| derived dataset | records | by split | unattributed | conflicts |", "|---|---:|---|---:|---:|"]
             for name, d in e.per_dataset.items():
                 split_txt = ", ".join(f"{s} {n}" for s, n in d["by_split"].items()) or "—"
                 lines.append(
-                    f"| {_cell(name)} | {d['records']} | {_cell(split_txt)} | {d['unattributed']} | {d['conflicts']} |"
+                    f"| {_cell(name)} | {_cell(d['records'])} | {_cell(split_txt)} | {_cell(d['unattributed'])} | "
+                    f"{_cell(d['conflicts'])} |"
                 )
             lines.append("")
         for title, keep in (

@@ -26,10 +26,10 @@ from html import escape
 from typing import Any
 
 from ._md import md as _md
+from .proof import evidence_summary, snippet_html, snippet_markdown, where
 
 REVIEW_SHOWN = 50
 SNIPPET = 400
-EVIDENCE_KEYS = ("cosine", "align_f1", "align_recall", "margin", "values", "entities", "conflict")
 
 
 def review_items(report, check: str | None = None) -> list[dict[str, Any]]:
@@ -44,22 +44,8 @@ def review_items(report, check: str | None = None) -> list[dict[str, Any]]:
     return sorted(fs, key=lambda f: (-float(f["score"]), f["check"], f["eval_dataset"], f.get("eval_ordinal", 0)))
 
 
-def _texts(report, f: dict) -> tuple[str | None, str | None]:
-    ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
-    tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}")
-    return ev, tr
-
-
-def _short(text: str | None) -> str:
-    if text is None:
-        return "(text not kept)"
-    text = " ".join(text.split())
-    return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
-
-
 def _evidence(f: dict) -> str:
-    ev = f.get("evidence") or {}
-    return ", ".join(f"{k}={ev[k]}" for k in EVIDENCE_KEYS if k in ev)
+    return evidence_summary(f)
 
 
 def review_markdown(report) -> list[str]:
@@ -77,11 +63,12 @@ def review_markdown(report) -> list[str]:
         "|---:|---|---:|---|---|---|",
     ]
     for n, f in enumerate(items[:REVIEW_SHOWN], 1):
-        ev, tr = _texts(report, f)
+        ev, tr = snippet_markdown(report.texts, f, SNIPPET)
+        spot = f" ({_md(where(f))})" if where(f) else ""
         lines.append(
             f"| {n} | {_md(f['check'])} | {float(f['score']):.3f} | "
-            f"{_md(f['eval_dataset'])} #{_md(f['eval_id'])}: {_md(_short(ev))} | "
-            f"{_md(f['train_dataset'])} #{_md(f['train_id'])}: {_md(_short(tr))} | {_md(_evidence(f))} |"
+            f"{_md(f['eval_dataset'])} #{_md(f['eval_id'])}: {ev} | "
+            f"{_md(f['train_dataset'])} #{_md(f['train_id'])}{spot}: {tr} | {_md(_evidence(f))} |"
         )
     if len(items) > REVIEW_SHOWN:
         lines.append(f"\n{len(items) - REVIEW_SHOWN} more in report.json (`findings[].conclusive = false`).")
@@ -96,12 +83,13 @@ def review_html(report) -> str:
         return ""
     rows = []
     for n, f in enumerate(items[:REVIEW_SHOWN], 1):
-        ev, tr = _texts(report, f)
+        ev, tr = snippet_html(report.texts, f, SNIPPET)
+        spot = f" <code>{escape(where(f))}</code>" if where(f) else ""
         rows.append(
             f"<tr><td class='n'>{n}</td><td>{escape(str(f['check']))}</td>"
             f"<td class='n'>{float(f['score']):.3f}</td>"
-            f"<td><b>{escape(str(f['eval_dataset']))} #{escape(str(f['eval_id']))}</b><br>{escape(_short(ev))}</td>"
-            f"<td><b>{escape(str(f['train_dataset']))} #{escape(str(f['train_id']))}</b><br>{escape(_short(tr))}</td>"
+            f"<td><b>{escape(str(f['eval_dataset']))} #{escape(str(f['eval_id']))}</b><br>{ev}</td>"
+            f"<td><b>{escape(str(f['train_dataset']))} #{escape(str(f['train_id']))}</b>{spot}<br>{tr}</td>"
             f"<td class='ev'>{escape(_evidence(f))}</td></tr>"
         )
     more = f"<p class='muted'>{len(items) - REVIEW_SHOWN} more in report.json.</p>" if len(items) > REVIEW_SHOWN else ""

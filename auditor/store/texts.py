@@ -4,6 +4,9 @@ The report's Markdown and HTML show the eval item and the training record side b
 training corpus after the scan to fetch them would be a second full pass over it, so the workers send
 back the texts of the records behind their findings (:meth:`TextCapture.offer`), and the calling
 process keeps those of the findings it reports. Only texts the window missed are read again afterwards.
+A training record's texts are the strings its findings matched, each windowed around its match and
+keyed by field (:func:`auditor.text.proof.proof_keys`); its whole text only for a finding that names
+no span (:func:`auditor.text.proof.record_texts`).
 
 >>> cap = TextCapture(window=2, limit=10)
 >>> for i in range(3):
@@ -20,8 +23,9 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from ..records.record import QUERY, Record
+from ..text.proof import MAX_CHARS, proof_keys, record_texts
 
-MAX_CHARS = 4000
+__all__ = ["MAX_CHARS", "TextCapture", "collect_texts"]
 
 
 class TextCapture:
@@ -30,24 +34,28 @@ class TextCapture:
     def __init__(self, window: int, limit: int = 2000):
         self.window = max(1, window)
         self.limit = limit
-        self._recent: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, int], dict[str, str]] = OrderedDict()
+        self._kept: set[tuple[str, int]] = set()
         self.texts: dict[str, str] = {}
 
-    def offer(self, dataset: str, ordinal: int, text: str) -> None:
-        """A text a worker sent back with findings: held in the window like an observed record's."""
-        self._recent[(dataset, ordinal)] = text[:MAX_CHARS]
+    def offer(self, dataset: str, ordinal: int, text: str | dict[str, str]) -> None:
+        """A record's texts a worker sent back with findings (:func:`auditor.text.proof.record_texts`:
+        key suffix → text; a plain string is the record's own text): held in the window like an
+        observed record's."""
+        self._recent[(dataset, ordinal)] = {"": text[:MAX_CHARS]} if isinstance(text, str) else dict(text)
         if len(self._recent) > self.window:
             self._recent.popitem(last=False)
 
     def keep(self, dataset: str, ordinal: int) -> bool:
-        """Keep the text of a record that produced a finding; False when it left the window."""
-        key = f"{dataset}#{ordinal}"
-        if key in self.texts:
+        """Keep the texts of a record that produced a finding; False when it left the window."""
+        if (dataset, ordinal) in self._kept:
             return True
-        text = self._recent.get((dataset, ordinal))
-        if text is None or len(self.texts) >= self.limit:
+        texts = self._recent.get((dataset, ordinal))
+        if texts is None or len(self.texts) >= self.limit:
             return False
-        self.texts[key] = text
+        self._kept.add((dataset, ordinal))
+        for suffix, text in texts.items():
+            self.texts[f"{dataset}#{ordinal}{suffix}"] = text
         return True
 
     def keep_eval(self, records: Iterable[Record]) -> None:
@@ -57,23 +65,32 @@ class TextCapture:
 
 
 def collect_texts(findings, datasets, captured: dict[str, str], limit: int = 200) -> dict[str, str]:
-    """Texts of the records behind the top ``limit`` findings: captured ones, the rest read again."""
-    wanted: dict[str, set[int]] = {}
-    for f in findings[:limit]:
-        for name, ordinal in ((f.eval_dataset, f.eval_ordinal), (f.train_dataset, f.train_ordinal)):
-            if f"{name}#{ordinal}" not in captured:
-                wanted.setdefault(name, set()).add(ordinal)
+    """Texts behind the top ``limit`` findings: each eval item's query, and the training text each
+    finding matched (:func:`~auditor.text.proof.proof_keys`); captured ones, the rest read again."""
+    wanted: dict[str, dict[int, list]] = {}  # dataset → ordinal → evidences of the findings (eval: [])
     out = {}
     for f in findings[:limit]:
-        for key in (f"{f.eval_dataset}#{f.eval_ordinal}", f"{f.train_dataset}#{f.train_ordinal}"):
-            if key in captured:
+        for name, ordinal, keys, evidence in (
+            (f.eval_dataset, f.eval_ordinal, [f"{f.eval_dataset}#{f.eval_ordinal}"], None),
+            (f.train_dataset, f.train_ordinal, proof_keys(f.train_dataset, f.train_ordinal, f.evidence), f.evidence),
+        ):
+            key = next((k for k in keys if k in captured), None)
+            if key is not None:
                 out[key] = captured[key]
+            else:
+                evs = wanted.setdefault(name, {}).setdefault(ordinal, [])
+                if evidence is not None:
+                    evs.append(evidence)
     for name, ords in wanted.items():
         ds = datasets[name]
         remaining = set(ords)
         for r in ds.records():
             if r.ordinal in remaining:
-                out[f"{name}#{r.ordinal}"] = (r.view(QUERY) if ds.role == "eval" else r.whole_text())[:MAX_CHARS]
+                if ds.role == "eval":
+                    out[f"{name}#{r.ordinal}"] = r.view(QUERY)[:MAX_CHARS]
+                else:
+                    for suffix, text in record_texts(r, ords[r.ordinal]).items():
+                        out[f"{name}#{r.ordinal}{suffix}"] = text
                 remaining.discard(r.ordinal)
                 if not remaining:
                     break

@@ -1,11 +1,16 @@
-"""Which field of a training record holds a match: the ``field`` evidence of text-tier findings.
+"""Where in a training record a match sits: the ``field`` and ``span`` evidence of findings.
 
-The text tiers search a training record's views as text; a finding names where in the *record* the
-eval item sits by walking the record's raw object (:func:`auditor.records.fields.strings`, every
-string with its path) once more: the first string whose normalized text contains the eval item's
-normalized text (at word boundaries), else the string sharing the most of its distinct words. Only
-records behind a finding pay for it, and a record with several findings is normalized once (a
-one-record cache that holds the raw object, so its identity cannot be reused meanwhile).
+The tiers search a training record's views as text; a finding names where in the *record* the eval
+item sits by walking the record's raw object (:func:`auditor.records.fields.strings`, every string
+with its path) once more: the first string whose normalized text contains the eval item's
+normalized text (at word boundaries; a string under an id-like key such as ``id`` or ``query_id``
+only when no other string does: an id that repeats the query is not where a reader looks for it),
+else the string sharing the most of its distinct words. :func:`locate_span` also says *where in
+that string*: the character range of the densest run of the item's words (an exact copy is the
+copy itself), which the report shows, highlighted, beside the eval text
+(:mod:`auditor.text.proof`). Only records behind a finding pay for it, and a record with several
+findings is normalized and split into words once (a one-record cache that holds the raw object, so
+its identity cannot be reused meanwhile).
 
 >>> raw = {"instruction": "Answer the question.", "input": "Find me FLIGHTS to Paris, please!"}
 >>> locate_field(raw, "find me flights to paris please")
@@ -14,37 +19,130 @@ one-record cache that holds the raw object, so its identity cannot be reused mea
 'messages[0].content'
 >>> locate_field({"a": "nothing alike"}, "book a flight") is None
 True
+>>> locate_field({"id": "Step 1: book a hotel", "turns": ["System prompt.", "book a hotel"]}, "book a hotel")
+'turns[1]'
+>>> s = locate_span({"turns": ["You are a helpful agent.", "Hi! Book a hotel in Rome. Thanks"]}, "book a hotel in rome")
+>>> s.field, s.start, s.end, "Hi! Book a hotel in Rome. Thanks"[s.start : s.end]
+('turns[1]', 4, 24, 'Book a hotel in Rome')
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..records.fields import strings
 from .normalize import normalize
 
-_cache: list[Any] = [None, []]  # [raw object, [(path, " normalized text ")]]
+#: [raw object, [(path, " normalized text ", string)], {path: (word starts, word ends, word ids)}]
+_cache: list[Any] = [None, [], {}]
+_WORD = re.compile(r"\w+", re.UNICODE)
+_ID_KEY = re.compile(r"(?:^|[._\[\"])(?:[a-z0-9]*_)?(?:id|uuid|key)\"?\]?\Z", re.IGNORECASE)
 
 
-def _normalized(raw: Any) -> list[tuple[str, str]]:
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a match sits: ``field`` (the string's path in the raw object; ``""``: the record is that
+    one string), ``start`` / ``end`` (its character range in that string) and the string itself."""
+
+    field: str
+    start: int
+    end: int
+    text: str
+
+
+def _normalized(raw: Any) -> list[tuple[str, str, str]]:
     if _cache[0] is not raw:
-        _cache[0], _cache[1] = raw, [(p, f" {normalize(s)} ") for p, s in strings(raw)]
+        _cache[0], _cache[2] = raw, {}
+        _cache[1] = [(p, f" {normalize(s)} ", s) for p, s in strings(raw)]
     return _cache[1]
 
 
-def locate_field(raw: Any, text: str) -> str | None:
-    """The path of the string of ``raw`` that holds ``text`` (see the module doc), or None when
-    ``raw`` is None or no string shares a word with it."""
+def _id_like(path: str) -> bool:
+    return bool(path) and bool(_ID_KEY.search(path))
+
+
+def _find(raw: Any, text: str) -> tuple[str, str] | None:
+    """``(path, string)`` of the string of ``raw`` holding ``text`` (see the module doc), or None."""
     target = normalize(text)
     if raw is None or not target:
         return None
     needle = f" {target} "
     words = set(target.split())
-    best, where = 0, None
-    for path, norm in _normalized(raw):
+    best, where, fallback = 0, None, None
+    for path, norm, s in _normalized(raw):
         if needle in norm:
-            return path
-        score = len(words.intersection(norm.split()))
-        if score > best:
-            best, where = score, path
-    return where
+            if not _id_like(path):
+                return path, s
+            fallback = fallback or (path, s)
+            continue
+        if fallback is None:
+            score = len(words.intersection(norm.split()))
+            if score > best:
+                best, where = score, (path, s)
+    return fallback or where
+
+
+def locate_field(raw: Any, text: str) -> str | None:
+    """The path of the string of ``raw`` that holds ``text`` (see the module doc), or None when
+    ``raw`` is None or no string shares a word with it."""
+    found = _find(raw, text)
+    return None if found is None else found[0]
+
+
+def word_span(s: str, text: str, words: tuple[np.ndarray, np.ndarray, list[str]] | None = None) -> tuple[int, int]:
+    """The character range of ``s`` holding the densest run of ``text``'s words: the window of as many
+    words as ``text`` has (a quarter more when no window holds them all: a reworded copy) with the
+    most of them, trimmed to its first and last shared word; (0, 0) when they share none.
+
+    >>> word_span("intro words. Book a cheap flight to Rome! more", "book a flight to rome")
+    (13, 40)
+    """
+    starts, ends, toks = words if words is not None else _words_of(s)
+    target = {w.casefold() for w in _WORD.findall(text)}
+    if not toks or not target:
+        return 0, 0
+    hits = np.fromiter((t in target for t in toks), bool, len(toks))
+    if not hits.any():
+        return 0, 0
+    n = max(1, len(_WORD.findall(text)))
+    ones = hits.astype(np.int32)
+    width = min(len(toks), n)
+    sums = np.convolve(ones, np.ones(width, np.int32), mode="valid")
+    if sums.max() < n:  # no copy of every word in a row: a reworded run, allowed some slack
+        width = min(len(toks), n + max(2, n // 4))
+        sums = np.convolve(ones, np.ones(width, np.int32), mode="valid")
+    first = int(np.argmax(sums))
+    inside = np.flatnonzero(hits[first : first + width]) + first
+    return int(starts[inside[0]]), int(ends[inside[-1]])
+
+
+def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    ms = list(_WORD.finditer(s))
+    return (
+        np.fromiter((m.start() for m in ms), np.int64, len(ms)),
+        np.fromiter((m.end() for m in ms), np.int64, len(ms)),
+        [m.group().casefold() for m in ms],
+    )
+
+
+def locate_span(raw: Any, text: str) -> Span | None:
+    """Where ``text`` sits in ``raw``: its field (:func:`locate_field`) and the character range in it
+    (:func:`word_span`); None when no string of ``raw`` shares a word with it."""
+    found = _find(raw, text)
+    if found is None:
+        return None
+    path, s = found
+    if _cache[0] is raw:
+        words = _cache[2].get(path)
+        if words is None:
+            words = _cache[2][path] = _words_of(s)
+    else:
+        words = _words_of(s)
+    start, end = word_span(s, text, words)
+    if end <= start:
+        return None
+    return Span(path, start, end, s)
