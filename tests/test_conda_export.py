@@ -9,7 +9,7 @@ import io
 import re
 
 from click.testing import CliRunner
-from helpers import REPO, read_golden
+from helpers import REPO, loadable_golden_report
 
 from auditor.cli import main
 
@@ -24,7 +24,7 @@ README = (REPO / "README.md").read_text()
 def _export(tmp_path, name: str, *extra: str):
     report = tmp_path / name / "report.json"
     report.parent.mkdir()
-    report.write_text(read_golden(name, "report.json"))
+    report.write_text(loadable_golden_report(name))
     res = CliRunner().invoke(main, ["report", str(report), "--format", "conda", *extra])
     assert res.exit_code == 0, res.output
     out = report.with_name("conda.csv") if not extra else tmp_path / extra[-1]
