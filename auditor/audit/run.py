@@ -25,9 +25,9 @@ from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
 from ..engines.base import TEXTS_PER_UNIT, CheckPass, Engine, ScanJob, ScanSinks, ScanStats, get_engine
-from ..engines.progress import peak_rss_mb
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
+from ..scan.progress import peak_rss_mb
 from ..store.findings import FindingStore, MemoryFindingStore
 from ..store.findings_db import DuckDBFindingStore
 from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index

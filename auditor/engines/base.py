@@ -49,7 +49,7 @@ from ..errors import InputError
 from ..io.files import file_size
 from ..methods.base import Finding, Searcher
 from ..records.record import TEXT, Record
-from .progress import ScanProgress, peak_rss_mb
+from ..scan.progress import ScanProgress, peak_rss_mb
 
 ENGINES = ("local", "ray")
 #: default size of a work unit cut from one large file
