@@ -256,7 +256,8 @@ def test_manifest_engine_keys(tmp_path):
         "checks": [{"name": "c", "train": ["t"], "eval": ["e"]}],
     }
     cfg = parse_manifest(doc, base_dir=tmp_path)
-    assert (cfg.engine, cfg.workers, cfg.ray_address, cfg.findings_store) == ("ray", 3, "auto", "memory")
+    assert (cfg.engine, cfg.workers, cfg.findings_store) == ("ray", 3, "memory")
+    assert cfg.engine_options == {"ray": {"address": "auto"}}  # the Ray engine's own option, under its old key
     from auditor.errors import ManifestError
 
     with pytest.raises(ManifestError, match="'workers' must be an integer"):

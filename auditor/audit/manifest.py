@@ -52,6 +52,8 @@ else:  # pragma: no cover
 
 from .. import methods
 from ..datasets.dataset import Dataset, DatasetSpec
+from ..engines import engine_class
+from ..engines.base import option_keys
 from ..errors import AuditorError, ManifestError
 from .provenance import ProvenanceSpec
 from .run import AuditConfig, CheckSpec
@@ -80,6 +82,7 @@ PROVENANCE_KEYS = set(manifest_keys(ProvenanceSpec))
 TOP_KEYS = set(manifest_keys(AuditConfig))
 #: the shapes of the scalar keys a manifest gives as they are (the other keys are tables or lists)
 _SCALARS = {str: "string", str | None: "string", int: "integer", int | None: "integer", bool: "boolean"}
+_TYPES = {"string": str, "integer": int, "boolean": bool}
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -136,7 +139,8 @@ def load_manifest(path: str | Path) -> AuditConfig:
 
 
 def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = "manifest") -> AuditConfig:
-    _unknown(doc, TOP_KEYS, name)
+    engine_keys = option_keys()  # the options registered engines declare (ray_address, embed_actors, ...)
+    _unknown(doc, TOP_KEYS | set(engine_keys), name)
     base = str(base_dir)
     datasets: dict[str, DatasetSpec] = {}
     raw_ds = doc.get("datasets") or {}
@@ -204,6 +208,15 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         elif isinstance(value, bool) or not isinstance(value, int if shape == "integer" else str):
             raise ManifestError(f"{name}: '{key}' must be a{'n integer' if shape == 'integer' else ' string'}")
         setattr(config, f.name, value)
+    for key, (engine, opt) in engine_keys.items():
+        if key not in doc:
+            continue
+        value, shape = doc[key], _SCALARS.get(typing.get_type_hints(engine_class(engine).Config)[opt.name])
+        if shape is not None and (
+            isinstance(value, bool) != (shape == "boolean") or not isinstance(value, _TYPES[shape])
+        ):
+            raise ManifestError(f"{name}: '{key}' must be a{'n' if shape == 'integer' else ''} {shape}")
+        config.engine_options.setdefault(engine, {})[opt.name] = value
     try:
         config.validate()
 

@@ -49,10 +49,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..datasets.dataset import Dataset
-from ..engines.base import CheckPass, Engine, ScanJob, ScanStats, get_engine
+from ..engines import Engine, get_engine
 from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
+from ..scan.job import ScanJob, ScanStats
+from ..scan.stages import MaskStage, SearchStage
 from ..text import masking
 from .results import ProvenanceResult
 
@@ -162,7 +164,7 @@ def run_provenance(
     check's training sets: each worker reads, masks (training-set boilerplate, as a check masks it)
     and attributes its own work units; the rows come back in reading order, numbered as one serial
     read numbers them, so the entry is the same whatever the engine or the number of workers.
-    ``stats`` (the run's :class:`~auditor.engines.base.ScanStats`) counts what the scans read.
+    ``stats`` (the run's :class:`~auditor.scan.job.ScanStats`) counts what the scans read.
     """
     from .run import build_index
 
@@ -186,7 +188,7 @@ def run_provenance(
     masker = masking.prepare(indexes, [datasets[n] for n in spec.derived], source_records)
     held = set(spec.held_out)
     attributor = _Attributor(spec, masker.indexes, id_index, sources, held)
-    job = ScanJob([CheckPass(spec.name, [attributor], masker)], batch_size=batch_size)
+    job = ScanJob([MaskStage(masker), SearchStage(spec.name, [attributor])], batch_size=batch_size)
     rows: list[dict[str, Any]] = []
     per_dataset: dict[str, dict[str, Any]] = {}
     for name in spec.derived:

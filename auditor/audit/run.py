@@ -24,17 +24,20 @@ from .. import methods
 from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
-from ..engines.base import TEXTS_PER_UNIT, CheckPass, Engine, ScanJob, ScanSinks, ScanStats, get_engine
+from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
+from ..scan.job import ScanJob, ScanStats
 from ..scan.progress import peak_rss_mb
+from ..scan.stage import Stage
+from ..scan.stages import MaskStage, SearchStage
 from ..store.findings import FindingStore, MemoryFindingStore
 from ..store.findings_db import DuckDBFindingStore
 from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
-from ..store.texts import TextCapture, collect_texts
+from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
 from ..text import boilerplate, masking
 from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
-from .errortypes import ErrorTypes
+from .errortypes import ErrorTypes, ErrorTypeStage
 from .provenance import run_provenance
 from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from .unchecked import skipped_eval, skipped_eval_note
@@ -70,10 +73,10 @@ class AuditConfig:
     engine: str = "local"
     batch_size: int = 512
     workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
-    ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
     split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
-    #: engine "ray": embedding actors holding the encoder (None: one per GPU for a torch index, else none)
-    embed_actors: int | None = None
+    #: engine name → that engine's own options (its nested ``Config``, e.g. ``{"ray": {"address": "auto",
+    #: "embed_actors": 2}}``); the manifest keys and flags each engine declares (``ray_address``, ...)
+    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
     findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
     #: keep the DuckDB file of every finding here (default: temporary)
     findings_db: str | None = field(default=None, metadata={"folder": True})
@@ -98,14 +101,21 @@ class AuditConfig:
             ("batch_size", 1, 1_000_000),
             ("workers", 1, 4096),
             ("keep_per_item", 1, 1000),
-            ("embed_actors", 0, 4096),
         )
         for key, low, high in limits:
             value = getattr(self, key)
-            if value is None and key in ("workers", "embed_actors"):
+            if value is None and key == "workers":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ConfigError(f"{key} must be an integer from {low} to {high:,}, not {value!r}")
+        engine_class(self.engine)
+        for name, options in self.engine_options.items():
+            cls = engine_class(name)
+            try:
+                cls.Config(**options).validate(name)
+            except TypeError:
+                unknown = sorted(set(options) - set(cls.Config.options()))
+                raise ConfigError(f"engine '{name}' has no option {', '.join(map(repr, unknown))}") from None
         for check in self.checks:
             mc = check.max_contaminated
             if isinstance(mc, bool) or not isinstance(mc, (int, float)) or not (math.isfinite(mc) and mc >= 0):
@@ -172,9 +182,8 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         config.engine,
         batch_size=config.batch_size,
         workers=config.workers,
-        address=config.ray_address,
         split_bytes=config.split_bytes,
-        embed_actors=config.embed_actors,
+        **config.engine_options.get(config.engine, {}),
     )
     engine.warm_up([datasets[n] for n in train_names])
     store = make_store(config)
@@ -359,16 +368,17 @@ def _scan_training_sets(
     order = list(dict.fromkeys(n for st in states for n in st.check.train))
     for name in order:
         users = [st for st in states if name in st.check.train]
-        job = ScanJob(
-            [CheckPass(st.check.name, st.masker.indexes, st.masker) for st in users],
-            batch_size=config.batch_size,
-            count_error_types=name not in error_types.counts,
-        )
+        stages: list[Stage[Any]] = []
+        if name not in error_types.counts:  # each training dataset's error types once per run
+            stages.append(ErrorTypeStage(error_types, name))
+        for st in users:
+            stages += [MaskStage(st.masker), SearchStage(st.check.name, st.masker.indexes)]
+        stages.append(CaptureStage(capture, name))
+        job = ScanJob(stages, batch_size=config.batch_size)
         error_types.counts.setdefault(name, Counter())
         by_check = {st.check.name: st for st in users}
         eval_by_key = {st.check.name: {(r.dataset, r.ordinal): r for r in st.eval_records} for st in users}
-        sinks = ScanSinks(error_types=error_types, capture=capture)
-        for f in engine.scan(job, datasets[name], scan_stats, sinks):
+        for f in engine.scan(job, datasets[name], scan_stats):
             store.add(f)
             if capture.keep(f.train_dataset, f.train_ordinal):
                 capture.keep_eval([eval_by_key[f.check][(f.eval_dataset, f.eval_ordinal)]])

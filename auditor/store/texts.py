@@ -19,9 +19,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from ..datasets.account import Shift
 from ..records.record import QUERY, Record
+from ..scan.stage import Batch, Stage
 
 MAX_CHARS = 4000
+#: texts of finding records a unit sends back (the report shows those of the top findings)
+TEXTS_PER_UNIT = 500
 
 
 class TextCapture:
@@ -54,6 +58,37 @@ class TextCapture:
         """Eval items are in memory anyway: keep their query texts for the findings."""
         for r in records:
             self.texts.setdefault(f"{r.dataset}#{r.ordinal}", r.view(QUERY)[:MAX_CHARS])
+
+
+class CaptureStage(Stage[dict[int, str]]):
+    """The scan stage that sends back the texts of the records behind a unit's findings (the first
+    :data:`TEXTS_PER_UNIT` of them, local ordinal → text) to the caller's ``capture``, renumbered."""
+
+    def __init__(self, capture: TextCapture | None, dataset: str):
+        self.capture = capture
+        self.dataset = dataset
+        self.texts: dict[int, str] = {}
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "capture": None}  # the caller's capture stays with the caller
+
+    def run(self, batch: Batch) -> None:
+        if not batch.findings:
+            return
+        by_ordinal = batch.by_ordinal()
+        for f in batch.findings:
+            r = by_ordinal[f.train_ordinal]
+            if r.ordinal not in self.texts and len(self.texts) < TEXTS_PER_UNIT:
+                self.texts[r.ordinal] = r.whole_text()[:MAX_CHARS]  # text, then fields
+
+    def take_counts(self) -> dict[int, str]:
+        texts, self.texts = self.texts, {}
+        return texts
+
+    def add_counts(self, counts: dict[int, str], shift: Shift) -> None:
+        if self.capture is not None:
+            for ordinal, text in counts.items():
+                self.capture.offer(self.dataset, ordinal + shift.ordinal, text)
 
 
 def collect_texts(findings, datasets, captured: dict[str, str], limit: int = 200) -> dict[str, str]:
