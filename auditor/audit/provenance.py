@@ -40,7 +40,6 @@ Errors: :class:`~auditor.errors.ConfigError` for an invalid ``id_pattern``, an u
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -56,10 +55,11 @@ from ..records.record import Record
 from ..scan.job import ScanJob, ScanStats
 from ..scan.stages import MaskStage, SearchStage
 from ..text import masking
+from .indexes import build_index
 from .results import ProvenanceResult
 
 if TYPE_CHECKING:
-    from ..report import Report
+    pass
 
 HOW = ("both", "content", "id", "conflicting", "unattributed")
 UNLABELLED = "unlabelled"
@@ -166,8 +166,6 @@ def run_provenance(
     read numbers them, so the entry is the same whatever the engine or the number of workers.
     ``stats`` (the run's :class:`~auditor.scan.job.ScanStats`) counts what the scans read.
     """
-    from .run import build_index
-
     spec.validate(datasets)
     method_params = method_params or {}
     engine = engine or get_engine("local", workers=1, batch_size=batch_size)
@@ -412,15 +410,3 @@ def _summary(rows: list[dict[str, Any]], held: set[str], skipped: int) -> dict[s
         "ambiguous": sum(1 for r in rows if r.get("ambiguous_splits")),
         "skipped": skipped,
     }
-
-
-def audit_provenance(config) -> Report:
-    """Run only the provenance entries of an :class:`~auditor.audit.run.AuditConfig` (its checks are not run).
-
-    Raises ConfigError when the configuration has no provenance entry.
-    """
-    from .run import run_audit
-
-    if not config.provenance:
-        raise ConfigError("no [[provenance]] entry to run")
-    return run_audit(dataclasses.replace(config, checks=[]))

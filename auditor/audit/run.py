@@ -16,7 +16,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -33,11 +33,11 @@ from ..scan.stage import Stage
 from ..scan.stages import MaskStage, SearchStage
 from ..store.findings import FindingStore, MemoryFindingStore
 from ..store.findings_db import DuckDBFindingStore
-from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
 from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
 from ..text import boilerplate, masking
 from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
 from .errortypes import ErrorTypes, ErrorTypeStage
+from .indexes import build_index
 from .provenance import run_provenance
 from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from .unchecked import skipped_eval, skipped_eval_note
@@ -507,24 +507,11 @@ def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[Eva
     ]
 
 
-def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):
-    """Create and build a method's index, reusing a persisted one when eval data and params match."""
-    index = methods.create(method, params)
-    index.index_dir = index_dir
-    if index_dir is None or type(index).state is methods.Index.state:
-        return index.build(eval_records)
+def audit_provenance(config: AuditConfig) -> Report:
+    """Run only the provenance entries of an :class:`AuditConfig` (its checks are not run).
 
-    fp = fingerprint_records(eval_records, index.config.eval_view)
-    try:
-        arrays, meta = load_index(index_dir, method, index.params(), fp)
-        where = str(index_path(index_dir, method, index.params(), fp))
-        return restore_verified(index, eval_records, arrays, meta, where)
-    except FileNotFoundError:
-        pass
-    index.build(eval_records)
-    state = index.state()
-    if state is None:  # nothing worth keeping for this eval set
-        return index
-    arrays, meta = state
-    save_index(index_dir, method, index.params(), fp, arrays, meta)
-    return index
+    Raises ConfigError when the configuration has no provenance entry.
+    """
+    if not config.provenance:
+        raise ConfigError("no [[provenance]] entry to run")
+    return run_audit(replace(config, checks=[]))
