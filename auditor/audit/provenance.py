@@ -52,11 +52,11 @@ from ..engines import Engine, get_engine
 from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
+from ..report.results import ProvenanceResult
 from ..scan.job import ScanJob, ScanStats
 from ..scan.stages import MaskStage, SearchStage
 from ..text import masking
 from .indexes import build_index
-from .results import ProvenanceResult
 
 if TYPE_CHECKING:
     pass

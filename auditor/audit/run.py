@@ -27,6 +27,7 @@ from ..datasets.sameness import require_distinct_items
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
+from ..report.results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from ..scan.job import ScanJob, ScanStats
 from ..scan.progress import peak_rss_mb
 from ..scan.stage import Stage
@@ -39,7 +40,6 @@ from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
 from .errortypes import ErrorTypes, ErrorTypeStage
 from .indexes import build_index
 from .provenance import run_provenance
-from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from .unchecked import skipped_eval, skipped_eval_note
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance

@@ -7,8 +7,8 @@
 ``{check, eval_dataset, eval_id, eval_source, train_dataset, train_id, train_source, method, score,
 conclusive, evidence}``; ``run``; ``texts`` (record texts behind the top findings).
 
-In memory the checks, datasets and run are typed (:class:`~auditor.audit.results.CheckResult`,
-:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.audit.results.RunStats`); their
+In memory the checks, datasets and run are typed (:class:`~auditor.report.results.CheckResult`,
+:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.report.results.RunStats`); their
 ``to_dict()`` is what ``report.json`` holds, and a report written by an earlier version loads into them
 (:meth:`Report.from_dict`). Plain dicts given to :class:`Report` are converted the same way.
 """
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
 from ..errors import ConfigError, InputError, OutputError
 from ..io.atomic import atomic_write_bytes, locked_folder
@@ -31,6 +30,7 @@ from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
 from .publish import publish
+from .results import CheckResult, ProvenanceResult, RunStats
 
 SCHEMA_VERSION = 1
 
