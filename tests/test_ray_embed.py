@@ -199,7 +199,7 @@ def test_actors_that_load_another_encoder_than_the_index_are_refused(files, ray_
     """The index was built on int8; actors told to load the fp32 export (another model id) refuse to
     serve it, and the pool is gone."""
     job, _ = _job(files)
-    (index,) = job.passes[0].indexes
+    (index,) = job.searchers()
     index.backend = "onnx"
     with pytest.raises(ConfigError, match="an embedding actor loaded encoder .*-onnx-fp32-.*, not the index's"):
         EmbedPool.start(job, 1)
@@ -211,7 +211,7 @@ def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(fi
     import shutil
 
     job, _ = _job(files)
-    (index,) = job.passes[0].indexes
+    (index,) = job.searchers()
     folder = index.encoder.model.folder
     shutil.copytree(folder, tmp_path / folder.name)
     with open(tmp_path / folder.name / "model.onnx", "r+b") as f:
