@@ -32,8 +32,8 @@ from ..scan.job import ScanJob, ScanStats
 from ..scan.progress import peak_rss_mb
 from ..scan.stage import Stage
 from ..scan.stages import MaskStage, SearchStage
-from ..store.findings import FindingStore, MemoryFindingStore
-from ..store.findings_db import DuckDBFindingStore
+from ..store import findings as stores
+from ..store.findings import FindingStore
 from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
 from ..text import boilerplate, masking
 from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
@@ -78,8 +78,9 @@ class AuditConfig:
     #: "embed_actors": 2}}``); the manifest keys and flags each engine declares (``ray_address``, ...)
     engine_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
     findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
-    #: keep the DuckDB file of every finding here (default: temporary)
-    findings_db: str | None = field(default=None, metadata={"folder": True})
+    #: store name → that store's own options (its nested ``Config``; ``{"duckdb": {"path": ...}}``: keep
+    #: the DuckDB file of every finding there, manifest ``findings_db``)
+    store_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
     keep_per_item: int = field(default=5, metadata={"manifest": None})
     report_dir: str | None = field(default=None, metadata={"folder": True})
     #: persisted eval indexes and the embedding cache (``<index_dir>/embeddings``); None: nothing persisted
@@ -109,13 +110,12 @@ class AuditConfig:
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ConfigError(f"{key} must be an integer from {low} to {high:,}, not {value!r}")
         engine_class(self.engine)
+        stores.store_class(self.findings_store)
         for name, options in self.engine_options.items():
-            cls = engine_class(name)
-            try:
-                cls.Config(**options).validate(name)
-            except TypeError:
-                unknown = sorted(set(options) - set(cls.Config.options()))
-                raise ConfigError(f"engine '{name}' has no option {', '.join(map(repr, unknown))}") from None
+            _check_options(f"engine '{name}'", engine_class(name).Config, options)
+            engine_class(name).Config(**options).validate(name)
+        for name, options in self.store_options.items():
+            _check_options(f"findings store '{name}'", stores.store_class(name).Config, options)
         for check in self.checks:
             mc = check.max_contaminated
             if isinstance(mc, bool) or not isinstance(mc, (int, float)) or not (math.isfinite(mc) and mc >= 0):
@@ -151,13 +151,18 @@ class AuditConfig:
             methods.get(m)
 
 
+def _check_options(what: str, config: Any, options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - set(config.options()))
+    if unknown:
+        allowed = ", ".join(sorted(config.options())) or "none"
+        raise ConfigError(f"{what} has no option {', '.join(map(repr, unknown))} (options: {allowed})")
+
+
 def make_store(config: AuditConfig) -> FindingStore:
-    """The findings store of a run: DuckDB on disk (default) or in memory; same interface."""
-    if config.findings_store == "memory":
-        return MemoryFindingStore(keep=config.keep_per_item)
-    if config.findings_store == "duckdb":
-        return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
-    raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
+    """The findings store of a run (:func:`auditor.store.findings.make_store`; DuckDB on disk by default)."""
+    return stores.make_store(
+        config.findings_store, keep=config.keep_per_item, **config.store_options.get(config.findings_store, {})
+    )
 
 
 def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None = None) -> Report:

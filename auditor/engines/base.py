@@ -170,22 +170,6 @@ def engine_class(name: str) -> type[Engine]:
         ) from None
 
 
-def option_keys() -> dict[str, tuple[str, dataclasses.Field]]:
-    """Manifest key → (engine, option field) for every registered engine's own options (a field's
-    ``manifest`` metadata names the key, its name by default; None: no manifest key).
-
-    >>> option_keys()["ray_address"][0], option_keys()["ray_address"][1].name
-    ('ray', 'address')
-    """
-    out: dict[str, tuple[str, dataclasses.Field]] = {}
-    for name in names():
-        for f in _REGISTRY[name].Config.options().values():
-            key = f.metadata.get("manifest", f.name)
-            if key is not None:
-                out[key] = (name, f)
-    return out
-
-
 def get_engine(name: str, **options: Any) -> Engine:
     """The engine called ``name`` made with ``options`` (None values left out): ``batch_size``,
     ``workers``, ``split_bytes`` and its own (its ``Config``, e.g. ``address`` and ``embed_actors`` for
