@@ -68,6 +68,22 @@ def _engine_flags() -> list[tuple[str, str, Any]]:
     ]
 
 
+class _RegisteredEngine(click.Choice):
+    """``--engine``'s choice: the engines registered when the command line is parsed (an engine
+    module imported after this one, e.g. a plugin's, is a choice too)."""
+
+    def __init__(self) -> None:
+        super().__init__(engines.names())
+
+    @property
+    def choices(self) -> tuple[Any, ...]:
+        return tuple(engines.names())
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # click sets the choices once; they are the registry's
+
+
 def engine_options(f):
     """``--engine``, ``--workers`` and the flags of every registered engine's own options (``ray``:
     ``--ray-address``, ``--embed-actors``): how the scan runs (flags override the manifest). The
@@ -100,7 +116,7 @@ def engine_options(f):
     summaries = ", ".join(f"{n}: {engines.engine_class(n).summary}" for n in engines.names())
     return click.option(
         "--engine",
-        type=click.Choice(engines.names()),
+        type=_RegisteredEngine(),
         default=None,
         help=f"Scan engine ({summaries}).",
     )(command)
