@@ -12,17 +12,21 @@ tests/test_report_golden.py byte for byte, but for the engine's own name where t
 from __future__ import annotations
 
 import dataclasses
+import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 from click.testing import CliRunner
-from helpers import read_golden
+from helpers import REPO, read_golden
 from test_report_golden import AUDITS, RENDERINGS, masked_json, masked_text
 
 from auditor.audit.manifest import parse_manifest
+from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset
+from auditor.datasets.spec import DatasetSpec
 from auditor.datasets.units import Unit, UnitReader
 from auditor.engines import base
 from auditor.engines.base import DEFAULT_SPLIT_BYTES, Engine, EngineConfig, get_engine
@@ -120,3 +124,31 @@ def test_the_readme_audits_on_a_plugin_engine_write_the_golden_reports(serial_en
             assert expected.count(local) == 1, file
             expected = expected.replace(local, serial)
         assert written == expected, f"{name} {file} differs from the golden file"
+
+
+def test_the_engine_in_the_docs_is_one_module_and_audits_as_the_local_engine(monkeypatch):
+    """docs/architecture.md's engine, loaded as the module ``auditor.engines.serial`` would be: it
+    registers itself and finds what the local engine finds."""
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    module = types.ModuleType("auditor.engines.serial")
+    module.__package__ = "auditor.engines"
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(code, "docs/architecture.md", "exec"), module.__dict__)
+    assert base.registry()["serial"] is module.SerialEngine
+
+    def config(engine: str) -> AuditConfig:
+        return AuditConfig(
+            datasets={
+                "e": DatasetSpec("e", ["webshop:0:200"], role="eval"),
+                "t": DatasetSpec("t", ["webshop:100:400"], role="train"),
+            },
+            checks=[CheckSpec("c", train=["t"], eval=["e"], methods=["exact", "ngram"])],
+            engine=engine,
+            findings_store="memory",
+        )
+
+    serial, local = run_audit(config("serial")).to_dict(), run_audit(config("local")).to_dict()
+    assert serial["run"]["engine"] == "serial" and serial["checks"][0]["contaminated_items"] == 100
+    assert serial["findings"] == local["findings"] and serial["checks"] == local["checks"]
