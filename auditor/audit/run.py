@@ -113,7 +113,7 @@ class AuditConfig:
         stores.store_class(self.findings_store)
         for name, options in self.engine_options.items():
             _check_options(f"engine '{name}'", engine_class(name).Config, options)
-            engine_class(name).Config(**options).validate(name)
+            engine_class(name).Config(**options).validate()
         for name, options in self.store_options.items():
             _check_options(f"findings store '{name}'", stores.store_class(name).Config, options)
         for check in self.checks:

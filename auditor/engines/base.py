@@ -69,7 +69,7 @@ class EngineConfig:
     def options(cls) -> dict[str, dataclasses.Field]:
         return {f.name: f for f in dataclasses.fields(cls)}
 
-    def validate(self, engine: str) -> None:
+    def validate(self) -> None:
         """Raise :class:`~auditor.errors.ConfigError` for an option of the wrong type or range."""
         for f in dataclasses.fields(self):
             value, span = getattr(self, f.name), f.metadata.get("range")
