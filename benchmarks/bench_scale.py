@@ -161,7 +161,7 @@ def unit_costs(train: Path, eval_file: Path, split_bytes: int) -> dict:
 
     from auditor.audit.run import build_index
     from auditor.datasets.dataset import Dataset, DatasetSpec
-    from auditor.engines.base import ScanJob, scan_unit
+    from auditor.scan.job import ScanJob, scan_unit
 
     ev = list(Dataset(DatasetSpec("ev", [str(eval_file)], role="eval")).records())
     job = ScanJob.of([build_index(m, None, ev, None) for m in ("exact", "ngram")])

@@ -246,7 +246,9 @@ def test_prefilter_in_ray_tasks_sends_only_passed_units_to_the_actor_pool(tmp_pa
     from auditor.audit.run import run_audit
 
     before = run_audit(_audit_config(tmp_path, stb_case, "none", workers=1))
-    ray_cfg = _audit_config(tmp_path, stb_case, "static", engine="ray", workers=2, embed_actors=1)
+    ray_cfg = _audit_config(
+        tmp_path, stb_case, "static", engine="ray", workers=2, engine_options={"ray": {"embed_actors": 1}}
+    )
     after = run_audit(ray_cfg)
     (plain, _), (pooled, st) = _prefilter_run(before), _prefilter_run(after)
     assert pooled == plain

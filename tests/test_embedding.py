@@ -219,7 +219,7 @@ def test_model_path_that_cannot_load_is_a_config_error(tmp_path):
 
 
 def test_calibrate_auto_and_labelled_pairs(model, stb_records, tmp_path):
-    from auditor.embed.calibrate import calibrate
+    from auditor.audit.calibrate import calibrate
 
     result = calibrate(stb_records[:20], thresholds=[1.0, 2.0])
     assert result.positives == 10 and result.negatives == 10

@@ -1,8 +1,10 @@
 """The package layout shows the pipeline, and its modules import each other without cycles.
 
-The import graph is read from the source (module-level imports only; imports inside functions and under
-``TYPE_CHECKING`` are deferred and do not run at load time). ``from pkg import submodule`` is an edge to
-the submodule, as Python resolves it; a package's ``__init__`` importing its children is not a cycle.
+The import graph is read from the source: every import that runs, at load time or inside a function
+(a deferred import is still an edge: it runs when the function is called); only imports under
+``TYPE_CHECKING`` are left out. ``from pkg import submodule`` is an edge to the submodule, as Python
+resolves it; a package's ``__init__`` importing its children is not a cycle. The folders (``io/``,
+``records/``, ..., ``audit/``, ``report/``) form a layering: no two of them import each other.
 """
 
 from __future__ import annotations
@@ -38,24 +40,51 @@ def _targets(mod: str, is_pkg: bool, node: ast.ImportFrom, known: set[str]) -> l
     return subs if len(subs) == len(node.names) else [target, *subs]
 
 
-def import_graph() -> dict[str, set[str]]:
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    """Ids of the nodes under an ``if TYPE_CHECKING:`` block (annotations only; never run)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out.update(id(n) for n in ast.walk(node))
+    return out
+
+
+def import_graph(deferred: bool = True) -> dict[str, set[str]]:
+    """Module → the modules it imports; ``deferred``: imports inside functions and classes count too."""
     mods = _modules()
     graph: dict[str, set[str]] = {}
     for mod, (tree, is_pkg) in mods.items():
         deps: set[str] = set()
+        skipped = _type_checking_nodes(tree)
         for node in tree.body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                continue
-            found = [n for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)]
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                found = []  # deferred: runs when called, not at import
-            for n in found:
+            if not deferred and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue  # runs when called, not at import
+            for n in ast.walk(node):
+                if id(n) in skipped or not isinstance(n, ast.Import | ast.ImportFrom):
+                    continue
                 names = (
                     _targets(mod, is_pkg, n, set(mods)) if isinstance(n, ast.ImportFrom) else [a.name for a in n.names]
                 )
                 deps.update(t for t in names if t in mods and t != mod)
         graph[mod] = deps
     return graph
+
+
+def folder(mod: str) -> str | None:
+    """The pipeline folder of a module (``auditor.scan.job`` → ``scan``; None for top-level modules)."""
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 2 else None
+
+
+def folder_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str, list[str]]]:
+    """Folders that import each other, each pair once, with the imports that make it."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for mod, deps in graph.items():
+        for dep in deps:
+            a, b = folder(mod), folder(dep)
+            if a and b and a != b:
+                edges.setdefault((a, b), []).append(f"{mod} -> {dep}")
+    return [(a, b, edges[a, b] + edges[b, a]) for a, b in sorted(edges) if a < b and (b, a) in edges]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -104,11 +133,37 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles():
+    """None at load time, and none counting the imports that run inside functions."""
+    assert cycles(import_graph(deferred=False)) == []
     assert cycles(import_graph()) == []
 
 
 def test_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_graph_counts_deferred_imports():
+    """An import inside a function is an edge: the package has such imports, and the graph holds them."""
+    graph, loaded = import_graph(), import_graph(deferred=False)
+    assert all(loaded[m] <= deps for m, deps in graph.items())
+    assert any(deps - loaded[m] for m, deps in graph.items())
+
+
+def test_no_two_folders_import_each_other():
+    assert folder_pairs(import_graph()) == []
+    assert folder_pairs({"auditor.a.x": {"auditor.b.y"}, "auditor.b.y": set(), "auditor.b.z": {"auditor.a.x"}}) == [
+        ("a", "b", ["auditor.a.x -> auditor.b.y", "auditor.b.z -> auditor.a.x"])
+    ]
+
+
+def test_the_scan_and_the_engines_never_import_the_audit():
+    """The scan (job, stages, merger) sits below the engines, and neither knows the audit: the audit
+    assembles the stages."""
+    for mod, deps in import_graph().items():
+        if folder(mod) in ("scan", "engines"):
+            assert not [d for d in deps if folder(d) in ("audit", "report", "cli", "store")], mod
+        if folder(mod) == "scan":
+            assert not [d for d in deps if folder(d) == "engines"], mod
 
 
 def test_lower_stages_never_import_the_orchestration():

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from helpers import shared_file
 
 from auditor.audit.manifest import load_manifest
-from auditor.audit.provenance import ProvenanceSpec, audit_provenance, group_key, run_provenance
-from auditor.audit.run import AuditConfig, run_audit
+from auditor.audit.provenance import ProvenanceSpec, group_key, run_provenance
+from auditor.audit.run import AuditConfig, audit_provenance, run_audit
 from auditor.cli import main
 from auditor.datasets import registry
 from auditor.datasets.dataset import Dataset, DatasetSpec

@@ -107,8 +107,8 @@ def test_pooled_scan_reports_as_in_task_and_local_and_leaves_no_actor(files, ray
 
     monkeypatch.setattr(audit_mod, "get_engine", keep)
     local = run_audit(_config(files, workers=1))
-    in_task = run_audit(_config(files, engine="ray", workers=2, embed_actors=0))
-    pooled = run_audit(_config(files, engine="ray", workers=2, embed_actors=1))
+    in_task = run_audit(_config(files, engine="ray", workers=2, engine_options={"ray": {"embed_actors": 0}}))
+    pooled = run_audit(_config(files, engine="ray", workers=2, engine_options={"ray": {"embed_actors": 1}}))
     findings = local.to_dict()["findings"]
     assert len(findings) >= 20 and any(f["conclusive"] for f in findings)  # the paraphrases are found
     assert _comparable(pooled) == _comparable(in_task) == _comparable(local)
@@ -199,7 +199,7 @@ def test_actors_that_load_another_encoder_than_the_index_are_refused(files, ray_
     """The index was built on int8; actors told to load the fp32 export (another model id) refuse to
     serve it, and the pool is gone."""
     job, _ = _job(files)
-    (index,) = job.passes[0].indexes
+    (index,) = job.searchers()
     index.backend = "onnx"
     with pytest.raises(ConfigError, match="an embedding actor loaded encoder .*-onnx-fp32-.*, not the index's"):
         EmbedPool.start(job, 1)
@@ -211,7 +211,7 @@ def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(fi
     import shutil
 
     job, _ = _job(files)
-    (index,) = job.passes[0].indexes
+    (index,) = job.searchers()
     folder = index.encoder.model.folder
     shutil.copytree(folder, tmp_path / folder.name)
     with open(tmp_path / folder.name / "model.onnx", "r+b") as f:
@@ -254,4 +254,4 @@ def test_embed_actors_in_a_manifest(tmp_path):
             with pytest.raises(ManifestError, match="embed_actors must be an integer from 0"):
                 load_manifest(str(path))
         else:
-            assert load_manifest(str(path)).embed_actors == want
+            assert load_manifest(str(path)).engine_options == {"ray": {"embed_actors": want}}

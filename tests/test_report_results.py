@@ -9,11 +9,11 @@ import json
 import pytest
 from helpers import read_golden
 
-from auditor.audit.results import CheckResult, EvalSubset, MatrixCell, ProvenanceResult, RunStats
 from auditor.datasets.summary import DatasetSummary
 from auditor.errors import InputError
 from auditor.report import Report, rerender
 from auditor.report.provenance import statement
+from auditor.report.results import CheckResult, EvalSubset, MatrixCell, ProvenanceResult, RunStats
 
 
 @pytest.mark.parametrize("name", ["quickstart", "split"])

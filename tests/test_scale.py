@@ -233,7 +233,7 @@ def test_unknown_engine_and_bad_workers_are_config_errors():
 
 def test_duckdb_store_report_equals_memory_store_report(corpus, tmp_path):
     db = tmp_path / "kept" / "findings.duckdb"
-    on_disk = run_audit(_config([corpus / "train.jsonl"], workers=1, findings_db=str(db)))
+    on_disk = run_audit(_config([corpus / "train.jsonl"], workers=1, store_options={"duckdb": {"path": str(db)}}))
     in_memory = run_audit(_config([corpus / "train.jsonl"], workers=1, findings_store="memory"))
     assert on_disk.findings and on_disk.findings == in_memory.findings
     assert on_disk.checks == in_memory.checks
@@ -256,7 +256,8 @@ def test_manifest_engine_keys(tmp_path):
         "checks": [{"name": "c", "train": ["t"], "eval": ["e"]}],
     }
     cfg = parse_manifest(doc, base_dir=tmp_path)
-    assert (cfg.engine, cfg.workers, cfg.ray_address, cfg.findings_store) == ("ray", 3, "auto", "memory")
+    assert (cfg.engine, cfg.workers, cfg.findings_store) == ("ray", 3, "memory")
+    assert cfg.engine_options == {"ray": {"address": "auto"}}  # the Ray engine's own option, under its old key
     from auditor.errors import ManifestError
 
     with pytest.raises(ManifestError, match="'workers' must be an integer"):

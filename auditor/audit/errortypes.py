@@ -45,11 +45,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..records.record import Record
 from ..records.toolcalls import canonical_call, canonical_value
 from ..records.trajectory import is_error
+from ..scan.stage import Batch, Stage
+
+if TYPE_CHECKING:
+    from ..datasets.account import Shift
 
 LABELS = (
     "unknown_tool",
@@ -265,3 +269,27 @@ class ErrorTypes:
 
     def report(self) -> dict[str, dict[str, int]]:
         return {name: dict(sorted(c.items())) for name, c in sorted(self.counts.items())}
+
+
+class ErrorTypeStage(Stage[tuple[Counter, int]]):
+    """The scan stage that counts the error-type labels of a training dataset's records (each
+    dataset once per run) into the caller's ``sink``."""
+
+    def __init__(self, sink: ErrorTypes | None, dataset: str):
+        self.sink = sink
+        self.dataset = dataset
+        self.counts = ErrorTypes()
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "sink": None}  # the run's counts stay with the caller
+
+    def run(self, batch: Batch) -> None:
+        self.counts.add(batch.records)
+
+    def take_counts(self) -> tuple[Counter, int]:
+        counts, self.counts = self.counts, ErrorTypes()
+        return counts.counts.get(self.dataset, Counter()), counts.labeled.get(self.dataset, 0)
+
+    def add_counts(self, counts: tuple[Counter, int], shift: Shift) -> None:
+        if self.sink is not None:
+            self.sink.merge(self.dataset, *counts)

@@ -50,9 +50,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .. import methods
+from .. import engines, methods
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
+from ..store import findings
 from .provenance import ProvenanceSpec
 from .run import AuditConfig, CheckSpec
 
@@ -80,6 +81,32 @@ PROVENANCE_KEYS = set(manifest_keys(ProvenanceSpec))
 TOP_KEYS = set(manifest_keys(AuditConfig))
 #: the shapes of the scalar keys a manifest gives as they are (the other keys are tables or lists)
 _SCALARS = {str: "string", str | None: "string", int: "integer", int | None: "integer", bool: "boolean"}
+_TYPES = {"string": str, "integer": int, "boolean": bool}
+
+
+def registered_options() -> dict[str, tuple[str, str, dataclasses.Field, Any]]:
+    """Manifest key → (the AuditConfig field it goes to, engine or store, option field, its type) for
+    the options every registered engine and finding store declares in its nested ``Config`` (a
+    field's ``manifest`` metadata names the key, its own name by default).
+
+    >>> target, plugin, opt, _ = registered_options()["ray_address"]
+    >>> target, plugin, opt.name
+    ('engine_options', 'ray', 'address')
+    >>> registered_options()["findings_db"][:2]
+    ('store_options', 'duckdb')
+    """
+    configs: list[tuple[str, str, type[Any]]] = [
+        ("engine_options", n, engines.engine_class(n).Config) for n in engines.names()
+    ]
+    configs += [("store_options", n, findings.store_class(n).Config) for n in findings.store_names()]
+    out: dict[str, tuple[str, str, dataclasses.Field, Any]] = {}
+    for target, plugin, cfg in configs:
+        hints = typing.get_type_hints(cfg)
+        for f in dataclasses.fields(cfg):
+            key = f.metadata.get("manifest", f.name)
+            if key is not None:
+                out[key] = (target, plugin, f, hints[f.name])
+    return out
 
 
 def _strs(value: Any, where: str) -> list[str]:
@@ -136,7 +163,8 @@ def load_manifest(path: str | Path) -> AuditConfig:
 
 
 def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = "manifest") -> AuditConfig:
-    _unknown(doc, TOP_KEYS, name)
+    plugin_keys = registered_options()  # what registered engines and stores declare (ray_address, ...)
+    _unknown(doc, TOP_KEYS | set(plugin_keys), name)
     base = str(base_dir)
     datasets: dict[str, DatasetSpec] = {}
     raw_ds = doc.get("datasets") or {}
@@ -204,6 +232,19 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
         elif isinstance(value, bool) or not isinstance(value, int if shape == "integer" else str):
             raise ManifestError(f"{name}: '{key}' must be a{'n integer' if shape == 'integer' else ' string'}")
         setattr(config, f.name, value)
+    for key, (target, plugin, opt, hint) in plugin_keys.items():
+        if key not in doc:
+            continue
+        value, shape = doc[key], _SCALARS.get(hint)
+        if opt.metadata.get("folder"):
+            if not isinstance(value, str):
+                raise ManifestError(f"{name}: '{key}' must be a string (a folder)")
+            value = _confined_dir(value, base, f"{name}: '{key}'")
+        elif shape is not None and (
+            isinstance(value, bool) != (shape == "boolean") or not isinstance(value, _TYPES[shape])
+        ):
+            raise ManifestError(f"{name}: '{key}' must be a{'n' if shape == 'integer' else ''} {shape}")
+        getattr(config, target).setdefault(plugin, {})[opt.name] = value
     try:
         config.validate()
 

@@ -40,7 +40,6 @@ Errors: :class:`~auditor.errors.ConfigError` for an invalid ``id_pattern``, an u
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -49,15 +48,18 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..datasets.dataset import Dataset
-from ..engines.base import CheckPass, Engine, ScanJob, ScanStats, get_engine
+from ..engines import Engine, get_engine
 from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
+from ..report.results import ProvenanceResult
+from ..scan.job import ScanJob, ScanStats
+from ..scan.stages import MaskStage, SearchStage
 from ..text import masking
-from .results import ProvenanceResult
+from .indexes import build_index
 
 if TYPE_CHECKING:
-    from ..report import Report
+    pass
 
 HOW = ("both", "content", "id", "conflicting", "unattributed")
 UNLABELLED = "unlabelled"
@@ -162,10 +164,8 @@ def run_provenance(
     check's training sets: each worker reads, masks (training-set boilerplate, as a check masks it)
     and attributes its own work units; the rows come back in reading order, numbered as one serial
     read numbers them, so the entry is the same whatever the engine or the number of workers.
-    ``stats`` (the run's :class:`~auditor.engines.base.ScanStats`) counts what the scans read.
+    ``stats`` (the run's :class:`~auditor.scan.job.ScanStats`) counts what the scans read.
     """
-    from .run import build_index
-
     spec.validate(datasets)
     method_params = method_params or {}
     engine = engine or get_engine("local", workers=1, batch_size=batch_size)
@@ -186,7 +186,7 @@ def run_provenance(
     masker = masking.prepare(indexes, [datasets[n] for n in spec.derived], source_records)
     held = set(spec.held_out)
     attributor = _Attributor(spec, masker.indexes, id_index, sources, held)
-    job = ScanJob([CheckPass(spec.name, [attributor], masker)], batch_size=batch_size)
+    job = ScanJob([MaskStage(masker), SearchStage(spec.name, [attributor])], batch_size=batch_size)
     rows: list[dict[str, Any]] = []
     per_dataset: dict[str, dict[str, Any]] = {}
     for name in spec.derived:
@@ -410,15 +410,3 @@ def _summary(rows: list[dict[str, Any]], held: set[str], skipped: int) -> dict[s
         "ambiguous": sum(1 for r in rows if r.get("ambiguous_splits")),
         "skipped": skipped,
     }
-
-
-def audit_provenance(config) -> Report:
-    """Run only the provenance entries of an :class:`~auditor.audit.run.AuditConfig` (its checks are not run).
-
-    Raises ConfigError when the configuration has no provenance entry.
-    """
-    from .run import run_audit
-
-    if not config.provenance:
-        raise ConfigError("no [[provenance]] entry to run")
-    return run_audit(dataclasses.replace(config, checks=[]))

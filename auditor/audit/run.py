@@ -16,7 +16,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -24,19 +24,22 @@ from .. import methods
 from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
-from ..engines.base import TEXTS_PER_UNIT, CheckPass, Engine, ScanJob, ScanSinks, ScanStats, get_engine
-from ..engines.progress import peak_rss_mb
+from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
-from ..store.findings import FindingStore, MemoryFindingStore
-from ..store.findings_db import DuckDBFindingStore
-from ..store.indexes import fingerprint_records, index_path, load_index, restore_verified, save_index
-from ..store.texts import TextCapture, collect_texts
+from ..report.results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
+from ..scan.job import ScanJob, ScanStats
+from ..scan.progress import peak_rss_mb
+from ..scan.stage import Stage
+from ..scan.stages import MaskStage, SearchStage
+from ..store import findings as stores
+from ..store.findings import FindingStore
+from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
 from ..text import boilerplate, masking
 from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
-from .errortypes import ErrorTypes
+from .errortypes import ErrorTypes, ErrorTypeStage
+from .indexes import build_index
 from .provenance import run_provenance
-from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from .unchecked import skipped_eval, skipped_eval_note
 
 FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
@@ -70,13 +73,14 @@ class AuditConfig:
     engine: str = "local"
     batch_size: int = 512
     workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
-    ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
     split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
-    #: engine "ray": embedding actors holding the encoder (None: one per GPU for a torch index, else none)
-    embed_actors: int | None = None
+    #: engine name → that engine's own options (its nested ``Config``, e.g. ``{"ray": {"address": "auto",
+    #: "embed_actors": 2}}``); the manifest keys and flags each engine declares (``ray_address``, ...)
+    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
     findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
-    #: keep the DuckDB file of every finding here (default: temporary)
-    findings_db: str | None = field(default=None, metadata={"folder": True})
+    #: store name → that store's own options (its nested ``Config``; ``{"duckdb": {"path": ...}}``: keep
+    #: the DuckDB file of every finding there, manifest ``findings_db``)
+    store_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
     keep_per_item: int = field(default=5, metadata={"manifest": None})
     report_dir: str | None = field(default=None, metadata={"folder": True})
     #: persisted eval indexes and the embedding cache (``<index_dir>/embeddings``); None: nothing persisted
@@ -98,14 +102,20 @@ class AuditConfig:
             ("batch_size", 1, 1_000_000),
             ("workers", 1, 4096),
             ("keep_per_item", 1, 1000),
-            ("embed_actors", 0, 4096),
         )
         for key, low, high in limits:
             value = getattr(self, key)
-            if value is None and key in ("workers", "embed_actors"):
+            if value is None and key == "workers":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ConfigError(f"{key} must be an integer from {low} to {high:,}, not {value!r}")
+        engine_class(self.engine)
+        stores.store_class(self.findings_store)
+        for name, options in self.engine_options.items():
+            _check_options(f"engine '{name}'", engine_class(name).Config, options)
+            engine_class(name).Config(**options).validate()
+        for name, options in self.store_options.items():
+            _check_options(f"findings store '{name}'", stores.store_class(name).Config, options)
         for check in self.checks:
             mc = check.max_contaminated
             if isinstance(mc, bool) or not isinstance(mc, (int, float)) or not (math.isfinite(mc) and mc >= 0):
@@ -141,13 +151,18 @@ class AuditConfig:
             methods.get(m)
 
 
+def _check_options(what: str, config: Any, options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - set(config.options()))
+    if unknown:
+        allowed = ", ".join(sorted(config.options())) or "none"
+        raise ConfigError(f"{what} has no option {', '.join(map(repr, unknown))} (options: {allowed})")
+
+
 def make_store(config: AuditConfig) -> FindingStore:
-    """The findings store of a run: DuckDB on disk (default) or in memory; same interface."""
-    if config.findings_store == "memory":
-        return MemoryFindingStore(keep=config.keep_per_item)
-    if config.findings_store == "duckdb":
-        return DuckDBFindingStore(keep=config.keep_per_item, path=config.findings_db)
-    raise ConfigError(f"findings_store must be 'duckdb' or 'memory', not '{config.findings_store}'")
+    """The findings store of a run (:func:`auditor.store.findings.make_store`; DuckDB on disk by default)."""
+    return stores.make_store(
+        config.findings_store, keep=config.keep_per_item, **config.store_options.get(config.findings_store, {})
+    )
 
 
 def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None = None) -> Report:
@@ -172,9 +187,8 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         config.engine,
         batch_size=config.batch_size,
         workers=config.workers,
-        address=config.ray_address,
         split_bytes=config.split_bytes,
-        embed_actors=config.embed_actors,
+        **config.engine_options.get(config.engine, {}),
     )
     engine.warm_up([datasets[n] for n in train_names])
     store = make_store(config)
@@ -359,16 +373,17 @@ def _scan_training_sets(
     order = list(dict.fromkeys(n for st in states for n in st.check.train))
     for name in order:
         users = [st for st in states if name in st.check.train]
-        job = ScanJob(
-            [CheckPass(st.check.name, st.masker.indexes, st.masker) for st in users],
-            batch_size=config.batch_size,
-            count_error_types=name not in error_types.counts,
-        )
+        stages: list[Stage[Any]] = []
+        if name not in error_types.counts:  # each training dataset's error types once per run
+            stages.append(ErrorTypeStage(error_types, name))
+        for st in users:
+            stages += [MaskStage(st.masker), SearchStage(st.check.name, st.masker.indexes)]
+        stages.append(CaptureStage(capture, name))
+        job = ScanJob(stages, batch_size=config.batch_size)
         error_types.counts.setdefault(name, Counter())
         by_check = {st.check.name: st for st in users}
         eval_by_key = {st.check.name: {(r.dataset, r.ordinal): r for r in st.eval_records} for st in users}
-        sinks = ScanSinks(error_types=error_types, capture=capture)
-        for f in engine.scan(job, datasets[name], scan_stats, sinks):
+        for f in engine.scan(job, datasets[name], scan_stats):
             store.add(f)
             if capture.keep(f.train_dataset, f.train_ordinal):
                 capture.keep_eval([eval_by_key[f.check][(f.eval_dataset, f.eval_ordinal)]])
@@ -497,24 +512,11 @@ def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[Eva
     ]
 
 
-def build_index(method: str, params: dict[str, Any] | None, eval_records: list, index_dir: str | None):
-    """Create and build a method's index, reusing a persisted one when eval data and params match."""
-    index = methods.create(method, params)
-    index.index_dir = index_dir
-    if index_dir is None or type(index).state is methods.Index.state:
-        return index.build(eval_records)
+def audit_provenance(config: AuditConfig) -> Report:
+    """Run only the provenance entries of an :class:`AuditConfig` (its checks are not run).
 
-    fp = fingerprint_records(eval_records, index.config.eval_view)
-    try:
-        arrays, meta = load_index(index_dir, method, index.params(), fp)
-        where = str(index_path(index_dir, method, index.params(), fp))
-        return restore_verified(index, eval_records, arrays, meta, where)
-    except FileNotFoundError:
-        pass
-    index.build(eval_records)
-    state = index.state()
-    if state is None:  # nothing worth keeping for this eval set
-        return index
-    arrays, meta = state
-    save_index(index_dir, method, index.params(), fp, arrays, meta)
-    return index
+    Raises ConfigError when the configuration has no provenance entry.
+    """
+    if not config.provenance:
+        raise ConfigError("no [[provenance]] entry to run")
+    return run_audit(replace(config, checks=[]))

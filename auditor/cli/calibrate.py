@@ -7,8 +7,8 @@ import os
 
 import click
 
+from ..audit.calibrate import calibrate as run
 from ..datasets.dataset import Dataset, DatasetSpec
-from ..embed.calibrate import calibrate as run
 from ..errors import ConfigError
 from . import main
 from ._common import DEFAULT_INDEX_DIR, embed_cache_option, index_dir_option, library_errors

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..audit.manifest import load_manifest
-from ..audit.provenance import audit_provenance
+from ..audit.run import audit_provenance
 from ..errors import InputError
 from ..report import Report, escape_line
 from ..report.provenance import statement

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import click
 
+from .. import engines
 from ..audit.manifest import load_manifest
 from ..audit.run import AuditConfig, CheckSpec, run_audit
 from ..datasets.dataset import DatasetSpec
@@ -55,31 +58,68 @@ fail_on_option = click.option(
 )
 
 
+def _engine_flags() -> list[tuple[str, str, Any]]:
+    """(engine, option, field) of every registered engine's option that has a flag (its ``Config``)."""
+    return [
+        (name, f.name, f)
+        for name in engines.names()
+        for f in engines.engine_class(name).Config.options().values()
+        if f.metadata.get("flag")
+    ]
+
+
+class _RegisteredEngine(click.Choice):
+    """``--engine``'s choice: the engines registered when the command line is parsed (an engine
+    module imported after this one, e.g. a plugin's, is a choice too)."""
+
+    def __init__(self) -> None:
+        super().__init__(engines.names())
+
+    @property
+    def choices(self) -> tuple[Any, ...]:
+        return tuple(engines.names())
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # click sets the choices once; they are the registry's
+
+
 def engine_options(f):
-    """``--engine``, ``--workers``, ``--ray-address``, ``--embed-actors``: how the scan runs (flags
-    override the manifest)."""
-    f = click.option(
-        "--embed-actors",
-        type=click.IntRange(min=0),
-        default=None,
-        help="--engine ray: Ray actors holding the embedding model, GPU ones on GPU nodes "
-        "(default: one per GPU for a torch encoder, else none: the tasks encode; 0: none).",
-    )(f)
-    f = click.option(
-        "--ray-address", default=None, help="Ray cluster address for --engine ray (default: a local Ray)."
-    )(f)
-    f = click.option(
+    """``--engine``, ``--workers`` and the flags of every registered engine's own options (``ray``:
+    ``--ray-address``, ``--embed-actors``): how the scan runs (flags override the manifest). The
+    command receives them as one ``engine_flags`` argument (:func:`_apply_overrides`)."""
+    flags = _engine_flags()
+
+    @functools.wraps(f)
+    def command(*args, **kw):
+        given = {"engine": kw.pop("engine"), "workers": kw.pop("workers"), "options": {}}
+        for engine, option, fld in flags:
+            value = kw.pop(fld.metadata["flag"].lstrip("-").replace("-", "_"))
+            if value is not None:
+                given["options"].setdefault(engine, {})[option] = value
+        return f(*args, engine_flags=given, **kw)
+
+    for _, _, fld in reversed(flags):
+        span = fld.metadata.get("range")
+        command = click.option(
+            fld.metadata["flag"],
+            type=click.IntRange(min=span[0], max=span[1]) if span else None,
+            default=None,
+            help=fld.metadata.get("help"),
+        )(command)
+    command = click.option(
         "--workers",
         type=click.IntRange(min=1),
         default=None,
         help="Scan workers (default: every core; for ray every cluster CPU).",
-    )(f)
+    )(command)
+    summaries = ", ".join(f"{n}: {engines.engine_class(n).summary}" for n in engines.names())
     return click.option(
         "--engine",
-        type=click.Choice(["local", "ray"]),
+        type=_RegisteredEngine(),
         default=None,
-        help="Scan engine: local processes (default) or Ray Data (extra [ray]).",
-    )(f)
+        help=f"Scan engine ({summaries}).",
+    )(command)
 
 
 _FIELDS = (
@@ -113,18 +153,7 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
     return out
 
 
-def _apply_overrides(
-    config,
-    index_dir,
-    embed_cache,
-    model_cache,
-    write_clean,
-    engine,
-    workers,
-    ray_address,
-    fail_on=None,
-    embed_actors=None,
-) -> None:
+def _apply_overrides(config, index_dir, embed_cache, model_cache, write_clean, engine_flags, fail_on=None) -> None:
     """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
     environment fill in what the manifest leaves open."""
     if fail_on:
@@ -133,14 +162,12 @@ def _apply_overrides(
     apply_embed_cache(config, embed_cache, model_cache)
     if write_clean:
         config.write_clean = write_clean
-    if engine:
-        config.engine = engine
-    if workers:
-        config.workers = workers
-    if ray_address:
-        config.ray_address = ray_address
-    if embed_actors is not None:
-        config.embed_actors = embed_actors
+    if engine_flags["engine"]:
+        config.engine = engine_flags["engine"]
+    if engine_flags["workers"]:
+        config.workers = engine_flags["workers"]
+    for engine, options in engine_flags["options"].items():
+        config.engine_options.setdefault(engine, {}).update(options)
 
 
 def _run_and_write(config, report_dir: str) -> None:
@@ -274,10 +301,7 @@ def audit(
     model_cache,
     write_clean,
     fail_on,
-    engine,
-    workers,
-    ray_address,
-    embed_actors,
+    engine_flags,
     **fields,
 ):
     """Audit training data against eval data in one check and write a report.
@@ -320,11 +344,8 @@ def audit(
             embed_cache,
             model_cache,
             write_clean,
-            engine,
-            workers,
-            ray_address,
+            engine_flags,
             fail_on,
-            embed_actors,
         )
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
@@ -357,10 +378,7 @@ def verify(
     model_cache,
     write_clean,
     fail_on,
-    engine,
-    workers,
-    ray_address,
-    embed_actors,
+    engine_flags,
 ):
     """Verify every check of a split manifest (TOML) and write a report.
 
@@ -374,10 +392,7 @@ def verify(
             embed_cache,
             model_cache,
             write_clean,
-            engine,
-            workers,
-            ray_address,
+            engine_flags,
             fail_on,
-            embed_actors,
         )
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

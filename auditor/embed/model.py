@@ -206,7 +206,7 @@ def load_encoder_model(
     name, sig = Path(where).name or "model", _source_sig(where)
     if key not in _LOADED:
         try:
-            folder = build_onnx_encoder(where, source_id(where), variant, cache)
+            folder = build_onnx_encoder(where, source_id(where), variant, cache, load_model)
         except ConfigError as e:
             if backend != "auto":
                 raise

@@ -28,7 +28,7 @@ Loading checks the format, version, source and the SHA-256 of ``model.onnx``; th
 (:attr:`OnnxSentenceModel.identity`) ends in that hash, and it keys the embedding cache, so
 embeddings of one encoder are never mixed with another's.
 
->>> m = OnnxSentenceModel(build_onnx_encoder(bundled_model_path(), "all-MiniLM-L6-v2-x", "int8", cache))  # doctest: +SKIP
+>>> m = OnnxSentenceModel(build_onnx_encoder(bundled_model_path(), "all-MiniLM-L6-v2-x", "int8", cache, load_model))  # doctest: +SKIP
 >>> m.encode(["book a flight to Paris"], normalize_embeddings=True).shape                             # doctest: +SKIP
 (1, 384)
 
@@ -46,7 +46,7 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +107,15 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return v / np.maximum(n, 1e-12)
 
 
-def build_onnx_encoder(source: str | Path, source_id: str, variant: str, cache: str | Path) -> Path:
+def build_onnx_encoder(
+    source: str | Path, source_id: str, variant: str, cache: str | Path, load: Callable[[str, str], Any]
+) -> Path:
     """The cached ONNX model of ``source`` (a local sentence-transformers folder), built when absent.
 
     ``source_id`` names the source (it must change whenever the source's files do); ``variant`` is
-    ``"fp32"`` or ``"int8"``. Returns the folder; concurrent builders are safe (the first rename wins).
+    ``"fp32"`` or ``"int8"``; ``load(folder, device)`` loads the sentence-transformers model the export
+    starts from (:func:`auditor.embed.model.load_model`). Returns the folder; concurrent builders are
+    safe (the first rename wins).
     """
     if variant not in VARIANTS:
         raise ConfigError(f"ONNX variant must be one of {', '.join(VARIANTS)}, not '{variant}'")
@@ -123,21 +127,19 @@ def build_onnx_encoder(source: str | Path, source_id: str, variant: str, cache: 
         raise MissingDependencyError(absent[0], "embed", "building the ONNX encoder (or set backend = 'torch')")
 
     def fill(tmp: Path) -> None:
-        doc = _export(Path(source), source_id, variant, tmp)
+        doc = _export(Path(source), source_id, variant, tmp, load)
         atomic_write_text(tmp / "encoder.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
     return build_folder(final, fill, "encoder.json")
 
 
-def _export(source: Path, source_id: str, variant: str, out: Path) -> dict[str, Any]:
+def _export(source: Path, source_id: str, variant: str, out: Path, load: Callable[[str, str], Any]) -> dict[str, Any]:
     """Export (and quantize) into ``out``; returns the ``encoder.json`` document."""
     import onnxruntime
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from .model import load_model
-
-    st: SentenceTransformer = load_model(str(source), "cpu")
+    st: SentenceTransformer = load(str(source), "cpu")
     modules: list[Any] = list(st)
     pooling: Any = modules[1] if len(modules) > 1 else None
     cfg: dict[str, Any] = pooling.get_config_dict() if type(pooling).__name__ == "Pooling" else {}

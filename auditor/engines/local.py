@@ -1,9 +1,9 @@
 """The local engine (default): the scan on every core of this machine, in worker processes.
 
 The calling process plans the dataset's work units (:meth:`auditor.datasets.dataset.Dataset.plan`) and
-hands them to ``workers`` processes that hold a copy of the :class:`~auditor.engines.base.ScanJob` (its
+hands them to ``workers`` processes that hold a copy of the :class:`~auditor.scan.job.ScanJob` (its
 built indexes, sent once, when each worker starts); each worker reads, parses, masks and searches
-its unit and sends back findings and counts (:func:`auditor.engines.base.scan_unit`). At most
+its unit and sends back findings and counts (:func:`auditor.scan.job.scan_unit`). At most
 ``3 × workers`` units are in flight and results are merged in unit order, so memory stays bounded
 and the report equals a serial scan's. ``workers = 1``, a single unit, or inputs smaller than
 ``min_parallel_bytes`` run in-process (the same units, so the same report). Workers ignore Ctrl-C
@@ -11,7 +11,7 @@ and the report equals a serial scan's. ``workers = 1``, a single unit, or inputs
 (:mod:`auditor.engines.lifecycle`).
 
 >>> from auditor.datasets.dataset import Dataset, DatasetSpec
->>> from auditor.engines.base import ScanJob, ScanStats
+>>> from auditor.scan.job import ScanJob, ScanStats
 >>> from auditor.methods import create
 >>> ev = list(Dataset(DatasetSpec("t", ["webshop:0:50"], role="eval")).records())
 >>> train = Dataset(DatasetSpec("tr", ["webshop:0:100"], role="eval"))
@@ -34,24 +34,15 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..datasets.dataset import Dataset
 from ..datasets.units import Unit, UnitReader
 from ..errors import ConfigError, ScanError
 from ..methods.base import Finding
-from .base import (
-    DEFAULT_SPLIT_BYTES,
-    Engine,
-    ScanJob,
-    ScanSinks,
-    ScanStats,
-    UnitResult,
-    dataset_bytes,
-    run_scan,
-    scan_unit,
-    timed_call,
-)
+from ..scan.driver import dataset_bytes, run_scan
+from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
+from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
 from .lifecycle import forkserver_cpu_s, init_worker, spawning_guard, started_children, terminate_children_since
 
 _WORKER: dict = {}
@@ -84,13 +75,14 @@ def _offloaded(fn: Callable[..., Any], args: tuple) -> tuple[Any, float]:
 
 @dataclass
 class LocalEngine(Engine):
+    name: ClassVar[str] = "local"
+    summary: ClassVar[str] = "worker processes on this machine (default)"
     batch_size: int = 512
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     min_parallel_bytes: int = 8_000_000
     #: a larger uncompressed JSON Lines file (Parquet: its row groups) is cut into units of about this size
     split_bytes: int = DEFAULT_SPLIT_BYTES
     progress: bool | None = None  # None: when stderr is a terminal
-    name: str = field(default="local", init=False)
     #: the largest peak RSS a worker process reported (MB); 0 when the scan ran in-process
     peak_worker_rss_mb: float = field(default=0.0, init=False)
     #: worker processes of the last scan (1: it ran in-process)
@@ -121,16 +113,14 @@ class LocalEngine(Engine):
         self.startup_cpu_s += max(0.0, now - self._forkserver_cpu)
         self._forkserver_cpu = now
 
-    def scan(
-        self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
-    ) -> Iterator[Finding]:
+    def scan(self, job: ScanJob | list, dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
         if not isinstance(job, ScanJob):
             job = ScanJob.of(job, self.batch_size)
         units = dataset.plan(self.split_bytes)
         parallel = len(units) > 1 and self._parallel([dataset])
         self.workers_used = self.workers if parallel else 1
         if not parallel:
-            yield from run_scan(_in_process, job, dataset, stats, sinks, units, progress=self.progress)
+            yield from run_scan(_in_process, job, dataset, stats, units, progress=self.progress)
             return
         ctx = _context()
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
@@ -149,7 +139,7 @@ class LocalEngine(Engine):
             def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
                 return self._ordered(pool, tasks, count_only, reader)
 
-            yield from run_scan(run, job, dataset, stats, sinks, units, progress=self.progress)
+            yield from run_scan(run, job, dataset, stats, units, progress=self.progress)
         except BaseException:  # Ctrl-C, a failed unit, or the consumer stopped early
             terminate_children_since(before)
             raise
@@ -231,6 +221,8 @@ WORKER_MODULES = (
     "auditor.methods",
     "auditor.text.boilerplate",
     "auditor.text.masking",
+    "auditor.scan.job",
+    # the modules of the audit's stages (a job is unpickled from them): named, not imported
     "auditor.audit.errortypes",
     "auditor.store.texts",
 )

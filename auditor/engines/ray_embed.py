@@ -55,9 +55,8 @@ import numpy as np
 
 from ..embed.onnx import _HostTensor
 from ..errors import AuditorError, ConfigError, ScanError
-from ..methods.embedding import EmbeddingIndex
-from ..text.masking import MaskingIndex
-from .base import ScanJob
+from ..methods.base import SharedModel
+from ..scan.job import ScanJob
 
 #: seconds the pool's actors have to load their model (a node that builds the ONNX model: ~45 s)
 START_TIMEOUT_S = 600.0
@@ -214,14 +213,14 @@ def _get(ref: Any, timeout: float | None = None) -> Any:
         raise ScanError(f"an embedding actor call failed ({type(e).__name__})") from None
 
 
-def embedding_indexes(job: ScanJob) -> list[EmbeddingIndex]:
-    """The built embedding indexes of ``job`` (also those behind boilerplate masking), each once."""
-    out: list[EmbeddingIndex] = []
-    for p in job.passes:
-        for ix in p.indexes:
-            inner = ix.inner if isinstance(ix, MaskingIndex) else ix
-            if isinstance(inner, EmbeddingIndex) and inner.encoder is not None and inner not in out:
-                out.append(inner)
+def shared_models(job: ScanJob) -> list[SharedModel]:
+    """The models ``job``'s searchers offer to host (:meth:`~auditor.methods.base.Searcher.shared_models`:
+    the embedding indexes' encoders, also behind boilerplate masking), one per searcher."""
+    out: list[SharedModel] = []
+    for searcher in job.searchers():
+        for m in searcher.shared_models():
+            if all(m.owner is not o.owner for o in out):
+                out.append(m)
     return out
 
 
@@ -232,24 +231,25 @@ class EmbedPool:
     placement: Placement
     #: model id → (actors, the proxy the tasks' index copies carry)
     groups: dict[str, tuple[list[Any], PooledModel]] = field(default_factory=dict)
-    indexes: list[EmbeddingIndex] = field(default_factory=list)
+    models: list[SharedModel] = field(default_factory=list)
     info: list[dict[str, Any]] = field(default_factory=list)  # per actor: pid, backend, device, load_s
 
     @classmethod
     def start(cls, job: ScanJob, requested: int | None) -> EmbedPool:
-        """The pool for ``job``'s embedding indexes, started and loaded; without actors (the encoder
-        runs in the tasks) when the job has none or :func:`place_actors` places none."""
+        """The pool for the models ``job``'s searchers offer (:func:`shared_models`), started and
+        loaded; without actors (the encoder runs in the tasks) when the job offers none or
+        :func:`place_actors` places none."""
         import ray
 
-        indexes = embedding_indexes(job)
-        if not indexes or requested == 0:
+        models = shared_models(job)
+        if not models or requested == 0:
             return cls(Placement(0, "cpu", 0.0, 0.0))
         resources = ray.cluster_resources()
-        first = indexes[0]
-        placement = place_actors(resources, first.backend, first.config.device, requested)
+        first = models[0]
+        placement = place_actors(resources, first.backend, first.device, requested)
         if not placement.actors:
             return cls(placement)
-        ids = {ix.encoder.cache.model: ix for ix in indexes}
+        ids = {m.key: m for m in models}
         if placement.num_cpus and placement.actors * len(ids) >= float(resources.get("CPU", 0)):
             raise ConfigError(
                 f"embed_actors = {placement.actors} CPU actor(s) per encoder would hold every CPU of the Ray "
@@ -257,21 +257,19 @@ class EmbedPool:
             )
         share = placement.num_gpus / len(ids) if placement.num_gpus else 0.0
         actor_cls: Any = ray.remote(EmbedActor)
-        pool = cls(placement, indexes=indexes)
+        pool = cls(placement, models=models)
         try:
-            for mid, ix in ids.items():
-                c = ix.config
+            for mid, m in ids.items():
                 actors = [
                     actor_cls.options(
                         name=f"auditor-embed-{os.getpid()}-{id(pool):x}-{len(pool.info) + i}",
                         num_cpus=placement.num_cpus,
                         num_gpus=round(share, 4),
                         max_restarts=0,
-                    ).remote(c.model, ix.backend, placement.device, c.model_cache, mid)
+                    ).remote(m.model, m.backend, placement.device, m.model_cache, mid)
                     for i in range(placement.actors)
                 ]
-                model = ix.encoder.model
-                proxy = PooledModel(actors, model.tokenizer, int(model.max_seq_length), int(ix.encoder.dim))
+                proxy = PooledModel(actors, m.tokenizer, m.max_seq_length, m.dim)
                 pool.groups[mid] = (actors, proxy)
                 pool.info.extend(_get([a.info.remote() for a in actors], timeout=START_TIMEOUT_S))
         except BaseException:
@@ -300,13 +298,13 @@ class EmbedPool:
         if not self.groups:
             yield
             return
-        for ix in self.indexes:
-            ix.worker_model = self.groups[ix.encoder.cache.model][1]
+        for m in self.models:
+            m.lend(self.groups[m.key][1])
         try:
             yield
         finally:
-            for ix in self.indexes:
-                ix.worker_model = None
+            for m in self.models:
+                m.lend(None)
 
     def counts(self) -> dict[str, float]:
         """Sentence texts, token-alignment texts, calls and CPU seconds of the actors (summed), and how

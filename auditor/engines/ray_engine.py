@@ -1,10 +1,10 @@
 """The Ray engine (``--engine ray``): the local engine's scan as Ray tasks on a local or remote cluster.
 
-The calling process only plans and merges. The :class:`~auditor.engines.base.ScanJob` (every check's built
+The calling process only plans and merges. The :class:`~auditor.scan.job.ScanJob` (every check's built
 eval indexes and maskers) goes into Ray's object store once per scan (``ray.put``) and each worker
 process fetches it once (cached by object id). Every work unit (:meth:`auditor.datasets.dataset.Dataset.plan`:
 a file, a byte range of a large JSON Lines file, Parquet row groups) is one task that opens, reads,
-parses, masks and searches its unit itself (:func:`auditor.engines.base.scan_unit`) and returns only
+parses, masks and searches its unit itself (:func:`auditor.scan.job.scan_unit`) and returns only
 findings and counts. Up to ``2 × workers`` tasks are in flight; results are collected as they
 complete (``ray.wait``) and merged in unit order, so the report equals the local engine's.
 
@@ -39,23 +39,15 @@ import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..datasets.dataset import Dataset
 from ..datasets.units import Unit, UnitReader
 from ..errors import AuditorError, ConfigError, MissingDependencyError, ScanError
 from ..methods.base import Finding
-from .base import (
-    DEFAULT_SPLIT_BYTES,
-    Engine,
-    ScanJob,
-    ScanSinks,
-    ScanStats,
-    UnitResult,
-    run_scan,
-    scan_unit,
-    timed_call,
-)
+from ..scan.driver import run_scan
+from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
+from .base import DEFAULT_SPLIT_BYTES, Engine, EngineConfig, timed_call
 from .ray_embed import EmbedPool
 
 _JOB_CACHE: dict[str, ScanJob] = {}
@@ -91,12 +83,38 @@ def _call(fn, *args):
 
 
 def _scan_task(holder: list, reader: UnitReader, unit: Unit, numbered_from: int | None, count_only: bool):
-    """Ray task: one unit, read and searched on the worker (:func:`auditor.engines.base.scan_unit`)."""
+    """Ray task: one unit, read and searched on the worker (:func:`auditor.scan.job.scan_unit`)."""
     return scan_unit(_job(holder), reader, unit, numbered_from, count_only)
 
 
 @dataclass
+class RayOptions(EngineConfig):
+    """The Ray engine's own options (manifest keys and flags of their own)."""
+
+    address: str | None = field(
+        default=None,
+        metadata={
+            "manifest": "ray_address",
+            "flag": "--ray-address",
+            "help": "Ray cluster address for --engine ray (default: a local Ray).",
+        },
+    )
+    embed_actors: int | None = field(
+        default=None,
+        metadata={
+            "flag": "--embed-actors",
+            "range": (0, 4096),
+            "help": "--engine ray: Ray actors holding the embedding model, GPU ones on GPU nodes "
+            "(default: one per GPU for a torch encoder, else none: the tasks encode; 0: none).",
+        },
+    )
+
+
+@dataclass
 class RayEngine(Engine):
+    name: ClassVar[str] = "ray"
+    summary: ClassVar[str] = "Ray tasks on a local or remote cluster (extra [ray])"
+    Config: ClassVar[type[EngineConfig]] = RayOptions
     batch_size: int = 512
     workers: int | None = None  # default: every CPU of the cluster
     address: str | None = None
@@ -105,7 +123,6 @@ class RayEngine(Engine):
     progress: bool | None = None
     #: embedding actors (:mod:`auditor.engines.ray_embed`); None: one per GPU for a torch index, else none
     embed_actors: int | None = None
-    name: str = field(default="ray", init=False)
     peak_worker_rss_mb: float = field(default=0.0, init=False)
     _remote: Any = field(default=None, init=False, repr=False)
     #: the last scan's embedding pool: actors, model loads, texts and calls (empty without a pool)
@@ -158,9 +175,7 @@ class RayEngine(Engine):
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) - (self.embed_actors or 0))
 
-    def scan(
-        self, job: ScanJob | list, dataset: Dataset, stats: ScanStats, sinks: ScanSinks | None = None
-    ) -> Iterator[Finding]:
+    def scan(self, job: ScanJob | list, dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
         if not isinstance(job, ScanJob):
             job = ScanJob.of(job, self.batch_size)
         self._init()
@@ -173,7 +188,7 @@ class RayEngine(Engine):
             return self._stream(task, holder, reader, tasks, count_only)
 
         try:
-            yield from run_scan(run, job, dataset, stats, sinks, units, progress=self.progress)
+            yield from run_scan(run, job, dataset, stats, units, progress=self.progress)
             self.embed_pool = pool.counts()
         finally:
             self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)

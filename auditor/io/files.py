@@ -6,11 +6,11 @@ import errno
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ChangedFileError, InputError
 from . import remote
+from .filestate import FileState
 from .remote import is_url
 
 
@@ -33,17 +33,6 @@ def check_regular_file(path: str | Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
         raise InputError(p, None, f"is {kind}, not a regular file")
-
-
-@dataclass(frozen=True)
-class FileState:
-    """A file as it was on disk before a unit of it was read (see :func:`check_unchanged`)."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    inode: int
-    device: int
 
 
 def file_state(path: str | Path) -> FileState:

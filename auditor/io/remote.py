@@ -32,6 +32,7 @@ from datetime import datetime
 from typing import IO, Any
 
 from ..errors import InputError, MissingDependencyError
+from .filestate import FileState
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 #: info() keys that name one version of an object (S3 ETag, GCS generation, a local inode …)
@@ -73,10 +74,8 @@ def info(url: str) -> dict[str, Any]:
 
 
 def url_state(url: str):
-    """The :class:`~auditor.io.files.FileState` of ``url``: size, modification time (ns, 0 when not
+    """The :class:`~auditor.io.filestate.FileState` of ``url``: size, modification time (ns, 0 when not
     reported) and a version tag (0 when not reported) in place of the inode."""
-    from .files import FileState
-
     found = info(url)
     mtime = next((found[k] for k in _MTIME_KEYS if found.get(k) is not None), None)
     if isinstance(mtime, datetime):

@@ -27,7 +27,7 @@ import math
 import typing
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
@@ -133,8 +133,29 @@ class MethodConfig:
 C = TypeVar("C", bound="MethodConfig")
 
 
+@dataclass(eq=False)
+class SharedModel:
+    """A model a searcher runs that an engine may load once per node and lend to every task (the Ray
+    engine's embedding actors, :mod:`auditor.engines.ray_embed`), as :meth:`Searcher.shared_models`
+    offers it: what to load (``model``, ``backend``, ``device``, ``model_cache``; ``key`` the loaded
+    model's id, which must match), what stays in the task (``tokenizer``, ``max_seq_length``,
+    ``dim``), and ``lend(stand_in)``: the searcher's copies shipped meanwhile run ``stand_in`` instead
+    of the model (``lend(None)``: its own model again). ``owner`` is the searcher (one offer each)."""
+
+    key: str
+    model: str
+    backend: str
+    device: str
+    model_cache: str
+    tokenizer: Any
+    max_seq_length: int
+    dim: int
+    owner: object
+    lend: Callable[[Any], None]
+
+
 class Searcher(Protocol):
-    """What an engine needs of what it searches (:class:`~auditor.engines.base.ScanJob`): findings for
+    """What an engine needs of what it searches (a :class:`~auditor.scan.stages.SearchStage` of a :class:`~auditor.scan.job.ScanJob`): findings for
     a batch of training records, and the counters a worker's copy kept while searching.
 
     Every :class:`Index` is one; so are the scan's wrappers that are not a method of their own:
@@ -156,6 +177,11 @@ class Searcher(Protocol):
     def add_counts(self, counts: Counter) -> None:
         """Add counters :meth:`take_counts` took from a copy of this searcher in a worker."""
         return None  # an optional hook: no counters by default
+
+    def shared_models(self) -> list[SharedModel]:
+        """The models this searcher runs that an engine may host once and lend to its tasks
+        (:class:`SharedModel`). Default: none."""
+        return []
 
 
 class Index(Searcher, ABC, Generic[C]):

@@ -54,7 +54,7 @@ from ..embed.vsearch import APPROX, VectorIndex
 from ..errors import ConfigError
 from ..records.record import QUERY, TEXT, Record
 from ..text.normalize import normalize
-from .base import Finding, Index, MethodConfig
+from .base import Finding, Index, MethodConfig, SharedModel
 
 if TYPE_CHECKING:
     from ..embed.vsearch import VectorIndex
@@ -215,6 +215,30 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if self.encoder is not None:
             for k in self._COUNTERS:
                 setattr(self.encoder, k, getattr(self.encoder, k) + counts[k])
+
+    def shared_models(self) -> list[SharedModel]:
+        """The built encoder, for an engine to host (the Ray engine's actor pool): the tasks' copies
+        then carry the engine's stand-in (:attr:`worker_model`) instead of the model."""
+        if self.encoder is None:
+            return []
+        c, model = self.config, self.encoder.model
+        return [
+            SharedModel(
+                key=self.encoder.cache.model,
+                model=c.model,
+                backend=self.backend,
+                device=c.device,
+                model_cache=c.model_cache,
+                tokenizer=model.tokenizer,
+                max_seq_length=int(model.max_seq_length),
+                dim=int(self.encoder.dim),
+                owner=self,
+                lend=self._lend,
+            )
+        ]
+
+    def _lend(self, stand_in: Any) -> None:
+        self.worker_model = stand_in
 
     # -- crossing a process boundary (engine workers) -------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

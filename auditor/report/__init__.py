@@ -8,8 +8,8 @@
 conclusive, evidence}``; ``run``; ``texts`` (behind the top findings: each eval item's text and the
 training string each finding matched, :mod:`auditor.text.proof`).
 
-In memory the checks, datasets and run are typed (:class:`~auditor.audit.results.CheckResult`,
-:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.audit.results.RunStats`); their
+In memory the checks, datasets and run are typed (:class:`~auditor.report.results.CheckResult`,
+:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.report.results.RunStats`); their
 ``to_dict()`` is what ``report.json`` holds, and a report written by an earlier version loads into them
 (:meth:`Report.from_dict`). Plain dicts given to :class:`Report` are converted the same way.
 """
@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
 from ..errors import AuditorError, ConfigError, InputError, InternalError, OutputError
 from ..io.atomic import atomic_write_bytes, locked_folder
@@ -33,6 +32,7 @@ from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
 from .publish import publish
+from .results import CheckResult, ProvenanceResult, RunStats
 from .validate import check_report
 
 SCHEMA_VERSION = 1

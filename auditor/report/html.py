@@ -34,8 +34,8 @@ from .provenance import statement
 from .review import review_html
 
 if TYPE_CHECKING:
-    from ..audit.results import CheckResult, ProvenanceResult
     from . import Report
+    from .results import CheckResult, ProvenanceResult
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side

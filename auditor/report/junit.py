@@ -21,8 +21,8 @@ from ._items import item_rows
 from .review import review_junit_note
 
 if TYPE_CHECKING:
-    from ..audit.results import CheckResult
     from . import Report
+    from .results import CheckResult
 
 TOP = 5
 

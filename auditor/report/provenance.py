@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..audit.results import ProvenanceResult
 from ._md import md
+from .results import ProvenanceResult
 
 BAR = 30
 LISTED = 30

@@ -16,11 +16,28 @@ keeps them in memory (memory follows the number of contaminated eval items, not 
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from abc import ABC, abstractmethod
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding
+
+_REGISTRY: dict[str, type[FindingStore]] = {}
+
+
+@dataclass
+class StoreConfig:
+    """A store's own options (the base of each store's nested ``Config``); each field is an option of
+    its constructor, its metadata says how a manifest gives it: ``manifest`` (the key; default the
+    field's name) and ``folder`` (a path confined to the manifest's folder)."""
+
+    @classmethod
+    def options(cls) -> dict[str, dataclasses.Field]:
+        return {f.name: f for f in dataclasses.fields(cls)}
 
 
 class FindingStore(ABC):
@@ -31,8 +48,21 @@ class FindingStore(ABC):
     the run is over, also on failure.
     """
 
+    #: the store's name (manifest ``findings_store``); a subclass with a name registers itself
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    Config: ClassVar[type[StoreConfig]] = StoreConfig
     keep: int
     total: int
+
+    def __init__(self, keep: int = 5) -> None:
+        self.keep = keep
+        self.total = 0
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.name:
+            _REGISTRY[cls.name] = cls
 
     @abstractmethod
     def add(self, f: Finding) -> None:
@@ -57,6 +87,9 @@ class FindingStore(ABC):
 
 class MemoryFindingStore(FindingStore):
     """A :class:`FindingStore` in memory."""
+
+    name = "memory"
+    summary = "in memory (memory follows the number of contaminated eval items)"
 
     def __init__(self, keep: int = 5):
         self.keep = keep
@@ -106,3 +139,28 @@ class MemoryFindingStore(FindingStore):
             if c == check and heap and (not conclusive_only or any(i[2].conclusive for i in heap)):
                 out.add((ds, ordinal))
         return out
+
+
+def store_names() -> list[str]:
+    """Registered finding stores (importing :mod:`auditor.store` registers the built-in ones)."""
+    return sorted(_REGISTRY)
+
+
+def store_class(name: str) -> type[FindingStore]:
+    """The store registered as ``name``; :class:`~auditor.errors.ConfigError` when none is."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        names = store_names()
+        raise ConfigError(
+            f"findings_store must be one of {', '.join(names)}, not '{name}'{did_you_mean(name, names)}"
+        ) from None
+
+
+def make_store(name: str, keep: int = 5, **options: Any) -> FindingStore:
+    """The store called ``name`` keeping ``keep`` findings per eval item and method, with its own options.
+
+    >>> make_store("memory", keep=2).keep
+    2
+    """
+    return store_class(name)(keep=keep, **options)

@@ -27,12 +27,13 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 
 from ..engines.lifecycle import held_interrupts
 from ..errors import ConfigError
 from ..io.atomic import remove_dead_owner_dirs
 from ..methods.base import Finding
-from .findings import FindingStore
+from .findings import FindingStore, StoreConfig
 
 _COLUMNS = (
     "check_name",
@@ -54,9 +55,20 @@ _JSON_COLUMNS = "{" + ", ".join(f"'{c}': '{t}'" for c, t in zip(_COLUMNS, _TYPES
 _SMALL_FLUSH = 1000
 
 
+@dataclass
+class DuckDBOptions(StoreConfig):
+    """The DuckDB store's own option: keep the file of every finding at ``path`` (manifest ``findings_db``)."""
+
+    path: str | None = field(default=None, metadata={"manifest": "findings_db", "folder": True})
+
+
 class DuckDBFindingStore(FindingStore):
     """A :class:`~auditor.store.findings.FindingStore` in a DuckDB file (temporary unless ``path``
     is given); :meth:`close` flushes, closes and removes a temporary file."""
+
+    name = "duckdb"
+    summary = "every finding in a DuckDB file, the best ones by query (default; scales to any number)"
+    Config = DuckDBOptions
 
     def __init__(self, keep: int = 5, path: str | None = None, flush_every: int = 20_000):
         with held_interrupts():  # a Ctrl-C while DuckDB's extension initializes would abort the process

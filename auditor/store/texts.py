@@ -22,10 +22,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from ..datasets.account import Shift
 from ..records.record import QUERY, Record
+from ..scan.stage import Batch, Stage
 from ..text.proof import MAX_CHARS, proof_keys, record_texts
 
-__all__ = ["MAX_CHARS", "TextCapture", "collect_texts"]
+__all__ = ["MAX_CHARS", "TEXTS_PER_UNIT", "CaptureStage", "TextCapture", "collect_texts"]
+
+#: records whose texts a unit sends back (the report shows those of the top findings)
+TEXTS_PER_UNIT = 500
 
 
 class TextCapture:
@@ -62,6 +67,41 @@ class TextCapture:
         """Eval items are in memory anyway: keep their query texts for the findings."""
         for r in records:
             self.texts.setdefault(f"{r.dataset}#{r.ordinal}", r.view(QUERY)[:MAX_CHARS])
+
+
+class CaptureStage(Stage[dict[int, dict[str, str]]]):
+    """The scan stage that sends back the texts of the records behind a unit's findings (the first
+    :data:`TEXTS_PER_UNIT` of them, local ordinal → :func:`~auditor.text.proof.record_texts`: what each
+    finding matched) to the caller's ``capture``, renumbered."""
+
+    def __init__(self, capture: TextCapture | None, dataset: str):
+        self.capture = capture
+        self.dataset = dataset
+        self.texts: dict[int, dict[str, str]] = {}
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "capture": None}  # the caller's capture stays with the caller
+
+    def run(self, batch: Batch) -> None:
+        if not batch.findings:
+            return
+        by_ordinal = batch.by_ordinal()
+        evidences: dict[int, list[dict]] = {}
+        for f in batch.findings:
+            evidences.setdefault(f.train_ordinal, []).append(f.evidence)
+        for f in batch.findings:
+            r = by_ordinal[f.train_ordinal]
+            if r.ordinal not in self.texts and len(self.texts) < TEXTS_PER_UNIT:
+                self.texts[r.ordinal] = record_texts(r, evidences[r.ordinal])  # what each finding matched
+
+    def take_counts(self) -> dict[int, dict[str, str]]:
+        texts, self.texts = self.texts, {}
+        return texts
+
+    def add_counts(self, counts: dict[int, dict[str, str]], shift: Shift) -> None:
+        if self.capture is not None:
+            for ordinal, texts in counts.items():
+                self.capture.offer(self.dataset, ordinal + shift.ordinal, texts)
 
 
 def collect_texts(findings, datasets, captured: dict[str, str], limit: int = 200) -> dict[str, str]:

@@ -76,6 +76,20 @@ class BoilerplateConfig:
 
 
 @dataclass
+class MaskCounts:
+    """Records masked, characters masked and characters scanned by masking (one worker's, one unit's)."""
+
+    records: int = 0
+    chars: int = 0
+    scanned: int = 0
+
+    def add(self, other: MaskCounts) -> None:
+        self.records += other.records
+        self.chars += other.chars
+        self.scanned += other.scanned
+
+
+@dataclass
 class Boilerplate:
     config: BoilerplateConfig
     lines: set[int] = field(default_factory=set)
@@ -177,24 +191,38 @@ class Boilerplate:
         """
         return BatchMask(self, texts).texts()
 
-    def mask_records(self, records: Sequence[Record], views: Iterable[str]) -> list[Record]:
+    def mask_records(
+        self, records: Sequence[Record], views: Iterable[str], counts: MaskCounts | None = None
+    ) -> list[Record]:
         """``[self.mask_record(r, views) for r in records]``, each view masked as one batch
-        (:meth:`mask_texts`); the same records, copies and counts."""
+        (:meth:`mask_texts`); the same records, copies and counts (into ``counts`` where given, else
+        into this boilerplate's totals)."""
         out = list(records)
+        tally = MaskCounts()
         new_views: dict[int, dict[str, str]] = {}
         for v in views:
             texts = [r.view(v) if v == TEXT else r.views.get(v) or "" for r in records]
             for i, (text, masked) in enumerate(zip(texts, self.mask_texts(texts))):
                 if not text:
                     continue
-                self.scanned_chars += len(text)
+                tally.scanned += len(text)
                 if masked != text:
-                    self.masked_chars += max(0, len(text) - len(masked.replace(MASK, "")))
+                    tally.chars += max(0, len(text) - len(masked.replace(MASK, "")))
                     new_views.setdefault(i, dict(records[i].views))[v] = masked
         for i, views_i in new_views.items():
-            self.masked_records += 1
+            tally.records += 1
             out[i] = dataclasses.replace(records[i], views=views_i)
+        if counts is None:
+            self.add_counts(tally)
+        else:
+            counts.add(tally)
         return out
+
+    def add_counts(self, counts: MaskCounts) -> None:
+        """Add records and characters masked elsewhere (a scan worker's, :class:`MaskCounts`) to the totals."""
+        self.masked_records += counts.records
+        self.masked_chars += counts.chars
+        self.scanned_chars += counts.scanned
 
     def mask_record(self, record: Record, views: Iterable[str]) -> Record:
         """A copy of ``record`` whose ``views`` are masked (other views unchanged); counts chars."""

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..records.record import Record
-from .boilerplate import Boilerplate, BoilerplateConfig, detect_sample
+from .boilerplate import Boilerplate, BoilerplateConfig, MaskCounts, detect_sample
 
 if TYPE_CHECKING:
-    from ..methods.base import Finding, Index, Searcher
+    from ..methods.base import Finding, Index, Searcher, SharedModel
 
 
 _MASKED = "_masked_views"  # meta key: views with boilerplate masked, set by Masker.premask
@@ -47,6 +47,9 @@ class MaskingIndex:
     def add_counts(self, counts: Counter) -> None:
         self.inner.add_counts(counts)
 
+    def shared_models(self) -> list[SharedModel]:
+        return self.inner.shared_models()
+
 
 @dataclass
 class Masker:
@@ -64,11 +67,12 @@ class Masker:
             masked = self.boilerplate.mask_record(record, self.views)
             record.meta[_MASKED] = masked.views if masked is not record else None
 
-    def premask_batch(self, records: Sequence[Record]) -> None:
+    def premask_batch(self, records: Sequence[Record], counts: MaskCounts | None = None) -> None:
         """:meth:`premask` for every record of ``records``, masked as one batch
-        (:meth:`Boilerplate.mask_records`): the same masked views and counts."""
+        (:meth:`Boilerplate.mask_records`): the same masked views and counts (into ``counts`` where
+        given, e.g. a scan stage's own, else into the boilerplate's totals)."""
         if self.boilerplate is not None and self.methods:
-            for record, masked in zip(records, self.boilerplate.mask_records(records, self.views)):
+            for record, masked in zip(records, self.boilerplate.mask_records(records, self.views, counts)):
                 record.meta[_MASKED] = masked.views if masked is not record else None
 
     @staticmethod
