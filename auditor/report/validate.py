@@ -2,9 +2,9 @@
 
 ``auditor report`` re-renders a ``report.json`` that anyone may have written or edited. The renderers
 escape every value they print, and before that :func:`check_report` checks that each value is of
-its type — the typed sections by their fields' annotations (:class:`~auditor.audit.results.CheckResult`,
-:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.audit.results.RunStats`,
-:class:`~auditor.audit.results.ProvenanceResult`), the findings, texts, the methods' statistics and
+its type — the typed sections by their fields' annotations (:class:`~auditor.report.results.CheckResult`,
+:class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.report.results.RunStats`,
+:class:`~auditor.report.results.ProvenanceResult`), the findings, texts, the methods' statistics and
 the ``error_types`` / ``clean`` sections by the shapes below — so a count holding
 ``<img src=x onerror=…>`` is one clear error naming the field, not markup and not a crash. Keys a
 section does not know are left alone (a later version's), and so are keys it lacks (the typed
@@ -31,9 +31,9 @@ import types
 import typing
 from typing import Any
 
-from ..audit.results import CheckResult, ProvenanceResult, RunStats
 from ..datasets.summary import DatasetSummary
 from ..io.jsonable import JsonObject
+from .results import CheckResult, ProvenanceResult, RunStats
 
 #: a number (int or float, not a bool), a whole number, text, an id (text or a whole number)
 NUMBER, INT, STR, ID, BOOL = "number", "int", "str", "id", "bool"
