@@ -26,7 +26,7 @@ Sets:
   ``live_parallel``, ``live_parallel_multiple``, ``live_relevance``, ``live_irrelevance``: none is in
   BFCL v1) and WebShop goals 3000–12087 (short items: 8–20 words), at most 1,500 items of each.
 
-Controls (must stay at 0 conclusive): Tool-MVR's public samples against StableToolBench, WebShop
+Controls (must stay at 0 conclusive): Tool-MVR's public training samples (``training_data/*.json``) against StableToolBench, WebShop
 goals 0:100 against 100:200 (skipped, saying so, where ``../shared/data`` lacks Tool-MVR).
 """
 
@@ -203,12 +203,12 @@ def score(name: str, indexed: list[str], rows: list[dict], label: str, misses: b
 
 
 def controls() -> None:
-    mvr = sorted((SHARED / "tool-mvr").rglob("*.json")) if (SHARED / "tool-mvr").is_dir() else []
+    mvr = sorted((SHARED / "tool-mvr" / "data" / "training_data").glob("*.json"))
     pairs = [("webshop 0:100 vs 100:200", ["webshop:100:200"], "webshop:0:100", None)]
     if mvr:
-        pairs.insert(0, ("Tool-MVR vs StableToolBench", [str(p) for p in mvr], "stabletoolbench", "auto"))
+        pairs.insert(0, ("Tool-MVR vs StableToolBench", [str(p) for p in mvr], "stabletoolbench", None))
     else:
-        print("  Tool-MVR control skipped: ../shared/data/tool-mvr is absent")
+        print("  Tool-MVR control skipped: ../shared/data/tool-mvr/data/training_data is absent")
     for name, train, ev, fmt in pairs:
         cfg = AuditConfig(
             datasets={
@@ -230,6 +230,7 @@ def main() -> None:
     ap.add_argument("--freeze", action="store_true", help="write the held-out file (once, before tuning)")
     ap.add_argument("--misses", action="store_true", help="print every miss and every negative found")
     ap.add_argument("--no-controls", action="store_true")
+    ap.add_argument("--fit-only", action="store_true", help="only the fit sets (while tuning)")
     args = ap.parse_args()
     if args.freeze:
         freeze()
@@ -238,7 +239,7 @@ def main() -> None:
     print("Planted light edits, default methods (recall = conclusive finding for the plant's own item):")
     for name in FIT_SETS:
         score(name, *fit_case(name), "IN-SAMPLE", args.misses)
-    for name, (indexed, rows) in heldout_cases().items():
+    for name, (indexed, rows) in ({} if args.fit_only else heldout_cases()).items():
         score(name, indexed, rows, "OUT-OF-SAMPLE", args.misses)
     if not args.no_controls:
         print("Clean controls (default methods):")
