@@ -202,6 +202,40 @@ def score(name: str, indexed: list[str], rows: list[dict], label: str, misses: b
     return {"recall": len(found) / max(1, len(planted)), "false": len(false), "planted": len(planted)}
 
 
+def same_topic() -> None:
+    """The hand-written same-topic negatives of ``tests/data/heldout/*.tsv`` (same persona, template or
+    values, another request) against their eval sets, default methods: conclusive findings for them
+    (any eval item; the paraphrases, rewordings, are the embedding tier's and are counted apart)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from paraphrase_data import HELDOUT_SETS, TEST_SETS, heldout_case
+
+    for name in (*HELDOUT_SETS, *TEST_SETS):
+        ev, tr, truth = heldout_case(name)
+        with tempfile.TemporaryDirectory() as tmp:
+            evf, trf = Path(tmp) / "eval.jsonl", Path(tmp) / "train.jsonl"
+            evf.write_text("".join(json.dumps({"id": str(i), "text": e.view("query")}) + "\n" for i, e in enumerate(ev)))
+            trf.write_text("".join(json.dumps({"messages": [{"role": "user", "content": t.view("query")}]}) + "\n" for t in tr))
+            cfg = AuditConfig(
+                datasets={
+                    "e": DatasetSpec("e", [str(evf)], role="eval", format="jsonl", text_field="text", id_field="id"),
+                    "t": DatasetSpec("t", [str(trf)], role="train", format="chat"),
+                },
+                checks=[CheckSpec("st", train=["t"], eval=["e"])],
+                findings_store="memory",
+                index_dir=None,
+            )
+            rep = run_audit(cfg)
+        kinds = {"negative": [0, 0], "paraphrase": [0, 0]}
+        for f in rep.findings:
+            t = tr[f["train_ordinal"]]
+            right = truth(ev[int(f["eval_id"])], t)
+            if not right:
+                kinds[t.meta["kind"]][0 if f["conclusive"] else 1] += 1
+        n = sum(t.meta["kind"] == "negative" for t in tr)
+        print(f"  {name:<20} negatives {n}: wrong findings conclusive {kinds['negative'][0]}, suspected {kinds['negative'][1]}; "
+              f"paraphrases matched to another item: conclusive {kinds['paraphrase'][0]}, suspected {kinds['paraphrase'][1]}")  # fmt: skip
+
+
 def controls() -> None:
     mvr = sorted((SHARED / "tool-mvr" / "data" / "training_data").glob("*.json"))
     pairs = [("webshop 0:100 vs 100:200", ["webshop:100:200"], "webshop:0:100", None)]
@@ -241,6 +275,8 @@ def main() -> None:
         score(name, *fit_case(name), "IN-SAMPLE", args.misses)
     for name, (indexed, rows) in ({} if args.fit_only else heldout_cases()).items():
         score(name, indexed, rows, "OUT-OF-SAMPLE", args.misses)
+    print("Same-topic negatives written by hand (tests/data/heldout/*.tsv), default methods (OUT-OF-SAMPLE):")
+    same_topic()
     if not args.no_controls:
         print("Clean controls (default methods):")
         controls()

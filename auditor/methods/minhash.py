@@ -320,16 +320,18 @@ class MinHashIndex(Index[MinHashConfig]):
         offs = np.concatenate(([0], np.cumsum([len(x) for x in uniq])[:-1]))
         sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
         pairs = self._lookup(sk.band_keys(sigs, self.wbands, self.wrows), np.array(ok, dtype=np.int64), words=True)
+        self.counts["word_candidates"] += len(pairs)
+        tsh, toff = _packed(wsets)
         out = []
-        for u, p in pairs.tolist():
-            self.counts["word_candidates"] += 1
-            eset, tset = self.word_sh[self.word_off[p] : self.word_off[p + 1]], wsets[u]
-            inter = len(np.intersect1d(eset, tset, assume_unique=True))
-            score = inter / (len(eset) + len(tset) - inter)
-            if score >= cfg.word_set_threshold:
-                out.append((u, p, score, inter, int(len(eset)), int(len(tset))))
-            else:
-                self.counts["word_rejected"] += 1
+        for lo in range(0, len(pairs), _VERIFY_CHUNK):
+            u, p = pairs[lo : lo + _VERIFY_CHUNK, 0], pairs[lo : lo + _VERIFY_CHUNK, 1]
+            ne, nt = self.word_off[p + 1] - self.word_off[p], toff[u + 1] - toff[u]
+            inter = _intersections(self.word_sh, self.word_off[p], ne, tsh, toff[u], nt)
+            score = inter / (ne + nt - inter)
+            hit = score >= cfg.word_set_threshold
+            self.counts["word_rejected"] += int((~hit).sum())
+            rows = zip(u[hit].tolist(), p[hit].tolist(), score[hit].tolist(), inter[hit].tolist(), ne[hit].tolist(), nt[hit].tolist())  # fmt: skip
+            out += list(rows)
         return out
 
     def _verify(self, batch, units, pairs: np.ndarray, word_pairs=()) -> list[Finding]:
@@ -467,6 +469,35 @@ def _substituted(eval_text: str, train_text: str) -> bool:
     only_eval = [w for w in (ev - tr) if w not in _LIGHT_WORDS]
     only_train = [w for w in (tr - ev) if w not in _LIGHT_WORDS]
     return bool(only_eval) and bool(only_train)
+
+
+#: candidate pairs verified at once by :func:`_intersections` (bounds its memory: ~16 bytes a word)
+_VERIFY_CHUNK = 65536
+
+
+def _intersections(a: np.ndarray, a_start: np.ndarray, a_len: np.ndarray, b: np.ndarray, b_start: np.ndarray, b_len: np.ndarray) -> np.ndarray:  # fmt: skip
+    """|A_k ∩ B_k| for each pair ``k`` of distinct-hash sets ``A_k = a[a_start[k]:a_start[k] + a_len[k]]``
+    (``B_k`` likewise), vectorized: the pairs' hashes tagged with the pair, sorted, equal neighbours counted.
+
+    >>> a, b = np.array([1, 2, 3, 7], dtype=np.uint64), np.array([2, 3, 4, 7, 9], dtype=np.uint64)
+    >>> _intersections(a, np.array([0, 3]), np.array([3, 1]), b, np.array([0, 3]), np.array([3, 2])).tolist()
+    [2, 1]
+    """
+    k = len(a_len)
+    if not k:
+        return np.zeros(0, dtype=np.int64)
+
+    def gather(src: np.ndarray, start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        first = np.concatenate(([0], np.cumsum(n)[:-1]))
+        return np.repeat(np.arange(k), n), src[np.repeat(start - first, n) + np.arange(int(n.sum()))]
+
+    ka, ha = gather(a, a_start, a_len)
+    kb, hb = gather(b, b_start, b_len)
+    keys, hashes = np.concatenate((ka, kb)), np.concatenate((ha, hb))
+    order = np.lexsort((hashes, keys))
+    keys, hashes = keys[order], hashes[order]
+    same = (keys[1:] == keys[:-1]) & (hashes[1:] == hashes[:-1])
+    return np.bincount(keys[1:][same], minlength=k)
 
 
 def _packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
