@@ -436,17 +436,39 @@ def _chunks(text: str) -> list[str]:
 def _values_kept(eval_text: str, train_text: str) -> bool:
     """True when the training text keeps the eval text's values (words with a digit: ids, sizes, dates,
     amounts, as :func:`_chunks`) well enough to be that item: all of them, or at least as many as it
-    lacks. A text that lacks the item's only value, or most of them, matches the template, not the item
-    (``salary greater than $5000`` / ``salary greater than``: any threshold fits).
+    lacks, and those it shares in the item's order (one swap of neighbours allowed). A text that lacks
+    the item's only value, or most of them, matches the template, not the item (``salary greater than
+    $5000`` / ``salary greater than``: any threshold fits); one whose values stand elsewhere is another
+    instance of it (``3x^2 + 7x + 2``, ``5x^2 - 4x + 1`` / ``3x^2 + 4x + 2``, ``5x^2 - 7x + 3``).
 
     >>> _values_kept("buy 3 tickets for Dune in Chicago on 2024-03-19", "buy tickets for dune in chicago on 2024-03-19")
     True
     >>> _values_kept("employees with a salary greater than $5000", "employees with a salary greater than, thanks")
     False
+    >>> _values_kept("roots of 3x + 7 = 0 and 5x - 4 = 0", "roots of 3x + 4 = 0 and 5x - 7 = 0")
+    False
+    >>> _values_kept("scores 85, 90, 88 and 92", "scores 85 88 90; and 92 please")
+    True
     """
-    want = Counter(c for c in _chunks(eval_text) if any(ch.isdigit() for ch in c))
-    missing = sum((want - Counter(_chunks(train_text))).values())
-    return missing == 0 or 2 * missing <= sum(want.values())
+    ev = [c for c in _chunks(eval_text) if any(ch.isdigit() for ch in c)]
+    tr = [c for c in _chunks(train_text) if any(ch.isdigit() for ch in c)]
+    missing = sum((Counter(ev) - Counter(tr)).values())
+    if missing and 2 * missing > len(ev):
+        return False
+    shared = Counter(ev) & Counter(tr)
+    tr_shared = [c for c in tr if c in shared]
+    if _in_order(tr_shared, ev):
+        return True
+    return any(
+        _in_order(tr_shared[:i] + [tr_shared[i + 1], tr_shared[i]] + tr_shared[i + 2 :], ev)
+        for i in range(len(tr_shared) - 1)
+    )
+
+
+def _in_order(sub: list[str], seq: list[str]) -> bool:
+    """``sub`` is a subsequence of ``seq``."""
+    it = iter(seq)
+    return all(any(c == x for x in it) for c in sub)
 
 
 def _substituted(eval_text: str, train_text: str) -> bool:
