@@ -45,6 +45,7 @@ from rapidfuzz import fuzz
 from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text import minhash_sketch as sk
+from ..text.edits import substituted, values_kept
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
@@ -383,7 +384,7 @@ class MinHashIndex(Index[MinHashConfig]):
             f = self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev)
             eval_text, train_text = self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
             if ev["measure"] == "word_set" and (
-                not _values_kept(eval_text, train_text) or _substituted(eval_text, train_text)
+                not values_kept(eval_text, train_text) or substituted(eval_text, train_text)
             ):
                 # the same words around other values (another order id, size, date, colour): a sibling, not a copy
                 f.conclusive = False
@@ -413,92 +414,6 @@ class MinHashIndex(Index[MinHashConfig]):
             }
         )
         return s
-
-
-#: words whose addition or removal never changes what is asked (function words, courtesy)
-_LIGHT_WORDS = frozenset(
-    "a an the to for of and or in on at by with from as is are am be it its this that these those i im i'm me my "
-    "we our you your please thanks thank kindly could would can will help advance lot some any need want looking".split()
-)
-
-
-def _chunks(text: str) -> list[str]:
-    """The text's whitespace-separated words, each normalized and with its punctuation squeezed out, so
-    that a changed or dropped dot, comma or dash inside a word (``0.01`` / ``001``, ``192.168.1.1`` /
-    ``192168.1;1``, ``jane.doe@example.com`` / ``janedoe@example;com``) leaves the word as it was.
-
-    >>> _chunks("Ping 192.168.1.1, e.g. NOW!")
-    ['ping', '19216811', 'eg', 'now']
-    """
-    return [c for c in ("".join(tokens(w)) for w in text.split()) if c]
-
-
-def _values_kept(eval_text: str, train_text: str) -> bool:
-    """True when the training text keeps the eval text's values (words with a digit: ids, sizes, dates,
-    amounts, as :func:`_chunks`) well enough to be that item: all of them, or at least as many as it
-    lacks, and those it shares in the item's order (one swap of neighbours allowed: all but one of them
-    in one common subsequence). A text that lacks
-    the item's only value, or most of them, matches the template, not the item (``salary greater than
-    $5000`` / ``salary greater than``: any threshold fits); one whose values stand elsewhere is another
-    instance of it (``3x^2 + 7x + 2``, ``5x^2 - 4x + 1`` / ``3x^2 + 4x + 2``, ``5x^2 - 7x + 3``).
-
-    >>> _values_kept("buy 3 tickets for Dune in Chicago on 2024-03-19", "buy tickets for dune in chicago on 2024-03-19")
-    True
-    >>> _values_kept("employees with a salary greater than $5000", "employees with a salary greater than, thanks")
-    False
-    >>> _values_kept("roots of 3x + 7 = 0 and 5x - 4 = 0", "roots of 3x + 4 = 0 and 5x - 7 = 0")
-    False
-    >>> _values_kept("scores 85, 90, 88 and 92", "scores 85 88 90; and 92 please")
-    True
-    """
-    ev = [c for c in _chunks(eval_text) if any(ch.isdigit() for ch in c)]
-    tr = [c for c in _chunks(train_text) if any(ch.isdigit() for ch in c)]
-    missing = sum((Counter(ev) - Counter(tr)).values())
-    if missing and 2 * missing > len(ev):
-        return False
-    shared = sum((Counter(ev) & Counter(tr)).values())
-    return _common_in_order(ev, tr) >= shared - 1
-
-
-def _common_in_order(a: list[str], b: list[str]) -> int:
-    """Length of the longest common subsequence of ``a`` and ``b`` (0 where both are long: 300 x 300
-    values and more, so that a table of numbers costs no quadratic time; the caller then reads the
-    values as not kept in order).
-
-    >>> _common_in_order(["3", "7", "0", "5", "4", "0"], ["3", "4", "0", "5", "7", "0"])
-    4
-    """
-    if len(a) * len(b) > 90_000:
-        return 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
-
-
-def _substituted(eval_text: str, train_text: str) -> bool:
-    """True when a content word or value of the eval text was replaced by another (``blue`` → ``green``,
-    ``male to female`` → ``male to male``, order ``#W2378156`` → ``#W9421980``): both texts hold content
-    words the other lacks, counted as multisets of :func:`_chunks` (so punctuation inside a word is no
-    change). Words only dropped (a value included: nothing took its place) or only added (a courtesy
-    phrase) are no substitution.
-
-    >>> _substituted("i am looking for a blue ottoman for the living room", "i am looking for a green ottoman for the living room")
-    True
-    >>> _substituted("i am looking for a blue ottoman for the living room", "looking for a blue ottoman for the living room. Thanks a lot!")
-    False
-    >>> _substituted("Ping 192.168.1.1 from 10.0.0.2 every 5 s", "please help. ping 192168.1;1 from 10.0.0.2 every s")
-    False
-    >>> _substituted("Ping 192.168.1.1 from 10.0.0.2 every 5 s", "ping 192.168.1.7 from 10.0.0.2 every 5 s")
-    True
-    """
-    ev, tr = Counter(_chunks(eval_text)), Counter(_chunks(train_text))
-    only_eval = [w for w in (ev - tr) if w not in _LIGHT_WORDS]
-    only_train = [w for w in (tr - ev) if w not in _LIGHT_WORDS]
-    return bool(only_eval) and bool(only_train)
 
 
 #: candidate pairs verified at once by :func:`_intersections` (bounds its memory: ~16 bytes a word)
