@@ -52,7 +52,14 @@ SHARED = REPO.parent / "shared" / "data"
 HELDOUT_FILE = REPO / "tests" / "data" / "heldout" / "light_edits.jsonl"
 HELDOUT_SEED = 25
 HELDOUT_PER_SOURCE = 1500
-BFCL_LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_relevance", "live_irrelevance")
+BFCL_LIVE = (
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_relevance",
+    "live_irrelevance",
+)
 FIT_SETS = {  # name: (bundled dataset specs, seed)
     "stabletoolbench+tau2": (("stabletoolbench", "tau2-retail", "tau2-airline"), 0),
     "bfcl-v1": (("bfcl-v1",), 0),
@@ -213,8 +220,12 @@ def same_topic() -> None:
         ev, tr, truth = heldout_case(name)
         with tempfile.TemporaryDirectory() as tmp:
             evf, trf = Path(tmp) / "eval.jsonl", Path(tmp) / "train.jsonl"
-            evf.write_text("".join(json.dumps({"id": str(i), "text": e.view("query")}) + "\n" for i, e in enumerate(ev)))
-            trf.write_text("".join(json.dumps({"messages": [{"role": "user", "content": t.view("query")}]}) + "\n" for t in tr))
+            evf.write_text(
+                "".join(json.dumps({"id": str(i), "text": e.view("query")}) + "\n" for i, e in enumerate(ev))
+            )
+            trf.write_text(
+                "".join(json.dumps({"messages": [{"role": "user", "content": t.view("query")}]}) + "\n" for t in tr)
+            )
             cfg = AuditConfig(
                 datasets={
                     "e": DatasetSpec("e", [str(evf)], role="eval", format="jsonl", text_field="text", id_field="id"),
