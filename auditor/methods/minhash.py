@@ -45,7 +45,7 @@ from rapidfuzz import fuzz
 from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text import minhash_sketch as sk
-from ..text.edits import substituted, values_kept
+from ..text.edits import all_values_kept, substituted, values_kept
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
@@ -79,6 +79,11 @@ class MinHashConfig(MethodConfig):
     word_set_min_words: int = 8  # items with fewer distinct words are left to the other channels and tiers
     #: 25 bands x 5 rows: a pair at word-set Jaccard 0.8 is missed with probability 5e-5 (0.6, 18 x 7: 1.4 %)
     word_set_lsh_threshold: float = 0.5
+    #: a shingle Jaccard in [suspected_threshold, threshold) is a *suspected* finding where the record keeps
+    #: the item's values (at least ``suspected_min_values`` words with a digit; 90 % of them, in order): a
+    #: rewording around the same slots (BFCL v4 live_parallel_10-6-0 / v1 parallel_function_57). 0: off
+    suspected_threshold: float = 0.5
+    suspected_min_values: int = 3
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
         "num_perm": (2, 4096),
@@ -351,11 +356,16 @@ class MinHashIndex(Index[MinHashConfig]):
                 score = inter / (len(eset) + len(tset) - inter)
             else:
                 score = inter / len(eset)
-            if score < cfg.threshold:
-                self.counts["rejected"] += 1
-                continue
-            self.counts["verified"] += 1
             i, view = units[u][0], units[u][1]
+            tier = None
+            if score < cfg.threshold:
+                if not self._reworded(score, p, batch[i].view(view)):
+                    self.counts["rejected"] += 1
+                    continue
+                tier = "suspected"
+                self.counts["suspected_band"] += 1
+            else:
+                self.counts["verified"] += 1
             ev = {
                 "measure": cfg.mode,
                 "shared_shingles": inter,
@@ -363,6 +373,7 @@ class MinHashIndex(Index[MinHashConfig]):
                 "train_shingles": int(len(tset)),
                 "train_view": view,
                 "shingle": f"{cfg.shingle}{cfg.shingle_size}",
+                **({"tier": tier} if tier else {}),
             }
             key = (i, p)
             if key not in best or score > best[key][0]:
@@ -370,7 +381,8 @@ class MinHashIndex(Index[MinHashConfig]):
         for u, p, score, inter, ne, nt in word_pairs:  # only where the shingle channel found nothing
             i, view = units[u][0], units[u][1]
             ev = {"measure": "word_set", "shared_words": inter, "eval_words": ne, "train_words": nt, "train_view": view}
-            if (i, p) not in best or (best[(i, p)][1]["measure"] == "word_set" and score > best[(i, p)][0]):
+            held = best.get((i, p))
+            if held is None or held[1].get("tier") or (held[1]["measure"] == "word_set" and score > held[0]):
                 best[(i, p)] = (score, ev)
         for (i, p), (score, ev) in sorted(best.items()):
             if cfg.mode == "jaccard":
@@ -383,7 +395,9 @@ class MinHashIndex(Index[MinHashConfig]):
                 )
             f = self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev)
             eval_text, train_text = self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
-            if ev["measure"] == "word_set" and (
+            if ev.get("tier") == "suspected":
+                f.conclusive = False
+            elif ev["measure"] == "word_set" and (
                 not values_kept(eval_text, train_text) or substituted(eval_text, train_text)
             ):
                 # the same words around other values (another order id, size, date, colour): a sibling, not a copy
@@ -391,6 +405,14 @@ class MinHashIndex(Index[MinHashConfig]):
                 f.evidence["tier"] = "suspected"
             out.append(f)
         return out
+
+    def _reworded(self, score: float, p: int, train_text: str) -> bool:
+        """A shingle Jaccard below ``threshold`` in the suspected band, the record keeping the values of
+        eval item ``p`` in order (:func:`~auditor.text.edits.all_values_kept`)."""
+        cfg = self.config
+        if cfg.mode != "jaccard" or not 0 < cfg.suspected_threshold <= score:
+            return False
+        return all_values_kept(self.eval_records[p].view(cfg.eval_view), train_text, cfg.suspected_min_values)
 
     def take_counts(self) -> Counter:
         taken, self.counts = self.counts, Counter()
@@ -409,6 +431,7 @@ class MinHashIndex(Index[MinHashConfig]):
                 "candidates": self.counts["candidates"],
                 "verified": self.counts["verified"],
                 "rejected": self.counts["rejected"],
+                "suspected_band": self.counts["suspected_band"],
                 "word_set_candidates": self.counts["word_candidates"],
                 "word_set_rejected": self.counts["word_rejected"],
             }
