@@ -237,14 +237,37 @@ def same_topic() -> None:
             )
             rep = run_audit(cfg)
         kinds = {"negative": [0, 0], "paraphrase": [0, 0]}
+        own: set[int] = set()
         for f in rep.findings:
             t = tr[f["train_ordinal"]]
             right = truth(ev[int(f["eval_id"])], t)
             if not right:
                 kinds[t.meta["kind"]][0 if f["conclusive"] else 1] += 1
+            elif t.meta["kind"] == "paraphrase":
+                own.add(f["train_ordinal"])
         n = sum(t.meta["kind"] == "negative" for t in tr)
         print(f"  {name:<20} negatives {n}: wrong findings conclusive {kinds['negative'][0]}, suspected {kinds['negative'][1]}; "
-              f"paraphrases matched to another item: conclusive {kinds['paraphrase'][0]}, suspected {kinds['paraphrase'][1]}")  # fmt: skip
+              f"paraphrases matched to another item: conclusive {kinds['paraphrase'][0]}, suspected {kinds['paraphrase'][1]} "
+              f"(to their own item: {len(own)}, the embedding tier's job)")  # fmt: skip
+
+
+def bfcl_versions() -> None:
+    """BFCL v4 (every category) against BFCL v1, both ways, default methods: the counts, and every
+    finding of the minhash suspected band (a rewording that keeps the item's values), for inspection."""
+    for ev, tr in (("bfcl", "bfcl-v1"), ("bfcl-v1", "bfcl")):
+        cfg = AuditConfig(
+            datasets={"t": DatasetSpec("t", [tr], role="train"), "e": DatasetSpec("e", [ev], role="eval")},
+            checks=[CheckSpec("c", train=["t"], eval=["e"])],
+            findings_store="memory",
+            index_dir=None,
+        )
+        rep = run_audit(cfg)
+        c = rep.checks[0]
+        band = [f for f in rep.findings if f["method"] == "minhash" and f["evidence"].get("tier") == "suspected" and f["evidence"]["measure"] == "jaccard"]  # fmt: skip
+        print(f"  eval {ev} / train {tr}: {c['contaminated_items']} conclusive items, {c['suspected']} suspected only; "
+              f"minhash suspected-band findings {len(band)}:")  # fmt: skip
+        for f in band:
+            print(f"    {f['eval_id']} / {f['train_id']} (3-gram Jaccard {f['score']:.3f})")
 
 
 def controls() -> None:
@@ -289,6 +312,8 @@ def main() -> None:
     print("Same-topic negatives written by hand (tests/data/heldout/*.tsv), default methods (OUT-OF-SAMPLE):")
     same_topic()
     if not args.no_controls:
+        print("BFCL v4 against v1 (default methods):")
+        bfcl_versions()
         print("Clean controls (default methods):")
         controls()
     print(f"total {time.perf_counter() - t0:.0f}s")

@@ -106,11 +106,12 @@ def substituted(eval_text: str, train_text: str) -> bool:
 
 
 def all_values_kept(eval_text: str, train_text: str, min_values: int = 3) -> bool:
-    """True when the eval text holds at least ``min_values`` values (words with a digit) and the
-    training text holds at least 90 % of them (all of them below 10) in the item's order, as one common
-    subsequence: the mark of a rewording that kept the item's slots (names, dates, counts) while its
+    """True when the two texts hold the same values (words with a digit), at least ``min_values`` of
+    them, in the same order: one common subsequence of at least 90 % of each side's values (all of them
+    below 10). The mark of a rewording that kept the item's slots (names, dates, counts) while its
     other words changed (``1 child`` / ``a child`` is the one value of 12 that BFCL v4
-    live_parallel_10-6-0 and v1 parallel_function_57 do not share).
+    live_parallel_10-6-0 and v1 parallel_function_57 do not share); a text that holds the item's
+    values among others of its own (a dialog of several requests) is no such rewording.
 
     >>> all_values_kept("Book 2 rooms at the Sheraton from May 1, 2022 to May 5, 2022",
     ...                 "First, secure 2 rooms at the Sheraton, checking in May 1, 2022 and out May 5, 2022")
@@ -118,9 +119,13 @@ def all_values_kept(eval_text: str, train_text: str, min_values: int = 3) -> boo
     >>> all_values_kept("Book 2 rooms at the Sheraton from May 1, 2022 to May 5, 2022",
     ...                 "Book 2 rooms at the Sheraton from May 2, 2022 to May 5, 2022")
     False
+    >>> all_values_kept("Book 2 rooms at the Sheraton from May 1, 2022 to May 5, 2022",
+    ...                 "Book 2 rooms at the Sheraton from May 1, 2022 to May 5, 2022, and 3 at the Hilton on June 7, 2023")
+    False
     """
     ev = [c for c in chunks(eval_text) if any(ch.isdigit() for ch in c)]
     if len(ev) < max(1, min_values):
         return False
     tr = [c for c in chunks(train_text) if any(ch.isdigit() for ch in c)]
-    return 10 * common_in_order(ev, tr) >= 9 * len(ev)
+    common = common_in_order(ev, tr)
+    return 10 * common >= 9 * len(ev) and 10 * common >= 9 * len(tr)
