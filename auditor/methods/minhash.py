@@ -16,7 +16,11 @@ is a *candidate*. Every candidate is then **verified** on the exact shingle sets
     |eval ∩ train| / |eval|, over the whole record (``text`` view by default).
 
 A finding needs ``score >= threshold``; candidates below it are counted as ``rejected`` in
-:meth:`MinHashIndex.stats` and never reported. Items with fewer than ``min_shingles``
+:meth:`MinHashIndex.stats` and never reported, except in the *suspected band* (``suspected_threshold``
+to ``threshold``, mode ``jaccard``), where a record that keeps the item's values in order
+(:func:`auditor.text.edits.all_values_kept`) is a suspected finding, a rewording around the same slots
+(``suspected_band``). A second channel compares word sets (``word_set_threshold``), whatever the edits'
+positions; its matches are suspected where a word or value was replaced (:mod:`auditor.text.edits`). Items with fewer than ``min_shingles``
 distinct shingles (10: about 12 words) are not indexed, and the report counts them: on items that
 short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
 Jaccard 0.67), so the exact and ngram tiers judge them.
