@@ -183,7 +183,8 @@ def bench_quality(args) -> None:
     twins = sum(1 for f in off if jacc(by_text_view(index, f), truth[f.train_id][1]) >= args.threshold * 0.75)
     print(
         f"  off-label findings {len(off)}: {twins} of them pair items whose unedited texts already have "
-        f"Jaccard >= {args.threshold * 0.75:.2f} (template siblings inside the benchmarks)"
+        f"Jaccard >= {args.threshold * 0.75:.2f} (template siblings inside the benchmarks); conclusive "
+        f"{sum(f.conclusive for f in off)}, suspected {sum(not f.conclusive for f in off)}"
     )
     print(
         f"  candidates {st['candidates']}, verified {st['verified']}, rejected {st['rejected']}; "

@@ -287,98 +287,16 @@ def webshop_audits() -> None:
                 print(f"    {f['score']:.3f} goal {f['eval_id']} / {f['train_id']}: {e!r} / {t!r}")
 
 
-COURTESY = ("Thanks a lot!", "Please help.", "Thank you in advance.", "Could you help me?")
+def near_duplicates() -> None:
+    """Planted light-edit near-duplicates against the default methods: the fit set this benchmark always
+    ran (StableToolBench + tau2, seed 0; ``IN-SAMPLE``) and the frozen held-out set
+    (``OUT-OF-SAMPLE``). The whole benchmark, with its other fit sets and controls, is
+    ``benchmarks/bench_near_dups.py``."""
+    from bench_near_dups import fit_case, heldout_cases, score
 
-
-def light_edit(text: str, rng) -> str:
-    """Drop 1–2 words, swap two neighbours, recase and repunctuate, add a courtesy phrase at either end."""
-    import re
-
-    words = text.split()
-    for _ in range(rng.randint(1, 2)):
-        if len(words) > 8:
-            del words[rng.randrange(len(words))]
-    i = rng.randrange(len(words) - 1)
-    words[i], words[i + 1] = words[i + 1], words[i]
-    out = " ".join(words)
-    out = out.lower() if rng.random() < 0.5 else out.upper() if rng.random() < 0.2 else out
-    out = re.sub(r"[,.!?]", lambda m: rng.choice([";", "", m.group()]), out)
-    phrase = rng.choice(COURTESY)
-    return f"{phrase} {out}" if rng.random() < 0.5 else f"{out} {phrase}"
-
-
-def near_duplicates(seed: int = 0) -> None:
-    """Planted light-edit near-duplicates (word-set Jaccard >= 0.8, items of >= 8 words) against the
-    default methods; negatives: the same edits of items that are not indexed (same benchmarks)."""
-    import json
-    import random
-    import tempfile
-
-    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
-    from auditor.text.normalize import tokens
-
-    rng = random.Random(seed)
-    items = []
-    for spec in ("stabletoolbench", "tau2-retail", "tau2-airline"):
-        items += [r.view("query") for r in Dataset(DatasetSpec("x", [spec], role="eval")).records()]
-    items = [t for t in dict.fromkeys(items) if len(set(tokens(t))) >= 8]
-    rng.shuffle(items)
-    half = len(items) // 2
-    indexed, held = items[:half], items[half:]
-    with tempfile.TemporaryDirectory() as tmp:
-        ev, tr = Path(tmp) / "eval.jsonl", Path(tmp) / "train.jsonl"
-        ev.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(indexed)))
-        rows, kinds = [], []
-        for kind, pool in (("planted", indexed), ("negative", held)):
-            for i, t in enumerate(pool):
-                e = light_edit(t, rng)
-                a, b = set(tokens(t)), set(tokens(e))
-                if len(a & b) / len(a | b) < 0.8:
-                    continue
-                rows.append({"messages": [{"role": "user", "content": e}, {"role": "assistant", "content": "ok"}]})
-                kinds.append((kind, i))
-        tr.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        cfg = AuditConfig(
-            datasets={
-                "e": DatasetSpec("e", [str(ev)], role="eval", format="jsonl", text_field="text", id_field="id"),
-                "t": DatasetSpec("t", [str(tr)], role="train", format="chat"),
-            },
-            checks=[CheckSpec("nd", train=["t"], eval=["e"])],
-            findings_store="memory",
-            index_dir=None,
-        )
-        rep = run_audit(cfg)
-    hits = {(f["train_ordinal"], f["eval_id"]) for f in rep.findings if f["conclusive"]}
-    planted = [(j, i) for j, (k, i) in enumerate(kinds) if k == "planted"]
-    negs = [j for j, (k, _) in enumerate(kinds) if k == "negative"]
-    found = sum((j, str(i)) in hits for j, i in planted)
-    neg_hit = {j for j, _ in hits if j in set(negs)}
-
-    def jaccard(a: str, b: str) -> float:
-        x, y = set(tokens(a)), set(tokens(b))
-        return len(x & y) / len(x | y) if x | y else 0.0
-
-    # a "negative" whose edited text is itself within word-set Jaccard 0.8 of the indexed item it was
-    # matched to is a near-duplicate by the issue's own definition (tau2 tasks share most of their text)
-    twin = {
-        j
-        for j in neg_hit
-        if max(jaccard(rows[j]["messages"][0]["content"], indexed[int(e)]) for jj, e in hits if jj == j) >= 0.8
-    }
-    print(
-        f"  planted light edits (word-set Jaccard >= 0.8, >= 8 words), default methods "
-        f"{rep.checks[0]['methods']}: recall {found}/{len(planted)} = {found / max(1, len(planted)):.3f}; "
-        f"negatives with a conclusive finding {len(neg_hit)}/{len(negs)}, of which {len(twin)} are themselves "
-        f"near-duplicates of the item found (word-set Jaccard >= 0.8): false findings {len(neg_hit - twin)}/{len(negs)} "
-        f"(OUT-OF-SAMPLE: nothing was fitted on them)"
-    )
-    for j in sorted(neg_hit)[:10]:
-        e_ids = sorted(e for jj, e in hits if jj == j)
-        jac = max(jaccard(rows[j]["messages"][0]["content"], indexed[int(e)]) for e in e_ids)
-        print(
-            f"    negative (Jaccard {jac:.2f} to the item found) {rows[j]['messages'][0]['content'][:90]!r} -> eval {e_ids}: "
-            f"{indexed[int(e_ids[0])][:90]!r}"
-        )
+    score("stabletoolbench+tau2", *fit_case("stabletoolbench+tau2"), "IN-SAMPLE")
+    for name, (indexed, rows) in heldout_cases().items():
+        score(name, indexed, rows, "OUT-OF-SAMPLE")
 
 
 def main() -> None:

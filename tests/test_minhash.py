@@ -117,7 +117,14 @@ def test_candidate_below_threshold_after_verification_is_not_reported(tmp_path, 
     # the same pair with a threshold below its Jaccard is reported, with that score
     low = MinHashIndex(threshold=round(jac - 0.01, 2), lsh_threshold=0.1).build(stb)
     assert [round(f.score, 6) for f in low.search(train) if f.eval_id == stb[10].id] == [round(jac, 6)]
-    # the word-set channel (default) finds the reordered half whatever the shingles say: same words, Jaccard 1
+    # the word-set channel (default) finds the reordered half whatever the shingles say: same words, Jaccard 1;
+    # its values (1000, 1100, 1200) now stand in reverse order, as in another instance of the template: suspected
+    words_hit = [f for f in MinHashIndex(threshold=0.9).build(stb).search(train) if f.eval_id == stb[10].id]
+    assert [(f.evidence["measure"], f.score, f.conclusive) for f in words_hit] == [("word_set", 1.0, False)]
+    # reordered where no value stands: the same words, the values in place, conclusive
+    front = " ".join(reversed(words[: len(words) // 2])) + " " + " ".join(words[len(words) // 2 :])
+    path = chat_train(tmp_path, {"front": front}, name="front")
+    train = list(Dataset(DatasetSpec("train", [str(path)], format="chat")).records())
     words_hit = [f for f in MinHashIndex(threshold=0.9).build(stb).search(train) if f.eval_id == stb[10].id]
     assert [(f.evidence["measure"], f.score, f.conclusive) for f in words_hit] == [("word_set", 1.0, True)]
 

@@ -16,7 +16,11 @@ is a *candidate*. Every candidate is then **verified** on the exact shingle sets
     |eval ∩ train| / |eval|, over the whole record (``text`` view by default).
 
 A finding needs ``score >= threshold``; candidates below it are counted as ``rejected`` in
-:meth:`MinHashIndex.stats` and never reported. Items with fewer than ``min_shingles``
+:meth:`MinHashIndex.stats` and never reported, except in the *suspected band* (``suspected_threshold``
+to ``threshold``, mode ``jaccard``), where a record that keeps the item's values in order
+(:func:`auditor.text.edits.all_values_kept`) is a suspected finding, a rewording around the same slots
+(``suspected_band``). A second channel compares word sets (``word_set_threshold``), whatever the edits'
+positions; its matches are suspected where a word or value was replaced (:mod:`auditor.text.edits`). Items with fewer than ``min_shingles``
 distinct shingles (10: about 12 words) are not indexed, and the report counts them: on items that
 short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
 Jaccard 0.67), so the exact and ngram tiers judge them.
@@ -45,6 +49,7 @@ from rapidfuzz import fuzz
 from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text import minhash_sketch as sk
+from ..text.edits import all_values_kept, substituted, values_kept
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
@@ -76,7 +81,13 @@ class MinHashConfig(MethodConfig):
     #: second channel (mode "jaccard"): word-set (unigram) Jaccard, whatever the edits' positions
     word_set_threshold: float = 0.8  # 0 turns the channel off
     word_set_min_words: int = 8  # items with fewer distinct words are left to the other channels and tiers
-    word_set_lsh_threshold: float = 0.6
+    #: 25 bands x 5 rows: a pair at word-set Jaccard 0.8 is missed with probability 5e-5 (0.6, 18 x 7: 1.4 %)
+    word_set_lsh_threshold: float = 0.5
+    #: a shingle Jaccard in [suspected_threshold, threshold) is a *suspected* finding where the record keeps
+    #: the item's values (at least ``suspected_min_values`` words with a digit; 90 % of them, in order): a
+    #: rewording around the same slots (BFCL v4 live_parallel_10-6-0 / v1 parallel_function_57). 0: off
+    suspected_threshold: float = 0.5
+    suspected_min_values: int = 3
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
         "num_perm": (2, 4096),
@@ -207,7 +218,8 @@ class MinHashIndex(Index[MinHashConfig]):
             "wkeys": self.wkeys,
             "wpos": self.wpos,
         }
-        return arrays, {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
+        meta = {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
+        return arrays, {**meta, "word_bands": self.wbands, "word_rows": self.wrows}
 
     def covers(self, record: Record) -> bool:
         cfg = self.config
@@ -223,6 +235,11 @@ class MinHashIndex(Index[MinHashConfig]):
             raise IndexFileError(
                 f"minhash index has {meta.get('bands')} bands x {meta.get('rows')} rows, "
                 f"expected {self.bands} x {self.rows}; delete it to rebuild"
+            )
+        if (meta.get("word_bands", self.wbands), meta.get("word_rows", self.wrows)) != (self.wbands, self.wrows):
+            raise IndexFileError(
+                f"minhash index has word-set LSH {meta.get('word_bands')} bands x {meta.get('word_rows')} rows, "
+                f"expected {self.wbands} x {self.wrows}; delete it to rebuild"
             )
         for name in ("eval_sh", "eval_off", "keys", "pos", "item_len", "word_sh", "word_off", "wkeys", "wpos"):
             if name not in arrays:
@@ -313,16 +330,18 @@ class MinHashIndex(Index[MinHashConfig]):
         offs = np.concatenate(([0], np.cumsum([len(x) for x in uniq])[:-1]))
         sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
         pairs = self._lookup(sk.band_keys(sigs, self.wbands, self.wrows), np.array(ok, dtype=np.int64), words=True)
+        self.counts["word_candidates"] += len(pairs)
+        tsh, toff = _packed(wsets)
         out = []
-        for u, p in pairs.tolist():
-            self.counts["word_candidates"] += 1
-            eset, tset = self.word_sh[self.word_off[p] : self.word_off[p + 1]], wsets[u]
-            inter = len(np.intersect1d(eset, tset, assume_unique=True))
-            score = inter / (len(eset) + len(tset) - inter)
-            if score >= cfg.word_set_threshold:
-                out.append((u, p, score, inter, int(len(eset)), int(len(tset))))
-            else:
-                self.counts["word_rejected"] += 1
+        for lo in range(0, len(pairs), _VERIFY_CHUNK):
+            u, p = pairs[lo : lo + _VERIFY_CHUNK, 0], pairs[lo : lo + _VERIFY_CHUNK, 1]
+            ne, nt = self.word_off[p + 1] - self.word_off[p], toff[u + 1] - toff[u]
+            inter = _intersections(self.word_sh, self.word_off[p], ne, tsh, toff[u], nt)
+            score = inter / (ne + nt - inter)
+            hit = score >= cfg.word_set_threshold
+            self.counts["word_rejected"] += int((~hit).sum())
+            rows = zip(u[hit].tolist(), p[hit].tolist(), score[hit].tolist(), inter[hit].tolist(), ne[hit].tolist(), nt[hit].tolist())  # fmt: skip
+            out += list(rows)
         return out
 
     def _verify(self, batch, units, pairs: np.ndarray, word_pairs=()) -> list[Finding]:
@@ -341,11 +360,16 @@ class MinHashIndex(Index[MinHashConfig]):
                 score = inter / (len(eset) + len(tset) - inter)
             else:
                 score = inter / len(eset)
-            if score < cfg.threshold:
-                self.counts["rejected"] += 1
-                continue
-            self.counts["verified"] += 1
             i, view = units[u][0], units[u][1]
+            tier = None
+            if score < cfg.threshold:
+                if not self._reworded(score, p, batch[i].view(view)):
+                    self.counts["rejected"] += 1
+                    continue
+                tier = "suspected"
+                self.counts["suspected_band"] += 1
+            else:
+                self.counts["verified"] += 1
             ev = {
                 "measure": cfg.mode,
                 "shared_shingles": inter,
@@ -353,6 +377,7 @@ class MinHashIndex(Index[MinHashConfig]):
                 "train_shingles": int(len(tset)),
                 "train_view": view,
                 "shingle": f"{cfg.shingle}{cfg.shingle_size}",
+                **({"tier": tier} if tier else {}),
             }
             key = (i, p)
             if key not in best or score > best[key][0]:
@@ -360,7 +385,8 @@ class MinHashIndex(Index[MinHashConfig]):
         for u, p, score, inter, ne, nt in word_pairs:  # only where the shingle channel found nothing
             i, view = units[u][0], units[u][1]
             ev = {"measure": "word_set", "shared_words": inter, "eval_words": ne, "train_words": nt, "train_view": view}
-            if (i, p) not in best or (best[(i, p)][1]["measure"] == "word_set" and score > best[(i, p)][0]):
+            held = best.get((i, p))
+            if held is None or held[1].get("tier") or (held[1]["measure"] == "word_set" and score > held[0]):
                 best[(i, p)] = (score, ev)
         for (i, p), (score, ev) in sorted(best.items()):
             if cfg.mode == "jaccard":
@@ -373,14 +399,24 @@ class MinHashIndex(Index[MinHashConfig]):
                 )
             f = self.finding(self.eval_records[p], batch[i], round(min(score, 1.0), 6), **ev)
             eval_text, train_text = self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
-            if ev["measure"] == "word_set" and (
-                not _values_kept(eval_text, train_text) or _substituted(eval_text, train_text)
+            if ev.get("tier") == "suspected":
+                f.conclusive = False
+            elif ev["measure"] == "word_set" and (
+                not values_kept(eval_text, train_text) or substituted(eval_text, train_text)
             ):
                 # the same words around other values (another order id, size, date, colour): a sibling, not a copy
                 f.conclusive = False
                 f.evidence["tier"] = "suspected"
             out.append(f)
         return out
+
+    def _reworded(self, score: float, p: int, train_text: str) -> bool:
+        """A shingle Jaccard below ``threshold`` in the suspected band, the record keeping the values of
+        eval item ``p`` in order (:func:`~auditor.text.edits.all_values_kept`)."""
+        cfg = self.config
+        if cfg.mode != "jaccard" or not 0 < cfg.suspected_threshold <= score:
+            return False
+        return all_values_kept(self.eval_records[p].view(cfg.eval_view), train_text, cfg.suspected_min_values)
 
     def take_counts(self) -> Counter:
         taken, self.counts = self.counts, Counter()
@@ -399,6 +435,7 @@ class MinHashIndex(Index[MinHashConfig]):
                 "candidates": self.counts["candidates"],
                 "verified": self.counts["verified"],
                 "rejected": self.counts["rejected"],
+                "suspected_band": self.counts["suspected_band"],
                 "word_set_candidates": self.counts["word_candidates"],
                 "word_set_rejected": self.counts["word_rejected"],
             }
@@ -406,33 +443,33 @@ class MinHashIndex(Index[MinHashConfig]):
         return s
 
 
-#: words whose addition or removal never changes what is asked (function words, courtesy)
-_LIGHT_WORDS = frozenset(
-    "a an the to for of and or in on at by with from as is are am be it its this that these those i im i'm me my "
-    "we our you your please thanks thank kindly could would can will help advance lot some any need want looking".split()
-)
+#: candidate pairs verified at once by :func:`_intersections` (bounds its memory: ~16 bytes a word)
+_VERIFY_CHUNK = 65536
 
 
-def _substituted(eval_text: str, train_text: str) -> bool:
-    """True when a content word of the eval text was replaced by another (``blue`` → ``green``,
-    ``male to female`` → ``male to male``): both texts hold content words the other lacks, counted
-    as multisets. Words only dropped or only added (a courtesy phrase) are no substitution.
+def _intersections(a: np.ndarray, a_start: np.ndarray, a_len: np.ndarray, b: np.ndarray, b_start: np.ndarray, b_len: np.ndarray) -> np.ndarray:  # fmt: skip
+    """|A_k ∩ B_k| for each pair ``k`` of distinct-hash sets ``A_k = a[a_start[k]:a_start[k] + a_len[k]]``
+    (``B_k`` likewise), vectorized: the pairs' hashes tagged with the pair, sorted, equal neighbours counted.
 
-    >>> _substituted("i am looking for a blue ottoman for the living room", "i am looking for a green ottoman for the living room")
-    True
-    >>> _substituted("i am looking for a blue ottoman for the living room", "looking for a blue ottoman for the living room. Thanks a lot!")
-    False
+    >>> a, b = np.array([1, 2, 3, 7], dtype=np.uint64), np.array([2, 3, 4, 7, 9], dtype=np.uint64)
+    >>> _intersections(a, np.array([0, 3]), np.array([3, 1]), b, np.array([0, 3]), np.array([3, 2])).tolist()
+    [2, 1]
     """
-    ev, tr = Counter(tokens(eval_text)), Counter(tokens(train_text))
-    only_eval = [w for w in (ev - tr) if w not in _LIGHT_WORDS]
-    only_train = [w for w in (tr - ev) if w not in _LIGHT_WORDS]
-    return bool(only_eval) and bool(only_train)
+    k = len(a_len)
+    if not k:
+        return np.zeros(0, dtype=np.int64)
 
+    def gather(src: np.ndarray, start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        first = np.concatenate(([0], np.cumsum(n)[:-1]))
+        return np.repeat(np.arange(k), n), src[np.repeat(start - first, n) + np.arange(int(n.sum()))]
 
-def _values_kept(eval_text: str, train_text: str) -> bool:
-    """Every token of the eval text that holds a digit (ids, sizes, dates, amounts) is in the training text."""
-    want = {t for t in tokens(eval_text) if any(ch.isdigit() for ch in t)}
-    return want <= set(tokens(train_text)) if want else True
+    ka, ha = gather(a, a_start, a_len)
+    kb, hb = gather(b, b_start, b_len)
+    keys, hashes = np.concatenate((ka, kb)), np.concatenate((ha, hb))
+    order = np.lexsort((hashes, keys))
+    keys, hashes = keys[order], hashes[order]
+    same = (keys[1:] == keys[:-1]) & (hashes[1:] == hashes[:-1])
+    return np.bincount(keys[1:][same], minlength=k)
 
 
 def _packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
