@@ -55,6 +55,26 @@ fail_on_option = click.option(
 )
 
 
+class _Workers(click.ParamType):
+    """``--workers``: a positive integer, or ``auto`` (the cores free when the scan starts)."""
+
+    name = "workers"
+
+    def convert(self, value, param, ctx):
+        if str(value).strip().lower() == "auto":
+            return "auto"
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            n = 0
+        if n < 1:
+            self.fail(f"{value!r} is not a positive integer or 'auto'", param, ctx)
+        return n
+
+
+WORKERS = _Workers()
+
+
 def engine_options(f):
     """``--engine``, ``--workers``, ``--ray-address``, ``--embed-actors``: how the scan runs (flags
     override the manifest)."""
@@ -70,9 +90,10 @@ def engine_options(f):
     )(f)
     f = click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=WORKERS,
         default=None,
-        help="Scan workers (default: every core; for ray every cluster CPU).",
+        metavar="N|auto",
+        help="Scan workers (default: auto, the cores free when the scan starts; for ray every cluster CPU).",
     )(f)
     return click.option(
         "--engine",
@@ -136,7 +157,7 @@ def _apply_overrides(
     if engine:
         config.engine = engine
     if workers:
-        config.workers = workers
+        config.workers = None if workers == "auto" else workers
     if ray_address:
         config.ray_address = ray_address
     if embed_actors is not None:
