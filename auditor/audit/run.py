@@ -69,7 +69,7 @@ class AuditConfig:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": "methods"})
     engine: str = "local"
     batch_size: int = 512
-    workers: int | None = None  # engine workers; default: the free cores (local, auditor.engines.workers) / every cluster CPU (ray)
+    workers: int | None = None  # engine workers; default: the free cores (local) / every cluster CPU (ray)
     ray_address: str | None = None  # engine "ray": cluster address; default: a local Ray
     split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
     #: engine "ray": embedding actors holding the encoder (None: one per GPU for a torch index, else none)
