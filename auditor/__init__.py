@@ -14,9 +14,11 @@ everything else is internal and may change.
 """
 
 from ._version import __version__
+from .adapters.base import Adapter
 from .audit.manifest import load_manifest, parse_manifest
 from .audit.run import AuditConfig, CheckSpec, run_audit
 from .datasets.dataset import Dataset, DatasetSpec
+from .engines.base import Engine
 from .errors import (
     AuditorError,
     ConfigError,
@@ -24,26 +26,33 @@ from .errors import (
     InputError,
     ManifestError,
     MissingDependencyError,
+    OutputError,
     RegistryError,
     ScanError,
 )
-from .methods import Finding, Index
+from .methods import Finding, Index, MethodConfig
 from .records.record import Record, Skip
 from .report import Report
+from .store.findings import FindingStore
 
 __all__ = [
+    "Adapter",
     "AuditConfig",
     "AuditorError",
     "CheckSpec",
     "ConfigError",
     "Dataset",
     "DatasetSpec",
+    "Engine",
     "Finding",
+    "FindingStore",
     "Index",
     "IndexFileError",
     "InputError",
     "ManifestError",
+    "MethodConfig",
     "MissingDependencyError",
+    "OutputError",
     "Record",
     "RegistryError",
     "Report",

@@ -9,9 +9,9 @@ import random
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+from events import Markers, marked_cli, records_mark, wait_gone
 from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
 
 from auditor.store import indexes as indexstore
@@ -120,16 +120,23 @@ def test_killed_scan_leaves_no_half_written_report_and_rerun_works(tmp_path):
         "--index-dir",
         str(idx),
     ]
-    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not (idx.exists() and any(p.name.startswith("ngram-") for p in idx.iterdir())):
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(1.0)  # well inside the scan of 150,000 records
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    marks = Markers()
+    proc = subprocess.Popen(
+        marked_cli(*args[3:], fd=marks.fd),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=[marks.fd],
+    )
+    marks.started()
+    try:  # a third of the scan of 150,000 records merged: the indexes are saved, the report not yet written
+        marks.wait_for(records_mark(50_000), 240, "the scan did not get a third of the way")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.communicate()
+        marks.close()
     assert proc.returncode == -signal.SIGKILL
     assert not (out / "report.json").exists() and not (out / "report.md").exists()
     # whatever index folder exists is complete and verifies
@@ -162,20 +169,9 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
-def _wait_for_group(proc: subprocess.Popen, at_least: int, timeout: float, what: str) -> None:
-    """Wait until ``proc``'s process group has ``at_least`` live members (0: none at all), or, when
-    waiting for members, ``proc`` has ended."""
-    deadline = time.monotonic() + timeout
-    while True:
-        n = len(_group_members(proc.pid))
-        if (n == 0) if at_least == 0 else (n >= at_least or proc.poll() is not None):
-            return
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
-
-
-def _start_scan(tmp_path, train, ev, i: int) -> subprocess.Popen:
-    """``auditor audit`` in its own process group (as a shell starts a command), two workers."""
+def _start_scan(tmp_path, train, ev, i: int, marks: Markers) -> subprocess.Popen:
+    """``auditor audit`` in its own process group (as a shell starts a command), two workers, writing
+    its marks (tests/events.py) to ``marks``."""
     args = [
         "audit",
         "--eval",
@@ -190,14 +186,27 @@ def _start_scan(tmp_path, train, ev, i: int) -> subprocess.Popen:
         "ngram",
     ]
     args += ["--report-dir", str(tmp_path / f"reports{i}"), "--index-dir", str(tmp_path / "idx")]
-    return subprocess.Popen(
-        [sys.executable, "-m", "auditor", *args],
+    proc = subprocess.Popen(
+        marked_cli(*args, fd=marks.fd),
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         process_group=0,
+        pass_fds=[marks.fd],
     )
+    marks.started()
+    return proc
+
+
+#: the moments a Ctrl-C comes, from the start of the parallel scan to deep inside it
+MOMENTS = {
+    "the forkserver runs (the workers start)": lambda line: line == "forkserver",
+    "a worker runs": lambda line: line == "worker",
+    "the first unit is merged": records_mark(1),
+    "a third is scanned": records_mark(50_000),
+    "two thirds are scanned": records_mark(100_000),
+}
 
 
 @pytest.fixture(scope="module")
@@ -217,30 +226,30 @@ needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="r
 @pytest.mark.parametrize("target", ["group", "main"])
 def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path, scan_inputs, target):
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group: main process, forkserver,
-    workers) or to the main process only, at moments from the start of the parallel scan (while the
+    workers) or to the main process only, at moments from the start of the parallel scan (as the
     forkserver and workers start) to deep inside it: exit 130, exactly one line on stderr from all
     the processes together, no report, and no process of the run left behind."""
     ev, train = scan_inputs
-    for i, delay in enumerate([0.0, 0.03, 0.15, 0.4, 0.9]):
-        proc = _start_scan(tmp_path, train, ev, i)
+    for i, (moment, wanted) in enumerate(MOMENTS.items()):
+        marks = Markers()
+        proc = _start_scan(tmp_path, train, ev, i, marks)
         try:
-            # the first process the run starts is the scan's (resource tracker, forkserver)
-            _wait_for_group(proc, 2, 120, "no scan started")
-            time.sleep(delay)
-            assert proc.poll() is None, "the run ended before it could be interrupted"
+            marks.wait_for(wanted, 240, f"the run ended before {moment}")
+            members = _group_members(proc.pid)
             if target == "group":
                 os.killpg(proc.pid, signal.SIGINT)
             else:
                 proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=60)
-            assert (proc.returncode, err.strip()) == (130, "auditor: interrupted; no report written"), (i, delay)
+            assert (proc.returncode, err.strip()) == (130, "auditor: interrupted; no report written"), moment
             assert not (tmp_path / f"reports{i}").exists()
-            _wait_for_group(proc, 0, 10, f"processes of the run left behind (try {i})")
+            wait_gone(members + _group_members(proc.pid), 10, f"processes of the run left behind ({moment})")
         finally:
             if _group_members(proc.pid):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.kill()
             proc.communicate()
+            marks.close()
 
 
 def test_ctrl_c_inside_a_string_exec_still_exits_130(tmp_path):
@@ -264,38 +273,54 @@ def test_workers_die_with_a_killed_main_process(tmp_path, scan_inputs, sig):
     """SIGKILL or SIGTERM to the main process only, mid-scan: no worker outlives it (before, orphaned
     workers waited forever on their task queue, holding the caller's stdout)."""
     ev, train = scan_inputs
-    proc = _start_scan(tmp_path, train, ev, 0)
+    marks = Markers()
+    proc = _start_scan(tmp_path, train, ev, 0, marks)
     try:
-        # main, resource tracker, forkserver and at least one worker
-        _wait_for_group(proc, 4, 120, "no workers started")
-        time.sleep(0.3)
-        assert proc.poll() is None, "the run ended before it could be killed"
+        marks.wait_for(records_mark(1), 240, "the run ended before its first unit was merged")  # workers busy
+        members = [pid for pid in _group_members(proc.pid) if pid != proc.pid]
+        assert len(members) >= 3, members  # resource tracker, forkserver and at least one worker
         proc.send_signal(sig)
         proc.wait(timeout=30)
-        _wait_for_group(proc, 0, 15, "workers outlived their main process")
+        wait_gone(members, 15, "workers outlived their main process")
+        assert _group_members(proc.pid) == []
     finally:
         if _group_members(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
+        marks.close()
 
 
 def test_index_save_killed_at_random_moments_never_leaves_a_broken_index(tmp_path):
     """SIGKILL a process writing a large index at several moments: afterwards there is either no
     index folder or a complete one that verifies."""
     code = (
-        "import sys, numpy as np\nfrom auditor.store import indexes as indexstore\n"
+        "import os, pathlib, sys, numpy as np\nfrom auditor.store import indexes as indexstore\n"
+        "def marked(fn, name):\n"
+        "    def wrapped(*args, **kwargs):\n"
+        "        print('before', name, flush=True)\n"
+        "        result = fn(*args, **kwargs)\n"
+        "        print('after', name, flush=True)\n"
+        "        return result\n"
+        "    return wrapped\n"
+        "os.replace = marked(os.replace, 'replace')\n"
+        "pathlib.Path.write_bytes = marked(pathlib.Path.write_bytes, 'write')\n"
+        "pathlib.Path.write_text = marked(pathlib.Path.write_text, 'write')\n"
         "a = np.arange(8_000_000, dtype=np.uint64)\n"
         "while True:\n"
         "    indexstore.save_index(sys.argv[1], 'ngram', {'n': 13}, 'e' * 64, {'h': a, 'p': a}, {'ns': [13]})\n"
     )
     rng = random.Random(3)
-    for attempt in range(4):
+    for attempt in range(6):
         root = tmp_path / f"root{attempt}"
-        proc = subprocess.Popen([sys.executable, "-c", code, str(root)], cwd=REPO)
-        time.sleep(0.6 + rng.random() * 1.2)
-        assert proc.poll() is None
+        proc = subprocess.Popen([sys.executable, "-c", code, str(root)], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        # killed at the k-th step of the first two saves (each file written, each rename: before or after it;
+        # the second save swaps the first's folder out), never after a guessed delay
+        for _ in range(rng.randint(1, 18)):
+            assert proc.stdout.readline().split()[:1] in (["before"], ["after"]), "the writer ended by itself"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        proc.stdout.close()
         for folder in (p for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else ():
             arrays, meta = indexstore.read_index_folder(folder, "ngram", {"n": 13}, "e" * 64)
             assert arrays["h"].shape == (8_000_000,) and meta == {"ns": [13]}

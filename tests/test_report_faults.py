@@ -15,12 +15,12 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from events import children, wait_any_gone
 from hostile import REPO, run_cli, write_eval
 
 from auditor.cli import main
@@ -83,9 +83,22 @@ def test_existing_file_as_report_dir_is_one_line_before_any_work(tmp_path):
 # -- one set, whatever the moment of a kill ------------------------------------------------------------
 
 _WRITER = """
-import sys
+import os, sys
 from auditor.report import Report
 from auditor.report.publish import publish
+
+
+def marked(fn, name):  # a line before and after each step of a write: the moments the test kills at
+    def wrapped(*args, **kwargs):
+        print("before", name, flush=True)
+        result = fn(*args, **kwargs)
+        print("after", name, flush=True)
+        return result
+
+    return wrapped
+
+
+os.fsync, os.rename, os.link = marked(os.fsync, "fsync"), marked(os.rename, "rename"), marked(os.link, "link")
 out = sys.argv[1]
 base = Report.load(sys.argv[2])
 publish(out, {"provenance.json": "other set"})
@@ -94,14 +107,16 @@ while True:
     i += 1
     base.checks[0].name = f"run{i}"
     base.write(out)
+    print("wrote", i, flush=True)
 """
 
 
 @pytest.mark.slow
 def test_kill_during_report_write_never_leaves_a_mixed_set(tmp_path):
-    """SIGKILL a process rewriting a report folder at 12 random moments: the folder always holds one
-    run's four files (each names the same run), the other set in it is untouched, and the next write
-    removes what the killed ones left."""
+    """SIGKILL a process rewriting a report folder at 12 random moments (before or after one of the
+    steps of its first writes: each file's fsync, each rename): the folder always holds one run's four
+    files (each names the same run), the other set in it is untouched, and the next write removes what
+    the killed ones left."""
     r = runner.invoke(main, ["audit", *SMALL, "--report-dir", str(tmp_path / "seed")])
     assert r.exit_code == 1, r.output
     out = tmp_path / "rep"
@@ -109,17 +124,28 @@ def test_kill_during_report_write_never_leaves_a_mixed_set(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for attempt in range(12):
         proc = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(out), str(tmp_path / "seed" / "report.json")], cwd=REPO, env=env
+            [sys.executable, "-c", _WRITER, str(out), str(tmp_path / "seed" / "report.json")],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        time.sleep(1.0 + rng.random() * 1.5)  # start-up ~1 s, then many writes a second
-        assert proc.poll() is None, "the writer ended by itself"
+        assert proc.stdout is not None
+        written = 0  # report sets this writer has put in place before the kill
+        for _ in range(rng.randint(1, 60)):
+            line = proc.stdout.readline().split()
+            assert line, "the writer ended by itself"
+            written += line[0] == "wrote"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        proc.stdout.close()
         if not out.exists():
-            continue  # killed before the first set was in place: no folder, never a partial one
+            assert not written and attempt == 0  # killed before the first set was in place: no folder at all
+            continue
         names = sorted(os.listdir(out))
         if names == ["provenance.json"]:
-            continue  # killed before this writer's first report set was in place (a slow start)
+            assert not written  # killed before this writer's first report set was in place
+            continue
         assert names == sorted([*SETS["report"], "provenance.json", LEDGER]), (attempt, names)
         runs = {n: set(re.findall(r"run\d+", (out / n).read_text(encoding="utf-8"))) for n in SETS["report"]}
         assert len({frozenset(v) for v in runs.values()}) == 1 and len(runs["report.json"]) == 1, (attempt, runs)
@@ -240,8 +266,12 @@ def test_ctrl_c_while_ray_shuts_down_at_exit_keeps_the_status_without_a_tracebac
             lines.append(line)
             if line.startswith("report:"):
                 break
-        time.sleep(0.3)  # past the CLI's own return, into the shutdown at exit
-        if proc.poll() is None:
+        # the processes of the local Ray the engine started (GCS, raylet ...): the first one to end marks
+        # the shutdown at exit, past the CLI's own return
+        ray_processes = children(proc.pid)
+        assert ray_processes, "no local Ray was started"
+        first = wait_any_gone([*ray_processes, proc.pid], 60)
+        if first not in (None, proc.pid) and proc.poll() is None:
             hits += 1
             os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=120)

@@ -2,7 +2,7 @@
 
 τ-bench keeps its tasks as Python code; the only JSON copy in the public repository is inside the
 historical trajectories (``info.task`` of each run). The bundled ``tau-bench-airline`` set is those
-tasks, one per ``task_id`` (:mod:`auditor.data._bundle` extracts them). ``query`` is the user
+tasks, one per ``task_id`` (``scripts/bundle_data.py`` extracts them). ``query`` is the user
 instruction, ``calls`` the gold actions, ``split`` ``test`` (the trajectories are test-set runs).
 """
 

@@ -72,7 +72,7 @@ class AuditConfig:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": "methods"})
     engine: str = "local"
     batch_size: int = 512
-    workers: int | None = None  # engine workers; default: every core (local) / every cluster CPU (ray)
+    workers: int | None = None  # engine workers; default: the free cores (local) / every cluster CPU (ray)
     split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
     #: engine name → that engine's own options (its nested ``Config``, e.g. ``{"ray": {"address": "auto",
     #: "embed_actors": 2}}``); the manifest keys and flags each engine declares (``ray_address``, ...)

@@ -94,7 +94,7 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
             f"{r.threshold:>9.2f} {r.precision:>9.3f} {r.recall:>7.3f} {r.f1:>6.3f} {r.tp:>5} {r.fp:>5} {r.fn:>5}"
         )
     b = result.best()
-    if result.at_decision is not None:
+    if result.at_decision is not None and result.decision is not None:
         a = result.at_decision
         click.echo(
             f"conclusive rule ({result.decision['rule']}): precision {a.precision:.3f} recall {a.recall:.3f} "

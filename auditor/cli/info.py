@@ -10,6 +10,7 @@ from .. import adapters, methods
 from ..datasets import registry
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.searched import Searched
+from ..records.record import Record
 from . import main
 from ._common import library_errors
 
@@ -79,7 +80,7 @@ def inspect(dataset, fmt, text_field, id_field, messages, calls_field, limit, as
             )
         )
         reasons = ds.format_reasons()
-        shown = []
+        shown: list[Record] = []
         searched = Searched()
         for r in ds.records():
             searched.add(r)

@@ -84,6 +84,26 @@ class _RegisteredEngine(click.Choice):
         pass  # click sets the choices once; they are the registry's
 
 
+class _Workers(click.ParamType):
+    """``--workers``: a positive integer, or ``auto`` (the cores free when the scan starts)."""
+
+    name = "workers"
+
+    def convert(self, value, param, ctx):
+        if str(value).strip().lower() == "auto":
+            return "auto"
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            n = 0
+        if n < 1:
+            self.fail(f"{value!r} is not a positive integer or 'auto'", param, ctx)
+        return n
+
+
+WORKERS = _Workers()
+
+
 def engine_options(f):
     """``--engine``, ``--workers`` and the flags of every registered engine's own options (``ray``:
     ``--ray-address``, ``--embed-actors``): how the scan runs (flags override the manifest). The
@@ -109,9 +129,10 @@ def engine_options(f):
         )(command)
     command = click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=WORKERS,
         default=None,
-        help="Scan workers (default: every core; for ray every cluster CPU).",
+        metavar="N|auto",
+        help="Scan workers (default: auto, the cores free when the scan starts; for ray every cluster CPU).",
     )(command)
     summaries = ", ".join(f"{n}: {engines.engine_class(n).summary}" for n in engines.names())
     return click.option(
@@ -165,7 +186,7 @@ def _apply_overrides(config, index_dir, embed_cache, model_cache, write_clean, e
     if engine_flags["engine"]:
         config.engine = engine_flags["engine"]
     if engine_flags["workers"]:
-        config.workers = engine_flags["workers"]
+        config.workers = None if engine_flags["workers"] == "auto" else engine_flags["workers"]
     for engine, options in engine_flags["options"].items():
         config.engine_options.setdefault(engine, {}).update(options)
 

@@ -1,11 +1,13 @@
-"""The local engine (default): the scan on every core of this machine, in worker processes.
+"""The local engine (default): the scan on the free cores of this machine, in worker processes.
 
 The calling process plans the dataset's work units (:meth:`auditor.datasets.dataset.Dataset.plan`) and
 hands them to ``workers`` processes that hold a copy of the :class:`~auditor.scan.job.ScanJob` (its
 built indexes, sent once, when each worker starts); each worker reads, parses, masks and searches
 its unit and sends back findings and counts (:func:`auditor.scan.job.scan_unit`). At most
 ``3 × workers`` units are in flight and results are merged in unit order, so memory stays bounded
-and the report equals a serial scan's. ``workers = 1``, a single unit, or inputs smaller than
+and the report equals a serial scan's. ``workers = None`` (``--workers auto``, the default) starts as many
+workers as cores are free when the scan starts, cutting the units into a multiple of them
+(:mod:`auditor.engines.workers`). ``workers = 1``, a single unit, or inputs smaller than
 ``min_parallel_bytes`` run in-process (the same units, so the same report). Workers ignore Ctrl-C
 (the calling process handles it and stops them) and die with the calling process
 (:mod:`auditor.engines.lifecycle`).
@@ -44,6 +46,7 @@ from ..scan.driver import dataset_bytes, run_scan
 from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
 from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
 from .lifecycle import forkserver_cpu_s, init_worker, spawning_guard, started_children, terminate_children_since
+from .workers import CoreMeter, balanced_split
 
 _WORKER: dict = {}
 
@@ -78,10 +81,10 @@ class LocalEngine(Engine):
     name: ClassVar[str] = "local"
     summary: ClassVar[str] = "worker processes on this machine (default)"
     batch_size: int = 512
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    workers: int | None = None  # None ("auto"): the cores free when a scan starts (auditor.engines.workers)
     min_parallel_bytes: int = 8_000_000
     #: a larger uncompressed JSON Lines file (Parquet: its row groups) is cut into units of about this size
-    split_bytes: int = DEFAULT_SPLIT_BYTES
+    split_bytes: int | None = None  # None: DEFAULT_SPLIT_BYTES, cut finer for the workers (balanced_split)
     progress: bool | None = None  # None: when stderr is a terminal
     #: the largest peak RSS a worker process reported (MB); 0 when the scan ran in-process
     peak_worker_rss_mb: float = field(default=0.0, init=False)
@@ -91,18 +94,25 @@ class LocalEngine(Engine):
     def __post_init__(self) -> None:
         for key in ("workers", "batch_size", "split_bytes"):
             value = getattr(self, key)
+            if value is None and key in ("workers", "split_bytes"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{key} must be a positive integer, not {value!r}")
         self._forkserver_cpu = forkserver_cpu_s()  # what the forkserver used before this engine
+        self._meter = CoreMeter()  # other processes' CPU use from now to the scan (workers auto)
 
-    def _parallel(self, datasets: Sequence[Dataset]) -> bool:
-        return self.workers > 1 and sum(dataset_bytes(d) for d in datasets) >= self.min_parallel_bytes
+    def _parallel(self, datasets: Sequence[Dataset], measure: bool = True) -> int:
+        """Workers for ``datasets``: 0 when they are scanned in-process (below ``min_parallel_bytes``, one worker)."""
+        if sum(dataset_bytes(d) for d in datasets) < self.min_parallel_bytes:
+            return 0
+        n = self.workers or self._meter.free_cores(sample=measure)
+        return n if n > 1 else 0
 
     def warm_up(self, datasets: Sequence[Dataset]) -> None:
         """Start the forkserver now when the scan of ``datasets`` will use workers: it imports the
         workers' modules (:data:`WORKER_MODULES`) while this process reads the eval sets and builds
         the indexes, so that the first pool's workers start at once."""
-        if self._parallel(datasets) and _context().get_start_method() == "forkserver":
+        if self._parallel(datasets, measure=False) and _context().get_start_method() == "forkserver":
             from multiprocessing import forkserver
 
             with spawning_guard():
@@ -116,9 +126,12 @@ class LocalEngine(Engine):
     def scan(self, job: ScanJob | list, dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
         if not isinstance(job, ScanJob):
             job = ScanJob.of(job, self.batch_size)
-        units = dataset.plan(self.split_bytes)
-        parallel = len(units) > 1 and self._parallel([dataset])
-        self.workers_used = self.workers if parallel else 1
+        cut = self.split_bytes or DEFAULT_SPLIT_BYTES
+        units = dataset.plan(cut)
+        parallel = self._parallel([dataset]) if len(units) > 1 else 0
+        self.workers_used = parallel or 1
+        if parallel and self.split_bytes is None:  # a multiple of the workers: none is left alone at the end
+            units = dataset.plan(balanced_split(dataset_bytes(dataset), parallel, cut))
         if not parallel:
             yield from run_scan(_in_process, job, dataset, stats, units, progress=self.progress)
             return
@@ -129,7 +142,7 @@ class LocalEngine(Engine):
         before = started_children()
         with spawning_guard():
             pool = ProcessPoolExecutor(
-                self.workers,
+                parallel,
                 mp_context=ctx,
                 initializer=init_worker,
                 initargs=(os.getpid(), _init_worker, (job, dataset.reader())),
@@ -154,12 +167,13 @@ class LocalEngine(Engine):
         """Calls in worker processes while the calling process goes on (in-process, when asked
         for, where the scan would run in-process: ``workers = 1`` or inputs below
         ``min_parallel_bytes``)."""
-        if not calls or not self._parallel(datasets):
+        workers = self._parallel(datasets) if calls else 0
+        if not workers:
             return super().offload(fn, calls, datasets)
         before = started_children()
         with spawning_guard():
             pool = ProcessPoolExecutor(
-                min(self.workers, len(calls)), mp_context=_context(), initializer=init_worker, initargs=(os.getpid(),)
+                min(workers, len(calls)), mp_context=_context(), initializer=init_worker, initargs=(os.getpid(),)
             )
             futures = [pool.submit(_offloaded, fn, args) for args in calls]
 
@@ -193,7 +207,7 @@ class LocalEngine(Engine):
         for unit, start in todo:
             with spawning_guard():  # submit starts workers (and the forkserver) on demand
                 pending.append(pool.submit(_work, unit, start, count_only, extra))
-            if len(pending) >= 3 * self.workers:
+            if len(pending) >= 3 * self.workers_used:
                 break
         while pending:
             result = pending.popleft()

@@ -233,6 +233,7 @@ class RayEngine(Engine):
         pending: dict[Any, int] = {}
         ready: dict[int, UnitResult] = {}
         submitted = done = 0
+        died = False  # a task's worker or embedding actor died: the tasks still out end by themselves
         try:
             while done < len(tasks):
                 while submitted < len(tasks) and len(pending) + len(ready) < window:
@@ -246,9 +247,11 @@ class RayEngine(Engine):
                     continue
                 yield ready.pop(done)
                 done += 1
+        except ScanError:
+            died = True
+            raise
         finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            _stop(list(pending), settle=died)
 
     @staticmethod
     def _get(ref) -> Any:  # a UnitResult, or an offloaded call's (result, cpu seconds)
@@ -266,3 +269,22 @@ class RayEngine(Engine):
             raise ScanError(
                 f"a Ray worker died ({type(e).__name__}); no report is written for a scan with a gap"
             ) from None
+
+
+#: how long the tasks still out may take to end by themselves after one failed (a dead actor fails them all)
+SETTLE_S = 30.0
+
+
+def _stop(refs: list, settle: bool) -> None:
+    """Stop the tasks of ``refs`` that have not ended. Cancelling a task just as it completes crashes
+    Ray's driver process (``Check failed: it != submissible_tasks_.end()``, a race in Ray's task manager:
+    ray-project/ray#54798), which is what happened when an embedding actor died: every task waiting on it
+    fails at once. So the finished ones are never cancelled and, with ``settle`` (a task failed because
+    its worker or actor died), the others get :data:`SETTLE_S` to end first."""
+    import ray
+
+    if not refs:
+        return
+    _, refs = ray.wait(refs, num_returns=len(refs), timeout=SETTLE_S if settle else 0)
+    for ref in refs:
+        ray.cancel(ref, force=True)

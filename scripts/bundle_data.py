@@ -1,6 +1,6 @@
 """Maintainer script: rebuild the bundled evaluation sets from a checkout of the public releases.
 
-    python -m auditor.data._bundle ../shared/data
+    PYTHONPATH=. python scripts/bundle_data.py ../shared/data
 
 Writes the trimmed files under ``auditor/data/`` and ``registry.json`` with their SHA-256
 fingerprints, which :mod:`auditor.datasets.registry` checks at every load.
@@ -20,7 +20,7 @@ from typing import Any
 from auditor.datasets import registry
 from auditor.datasets.dataset import Dataset, DatasetSpec
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent.parent / "auditor" / "data"  # the package's bundled data
 STB_GROUPS = ("G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction")
 
 
@@ -69,7 +69,10 @@ def main(shared: str) -> None:
         "format": "webshop-goals",
         "files": ["webshop/human_goals.json"],
         "description": "WebShop human goals (12,087 instructions); select by index range, e.g. webshop:0:500",
-        "splits": "index range START:END (baseline code: test 0:500, eval 500:1500, train 1500:)",
+        "splits": (
+            "index range START:END (baseline code: test 0:500; train_choice_il.py: eval 500:1500, train 1500:; "
+            "train_search_il.py: train 500:)"
+        ),
         "licence": "MIT",
         "notice": "webshop/NOTICE",
         "source": "princeton-nlp/WebShop@64fa2a5c15c7daa698b9ac93f5bb5437b634c9bd baseline_models/data/human_goals.json",
