@@ -116,7 +116,7 @@ def test_calibrate_advice_is_a_table_a_manifest_accepts(tmp_path):
     """The printed table (a best threshold above and below the default suspected one) loads; the old
     advice's key, `threshold`, is refused: the test can tell them apart."""
     pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
-    from auditor.embed.calibrate import Calibration, Row
+    from auditor.audit.calibrate import Calibration, Row
 
     for best in (1.85, 1.2):
         rows = [Row(best, 0.9, 0.8, 0.85, 8, 1, 2), Row(2.5, 1.0, 0.1, 0.18, 1, 0, 9)]
