@@ -53,6 +53,7 @@ else:  # pragma: no cover
 from .. import methods
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
+from .decisions import default_path as default_decisions
 from .provenance import ProvenanceSpec
 from .run import AuditConfig, CheckSpec
 
@@ -128,6 +129,8 @@ def load_manifest(path: str | Path) -> AuditConfig:
     try:
         config = parse_manifest(doc, base_dir=path.parent, name=str(path))
         config.manifest_path = str(path)  # an input: never a target of the run's outputs
+        if config.decisions is None:  # review decisions: the file beside the manifest (read when present)
+            config.decisions = default_decisions(path.parent)
         return config
     except ManifestError:
         raise
