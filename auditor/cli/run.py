@@ -10,13 +10,16 @@ from pathlib import Path
 
 import click
 
+from ..audit.decisions import DECISIONS_FILE
 from ..audit.manifest import load_manifest
 from ..audit.run import AuditConfig, CheckSpec, run_audit
+from ..audit.verdict import FAIL_ON
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..report import counts as tally
 from ..report import escape_line
 from ..report.publish import check_report_dir
 from . import main
@@ -35,8 +38,8 @@ from ._common import (
 
 
 def _dataset_name(ref: str, taken: set[str]) -> str:
-    if is_registry_ref(ref) and not os.path.exists(ref):
-        base = ref
+    if (is_registry_ref(ref) and not os.path.exists(ref)) or any(c in ref for c in "*?["):
+        base = ref  # a bundled set, or a glob: named by what was given (a pattern's name part is "*")
     else:
         base = Path(ref).name.split(".")[0] or "data"
     name, i = base, 2
@@ -49,10 +52,22 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
 #: ``--fail-on`` (audit and verify): which findings count against a check's allowance
 fail_on_option = click.option(
     "--fail-on",
-    type=click.Choice(["conclusive", "suspected"]),
+    type=click.Choice(list(FAIL_ON)),
     default=None,
-    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
+    help="What counts against the allowance: conclusive findings and confirmed suspected ones (default); "
+    "'suspected': unreviewed suspected ones (possible paraphrases) too; 'unreviewed': any unreviewed "
+    "suspected finding fails the check (decide them with auditor review).",
 )
+
+
+def decisions_option(default_text: str):
+    """``--decisions PATH``: the review decisions file read by the run (:mod:`auditor.audit.decisions`)."""
+    return click.option(
+        "--decisions",
+        default=None,
+        metavar="PATH",
+        help=f"Review decisions file (auditor review writes it) read by the run (default: {default_text}, when present).",
+    )
 
 
 def engine_options(f):
@@ -124,11 +139,14 @@ def _apply_overrides(
     ray_address,
     fail_on=None,
     embed_actors=None,
+    decisions=None,
 ) -> None:
     """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
     environment fill in what the manifest leaves open."""
     if fail_on:
         config.fail_on = fail_on
+    if decisions:
+        config.decisions = decisions
     apply_index_dir(config, index_dir)
     apply_embed_cache(config, embed_cache, model_cache)
     if write_clean:
@@ -181,6 +199,14 @@ def _run_and_write(config, report_dir: str) -> None:
     try:
         click.echo(report.summary_line())
         click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
+        waiting = sum(tally.unreviewed(c) for c in report.checks)
+        if waiting:  # never a quiet pass over suspected findings nobody looked at
+            json_path = next((p for p in written if str(p).endswith(".json")), "REPORT.json")
+            click.echo(
+                f"unreviewed: {waiting} suspected eval item{'s' if waiting != 1 else ''} (possible paraphrases) "
+                f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
+                + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
+            )
         if report.extra.get("clean"):
             clean = report.extra["clean"]
             click.echo(
@@ -257,6 +283,7 @@ def _run_and_write(config, report_dir: str) -> None:
     help="Write each training set without the records behind findings to DIR, plus DIR/removed.jsonl.",
 )
 @fail_on_option
+@decisions_option(f"{DECISIONS_FILE} in the current folder")
 @engine_options
 def audit(
     train,
@@ -273,6 +300,7 @@ def audit(
     model_cache,
     write_clean,
     fail_on,
+    decisions,
     engine,
     workers,
     ray_address,
@@ -312,6 +340,7 @@ def audit(
                     max_contaminated=max_contaminated,
                 )
             ],
+            decisions=DECISIONS_FILE,  # read when present; auditor review writes it
         )
         _apply_overrides(
             config,
@@ -324,6 +353,7 @@ def audit(
             ray_address,
             fail_on,
             embed_actors,
+            decisions,
         )
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
@@ -346,6 +376,7 @@ def audit(
     help="Write each training set without the records behind findings to DIR (overrides the manifest's write_clean).",
 )
 @fail_on_option
+@decisions_option(f"{DECISIONS_FILE} beside the manifest, or the manifest's decisions key")
 @engine_options
 def verify(
     manifest,
@@ -355,6 +386,7 @@ def verify(
     model_cache,
     write_clean,
     fail_on,
+    decisions,
     engine,
     workers,
     ray_address,
@@ -377,5 +409,6 @@ def verify(
             ray_address,
             fail_on,
             embed_actors,
+            decisions,
         )
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

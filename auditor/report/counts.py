@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..audit.results import CheckResult
 
+OPEN_SHOWN = 20  # unreviewed suspected items a report lists per check
+
 
 def conclusive(c: CheckResult) -> int:
     """Eval items a conclusive method found (contaminated ones minus reviewer-confirmed ones)."""
@@ -49,6 +51,12 @@ def review_state(c: CheckResult) -> str:
     """``"6 unreviewed"``, ``"1 confirmed, 3 unreviewed, 2 dismissed"`` ...; "" without suspected items."""
     parts = [(c.confirmed, "confirmed"), (unreviewed(c), "unreviewed"), (c.dismissed, "dismissed")]
     return ", ".join(f"{n} {what}" for n, what in parts if n)
+
+
+def suspected_cell(c: CheckResult) -> str:
+    """A checks table's suspected cell: ``"6 (6 unreviewed)"``."""
+    state = review_state(c)
+    return f"{c.suspected} ({state})" if state else str(c.suspected)
 
 
 def counts_phrase(c: CheckResult) -> str:

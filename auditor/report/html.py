@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..methods import registry
 from . import _svg
+from . import counts as tally
 from ._items import counts_line, item_rows, methods_in
 from .provenance import statement
 from .review import review_html
@@ -62,6 +63,8 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}.pair>div{white-space:pre-wrap;word-break:break-word;
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
 mark{background:#ffe066;padding:0 1px}.muted{color:#667}.ev{color:#667;font-style:italic}
+.st{font-size:12px;padding:0 5px;border-radius:8px;white-space:nowrap}.st-conclusive{background:#f6d5d7}
+.st-suspected{background:#fbe7c4}.st-evidence-only{background:#e8ecf2}.unreviewed{color:#8a4b00}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
 .scroll{overflow-x:auto} td{overflow-wrap:break-word} .plots figure{max-width:100%;overflow-x:auto}
 @media (max-width:900px){main{padding:12px 10px 40px}.pair{grid-template-columns:1fr}th,td{padding:3px 5px}}
@@ -81,6 +84,13 @@ document.body.setAttribute('data-ready','1');
 
 def _e(v: Any) -> str:
     return escape(str(v))
+
+
+def status_html(status: str) -> str:
+    """A finding's status as a tag (``class='st st-suspected'`` ...), so a suspected row never reads
+    as a conclusive one."""
+    kind = status.split(":")[0].replace(" ", "-")
+    return f"<span class='st st-{_e(kind)}'>{_e(status)}</span>"
 
 
 def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozenset()) -> str:
@@ -212,8 +222,10 @@ def _checks(report: Report) -> str:
             _e(", ".join(c.eval)),
             _e(", ".join(c.methods)),
             c.eval_items,
-            c.contaminated_items,
-            f"{100 * c.contaminated_share:.2f}%",
+            tally.conclusive(c),
+            f"{100 * tally.conclusive(c) / max(1, c.eval_items):.2f}%",
+            _e(tally.suspected_cell(c)),
+            f"{tally.counted(c)} <span class='muted'>({_e(c.fail_on)})</span>",
             c.allowance,
             f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
         ]
@@ -227,20 +239,30 @@ def _checks(report: Report) -> str:
                 "eval",
                 "methods",
                 "eval items",
-                "contaminated eval items",
+                "conclusive",
                 "share",
+                "suspected",
+                "counted",
                 "allowance",
                 "verdict",
             ],
             rows,
-            {4, 5, 6, 7},
+            {4, 5, 6, 7, 8, 9},
         )
     ]
     for c in report.checks:
         out.append(
             f"<h3 id='check-{_e(c.name)}'>{_e(c.name)} — <span class='verdict v-{_e(c.verdict)}'>"
-            f"{_e(c.verdict)}</span></h3>"
+            f"{_e(c.verdict)}</span></h3><p class='counts'>{_e(tally.counts_phrase(c))}</p>"
         )
+        open_items = tally.open_items(report, c)
+        if open_items:
+            shown = ", ".join(_e(ref) for ref in open_items[: tally.OPEN_SHOWN])
+            more = f" … {len(open_items) - tally.OPEN_SHOWN} more" if len(open_items) > tally.OPEN_SHOWN else ""
+            out.append(
+                f"<p class='unreviewed'>Suspected eval items nobody has reviewed ({len(open_items)}; "
+                f"<code>auditor review</code> decides them): {shown}{more}</p>"
+            )
         by_m = c.items_by_method
         mrows = []
         for ms in c.method_stats:  # an index's stats(): method-specific keys
@@ -254,7 +276,7 @@ def _checks(report: Report) -> str:
                 [
                     f"<code>{_e(ms['method'])}</code>",
                     "yes" if ms.get("conclusive", True) else "evidence only",
-                    by_m.get(ms["method"], 0),
+                    _e(tally.method_counts(c, ms["method"])) if ms["method"] in by_m else 0,
                     total - missing,
                     f"{missing}" + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
                     _e(params),
@@ -342,12 +364,12 @@ def _findings(report) -> str:
         more = f" <span class='muted'>(+{len(r.train_refs) - 3})</span>" if len(r.train_refs) > 3 else ""
         anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i < TEXT_ITEMS else _e(r.eval_ref)
         table_rows.append(
-            [_e(r.check), anchor, _e(", ".join(r.train_refs[:3])) + more]
+            [_e(r.check), anchor, status_html(r.status), _e(", ".join(r.train_refs[:3])) + more]
             + [f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods]
         )
     heads = [m if conclusive.get(m, True) else f"{m} (evidence)" for m in methods]
-    numeric = set(range(3, 3 + len(methods)))
-    out.append(_table(["check", "eval item", "training records", *heads], table_rows, numeric))
+    numeric = set(range(4, 4 + len(methods)))
+    out.append(_table(["check", "eval item", "status", "training records", *heads], table_rows, numeric))
     for i, r in enumerate(shown[:TEXT_ITEMS]):
         f = r.best
         ev_key, tr_key = r.text_keys()

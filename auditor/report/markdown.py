@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import counts
+from . import counts as tally
 from ._items import counts_line, item_rows, methods_in
 from ._md import md
 from .provenance import render_provenance
@@ -32,13 +32,6 @@ if TYPE_CHECKING:
 TOP_ITEMS = 30
 TEXT_ITEMS = 10
 SNIPPET = 600
-OPEN_SHOWN = 20  # unreviewed suspected items listed per check
-
-
-def suspected_cell(c) -> str:
-    """The checks table's suspected cell: ``"6 (6 unreviewed)"``."""
-    state = counts.review_state(c)
-    return f"{c.suspected} ({state})" if state else str(c.suspected)
 
 
 def _snippet(text: str) -> str:
@@ -56,30 +49,30 @@ def _checks(report: Report) -> list[str]:
     for c in report.checks:
         lines.append(
             f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
-            f"{md(', '.join(c.methods))} | {c.eval_items} | {counts.conclusive(c)} "
-            f"({100 * counts.conclusive(c) / max(1, c.eval_items):.1f}%) | {md(suspected_cell(c))} | "
-            f"{counts.counted(c)} ({md(c.fail_on)}) | {c.allowance} | **{md(c.verdict)}** |"
+            f"{md(', '.join(c.methods))} | {c.eval_items} | {tally.conclusive(c)} "
+            f"({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%) | {md(tally.suspected_cell(c))} | "
+            f"{tally.counted(c)} ({md(c.fail_on)}) | {c.allowance} | **{md(c.verdict)}** |"
         )
     lines.append("")
     for c in report.checks:
-        lines += [f"### Check {md(c.name)}", "", f"{md(counts.counts_phrase(c))}: **{md(c.verdict)}**.", ""]
+        lines += [f"### Check {md(c.name)}", "", f"{md(tally.counts_phrase(c))}: **{md(c.verdict)}**.", ""]
         by_m = c.items_by_method
         if by_m:
             lines.append(
                 "Eval items with findings, by method: "
-                + ", ".join(f"{md(m)} {md(counts.method_counts(c, m))}" for m in by_m)
+                + ", ".join(f"{md(m)} {md(tally.method_counts(c, m))}" for m in by_m)
                 + " (only conclusive ones count unless `fail_on` says otherwise; `id` and `entities` findings "
                 "are evidence only and never count)."
             )
             lines.append("")
-        open_items = counts.open_items(report, c)
+        open_items = tally.open_items(report, c)
         if open_items:
             lines.append(
                 f"Suspected eval items nobody has reviewed ({len(open_items)}; `auditor review` decides them):"
             )
-            lines += [f"- {md(ref)}" for ref in open_items[:OPEN_SHOWN]]
-            if len(open_items) > OPEN_SHOWN:
-                lines.append(f"- … {len(open_items) - OPEN_SHOWN} more (report.json: `findings[].decision`)")
+            lines += [f"- {md(ref)}" for ref in open_items[: tally.OPEN_SHOWN]]
+            if len(open_items) > tally.OPEN_SHOWN:
+                lines.append(f"- … {len(open_items) - tally.OPEN_SHOWN} more (report.json: `findings[].decision`)")
             lines.append("")
         for ms in c.method_stats:  # an index's stats(): method-specific keys
             if ms.get("eval_not_indexed"):
