@@ -225,7 +225,7 @@ def _checks(report: Report) -> str:
             tally.conclusive(c),
             f"{100 * tally.conclusive(c) / max(1, c.eval_items):.2f}%",
             _e(tally.suspected_cell(c)),
-            f"{tally.counted(c)} <span class='muted'>({_e(c.fail_on)})</span>",
+            f"{tally.counted(c)} <span class='muted'>(fail_on {_e(c.fail_on)})</span>",
             c.allowance,
             f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
         ]

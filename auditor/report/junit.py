@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from ._items import item_rows
-from .counts import counts_phrase, finding_status, open_items
+from .counts import counts_phrase, finding_status
 from .review import review_junit_note
 
 if TYPE_CHECKING:
@@ -78,21 +78,24 @@ def render_junit(report: Report) -> str:
         summary = f"{counts_phrase(c)}; train: {', '.join(c.train)}; eval: {', '.join(c.eval)}"
         if c.verdict == "fail":
             mine = [f for f in report.findings if f["check"] == c.name and _counts(f, c)]
-            items = item_rows(mine)[:TOP]
-            names = "; ".join(  # one entry per eval item, the methods that found it, its status
+            rows = item_rows(mine)
+            # what counts first (conclusive, confirmed), then the unreviewed suspected items that
+            # count under fail_on = suspected / unreviewed: each kind has its TOP entries
+            settled = [r for r in rows if r.status in ("conclusive", "suspected: confirmed")]
+            waiting = [r for r in rows if r.status == "suspected: unreviewed"]
+            items = settled[:TOP] + waiting[:TOP]
+            names = "; ".join(  # one entry per eval item, its status, the methods that found it
                 f"{r.best['eval_dataset']}#{r.best['eval_id']}{_file(r.best, 'eval')} in "
                 f"{r.best['train_dataset']}#{r.best['train_id']}{_file(r.best, 'train')} "
                 f"({r.status}: {', '.join(f'{m} {s:.2f}' for m, s in r.scores.items())})"
                 for r in items
             )
-            message = f"{summary}. Top findings: {names}"
-            waiting = open_items(report, c) if c.fail_on == "unreviewed" else []
-            if waiting:  # what fails the check under fail_on = unreviewed, whatever the conclusive rows
-                message += (
-                    f". Unreviewed suspected items ({len(waiting)}; decide them with auditor review): "
-                    + "; ".join(waiting[:TOP])
-                    + (" …" if len(waiting) > TOP else "")
-                )
+            more = [
+                f"{len(x) - TOP} more {what}"
+                for x, what in ((settled, "counted"), (waiting, "unreviewed"))
+                if len(x) > TOP
+            ]
+            message = f"{summary}. Top findings: {names}" + (f" (and {', '.join(more)})" if more else "")
             el = ET.SubElement(case, "failure", type="contamination", message=message)
             el.text = "\n".join(  # the same items in the same order, each finding's records
                 f"{r.best['eval_dataset']}#{r.best['eval_id']} [{r.status}] {f['method']} score "

@@ -51,7 +51,7 @@ def _checks(report: Report) -> list[str]:
             f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
             f"{md(', '.join(c.methods))} | {c.eval_items} | {tally.conclusive(c)} "
             f"({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%) | {md(tally.suspected_cell(c))} | "
-            f"{tally.counted(c)} ({md(c.fail_on)}) | {c.allowance} | **{md(c.verdict)}** |"
+            f"{tally.counted(c)} (fail\\_on {md(c.fail_on)}) | {c.allowance} | **{md(c.verdict)}** |"
         )
     lines.append("")
     for c in report.checks:
