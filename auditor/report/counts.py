@@ -74,7 +74,8 @@ def counts_phrase(c: CheckResult) -> str:
 
 
 def method_counts(c: CheckResult, method: str) -> str:
-    """Eval items one method found: ``"38 conclusive + 5 suspected"`` (evidence-only methods: ``"4"``)."""
+    """Eval items one method found: ``"38 conclusive + 5 suspected"``, ``"41 conclusive"``, ``"4 (evidence
+    only)"`` for a method that proves nothing (``id``, ``entities``)."""
     total = c.items_by_method.get(method, 0)
     if method not in c.conclusive_by_method:  # an older report: one number
         return str(total)
@@ -82,7 +83,8 @@ def method_counts(c: CheckResult, method: str) -> str:
     if not k and not s:
         return f"{total} (evidence only)" if total else "0"
     rest = total - k - s
-    return f"{k} conclusive + {s} suspected" + (f" + {rest} evidence only" if rest else "")
+    parts = [f"{k} conclusive", *([f"{s} suspected"] if s else []), *([f"{rest} evidence only"] if rest else [])]
+    return " + ".join(parts)
 
 
 def finding_status(f: dict[str, Any]) -> str:
@@ -114,3 +116,16 @@ def open_items(report: Any, c: CheckResult) -> list[str]:
                 best[item] = (score, ref)
     ranked = sorted(((s, ref) for item, (s, ref) in best.items() if item not in settled), key=lambda x: (-x[0], x[1]))
     return [ref for _, ref in ranked]
+
+
+def decisions_line(report: Any) -> str:
+    """Which review decisions the run read, in one sentence ("" when it read no file): the file's
+    name only (its folder is the reader's; report.json has the path)."""
+    section = report.extra.get("decisions")
+    if not isinstance(section, dict) or not section.get("file"):
+        return ""
+    name = str(section["file"]).replace("\\", "/").rsplit("/", 1)[-1]
+    read, applied = section.get("read", 0), section.get("applied", 0)
+    if not read:
+        return f"Review decisions: none yet ({name}; auditor review writes it)."
+    return f"Review decisions: {read} read from {name}, {applied} applied to this report's suspected findings."

@@ -42,7 +42,7 @@ TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side
 SHOWN_CHARS = 3000
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
+_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts", "decisions"}
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -231,7 +231,9 @@ def _checks(report: Report) -> str:
         ]
         for c in report.checks
     ]
+    line = tally.decisions_line(report)
     out = [
+        f"<p class='muted'>{_e(line)}</p>" if line else "",
         _table(
             [
                 "check",
@@ -248,7 +250,7 @@ def _checks(report: Report) -> str:
             ],
             rows,
             {4, 5, 6, 7, 8, 9},
-        )
+        ),
     ]
     for c in report.checks:
         out.append(

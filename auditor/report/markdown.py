@@ -54,6 +54,8 @@ def _checks(report: Report) -> list[str]:
             f"{tally.counted(c)} (fail\\_on {md(c.fail_on)}) | {c.allowance} | **{md(c.verdict)}** |"
         )
     lines.append("")
+    if tally.decisions_line(report):
+        lines += [md(tally.decisions_line(report)), ""]
     for c in report.checks:
         lines += [f"### Check {md(c.name)}", "", f"{md(tally.counts_phrase(c))}: **{md(c.verdict)}**.", ""]
         by_m = c.items_by_method
