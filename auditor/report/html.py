@@ -215,43 +215,32 @@ def plots_html(report: Report) -> str:
 
 
 def _checks(report: Report) -> str:
+    # eight columns, the verdict beside the name: at 800 px the table fits without scrolling
     rows = [
         [
             f"<a href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
-            _e(", ".join(c.train)),
-            _e(", ".join(c.eval)),
+            f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
+            f"{_e(', '.join(c.train))} <span class='muted'>→</span> {_e(', '.join(c.eval))}",
             _e(", ".join(c.methods)),
             c.eval_items,
-            tally.conclusive(c),
-            f"{100 * tally.conclusive(c) / max(1, c.eval_items):.2f}%",
+            f"{tally.conclusive(c)} <span class='muted'>({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%)</span>",
             _e(tally.suspected_cell(c)),
-            f"{tally.counted(c)} <span class='muted'>(fail_on {_e(c.fail_on)})</span>",
-            c.allowance,
-            f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
+            f"{tally.counted(c)} / {c.allowance} <span class='muted'>(fail_on {_e(c.fail_on)})</span>",
         ]
         for c in report.checks
     ]
     line = tally.decisions_line(report)
-    out = [
-        f"<p class='muted'>{_e(line)}</p>" if line else "",
-        _table(
-            [
-                "check",
-                "train",
-                "eval",
-                "methods",
-                "eval items",
-                "conclusive",
-                "share",
-                "suspected",
-                "counted",
-                "allowance",
-                "verdict",
-            ],
-            rows,
-            {4, 5, 6, 7, 8, 9},
-        ),
+    headers = [
+        "check",
+        "verdict",
+        "train → eval",
+        "methods",
+        "eval items",
+        "conclusive",
+        "suspected",
+        "counted / allowance",
     ]
+    out = [f"<p class='muted'>{_e(line)}</p>" if line else "", _table(headers, rows, {4, 5, 7})]
     for c in report.checks:
         out.append(
             f"<h3 id='check-{_e(c.name)}'>{_e(c.name)} — <span class='verdict v-{_e(c.verdict)}'>"
