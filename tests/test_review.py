@@ -232,3 +232,33 @@ def test_glob_training_set_is_named_by_its_pattern(tmp_path):
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert res.exit_code == 1, res.output
     assert report["checks"][0]["train"] == [pattern] and pattern in report["datasets"]
+
+
+def test_verify_reads_the_decisions_beside_the_manifest(tmp_path):
+    """A manifest's checks read ``auditor-decisions.json`` beside it (no flag), ``fail_on =
+    "unreviewed"`` from the manifest fails until every suspected finding is decided, and
+    ``auditor review`` writes the file the run read."""
+    manifest = tmp_path / "split.toml"
+    manifest.write_text(
+        'fail_on = "unreviewed"\n'
+        '[datasets.test]\npath = "webshop:0:500"\nrole = "eval"\n'
+        '[datasets.train]\npath = "webshop:500:4000"\nrole = "train"\n'
+        '[[checks]]\nname = "webshop"\ntrain = "train"\neval = "test"\n'
+        'methods = ["exact", "ngram", "minhash"]\nmax_contaminated = 500\n'
+    )
+    runner = CliRunner()
+    args = ["verify", str(manifest), "--index-dir", str(tmp_path / "ix")]
+    res = runner.invoke(main, [*args, "--report-dir", str(tmp_path / "r1")])
+    report = json.loads((tmp_path / "r1" / "report.json").read_text())
+    assert res.exit_code == 1 and report["checks"][0]["unreviewed"] > 0, res.output
+    assert report["decisions"] == {"file": str(tmp_path / DECISIONS_FILE), "read": 0, "applied": 0}
+    res = runner.invoke(main, ["review", str(tmp_path / "r1" / "report.json"), "--dismiss-unreviewed"])
+    assert res.exit_code == 0 and (tmp_path / DECISIONS_FILE).exists(), res.output
+    res = runner.invoke(main, [*args, "--report-dir", str(tmp_path / "r2")])
+    report = json.loads((tmp_path / "r2" / "report.json").read_text())
+    assert res.exit_code == 0, res.output
+    assert report["decisions"]["applied"] == report["decisions"]["read"] > 0
+    # a manifest naming a decisions file outside its folder is refused, like any output path
+    manifest.write_text(manifest.read_text().replace('fail_on = "unreviewed"\n', 'decisions = "../elsewhere.json"\n'))
+    res = runner.invoke(main, [*args, "--report-dir", str(tmp_path / "r3")])
+    assert res.exit_code == 2 and "leads outside the manifest's folder" in res.output, res.output
