@@ -39,7 +39,7 @@ from .errortypes import ErrorTypes
 from .provenance import run_provenance
 from .results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from .unchecked import skipped_eval, skipped_eval_note
-from .verdict import FAIL_ON, ItemCounts, counted, decide, suspected_note
+from .verdict import FAIL_ON, ItemCounts, combine, counted, decide, suspected_note
 
 
 @dataclass
@@ -249,12 +249,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
 
 def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
-    verdicts = [c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])]
-    verdict = "pass"
-    if "fail" in verdicts:
-        verdict = "fail"
-    elif "incomplete" in verdicts:
-        verdict = "incomplete"
+    verdict = combine([c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])])
     encoding = [
         {"check": c.name, "method": ms["method"], **ms["encoding"]}
         for c in checks

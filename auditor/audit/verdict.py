@@ -77,6 +77,18 @@ def decide(counts: ItemCounts, allowance: int, fail_on: str, unchecked: bool = F
     return "incomplete" if unchecked else "pass"
 
 
+def combine(verdicts: list[str]) -> Verdict:
+    """The run's verdict from its checks' and provenance entries': ``fail`` if any fails, else
+    ``incomplete`` if any is, else ``pass``.
+
+    >>> combine(["pass", "incomplete"]), combine(["incomplete", "fail"]), combine([])
+    ('incomplete', 'fail', 'pass')
+    """
+    if "fail" in verdicts:
+        return "fail"
+    return "incomplete" if "incomplete" in verdicts else "pass"
+
+
 def suspected_note(counts: ItemCounts, fail_on: str) -> str:
     """The check's note on its suspected items: how many, how reviewed, and whether they count."""
     review = ", ".join(
