@@ -65,7 +65,7 @@ def test_audit_refuses_an_eval_set_of_one_text_and_runs_on_its_items(tmp_path):
     assert "Traceback" not in bad.output
     good = runner.invoke(main, [*args, "--report-dir", str(tmp_path / "b")])
     assert good.exit_code == 0, good.output
-    assert "0/20 eval items" in good.output
+    assert "0 conclusive + 0 suspected of 20 eval items" in good.output
 
 
 def test_repeats_below_the_rule_are_audited(tmp_path):

@@ -242,7 +242,7 @@ def test_mixed_formats_in_one_glob(tmp_path):
     doc = report(out)
     assert res.exit_code == 1 and doc["checks"][0]["contaminated_items"] == 3
     assert doc["checks"][0]["skipped_files"] == {"eval": 0, "train": 1}
-    assert doc["datasets"]["*"]["skipped_files"][0]["file"] == str(d / "notes.txt")
+    assert doc["datasets"][str(d / "*")]["skipped_files"][0]["file"] == str(d / "notes.txt")
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "file not read" in html and "notes.txt" in html
 
@@ -265,7 +265,7 @@ def test_symlink_loop(tmp_path):
     out = tmp_path / "r"
     res = cli("audit", "--eval", str(ev), "--train", str(d / "*.jsonl"), "--on-error", "skip", "--report-dir", str(out))
     doc = report(out)
-    assert res.exit_code == 1 and len(doc["datasets"]["*"]["skipped_files"]) == 2
+    assert res.exit_code == 1 and len(doc["datasets"][str(d / "*.jsonl")]["skipped_files"]) == 2
     assert doc["checks"][0]["verdict"] == "fail"  # the readable file still shows the leak
 
 
@@ -397,7 +397,7 @@ def test_write_clean_leaves_out_unreadable_files_and_says_so(tmp_path):
         str(clean),
     )
     assert res.exit_code == 1, res.output
-    summary = report(out)["clean"]["datasets"]["*"]
+    summary = report(out)["clean"]["datasets"][str(d / "*")]
     assert summary["not_written_files"] == [str(d / "notes.txt")]
     assert summary["removed"] == 3 and len(summary["files"]) == 3
 

@@ -73,7 +73,7 @@ methods = ["exact"]
 """)
     res = CliRunner().invoke(main, ["verify", str(manifest), "--report-dir", str(tmp_path / "r")])
     assert res.exit_code == 1
-    assert res.output.splitlines()[0].startswith("auditor: FAIL — leaky: fail (")
+    assert res.output.splitlines()[0].startswith("auditor: FAIL — leaky: fail, ")
     root = _validate((tmp_path / "r" / "junit.xml").read_text())
     cases = {c.get("name"): c for c in root.iter("testcase")}
     assert list(cases) == ["leaky", "tolerated", "airline"]

@@ -116,7 +116,7 @@ def test_write_clean_dot_in_a_manifest_never_replaces_it(tmp_path, corpus):
         assert unchanged(before) and not (tmp_path / "r").exists()
     # and the real training file still fails
     res = runner.invoke(main, ["verify", str(p["manifest"]), "--report-dir", str(tmp_path / "r")])
-    assert res.exit_code == 1 and "10/50" in res.output, res.output
+    assert res.exit_code == 1 and "10 conclusive + 0 suspected of 50 eval items" in res.output, res.output
 
 
 def test_the_cleaned_manifest_is_not_a_target_of_its_own_verify(tmp_path, corpus):

@@ -89,6 +89,8 @@ def masked_json(raw: str) -> str:
         if k in run.get("scan", {}):
             run["scan"][k] = MASK
     doc["datasets"] = _mask_paths(doc["datasets"], str(REPO))
+    if "decisions" in doc:  # the decisions file beside the manifest: a path of this machine too
+        doc["decisions"] = _mask_paths(doc["decisions"], str(REPO))
     return _json_text(doc)
 
 

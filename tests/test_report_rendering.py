@@ -63,9 +63,11 @@ def test_findings_are_one_row_per_item_with_methods_as_columns(tmp_path):
     assert len(doc["findings"]) > len(items)  # several methods found the same items
     md = (out / "report.md").read_text()
     header, rows = _findings_table(md)
-    assert header.split(" | ")[3:] == ["exact", "ngram |"]  # methods with findings; id found none
+    assert header.split(" | ")[2:4] == ["status", "training records"]
+    assert header.split(" | ")[4:] == ["exact", "ngram |"]  # methods with findings; id found none
     assert len(rows) == len(items) == doc["checks"][0]["contaminated_items"] == 4
-    assert f"4 contaminated eval items (found by a method that counts); {len(doc['findings'])} findings" in md
+    assert all(" | conclusive | " in r for r in rows)
+    assert f"4 eval items with conclusive findings; {len(doc['findings'])} findings" in md
     page = (out / "report.html").read_text()
     assert page.count("<figure><svg") - page.count("contamination matrix") == 2  # exact, ngram
     assert "No findings, so no plot: id." in page

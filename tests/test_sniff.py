@@ -125,7 +125,7 @@ def test_per_side_text_fields_through_the_cli(tmp_path):
         main, [*args, "--train-text-field", "question", "--eval-text-field", "turns", "--eval-messages", "first-user"]
     )
     assert res.exit_code == 1, res.output
-    assert "1/2" in res.output
+    assert "1 conclusive + 0 suspected of 2 eval items" in res.output
 
 
 def test_message_selector_in_the_chat_format():

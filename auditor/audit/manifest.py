@@ -54,6 +54,7 @@ from .. import engines, methods
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
 from ..store import findings
+from .decisions import default_path as default_decisions
 from .provenance import ProvenanceSpec
 from .run import AuditConfig, CheckSpec
 
@@ -155,6 +156,8 @@ def load_manifest(path: str | Path) -> AuditConfig:
     try:
         config = parse_manifest(doc, base_dir=path.parent, name=str(path))
         config.manifest_path = str(path)  # an input: never a target of the run's outputs
+        if config.decisions is None:  # review decisions: the file beside the manifest (read when present)
+            config.decisions = default_decisions(path.parent)
         return config
     except ManifestError:
         raise

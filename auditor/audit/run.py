@@ -37,12 +37,12 @@ from ..store.findings import FindingStore
 from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
 from ..text import boilerplate, masking
 from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
+from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, annotate, classify
 from .errortypes import ErrorTypes, ErrorTypeStage
 from .indexes import build_index
 from .provenance import run_provenance
 from .unchecked import skipped_eval, skipped_eval_note
-
-FAIL_ON = ("conclusive", "suspected")  # what counts against the allowance
+from .verdict import FAIL_ON, ItemCounts, combine, counted, decide, suspected_note
 
 
 @dataclass
@@ -88,7 +88,13 @@ class AuditConfig:
     #: folder for the training sets without the records behind findings
     write_clean: str | None = field(default=None, metadata={"folder": True})
     provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
-    fail_on: str = "conclusive"  # "suspected": suspected findings (e.g. possible paraphrases) count too
+    #: what counts against the allowance (:mod:`auditor.audit.verdict`): "conclusive" findings and
+    #: confirmed suspected ones; "suspected": unreviewed suspected ones too; "unreviewed": any
+    #: unreviewed suspected finding fails the check
+    fail_on: str = "conclusive"
+    #: the review decisions file (:mod:`auditor.audit.decisions`; a manifest's default: the one beside
+    #: it); None: no decisions, every suspected finding unreviewed
+    decisions: str | None = field(default=None, metadata={"folder": True})
     #: the manifest this config was read from (:func:`~auditor.audit.manifest.load_manifest`): an
     #: input, never written (a clean folder holding it is refused)
     manifest_path: str | None = field(default=None, metadata={"manifest": None})
@@ -198,12 +204,15 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     # texts for the report, sent back by the workers with their findings (no second pass)
     capture = TextCapture(window=4 * TEXTS_PER_UNIT)
     extra: dict[str, Any] = {}
+    decisions = Decisions.load(config.decisions)  # a bad file: an error before any work
     try:
         states = _prepare_checks(config, datasets, engine, error_types)
         _scan_training_sets(states, config, datasets, engine, store, scan_stats, error_types, capture)
-        checks.extend(_finish_check(state, config, datasets, store, error_types) for state in states)
+        checks.extend(_finish_check(state, config, datasets, store, error_types, decisions) for state in states)
         findings = store.findings()
         findings_total = store.total
+        if config.decisions is not None:
+            extra["decisions"] = {"file": config.decisions, "read": len(decisions.entries), "applied": 0}
         if config.checks:
             extra["error_types"] = error_types.report()
         if config.provenance:
@@ -232,6 +241,8 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         report = _report(
             config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets
         )
+        if "decisions" in extra:
+            extra["decisions"]["applied"] = annotate(report.findings, decisions)
         report.texts = collect_texts(_shown(findings), datasets, capture.texts, limit=TEXTS_LIMIT + REVIEW_LIMIT)
         if config.write_clean:
             if before_clean is not None:
@@ -252,12 +263,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
 
 def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
-    verdicts = [c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])]
-    verdict = "pass"
-    if "fail" in verdicts:
-        verdict = "fail"
-    elif "incomplete" in verdicts:
-        verdict = "incomplete"
+    verdict = combine([c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])])
     encoding = [
         {"check": c.name, "method": ms["method"], **ms["encoding"]}
         for c in checks
@@ -397,6 +403,7 @@ def _finish_check(
     datasets: dict[str, Dataset],
     store: FindingStore,
     error_types: ErrorTypes,
+    decisions: Decisions,
 ) -> CheckResult:
     check, eval_records, indexes, masker = state.check, state.eval_records, state.indexes, state.masker
     method_names, eval_skipped, pairs = state.method_names, state.eval_skipped, state.pairs
@@ -405,16 +412,33 @@ def _finish_check(
         eval=sum(len(datasets[n].stats.skipped_files) for n in check.eval),
         train=sum(len(datasets[n].stats.skipped_files) for n in check.train),
     )
-    contaminated = store.contaminated(check.name)
-    suspected = {
-        (f.eval_dataset, f.eval_ordinal) for f in store.findings() if f.check == check.name and f.suspected
-    } - contaminated
-    counted = contaminated | suspected if config.fail_on == "suspected" else contaminated
+    conclusive = store.contaminated(check.name)
+    mine = [f for f in store.findings() if f.check == check.name]
+    review = classify(mine, conclusive, decisions)  # items with only suspected findings
+    by_class = {c: {k for k, v in review.items() if v == c} for c in (CONFIRMED, UNREVIEWED, DISMISSED)}
+    for f in mine:  # confirmed findings are contamination: the matrix counts them too
+        if (f.eval_dataset, f.eval_ordinal) in by_class[CONFIRMED] and decisions.decision_of(f) == CONFIRMED:
+            pairs.setdefault((f.train_dataset, f.eval_dataset), set()).add(f.eval_ordinal)
+    contaminated = conclusive | by_class[CONFIRMED]
+    counts = ItemCounts(
+        eval_items=len(eval_records),
+        conclusive=len(conclusive),
+        confirmed=len(by_class[CONFIRMED]),
+        suspected=len(review),
+        unreviewed=len(by_class[UNREVIEWED]),
+        dismissed=len(by_class[DISMISSED]),
+    )
     allowance = check.allowance(len(eval_records))
     per_method: dict[str, set[tuple[str, int]]] = {}  # eval items with findings, per method
-    for f in store.findings():
-        if f.check == check.name:
-            per_method.setdefault(f.method, set()).add((f.eval_dataset, f.eval_ordinal))
+    conclusive_by: dict[str, set[tuple[str, int]]] = {}  # ... with a conclusive finding of the method
+    suspected_by: dict[str, set[tuple[str, int]]] = {}  # ... with a suspected one only
+    for f in mine:
+        item = (f.eval_dataset, f.eval_ordinal)
+        per_method.setdefault(f.method, set()).add(item)
+        if f.conclusive:
+            conclusive_by.setdefault(f.method, set()).add(item)
+        elif f.suspected:
+            suspected_by.setdefault(f.method, set()).add(item)
     notes = []
     files_unread = files_skipped.eval or files_skipped.train
     unchecked = eval_skipped or train_skipped or files_unread
@@ -438,23 +462,11 @@ def _finish_check(
             f"{len(uncovered)} eval items could not be checked by any conclusive method "
             f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}"
         )
-    if suspected:
-        notes.append(
-            f"{len(suspected)} eval items have only suspected findings (possible paraphrases, listed for review); "
-            + (
-                "they count (fail_on = suspected)"
-                if config.fail_on == "suspected"
-                else "they do not decide the verdict"
-            )
-        )
-    if len(counted) > allowance:
-        verdict = "fail"
-    elif unchecked or uncovered:
-        verdict = "incomplete"  # never a plain pass when something was not checked
-    else:
-        verdict = "pass"
+    if review:
+        notes.append(suspected_note(counts, config.fail_on))
+    # never a plain pass when something was not checked
+    verdict = decide(counts, allowance, config.fail_on, unchecked=bool(unchecked or uncovered))
     if not eval_records:
-        verdict = "incomplete"
         notes.append("the eval side has no records")
     return CheckResult(
         name=check.name,
@@ -464,12 +476,20 @@ def _finish_check(
         eval_items=len(eval_records),
         contaminated_items=len(contaminated),
         contaminated_share=round(len(contaminated) / len(eval_records), 6) if eval_records else 0.0,
-        suspected=len(suspected),
+        suspected=counts.suspected,
+        unreviewed=counts.unreviewed,
+        confirmed=counts.confirmed,
+        dismissed=counts.dismissed,
+        counted_items=counted(counts, config.fail_on),
         fail_on=config.fail_on,
         max_contaminated=check.max_contaminated,
         allowance=allowance,
         verdict=verdict,
         items_by_method={m: len(v) for m, v in sorted(per_method.items())},
+        conclusive_by_method={m: len(conclusive_by.get(m, ())) for m in sorted(per_method)},
+        suspected_by_method={
+            m: len(suspected_by.get(m, set()) - conclusive_by.get(m, set())) for m in sorted(per_method)
+        },
         train_records=sum(datasets[n].stats.yielded for n in check.train),
         skipped=SideCounts(eval=eval_skipped, train=train_skipped),
         skipped_files=files_skipped,

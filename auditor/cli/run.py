@@ -13,13 +13,16 @@ from typing import Any
 import click
 
 from .. import engines
+from ..audit.decisions import DECISIONS_FILE
 from ..audit.manifest import load_manifest
 from ..audit.run import AuditConfig, CheckSpec, run_audit
+from ..audit.verdict import FAIL_ON
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..report import counts as tally
 from ..report import escape_line
 from ..report.publish import check_report_dir
 from . import main
@@ -38,8 +41,8 @@ from ._common import (
 
 
 def _dataset_name(ref: str, taken: set[str]) -> str:
-    if is_registry_ref(ref) and not os.path.exists(ref):
-        base = ref
+    if (is_registry_ref(ref) and not os.path.exists(ref)) or any(c in ref for c in "*?["):
+        base = ref  # a bundled set, or a glob: named by what was given (a pattern's name part is "*")
     else:
         base = Path(ref).name.split(".")[0] or "data"
     name, i = base, 2
@@ -52,9 +55,11 @@ def _dataset_name(ref: str, taken: set[str]) -> str:
 #: ``--fail-on`` (audit and verify): which findings count against a check's allowance
 fail_on_option = click.option(
     "--fail-on",
-    type=click.Choice(["conclusive", "suspected"]),
+    type=click.Choice(list(FAIL_ON)),
     default=None,
-    help="What counts against the allowance: conclusive findings (default) or also suspected ones (possible paraphrases).",
+    help="What counts against the allowance: conclusive findings and confirmed suspected ones (default); "
+    "'suspected': unreviewed suspected ones (possible paraphrases) too; 'unreviewed': any unreviewed "
+    "suspected finding fails the check (decide them with auditor review).",
 )
 
 
@@ -102,6 +107,16 @@ class _Workers(click.ParamType):
 
 
 WORKERS = _Workers()
+
+
+def decisions_option(default_text: str):
+    """``--decisions PATH``: the review decisions file read by the run (:mod:`auditor.audit.decisions`)."""
+    return click.option(
+        "--decisions",
+        default=None,
+        metavar="PATH",
+        help=f"Review decisions file (auditor review writes it) read by the run (default: {default_text}, when present).",
+    )
 
 
 def engine_options(f):
@@ -174,11 +189,15 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
     return out
 
 
-def _apply_overrides(config, index_dir, embed_cache, model_cache, write_clean, engine_flags, fail_on=None) -> None:
+def _apply_overrides(
+    config, index_dir, embed_cache, model_cache, write_clean, engine_flags, fail_on=None, decisions=None
+) -> None:
     """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
     environment fill in what the manifest leaves open."""
     if fail_on:
         config.fail_on = fail_on
+    if decisions:
+        config.decisions = decisions
     apply_index_dir(config, index_dir)
     apply_embed_cache(config, embed_cache, model_cache)
     if write_clean:
@@ -229,6 +248,14 @@ def _run_and_write(config, report_dir: str) -> None:
     try:
         click.echo(report.summary_line())
         click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
+        waiting = sum(tally.unreviewed(c) for c in report.checks)
+        if waiting:  # never a quiet pass over suspected findings nobody looked at
+            json_path = next((p for p in written if str(p).endswith(".json")), "REPORT.json")
+            click.echo(
+                f"unreviewed: {waiting} suspected eval item{'s' if waiting != 1 else ''} (possible paraphrases) "
+                f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
+                + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
+            )
         if report.extra.get("clean"):
             clean = report.extra["clean"]
             click.echo(
@@ -306,6 +333,7 @@ def _run_and_write(config, report_dir: str) -> None:
     "nothing) to DIR, plus DIR/removed.jsonl and DIR/split.toml.",
 )
 @fail_on_option
+@decisions_option(f"{DECISIONS_FILE} in the current folder")
 @engine_options
 def audit(
     train,
@@ -322,6 +350,7 @@ def audit(
     model_cache,
     write_clean,
     fail_on,
+    decisions,
     engine_flags,
     **fields,
 ):
@@ -358,6 +387,7 @@ def audit(
                     max_contaminated=max_contaminated,
                 )
             ],
+            decisions=DECISIONS_FILE,  # read when present; auditor review writes it
         )
         _apply_overrides(
             config,
@@ -367,6 +397,7 @@ def audit(
             write_clean,
             engine_flags,
             fail_on,
+            decisions,
         )
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
 
@@ -390,6 +421,7 @@ def audit(
     "manifest's write_clean).",
 )
 @fail_on_option
+@decisions_option(f"{DECISIONS_FILE} beside the manifest, or the manifest's decisions key")
 @engine_options
 def verify(
     manifest,
@@ -399,6 +431,7 @@ def verify(
     model_cache,
     write_clean,
     fail_on,
+    decisions,
     engine_flags,
 ):
     """Verify every check of a split manifest (TOML) and write a report.
@@ -415,5 +448,6 @@ def verify(
             write_clean,
             engine_flags,
             fail_on,
+            decisions,
         )
         _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))

@@ -22,6 +22,7 @@ raising :class:`~auditor.errors.MissingDependencyError`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.util
 import math
 import typing
@@ -55,6 +56,11 @@ class Finding:
     eval_ordinal: int = -1
     train_ordinal: int = -1
     check: str = ""
+    #: content hashes of the compared texts (:func:`text_hash`): the eval item's view and the training
+    #: text that matched; what a reviewer's decision is keyed on (:mod:`auditor.audit.decisions`), so it
+    #: survives re-ordered or re-numbered training files
+    eval_hash: str = ""
+    train_hash: str = ""
 
     @property
     def suspected(self) -> bool:
@@ -87,6 +93,8 @@ class Finding:
             "evidence": self.evidence,
             "eval_ordinal": self.eval_ordinal,
             "train_ordinal": self.train_ordinal,
+            "eval_hash": self.eval_hash,
+            "train_hash": self.train_hash,
         }
 
 
@@ -295,6 +303,8 @@ class Index(Searcher, ABC, Generic[C]):
                 if spot.field:  # "" is the record itself (a record that is one string)
                     evidence["field"] = spot.field
                 evidence["span"] = [spot.start, spot.end]
+        view = evidence.get("train_view")
+        train_views = (view,) if isinstance(view, str) else self.searched_views()
         return Finding(
             eval_dataset=ev.dataset,
             eval_id=ev.id,
@@ -308,7 +318,21 @@ class Index(Searcher, ABC, Generic[C]):
             evidence=evidence,
             eval_ordinal=ev.ordinal,
             train_ordinal=tr.ordinal,
+            eval_hash=text_hash(ev.view(self.config.eval_view)),
+            train_hash=text_hash(*(tr.view(v) for v in train_views)),
         )
+
+
+def text_hash(*texts: str) -> str:
+    """A short content hash of ``texts`` (SHA-256 of them joined by a unit separator, 16 hex digits):
+    the same text gives the same hash wherever and in whichever record order it is read.
+
+    >>> text_hash("book a flight") == text_hash("book a flight"), len(text_hash("a", "b"))
+    (True, 16)
+    >>> text_hash("a", "b") == text_hash("ab")
+    False
+    """
+    return hashlib.sha256("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _jsonable(obj: Any) -> Any:

@@ -28,6 +28,7 @@ from ..io.jsonable import plain
 from ..io.jsonread import load_json
 from ..io.ledger import LEDGER, Ledger, sha256_bytes
 from .conda import render_conda, render_conda_pr
+from .counts import counts_phrase
 from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
@@ -132,11 +133,10 @@ class Report:
             raise InputError(str(path), None, str(e)) from None
 
     def summary_line(self) -> str:
-        """One line for stdout; names are escaped (:func:`escape_line`), so none can start a forged line."""
-        parts = [
-            f"{escape_line(c.name)}: {c.verdict} ({c.contaminated_items}/{c.eval_items} eval items contaminated)"
-            for c in self.checks
-        ]
+        """One line for stdout: per check its verdict and :func:`~auditor.report.counts.counts_phrase`
+        (conclusive and suspected apart, so a PASS with unreviewed suspected items says so); names are
+        escaped (:func:`escape_line`), so none can start a forged line."""
+        parts = [f"{escape_line(c.name)}: {c.verdict}, {counts_phrase(c)}" for c in self.checks]
         parts += [
             f"provenance {escape_line(p.name)}: {p.verdict} ({p.held_out_records}/{p.records_total} derived "
             f"records trace to a held-out split)"

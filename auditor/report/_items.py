@@ -8,14 +8,16 @@ renderings (and any later section that lists items).
 ...        "train_id": "9", "train_ordinal": 4, "method": m, "score": s, "conclusive": True}
 ...       for m, s in (("exact", 1.0), ("ngram", 0.8))]
 >>> rows = item_rows(fs)
->>> len(rows), rows[0].scores, rows[0].eval_ref, rows[0].train_refs
-(1, {'exact': 1.0, 'ngram': 0.8}, 'e 1', ['t 9'])
+>>> len(rows), rows[0].scores, rows[0].eval_ref, rows[0].train_refs, rows[0].status
+(1, {'exact': 1.0, 'ngram': 0.8}, 'e 1', ['t 9'], 'conclusive')
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from .counts import finding_status
 
 
 def eval_ref(f: dict[str, Any]) -> str:
@@ -36,6 +38,7 @@ class ItemRow:
     conclusive: bool = False  # a conclusive method found it (it counts as contaminated)
     scores: dict[str, float] = field(default_factory=dict)  # best score per method
     train_refs: list[str] = field(default_factory=list)  # distinct training records, best first
+    status: str = "evidence only"  # the row's standing (:func:`auditor.report.counts.finding_status`)
 
     def text_keys(self) -> tuple[str, str]:
         """Keys of the eval text and of the training *record's* text in ``report.texts``; the training
@@ -43,6 +46,11 @@ class ItemRow:
         (:func:`auditor.report.proof.proof_texts` reads both texts)."""
         f = self.best
         return f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}", f"{f['train_dataset']}#{f.get('train_ordinal', '')}"
+
+
+#: a row's status is the strongest of its findings': conclusive, then a reviewer's confirmation, then
+#: an open question, then a dismissal
+_STANDING = ("conclusive", "suspected: confirmed", "suspected: unreviewed", "suspected: dismissed", "evidence only")
 
 
 def _rank(f: dict[str, Any]) -> tuple:
@@ -58,6 +66,9 @@ def item_rows(findings: list[dict[str, Any]]) -> list[ItemRow]:
         if row is None:
             row = rows[key] = ItemRow(f["check"], eval_ref(f), f)
         row.conclusive |= bool(f.get("conclusive", True))
+        status = finding_status(f)
+        if _STANDING.index(status) < _STANDING.index(row.status):
+            row.status = status
         m = f["method"]
         row.scores[m] = max(row.scores.get(m, float("-inf")), float(f["score"]))
         ref = train_ref(f)
@@ -73,12 +84,18 @@ def methods_in(rows: list[ItemRow], findings: list[dict[str, Any]]) -> list[str]
 
 
 def counts_line(rows: list[ItemRow], findings: list[dict[str, Any]], shown: int) -> str:
-    """What the numbers count, in one sentence."""
+    """What the numbers count, in one sentence (the rows' ``status`` column says which is which)."""
     hit = sum(r.conclusive for r in rows)
-    weak = len(rows) - hit
-    text = f"{hit} contaminated eval item{'s' if hit != 1 else ''} (found by a method that counts)"
-    if weak:
-        text += f" and {weak} with evidence-only findings"
+    by: dict[str, int] = {}
+    for r in rows:
+        by[r.status] = by.get(r.status, 0) + 1
+    suspected = sum(n for s, n in by.items() if s.startswith("suspected"))
+    text = f"{hit} eval item{'s' if hit != 1 else ''} with conclusive findings"
+    if suspected:
+        state = ", ".join(f"{by[s]} {s.split(': ')[1]}" for s in _STANDING if s.startswith("suspected") and s in by)
+        text += f", {suspected} with only suspected findings ({state})"
+    if by.get("evidence only"):
+        text += f", {by['evidence only']} with evidence-only findings (id, entities: never counted)"
     text += (
         f"; {len(findings)} finding{'s' if len(findings) != 1 else ''} in report.json (the best training "
         f"matches per item and method). One row per eval item and check"

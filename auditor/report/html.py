@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..methods import registry
 from . import _svg
+from . import counts as tally
 from ._items import counts_line, item_rows, methods_in
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .provenance import statement
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # items shown with their texts side by side
 SHOWN_CHARS = 3000
-_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts"}
+_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts", "decisions"}
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -61,6 +62,8 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}.pair>div{white-space:pre-wrap;word-break:break-word;
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
 mark{background:#ffe066;padding:0 1px}.where{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin-bottom:4px}.cut{color:#889;font-style:italic}.muted{color:#667}.ev{color:#667;font-style:italic}
+.st{font-size:12px;padding:0 5px;border-radius:8px;white-space:nowrap}.st-conclusive{background:#f6d5d7}
+.st-suspected{background:#fbe7c4}.st-evidence-only{background:#e8ecf2}.unreviewed{color:#8a4b00}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
 .scroll{overflow-x:auto;max-width:100%} th,td{overflow-wrap:break-word} .path{overflow-wrap:anywhere}
 td.n,.verdict{white-space:nowrap} td.n .muted{white-space:normal} .plots figure{max-width:100%;overflow-x:auto}
@@ -94,6 +97,13 @@ def _cell(value: Any) -> str:
     """A table cell's HTML: a string is HTML built here (its values escaped with :func:`_e`), anything
     else (a count) is escaped as text."""
     return value if isinstance(value, str) else _e(value)
+
+
+def status_html(status: str) -> str:
+    """A finding's status as a tag (``class='st st-suspected'`` ...), so a suspected row never reads
+    as a conclusive one."""
+    kind = status.split(":")[0].replace(" ", "-")
+    return f"<span class='st st-{_e(kind)}'>{_e(status)}</span>"
 
 
 def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozenset()) -> str:
@@ -190,42 +200,45 @@ def plots_html(report: Report) -> str:
 
 
 def _checks(report: Report) -> str:
+    # eight columns, the verdict beside the name: at 800 px the table fits without scrolling
     rows = [
         [
             f"<a class='path' href='#check-{_e(c.name)}'>{_e(c.name)}</a>",
-            _path(", ".join(c.train)),
-            _path(", ".join(c.eval)),
+            f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
+            f"{_path(', '.join(c.train))} <span class='muted'>→</span> {_path(', '.join(c.eval))}",
             _e(", ".join(c.methods)),
             _e(c.eval_items),
-            _e(c.contaminated_items),
-            f"{100 * c.contaminated_share:.2f}%",
-            _e(c.allowance),
-            f"<span class='verdict v-{_e(c.verdict)}'>{_e(c.verdict)}</span>",
+            f"{_e(tally.conclusive(c))} <span class='muted'>({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%)</span>",
+            _e(tally.suspected_cell(c)),
+            f"{_e(tally.counted(c))} / {_e(c.allowance)} <span class='muted'>(fail_on {_e(c.fail_on)})</span>",
         ]
         for c in report.checks
     ]
-    out = [
-        _table(
-            [
-                "check",
-                "train",
-                "eval",
-                "methods",
-                "eval items",
-                "contaminated eval items",
-                "share",
-                "allowance",
-                "verdict",
-            ],
-            rows,
-            {4, 5, 6, 7},
-        )
+    line = tally.decisions_line(report)
+    headers = [
+        "check",
+        "verdict",
+        "train → eval",
+        "methods",
+        "eval items",
+        "conclusive",
+        "suspected",
+        "counted / allowance",
     ]
+    out = [f"<p class='muted'>{_e(line)}</p>" if line else "", _table(headers, rows, {4, 5, 7})]
     for c in report.checks:
         out.append(
             f"<h3 id='check-{_e(c.name)}'>{_e(c.name)} — <span class='verdict v-{_e(c.verdict)}'>"
-            f"{_e(c.verdict)}</span></h3>"
+            f"{_e(c.verdict)}</span></h3><p class='counts'>{_e(tally.counts_phrase(c))}</p>"
         )
+        open_items = tally.open_items(report, c)
+        if open_items:
+            shown = ", ".join(_e(ref) for ref in open_items[: tally.OPEN_SHOWN])
+            more = f" … {len(open_items) - tally.OPEN_SHOWN} more" if len(open_items) > tally.OPEN_SHOWN else ""
+            out.append(
+                f"<p class='unreviewed'>Suspected eval items nobody has reviewed ({len(open_items)}; "
+                f"<code>auditor review</code> decides them): {shown}{more}</p>"
+            )
         by_m = c.items_by_method
         mrows = []
         for ms in c.method_stats:  # an index's stats(): method-specific keys
@@ -239,7 +252,7 @@ def _checks(report: Report) -> str:
                 [
                     f"<code>{_e(ms['method'])}</code>",
                     "yes" if ms.get("conclusive", True) else "evidence only",
-                    _e(by_m.get(ms["method"], 0)),
+                    _e(tally.method_counts(c, ms["method"]) if ms["method"] in by_m else 0),
                     _e(total - missing),
                     _e(missing) + (f" <span class='muted'>({_e(reasons)})</span>" if reasons else ""),
                     _e(params),
@@ -327,12 +340,12 @@ def _findings(report) -> str:
         more = f" <span class='muted'>(+{len(r.train_refs) - 3})</span>" if len(r.train_refs) > 3 else ""
         anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i < TEXT_ITEMS else _e(r.eval_ref)
         table_rows.append(
-            [_path(r.check), anchor, _path(", ".join(r.train_refs[:3])) + more]
+            [_path(r.check), anchor, status_html(r.status), _path(", ".join(r.train_refs[:3])) + more]
             + [f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods]
         )
     heads = [m if conclusive.get(m, True) else f"{m} (evidence)" for m in methods]
-    numeric = set(range(3, 3 + len(methods)))
-    out.append(_table(["check", "eval item", "training records", *heads], table_rows, numeric))
+    numeric = set(range(4, 4 + len(methods)))
+    out.append(_table(["check", "eval item", "status", "training records", *heads], table_rows, numeric))
     for i, r in enumerate(shown[:TEXT_ITEMS]):
         out.append(_finding_box(report, r, i))
     return "".join(out)

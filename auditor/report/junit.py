@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from ._items import item_rows
+from .counts import counts_phrase, finding_status
 from .review import review_junit_note
 
 if TYPE_CHECKING:
@@ -28,14 +29,12 @@ TOP = 5
 
 
 def _counts(f: dict, check: CheckResult) -> bool:
-    """Does finding ``f`` count against the check's allowance (conclusive; suspected with fail_on)?"""
-    counted = ("conclusive", "suspected") if check.fail_on == "suspected" else ("conclusive",)
-    return f.get("conclusive", True) or (f.get("evidence") or {}).get("tier") in counted
-
-
-def _top(report: Report, check: CheckResult) -> list[dict]:
-    fs = [f for f in report.findings if f["check"] == check.name and _counts(f, check)]
-    return sorted(fs, key=lambda f: -float(f["score"]))[:TOP]
+    """Does finding ``f`` count against the check (conclusive, confirmed by a reviewer, or an
+    unreviewed suspected one under ``fail_on = "suspected"`` / ``"unreviewed"``)?"""
+    status = finding_status(f)
+    if status in ("conclusive", "suspected: confirmed"):
+        return True
+    return status == "suspected: unreviewed" and check.fail_on in ("suspected", "unreviewed")
 
 
 def render_junit(report: Report) -> str:
@@ -76,23 +75,34 @@ def render_junit(report: Report) -> str:
             name=c.name,
             time=f"{seconds / max(1, len(checks)):.3f}",
         )
-        summary = (
-            f"{c.contaminated_items}/{c.eval_items} eval items contaminated "
-            f"(allowance {c.allowance}); train: {', '.join(c.train)}; eval: {', '.join(c.eval)}"
-        )
+        summary = f"{counts_phrase(c)}; train: {', '.join(c.train)}; eval: {', '.join(c.eval)}"
         if c.verdict == "fail":
-            top = _top(report, c)
-            items = item_rows([f for f in report.findings if f["check"] == c.name and _counts(f, c)])
-            names = "; ".join(  # one entry per eval item, the methods that found it
+            mine = [f for f in report.findings if f["check"] == c.name and _counts(f, c)]
+            rows = item_rows(mine)
+            # what counts first (conclusive, confirmed), then the unreviewed suspected items that
+            # count under fail_on = suspected / unreviewed: each kind has its TOP entries
+            settled = [r for r in rows if r.status in ("conclusive", "suspected: confirmed")]
+            waiting = [r for r in rows if r.status == "suspected: unreviewed"]
+            items = settled[:TOP] + waiting[:TOP]
+            names = "; ".join(  # one entry per eval item, its status, the methods that found it
                 f"{r.best['eval_dataset']}#{r.best['eval_id']}{_file(r.best, 'eval')} in "
                 f"{r.best['train_dataset']}#{r.best['train_id']}{_file(r.best, 'train')} "
-                f"({', '.join(f'{m} {s:.2f}' for m, s in r.scores.items())})"
-                for r in items[:TOP]
+                f"({r.status}: {', '.join(f'{m} {s:.2f}' for m, s in r.scores.items())})"
+                for r in items
             )
-            el = ET.SubElement(case, "failure", type="contamination", message=f"{summary}. Top findings: {names}")
-            el.text = "\n".join(
-                f"{f['method']} score {float(f['score']):.3f}: eval {f['eval_source']} in train {f['train_source']}"
-                for f in top
+            more = [
+                f"{len(x) - TOP} more {what}"
+                for x, what in ((settled, "counted"), (waiting, "unreviewed"))
+                if len(x) > TOP
+            ]
+            message = f"{summary}. Top findings: {names}" + (f" (and {', '.join(more)})" if more else "")
+            el = ET.SubElement(case, "failure", type="contamination", message=message)
+            el.text = "\n".join(  # the same items in the same order, each finding's records
+                f"{r.best['eval_dataset']}#{r.best['eval_id']} [{r.status}] {f['method']} score "
+                f"{float(f['score']):.3f}: eval {f['eval_source']} in train {f['train_source']}"
+                + (f" (review id {f['review_id']})" if f.get("review_id") else "")
+                for r in items
+                for f in _of_row(mine, r.best)
             )
         elif c.verdict == "incomplete":
             el = ET.SubElement(
@@ -109,6 +119,16 @@ def render_junit(report: Report) -> str:
     ET.SubElement(suite, "system-err").text = ""
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _of_row(findings: list[dict], best: dict) -> list[dict]:
+    """The counted findings of ``best``'s eval item, best score first (one per method: its best)."""
+    key = (best["eval_dataset"], best.get("eval_ordinal"), best["eval_id"])
+    seen: dict[str, dict] = {}
+    for f in sorted(findings, key=lambda f: -float(f["score"])):
+        if (f["eval_dataset"], f.get("eval_ordinal"), f["eval_id"]) == key:
+            seen.setdefault(f["method"], f)
+    return list(seen.values())
 
 
 def _file(f: dict, side: str) -> str:

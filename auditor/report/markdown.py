@@ -11,7 +11,7 @@ the methods as columns, then the texts of the first items side by side.
 ...     "train_dataset": "t", "train_id": "<b>9</b>", "train_source": "t:1", "method": "exact", "score": 1.0,
 ...     "conclusive": True, "evidence": {}, "eval_ordinal": 0, "train_ordinal": 0}])
 >>> text = render_markdown(r)
->>> "\\n# PASS" in text, "<b>" in text, "| c | e 1\\\\u000a\\\\# PASS | t &lt;b&gt;9&lt;/b&gt; | 1.000 |" in text
+>>> "\\n# PASS" in text, "<b>" in text, "| c | e 1\\\\u000a\\\\# PASS | conclusive | t &lt;b&gt;9&lt;/b&gt; | 1.000 |" in text
 (False, False, True)
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import counts as tally
 from ._items import counts_line, item_rows, methods_in
 from ._md import md
 from .proof import evidence_summary, pair_markdown
@@ -38,25 +39,38 @@ def _checks(report: Report) -> list[str]:
     lines = [
         "## Checks",
         "",
-        "| check | train | eval | methods | eval items | contaminated eval items | allowance | verdict |",
-        "|---|---|---|---|---:|---:|---:|---|",
+        "| check | train | eval | methods | eval items | conclusive | suspected | counted | allowance | verdict |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for c in report.checks:
         lines.append(
             f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
-            f"{md(', '.join(c.methods))} | {md(c.eval_items)} | {md(c.contaminated_items)} "
-            f"({100 * c.contaminated_share:.1f}%) | {md(c.allowance)} | **{md(c.verdict)}** |"
+            f"{md(', '.join(c.methods))} | {md(c.eval_items)} | {md(tally.conclusive(c))} "
+            f"({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%) | {md(tally.suspected_cell(c))} | "
+            f"{md(tally.counted(c))} (fail\\_on {md(c.fail_on)}) | {md(c.allowance)} | **{md(c.verdict)}** |"
         )
     lines.append("")
+    if tally.decisions_line(report):
+        lines += [md(tally.decisions_line(report)), ""]
     for c in report.checks:
-        lines += [f"### Check {md(c.name)}", ""]
+        lines += [f"### Check {md(c.name)}", "", f"{md(tally.counts_phrase(c))}: **{md(c.verdict)}**.", ""]
         by_m = c.items_by_method
         if by_m:
             lines.append(
                 "Eval items with findings, by method: "
-                + ", ".join(f"{md(m)} {md(n)}" for m, n in by_m.items())
-                + " (`id` and `entities` findings are evidence only and never count as contamination)."
+                + ", ".join(f"{md(m)} {md(tally.method_counts(c, m))}" for m in by_m)
+                + " (only conclusive ones count unless `fail_on` says otherwise; `id` and `entities` findings "
+                "are evidence only and never count)."
             )
+            lines.append("")
+        open_items = tally.open_items(report, c)
+        if open_items:
+            lines.append(
+                f"Suspected eval items nobody has reviewed ({len(open_items)}; `auditor review` decides them):"
+            )
+            lines += [f"- {md(ref)}" for ref in open_items[: tally.OPEN_SHOWN]]
+            if len(open_items) > tally.OPEN_SHOWN:
+                lines.append(f"- … {len(open_items) - tally.OPEN_SHOWN} more (report.json: `findings[].decision`)")
             lines.append("")
         for ms in c.method_stats:  # an index's stats(): method-specific keys
             if ms.get("eval_not_indexed"):
@@ -162,15 +176,15 @@ def _findings(report) -> list[str]:
     lines += [
         counts_line(rows, findings, len(shown)) + " Method columns: the best score (blank: not found).",
         "",
-        "| check | eval item | training records | " + " | ".join(head) + " |",
-        "|---|---|---|" + "---:|" * len(methods),
+        "| check | eval item | status | training records | " + " | ".join(head) + " |",
+        "|---|---|---|---|" + "---:|" * len(methods),
     ]
     for r in shown:
         train = ", ".join(md(t) for t in r.train_refs[:3]) + (
             f" (+{len(r.train_refs) - 3})" if len(r.train_refs) > 3 else ""
         )
         scores = " | ".join(f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods)
-        lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {train} | {scores} |")
+        lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {md(r.status)} | {train} | {scores} |")
     lines.append("")
     texts = shown[:TEXT_ITEMS]  # contaminated items first (item_rows), then evidence-only ones
     if texts:

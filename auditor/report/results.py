@@ -60,12 +60,19 @@ class CheckResult(JsonObject):
     eval_items: int
     contaminated_items: int
     contaminated_share: float = 0.0
-    suspected: int = 0  # eval items with only suspected findings
+    suspected: int = 0  # eval items with only suspected findings (confirmed + unreviewed + dismissed)
+    unreviewed: int = 0  # ... with a suspected finding no reviewer decided (auditor.audit.decisions)
+    confirmed: int = 0  # ... with one a reviewer confirmed: counted in contaminated_items
+    dismissed: int = 0  # ... whose suspected findings were all dismissed
+    #: eval items counted against the allowance under fail_on (auditor.audit.verdict.counted)
+    counted_items: int = 0
     fail_on: str = "conclusive"
     max_contaminated: float = 0
     allowance: int = 0
     verdict: str
-    items_by_method: dict[str, int] = field(default_factory=dict)
+    items_by_method: dict[str, int] = field(default_factory=dict)  # eval items with any finding of the method
+    conclusive_by_method: dict[str, int] = field(default_factory=dict)  # ... with a conclusive one
+    suspected_by_method: dict[str, int] = field(default_factory=dict)  # ... with only suspected ones
     train_records: int = 0
     skipped: SideCounts = field(default_factory=SideCounts)  # records
     skipped_files: SideCounts = field(default_factory=SideCounts)

@@ -1,7 +1,8 @@
 """The review list: *suspected* findings (possible paraphrases), ranked, with both texts side by side.
 
 Suspected findings (``conclusive = false``, ``evidence.tier = "suspected"``; see
-:mod:`auditor.embed.decision`) do not decide the verdict unless ``fail_on = "suspected"``, but they
+:mod:`auditor.embed.decision`) do not decide the verdict unless ``fail_on = "suspected"`` or
+``"unreviewed"`` (or a reviewer confirmed them: :mod:`auditor.audit.decisions`), but they
 are never dropped: ``report.json`` keeps them in ``findings`` and counts them per check
 (``suspected``), and every rendering lists them for a reviewer. This module is self-contained so that
 each renderer adds it with one call: :func:`review_markdown` (report.md), :func:`review_html`
@@ -48,6 +49,12 @@ def _evidence(f: dict) -> str:
     return evidence_summary(f)
 
 
+def _decision(f: dict) -> str:
+    """``unreviewed (3f2a9c01be)``: the finding's decision (auditor.audit.decisions) and its review id."""
+    rid = f.get("review_id")
+    return f"{f.get('decision') or 'unreviewed'}" + (f" ({rid})" if rid else "")
+
+
 def review_markdown(report) -> list[str]:
     """Lines of the report.md section ``Suspected findings (review list)``; [] when there are none."""
     items = review_items(report)
@@ -56,17 +63,19 @@ def review_markdown(report) -> list[str]:
     lines = [
         f"## Suspected findings (review list): {len(items)}",
         "",
-        "Possible paraphrases below the conclusive bar: they do not decide the verdict unless "
-        '`fail_on = "suspected"`. Best first; both texts side by side.',
+        "Possible paraphrases below the conclusive bar. Unreviewed ones do not decide the verdict unless "
+        '`fail_on = "suspected"` or `"unreviewed"`; confirmed ones count as contamination, dismissed ones '
+        "never. Decide them with `auditor review report.json` (the decisions file is read by every later "
+        "run). Best first; both texts side by side.",
         "",
-        "| # | check | score | eval item | training record | evidence |",
-        "|---:|---|---:|---|---|---|",
+        "| # | check | score | decision (review id) | eval item | training record | evidence |",
+        "|---:|---|---:|---|---|---|---|",
     ]
     for n, f in enumerate(items[:REVIEW_SHOWN], 1):
         ev, tr = snippet_markdown(report.texts, f, SNIPPET)
         spot = f" ({_md(where(f))})" if where(f) else ""
         lines.append(
-            f"| {n} | {_md(f['check'])} | {float(f['score']):.3f} | "
+            f"| {n} | {_md(f['check'])} | {float(f['score']):.3f} | {_md(_decision(f))} | "
             f"{_md(f['eval_dataset'])} #{_md(f['eval_id'])}: {ev} | "
             f"{_md(f['train_dataset'])} #{_md(f['train_id'])}{spot}: {tr} | {_md(_evidence(f))} |"
         )
@@ -88,15 +97,19 @@ def review_html(report) -> str:
         rows.append(
             f"<tr><td class='n'>{n}</td><td>{escape(str(f['check']))}</td>"
             f"<td class='n'>{float(f['score']):.3f}</td>"
+            f"<td class='decision d-{escape(str(f.get('decision') or 'unreviewed'))}'>{escape(_decision(f))}</td>"
             f"<td><b>{escape(str(f['eval_dataset']))} #{escape(str(f['eval_id']))}</b><br>{ev}</td>"
             f"<td><b>{escape(str(f['train_dataset']))} #{escape(str(f['train_id']))}</b>{spot}<br>{tr}</td>"
             f"<td class='ev'>{escape(_evidence(f))}</td></tr>"
         )
     more = f"<p class='muted'>{len(items) - REVIEW_SHOWN} more in report.json.</p>" if len(items) > REVIEW_SHOWN else ""
     return (
-        f"<p class='muted'>{len(items)} possible paraphrases below the conclusive bar, best first. They do not "
-        'decide the verdict unless <code>fail_on = "suspected"</code>.</p>'
-        "<table class='sortable' id='review'><thead><tr><th>#</th><th>check</th><th>score</th><th>eval item</th>"
+        f"<p class='muted'>{len(items)} possible paraphrases below the conclusive bar, best first. Unreviewed "
+        'ones do not decide the verdict unless <code>fail_on = "suspected"</code> or <code>"unreviewed"</code>; '
+        "confirmed ones count as contamination, dismissed ones never. Decide them with "
+        "<code>auditor review report.json</code>.</p>"
+        "<table class='sortable' id='review'><thead><tr><th>#</th><th>check</th><th>score</th>"
+        "<th>decision (review id)</th><th>eval item</th>"
         f"<th>training record</th><th>evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
     )
 
@@ -107,7 +120,15 @@ def review_junit_note(report, check: str) -> str:
     if not items:
         return ""
     top = "; ".join(
-        f"{f['eval_dataset']}#{f['eval_id']} ~ {f['train_dataset']}#{f['train_id']} ({float(f['score']):.2f})"
+        f"{f['eval_dataset']}#{f['eval_id']} ~ {f['train_dataset']}#{f['train_id']} ({float(f['score']):.2f}, "
+        f"{_decision(f)})"
         for f in items[:5]
     )
-    return f"{len(items)} suspected findings (possible paraphrases, review list in report.md/html): {top}"
+    by: dict[str, int] = {}
+    for f in items:
+        by[f.get("decision") or "unreviewed"] = by.get(f.get("decision") or "unreviewed", 0) + 1
+    state = ", ".join(f"{by[k]} {k}" for k in ("unreviewed", "confirmed", "dismissed") if k in by)
+    return (
+        f"{len(items)} suspected findings ({state}; possible paraphrases, review list in report.md/html; "
+        f"decide them with auditor review): {top}"
+    )

@@ -1,0 +1,131 @@
+"""How every rendering states a check's counts: conclusive and suspected apart, review state, allowance.
+
+One phrase, the same in the summary line, the Markdown and HTML tables, JUnit and stdout
+(:func:`counts_phrase`): ``"38 conclusive + 6 suspected (6 unreviewed) of 500 eval items,
+allowance 0"``. Suspected items (only possible-paraphrase findings) are never folded into a
+"contaminated" count unless a reviewer confirmed them or ``fail_on`` counts them, and then the
+phrase says how many count and why. A report written before these counts existed reads with its
+``contaminated_items`` as conclusive and every suspected item unreviewed.
+
+>>> from auditor.audit.results import CheckResult
+>>> c = CheckResult(name="c", train=["t"], eval=["e"], methods=["minhash"], eval_items=500,
+...                 contaminated_items=38, suspected=5, unreviewed=5, verdict="fail", fail_on="suspected",
+...                 counted_items=43, allowance=40)
+>>> counts_phrase(c)
+'38 conclusive + 5 suspected (5 unreviewed) of 500 eval items; 43 counted (fail_on = suspected), allowance 40'
+>>> method_counts(CheckResult(name="c", train=[], eval=[], methods=[], eval_items=9, contaminated_items=0,
+...     verdict="pass", items_by_method={"minhash": 43}, conclusive_by_method={"minhash": 38},
+...     suspected_by_method={"minhash": 5}), "minhash")
+'38 conclusive + 5 suspected'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..audit.results import CheckResult
+
+OPEN_SHOWN = 20  # unreviewed suspected items a report lists per check
+
+
+def conclusive(c: CheckResult) -> int:
+    """Eval items a conclusive method found (contaminated ones minus reviewer-confirmed ones)."""
+    return c.contaminated_items - c.confirmed
+
+
+def unreviewed(c: CheckResult) -> int:
+    """Suspected items nobody decided (an older report: all its suspected items)."""
+    reviewed = c.unreviewed + c.confirmed + c.dismissed
+    return c.unreviewed if reviewed else c.suspected
+
+
+def counted(c: CheckResult) -> int:
+    """Eval items counted against the allowance (an older report: recomputed from its counts)."""
+    if c.counted_items or not (c.contaminated_items or c.suspected):
+        return c.counted_items
+    return c.contaminated_items + (c.suspected - c.confirmed - c.dismissed if c.fail_on == "suspected" else 0)
+
+
+def review_state(c: CheckResult) -> str:
+    """``"6 unreviewed"``, ``"1 confirmed, 3 unreviewed, 2 dismissed"`` ...; "" without suspected items."""
+    parts = [(c.confirmed, "confirmed"), (unreviewed(c), "unreviewed"), (c.dismissed, "dismissed")]
+    return ", ".join(f"{n} {what}" for n, what in parts if n)
+
+
+def suspected_cell(c: CheckResult) -> str:
+    """A checks table's suspected cell: ``"6 (6 unreviewed)"``."""
+    state = review_state(c)
+    return f"{c.suspected} ({state})" if state else str(c.suspected)
+
+
+def counts_phrase(c: CheckResult) -> str:
+    """The check's counts in one phrase (see the module doc)."""
+    state = review_state(c)
+    text = f"{conclusive(c)} conclusive + {c.suspected} suspected{f' ({state})' if state else ''} of {c.eval_items} eval items"
+    n = counted(c)
+    if c.fail_on == "suspected":
+        text += f"; {n} counted (fail_on = suspected)"
+    elif c.confirmed:
+        text += f"; {n} counted (conclusive + confirmed)"
+    if c.fail_on == "unreviewed":
+        text += "; fail_on = unreviewed"
+    return f"{text}, allowance {c.allowance}"
+
+
+def method_counts(c: CheckResult, method: str) -> str:
+    """Eval items one method found: ``"38 conclusive + 5 suspected"``, ``"41 conclusive"``, ``"4 (evidence
+    only)"`` for a method that proves nothing (``id``, ``entities``)."""
+    total = c.items_by_method.get(method, 0)
+    if method not in c.conclusive_by_method:  # an older report: one number
+        return str(total)
+    k, s = c.conclusive_by_method.get(method, 0), c.suspected_by_method.get(method, 0)
+    if not k and not s:
+        return f"{total} (evidence only)" if total else "0"
+    rest = total - k - s
+    parts = [f"{k} conclusive", *([f"{s} suspected"] if s else []), *([f"{rest} evidence only"] if rest else [])]
+    return " + ".join(parts)
+
+
+def finding_status(f: dict[str, Any]) -> str:
+    """A finding's standing for a reader: ``conclusive``, ``suspected: unreviewed`` / ``confirmed`` /
+    ``dismissed``, or ``evidence only`` (``id``, ``entities`` ...)."""
+    if f.get("conclusive", True):
+        return "conclusive"
+    if (f.get("evidence") or {}).get("tier") == "suspected":
+        return f"suspected: {f.get('decision') or 'unreviewed'}"
+    return "evidence only"
+
+
+def open_items(report: Any, c: CheckResult) -> list[str]:
+    """The eval items of check ``c`` with an unreviewed suspected finding and nothing that settles
+    them (no conclusive finding, no confirmed one), best score first, named as reports name them."""
+    best: dict[tuple, tuple[float, str]] = {}
+    settled: set[tuple] = set()
+    for f in report.findings:
+        if f.get("check") != c.name:
+            continue
+        item = (f.get("eval_dataset"), f.get("eval_ordinal"), f.get("eval_id"))
+        status = finding_status(f)
+        if status in ("conclusive", "suspected: confirmed"):
+            settled.add(item)
+        elif status == "suspected: unreviewed":
+            ref = f.get("eval_ref") or f"{f.get('eval_dataset')} {f.get('eval_id')}"
+            score = float(f.get("score", 0))
+            if item not in best or score > best[item][0]:
+                best[item] = (score, ref)
+    ranked = sorted(((s, ref) for item, (s, ref) in best.items() if item not in settled), key=lambda x: (-x[0], x[1]))
+    return [ref for _, ref in ranked]
+
+
+def decisions_line(report: Any) -> str:
+    """Which review decisions the run read, in one sentence ("" when it read no file): the file's
+    name only (its folder is the reader's; report.json has the path)."""
+    section = report.extra.get("decisions")
+    if not isinstance(section, dict) or not section.get("file"):
+        return ""
+    name = str(section["file"]).replace("\\", "/").rsplit("/", 1)[-1]
+    read, applied = section.get("read", 0), section.get("applied", 0)
+    if not read:
+        return f"Review decisions: none yet ({name}; auditor review writes it)."
+    return f"Review decisions: {read} read from {name}, {applied} applied to this report's suspected findings."
