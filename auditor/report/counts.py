@@ -34,6 +34,13 @@ def conclusive(c: CheckResult) -> int:
     return c.contaminated_items - c.confirmed
 
 
+def conclusive_share(c: CheckResult) -> float:
+    """:func:`conclusive` as a share of the eval items (0 for none, or for a count that is not a number:
+    a report built in code is not validated, and the page must still render it escaped)."""
+    n = c.eval_items
+    return conclusive(c) / n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0.0
+
+
 def unreviewed(c: CheckResult) -> int:
     """Suspected items nobody decided (an older report: all its suspected items)."""
     reviewed = c.unreviewed + c.confirmed + c.dismissed
@@ -77,7 +84,7 @@ def method_counts(c: CheckResult, method: str) -> str:
     """Eval items one method found: ``"38 conclusive + 5 suspected"``, ``"41 conclusive"``, ``"4 (evidence
     only)"`` for a method that proves nothing (``id``, ``entities``)."""
     total = c.items_by_method.get(method, 0)
-    if method not in c.conclusive_by_method:  # an older report: one number
+    if method not in c.conclusive_by_method or not isinstance(total, int):  # an older report: one number
         return str(total)
     k, s = c.conclusive_by_method.get(method, 0), c.suspected_by_method.get(method, 0)
     if not k and not s:

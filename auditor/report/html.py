@@ -208,7 +208,7 @@ def _checks(report: Report) -> str:
             f"{_path(', '.join(c.train))} <span class='muted'>→</span> {_path(', '.join(c.eval))}",
             _e(", ".join(c.methods)),
             _e(c.eval_items),
-            f"{_e(tally.conclusive(c))} <span class='muted'>({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%)</span>",
+            f"{_e(tally.conclusive(c))} <span class='muted'>({100 * tally.conclusive_share(c):.1f}%)</span>",
             _e(tally.suspected_cell(c)),
             f"{_e(tally.counted(c))} / {_e(c.allowance)} <span class='muted'>(fail_on {_e(c.fail_on)})</span>",
         ]

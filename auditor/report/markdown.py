@@ -46,7 +46,7 @@ def _checks(report: Report) -> list[str]:
         lines.append(
             f"| {md(c.name)} | {md(', '.join(c.train))} | {md(', '.join(c.eval))} | "
             f"{md(', '.join(c.methods))} | {md(c.eval_items)} | {md(tally.conclusive(c))} "
-            f"({100 * tally.conclusive(c) / max(1, c.eval_items):.1f}%) | {md(tally.suspected_cell(c))} | "
+            f"({100 * tally.conclusive_share(c):.1f}%) | {md(tally.suspected_cell(c))} | "
             f"{md(tally.counted(c))} (fail\\_on {md(c.fail_on)}) | {md(c.allowance)} | **{md(c.verdict)}** |"
         )
     lines.append("")
