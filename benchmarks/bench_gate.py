@@ -123,7 +123,9 @@ def collect(name: str) -> dict:
     t0 = time.perf_counter()
     index = EmbeddingIndex(cache_dir=CACHE, gate="none").build(ev)
     evk = {(e.dataset, e.ordinal): e for e in ev}
-    short_rows, _ = _scan(index, recs, lambda f, t: truth(evk[(f.eval_dataset, f.eval_ordinal)], by_ord[t.meta["orig"]]))
+    short_rows, _ = _scan(
+        index, recs, lambda f, t: truth(evk[(f.eval_dataset, f.eval_ordinal)], by_ord[t.meta["orig"]])
+    )
     long_rows, _ = _scan(index, docs, lambda f, t: truth(evk[(f.eval_dataset, f.eval_ordinal)], by_ord[t.meta["src"]]))
     return {
         "name": name,
@@ -250,7 +252,10 @@ def main() -> None:
     if not args.report:
         for n in names:
             x = saved[n] = collect(n)
-            print(f"[{n}: {len(x['short']['rows'])} findings short, {len(x['long']['rows'])} long; {x['seconds']} s]", flush=True)
+            print(
+                f"[{n}: {len(x['short']['rows'])} findings short, {len(x['long']['rows'])} long; {x['seconds']} s]",
+                flush=True,
+            )
         Path(SAVED).write_text(json.dumps(list(saved.values())))
     datas = [saved[n] for n in names if n in saved]
     for x in datas:

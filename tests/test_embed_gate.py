@@ -17,7 +17,7 @@ from helpers import shared_file
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.embed.gate import LexicalGate, keep_units, load_background, stem
 from auditor.errors import ConfigError, IndexFileError
-from auditor.methods.embedding import GATE_MIN_SHARED, GATE_TERMS, EmbeddingIndex
+from auditor.methods.embedding import GATE_BY_VALUES, GATE_MIN_SHARED, GATE_TERMS, EmbeddingIndex
 from auditor.records.record import Record
 
 HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
@@ -46,11 +46,17 @@ def unrelated() -> list[Record]:
     path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
     with open(path, newline="", encoding="utf-8") as f:
         qs = [row[0] for row in csv.reader(f) if row][:60]
-    return [Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=100 + i) for i, q in enumerate(qs)]
+    return [
+        Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=100 + i) for i, q in enumerate(qs)
+    ]
 
 
 def gate_for(items) -> LexicalGate:
-    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS).fit([r.view("query") for r in items])
+    from auditor.embed.segment import segments
+
+    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES).fit(
+        [s.text for r in items for s in segments(r.view("query"))]
+    )
 
 
 def test_real_paraphrases_pass_and_unrelated_questions_are_stopped(stb_case):
@@ -60,7 +66,7 @@ def test_real_paraphrases_pass_and_unrelated_questions_are_stopped(stb_case):
     assert len(paraphrases) == 30
     assert gate.passes(paraphrases).all()
     stopped = 1 - gate.passes([r.view("text") for r in unrelated()]).mean()
-    assert stopped >= 0.9, stopped
+    assert stopped >= 0.5, stopped  # 40 of these 60 sociology questions (shipped setting)
     # an item's terms are its rare words and values, never a stop word
     terms = [t for i in range(len(items)) for t in gate.item_terms(i)]
     assert terms and not {"the", "for", "please", "want"} & set(terms)
@@ -85,7 +91,11 @@ def test_a_window_is_decided_on_its_own_words():
     gate = LexicalGate(2, 6).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
     filler = " ".join(["the agent called an api and waited for the response"] * 30)
     doc = f"{filler} Reserve a Sheraton room in New York. {filler}"
-    units = [(doc, [doc], False), (doc, [" ".join(doc.split()[:160])], True), (doc, [" ".join(doc.split()[150:310])], True)]
+    units = [
+        (doc, [doc], False),
+        (doc, [" ".join(doc.split()[:160])], True),
+        (doc, [" ".join(doc.split()[150:310])], True),
+    ]
     assert keep_units(gate, units) == [True, False, True]
     counts = gate.take_counts()
     assert counts["units_seen"] == 3 and counts["units_stopped"] == 1 and counts["segments_passed"] == 2
@@ -113,9 +123,9 @@ def test_gate_parameters_checked_without_loading_a_model():
         EmbeddingIndex(gate_min_shared=0)
     with pytest.raises(ConfigError, match="gate_terms"):
         EmbeddingIndex(gate_terms=0)
-    on, off = EmbeddingIndex(), EmbeddingIndex(gate="none")
-    assert on.config.gate == "lexical"  # on by default (docs/methods.md says why)
-    assert on.params() != off.params() != EmbeddingIndex(gate_terms=GATE_TERMS + 1).params()
+    on, off = EmbeddingIndex(gate="lexical"), EmbeddingIndex()
+    assert off.config.gate == "none"  # off by default (docs/methods.md says why)
+    assert on.params() != off.params() != EmbeddingIndex(gate="lexical", gate_terms=GATE_TERMS + 1).params()
 
 
 pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
@@ -132,33 +142,38 @@ def test_gated_findings_are_the_ungated_findings_of_passed_units(stb_case):
     items, train = stb_case
     batch = train + unrelated()
     plain = EmbeddingIndex(cache_dir="none", gate="none").build(items)
-    gated = EmbeddingIndex(cache_dir="none").build(items)
+    gated = EmbeddingIndex(cache_dir="none", gate="lexical").build(items)
     want, got = plain.search(batch), gated.search(batch)
     passed = {
         (t.id, v, s.label())
         for t in batch
         for (v, segs), ok in zip(
             plain.train_units(t),
-            keep_units(gate_for(items), [(t.views[v], [s.text for s in g], g[0].kind == "window") for v, g in plain.train_units(t)]),
+            keep_units(
+                gate_for(items),
+                [(t.views[v], [s.text for s in g], g[0].kind == "window") for v, g in plain.train_units(t)],
+            ),
         )
         if ok
         for s in segs
     }
     assert len([f for f in want if f.train_id.startswith("paraphrase:")]) >= 20
-    assert keys(got) == keys([f for f in want if (f.train_id, f.evidence["train_view"], f.evidence["train_segment"]) in passed])
+    assert keys(got) == keys(
+        [f for f in want if (f.train_id, f.evidence["train_view"], f.evidence["train_segment"]) in passed]
+    )
     right = [f for f in want if f.train_id == f"paraphrase:{f.eval_id}"]
     assert {f.train_id for f in right} <= {f.train_id for f in got}  # no right finding lost here
     st = gated.stats()["gate"]
     units = sum(len(gated.train_units(t)) for t in batch)
     assert st["mode"] == "lexical" and st["units_seen"] == units
-    assert st["units_passed"] + st["units_stopped"] == units and st["units_stopped"] >= 54
+    assert st["units_passed"] + st["units_stopped"] == units and st["units_stopped"] >= 30
     assert plain.stats()["gate"] == {"mode": "none"}
     assert gated.stats()["encoding"]["encoded"] < plain.stats()["encoding"]["encoded"]
 
 
 def test_gate_counts_from_workers_are_added_once(stb_case):
     items, train = stb_case
-    index = EmbeddingIndex(cache_dir="none").build(items)
+    index = EmbeddingIndex(cache_dir="none", gate="lexical").build(items)
     worker = pickle.loads(pickle.dumps(index))  # what an engine worker receives
     worker.search(train[:10] + unrelated()[:10])
     counts = worker.take_counts()
@@ -178,16 +193,27 @@ def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_cas
     items, train = stb_case
     ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
     ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
-    tr.write_text("".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated())))
+    tr.write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
+    )
     stats = {}
     for flag in ("lexical", "none"):
         out = tmp_path / f"report-{flag}"
         args = ["audit", "--train", str(tr), "--eval", str(ev), "--text-field", "text", "--id-field", "id"]
-        args += ["--method", "embedding", "--embed-gate", flag, "--report-dir", str(out), "--index-dir", str(tmp_path / "ix")]
+        args += [
+            "--method",
+            "embedding",
+            "--embed-gate",
+            flag,
+            "--report-dir",
+            str(out),
+            "--index-dir",
+            str(tmp_path / "ix"),
+        ]
         res = CliRunner().invoke(main, args)
         assert res.exit_code in (0, 1), res.output
         doc = json.loads((out / "report.json").read_text())
         stats[flag] = doc["checks"][0]["method_stats"][0]
     assert stats["none"]["gate"] == {"mode": "none"} and stats["none"]["params"]["gate"] == "none"
     st = stats["lexical"]["gate"]
-    assert st["units_seen"] == len(train) + 60 and st["units_stopped"] >= 54
+    assert st["units_seen"] == len(train) + 60 and st["units_stopped"] >= 30
