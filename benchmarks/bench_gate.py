@@ -136,7 +136,7 @@ def collect(name: str) -> dict:
     }  # fmt: skip
 
 
-def gate_grid(x: dict) -> None:
+def gate_grid(x: dict, settings=None) -> None:
     """Every grid setting's gate decisions on the file's units (no model: the gate alone)."""
     from auditor.embed.gate import LexicalGate, keep_units
     from auditor.methods.embedding import EmbeddingIndex
@@ -149,7 +149,7 @@ def gate_grid(x: dict) -> None:
     texts = [s.text for e in ev for s in segments(e.view(c.eval_view), c.max_words)]  # as the index's seg_text
     parts = {"short": _units(index, recs), "long": _units(index, docs), "stop": _units(index, stop)}
     grid = {}
-    for m, k, v in GRID:
+    for m, k, v in settings or GRID:
         gate = LexicalGate(m, k, bool(v)).fit(texts)
         grid[f"{m},{k},{v}"] = {
             label: {"kept": {u[0] for u, ok in zip(units, keep_units(gate, [u[1:] for u in units])) if ok},
@@ -231,21 +231,22 @@ def report(datas: list[dict]) -> None:
             print(line(x, part, s, "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
     s = fitted(fit)
-    print(f"\nRule on all {len(fit)} fit files: min_shared,terms = {s} (IN-SAMPLE on them):")
+    print(f"\nRule on all {len(fit)} fit files: min_shared,terms,by_values = {s} (IN-SAMPLE on them):")
     for x in datas:
         label = "IN-SAMPLE" if x in fit else "OUT-OF-SAMPLE"
         for part in ("short", "long"):
             print(line(x, part, s, label if part == "short" else "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
-    from auditor.methods.embedding import GATE_MIN_SHARED, GATE_TERMS
+    from auditor.methods.embedding import GATE_BY_VALUES, GATE_MIN_SHARED, GATE_TERMS
 
-    print(f"\nShipped default min_shared={GATE_MIN_SHARED} terms={GATE_TERMS}.")
+    print(f"\nShipped default: min_shared={GATE_MIN_SHARED} terms={GATE_TERMS} by_values={int(GATE_BY_VALUES)}.")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="score the gate on the saved scans (no model)")
     ap.add_argument("--only", nargs="*", default=None, help="files to scan (default: all ten)")
+    ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)")
     args = ap.parse_args()
     names = args.only or [*FIT, *TEST_SETS]
     saved = {x["name"]: x for x in json.loads(Path(SAVED).read_text())} if Path(SAVED).exists() else {}
@@ -258,9 +259,18 @@ def main() -> None:
             )
         Path(SAVED).write_text(json.dumps(list(saved.values())))
     datas = [saved[n] for n in names if n in saved]
+    one = [tuple(map(int, args.setting.split(",")))] if args.setting else None
     for x in datas:
         x.pop("grid", None)
-        gate_grid(x)
+        gate_grid(x, one)
+    if one:
+        print(f"Setting {args.setting} (fitted on the nine fit files: IN-SAMPLE on them, OUT-OF-SAMPLE elsewhere):")
+        for x in datas:
+            for part in ("short", "long"):
+                label = "IN-SAMPLE" if x["name"] in FIT and part == "short" else "OUT-OF-SAMPLE"
+                print(line(x, part, args.setting, label))
+                print("\n".join(lost_lines(x, part, args.setting)) or "      (no right finding lost)")
+        return
     report(datas)
 
 
