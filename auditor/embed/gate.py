@@ -111,7 +111,7 @@ def _values(text: str) -> set[str]:
     >>> sorted(_values("Book the Sheraton in New York for 2 adults. Then call me."))
     ['2', 'new', 'sherat', 'york']
     """
-    out = set()
+    out: set[str] = set()
     for m in _NAME.findall(text):
         out.update(stem(t.decode()) for t in TokenBatch([m]).normalized(0).split())
     return out - STOP_WORDS
