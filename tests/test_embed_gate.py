@@ -217,3 +217,38 @@ def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_cas
     assert stats["none"]["gate"] == {"mode": "none"} and stats["none"]["params"]["gate"] == "none"
     st = stats["lexical"]["gate"]
     assert st["units_seen"] == len(train) + 60 and st["units_stopped"] >= 30
+
+
+@pytest.mark.timeout(300)
+def test_gate_in_engine_workers_gives_the_serial_findings_and_counts_once(tmp_path, stb_case):
+    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+
+    items, train = stb_case
+    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
+    tr.write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
+    )
+
+    def run(workers: int):
+        cfg = AuditConfig(
+            datasets={
+                "ev": DatasetSpec("ev", [str(ev)], role="eval", text_field="text", id_field="id"),
+                "tr": DatasetSpec("tr", [str(tr)], role="train", text_field="text", id_field="id"),
+            },
+            checks=[CheckSpec("para", train=["tr"], eval=["ev"], methods=["embedding"])],
+            method_params={
+                "embedding": {"cache_dir": "none", "backend": "onnx-int8", "device": "cpu", "gate": "lexical"}
+            },
+            index_dir=None,
+            findings_store="memory",
+            batch_size=8,
+            split_bytes=4_000,
+            workers=workers,
+        )
+        doc = run_audit(cfg).to_dict()
+        return doc["findings"], doc["checks"][0]["method_stats"][0]["gate"]
+
+    (serial, one), (parallel, two) = run(1), run(2)
+    assert parallel == serial and len(serial) >= 20
+    assert one == two and one["units_seen"] == len(train) + 60 and one["units_stopped"] >= 30
