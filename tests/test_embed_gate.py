@@ -83,7 +83,7 @@ def test_shared_batch_and_own_batch_decide_alike(stb_case):
     forget_batch()
     batch, _ = token_batch(texts)  # what the exact and n-gram tiers built for these texts
     assert gate.passes(texts, shared=True).tolist() == own.tolist()
-    assert ("gate", id(gate)) in batch.memo  # decided on that batch
+    assert ("gate", gate.serial) in batch.memo  # decided on that batch
     forget_batch()
 
 

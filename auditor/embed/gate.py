@@ -40,6 +40,7 @@ Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` out of 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -55,6 +56,7 @@ import pyarrow.compute as pc
 from ..errors import ConfigError, IndexFileError
 from ..text.batch import TokenBatch, token_batch
 
+_SERIALS = itertools.count()
 BACKGROUND = Path(__file__).resolve().parent.parent / "data" / "gate_background.json"
 BACKGROUND_FORMAT = "auditor-gate-background"
 #: a stem keeps at most this many letters ("reservation" / "reserved" → "reserv")
@@ -164,6 +166,7 @@ class LexicalGate:
         self.by_values = by_values
         self.background = background if background is not None else load_background()
         self.counts: Counter = Counter()
+        self.serial = next(_SERIALS)  # names this fit in a batch's memo (an id() may be reused)
         self.term_id: dict[str, int] = {}
         self.items: list[list[str]] = []
         self.need = np.zeros(0, dtype=np.int64)
@@ -200,6 +203,7 @@ class LexicalGate:
         values = [_values(t) for t in item_texts]
         self.items = [pick(stems, v) for stems, v in zip(per_item, values)]
         self.term_id = {}
+        self.serial = next(_SERIALS)
         rows, cols = [], []
         for i, stems in enumerate(self.items):
             for s in stems:
@@ -232,7 +236,7 @@ class LexicalGate:
             batch, positions = token_batch(texts)
         else:
             batch, positions = TokenBatch(list(texts)), list(range(len(texts)))
-        key = ("gate", id(self))
+        key = ("gate", self.serial)
         ok = batch.memo.get(key)
         if ok is None:
             ok = batch.memo[key] = self._batch_passes(batch)
