@@ -119,11 +119,30 @@ EMBED_CACHE_HELP = (
 MODEL_CACHE_HELP = "Where the embedding method keeps the encoders it builds (default: $AUDITOR_MODEL_CACHE, else ~/.cache/auditor/models)."
 
 
+EMBED_GATE_HELP = (
+    "The embedding method's lexical gate: 'lexical' (default) encodes only training text sharing rare words "
+    "and values with some eval item; 'none' encodes every segment (the manifest's [methods.embedding] gate)."
+)
+
+
+def _keep_embed_gate(ctx: click.Context, _param: Any, value: str | None) -> None:
+    ctx.meta["auditor.embed_gate"] = value
+
+
 def embed_cache_option(help: str = EMBED_CACHE_HELP) -> Callable[[Any], Any]:
-    """``--embed-cache`` (``$AUDITOR_EMBED_CACHE``): the ``embedding`` method's ``cache_dir``, and
-    ``--model-cache`` (``$AUDITOR_MODEL_CACHE``): its ``model_cache``."""
+    """``--embed-cache`` (``$AUDITOR_EMBED_CACHE``): the ``embedding`` method's ``cache_dir``,
+    ``--model-cache`` (``$AUDITOR_MODEL_CACHE``): its ``model_cache``, and ``--embed-gate``: its
+    ``gate`` (kept in the click context, applied by :func:`apply_embed_cache`)."""
 
     def decorate(f: Any) -> Any:
+        f = click.option(
+            "--embed-gate",
+            type=click.Choice(["lexical", "none"]),
+            default=None,
+            expose_value=False,
+            callback=_keep_embed_gate,
+            help=EMBED_GATE_HELP,
+        )(f)
         f = click.option(
             "--model-cache", envvar="AUDITOR_MODEL_CACHE", default=None, metavar="DIR", help=MODEL_CACHE_HELP
         )(f)
@@ -144,9 +163,13 @@ def _embedding_param(config: AuditConfig, option: str, key: str, value: str | No
 
 
 def apply_embed_cache(config: AuditConfig, embed_cache: str | None, model_cache: str | None = None) -> None:
-    """``--embed-cache`` / ``--model-cache`` as ``[methods.embedding] cache_dir`` / ``model_cache`` of
+    """``--embed-cache`` / ``--model-cache`` / ``--embed-gate`` as ``[methods.embedding] cache_dir`` /
+    ``model_cache`` / ``gate`` of
     a run that names the embedding method: given on the command line they win over the manifest's;
     from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply when the manifest sets none.
     A run without the method is left as it is."""
     _embedding_param(config, "embed_cache", "cache_dir", embed_cache)
     _embedding_param(config, "model_cache", "model_cache", model_cache)
+    ctx = click.get_current_context(silent=True)
+    gate = ctx.meta.get("auditor.embed_gate") if ctx is not None else None
+    _embedding_param(config, "embed_gate", "gate", gate)

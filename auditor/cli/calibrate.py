@@ -68,6 +68,9 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
         method_params.setdefault("cache_dir", embed_cache or os.path.join(index_dir or DEFAULT_INDEX_DIR, "embeddings"))
         if model_cache:
             method_params.setdefault("model_cache", model_cache)
+        gate = click.get_current_context().meta.get("auditor.embed_gate")
+        if gate:
+            method_params["gate"] = gate
         result = run(records, pairs_file=pairs, params=method_params, seed=seed)
     if as_json:
         click.echo(

@@ -10,6 +10,7 @@ search, evidence scoring and threshold calibration. One concept per module:
 ``calibrate``  positives/hard negatives from an eval set, precision/recall per threshold
 ``onnx``       the encoder's ONNX export (fp32 / int8), built locally and cached
 ``prefilter``  a static (model2vec) model distilled locally, ranking training units before the encoder
+``gate``       a lexical gate: a training unit reaches the encoder only if it shares rare words/values with an eval segment
 
 Everything heavy (torch, sentence-transformers, faiss) is imported lazily, so importing this
 package costs nothing when the ``embed`` extra is absent.

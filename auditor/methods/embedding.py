@@ -45,6 +45,8 @@ from ..embed.align import TokenAligner
 from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
 from ..embed.evidence import Parts, lexical, values_agree
+from ..embed.gate import MODES as GATES
+from ..embed.gate import LexicalGate, keep_units
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
 from ..embed.prefilter import Prefilter, load_static_encoder, require_static
@@ -63,6 +65,11 @@ if TYPE_CHECKING:
 #: the prefilter's default threshold, chosen leave-one-file-out on the paraphrase benchmarks
 #: (benchmarks/bench_prefilter.py; docs/methods.md)
 PREFILTER_THRESHOLD = 0.53
+#: the lexical gate's defaults, chosen leave-one-file-out on the paraphrase benchmarks
+#: (benchmarks/bench_gate.py; docs/methods.md)
+GATE_MIN_SHARED = 2
+GATE_TERMS = 4
+GATE_BY_VALUES = True
 
 
 @dataclass
@@ -97,6 +104,13 @@ class EmbeddingConfig(MethodConfig):
     # docs/methods.md for the measurement): every unit is
     prefilter: str = "none"
     prefilter_threshold: float = PREFILTER_THRESHOLD
+    # "lexical": a training unit is encoded only if it holds enough of the gate_terms rarest words and
+    # values of some eval segment (auditor.embed.gate); "none" (default, see docs/methods.md for the
+    # measurement: at its recall-safe setting it stops almost nothing of a real corpus): every unit is
+    gate: str = "none"
+    gate_min_shared: int = GATE_MIN_SHARED
+    gate_terms: int = GATE_TERMS
+    gate_by_values: bool = GATE_BY_VALUES  # need capped at the segment's values among its terms (at least 1)
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -105,6 +119,8 @@ class EmbeddingConfig(MethodConfig):
         "max_words": (1, 100_000),
         "save_every": (1, 10_000_000),
         "approx_min": (1, 1_000_000_000),
+        "gate_min_shared": (1, 64),
+        "gate_terms": (1, 1000),
     }
 
 
@@ -143,10 +159,13 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             )
         if not -1.0 <= c.prefilter_threshold <= 1.0:
             raise ConfigError(f"method 'embedding': prefilter_threshold must be in -1..1, not {c.prefilter_threshold}")
+        if c.gate not in GATES:
+            raise ConfigError(f"method 'embedding': gate must be one of {', '.join(GATES)}, not '{c.gate}'")
         self.rule = self.decision()  # checks the thresholds now, without loading the model
         if c.prefilter == "static":
             require_static()  # a missing extra is named when the manifest is read, not after the eval build
         self.prefilter: Prefilter | None = None  # built with the index when prefilter = "static"
+        self.gate: LexicalGate | None = None  # fitted with the index when gate = "lexical"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
         self._built_counts: Counter = Counter()  # the encoder's counters after the build
@@ -201,6 +220,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         out: Counter = Counter()
         if self.prefilter is not None:
             out.update({f"prefilter_{k}": v for k, v in self.prefilter.take_counts().items()})
+        if self.gate is not None:
+            out.update({f"gate_{k}": v for k, v in self.gate.take_counts().items()})
         if self.encoder is None:
             return out
         built, now = self._built_counts, self._encoder_counts()
@@ -212,6 +233,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     def add_counts(self, counts: Counter) -> None:
         if self.prefilter is not None:
             self.prefilter.add_counts({k: counts[f"prefilter_{k}"] for k in Prefilter.COUNTERS})
+        if self.gate is not None:
+            self.gate.add_counts({k: counts[f"gate_{k}"] for k in LexicalGate.COUNTERS})
         if self.encoder is not None:
             for k in self._COUNTERS:
                 setattr(self.encoder, k, getattr(self.encoder, k) + counts[k])
@@ -321,6 +344,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             c = self.config
             static = load_static_encoder(c.model, c.model_cache)
             self.prefilter = Prefilter(static, c.prefilter_threshold, c.approximate, c.approx_min).fit(self.seg_text)
+        if self.config.gate == "lexical":
+            c = self.config
+            self.gate = LexicalGate(c.gate_min_shared, c.gate_terms, c.gate_by_values).fit(self.seg_text)
         self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
@@ -444,6 +470,11 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             return []
         enc = self._encoder()
         units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
+        if self.gate is not None:  # units it stops get no finding; the others go on unchanged
+            keep = keep_units(
+                self.gate, [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g in units]
+            )
+            units = [u for u, k in zip(units, keep) if k]
         if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
             keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs in units])
             units = [u for u, k in zip(units, keep) if k]
@@ -483,6 +514,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         out["decision"] = self.rule.describe()
         if self.prefilter is not None:
             out["prefilter"] = self.prefilter.describe()
+        out["gate"] = self.gate.describe() if self.gate is not None else {"mode": "none"}
         if self.encoder is not None:
             out["encoding"] = {
                 "backend": self.backend,

@@ -1,0 +1,331 @@
+"""The lexical gate of the ``embedding`` tier: a training unit reaches the MiniLM encoder only if it
+shares enough of some eval item's rare words and values.
+
+Why: the encoder runs ~100–140 texts/s on a CPU core, and in a large corpus almost no text is a
+rewording of any eval item. A rewording keeps what makes the item that item — its slot values,
+names, numbers and rare content words — so a text that shares too few of them with every item is not
+a paraphrase of any. That is a lexical question answered on the batch's tokens in numpy, thousands of
+times faster than the encoder. A unit the gate passes is encoded and decided exactly as without the
+gate (same vectors, candidates and decision); a unit it stops gets no finding.
+
+**Terms.** Texts are tokenized as every tier tokenizes them (:class:`auditor.text.batch.TokenBatch`:
+``normalize``, lower case, punctuation split), and each token is reduced to its :func:`stem` (a light
+English suffix strip, then at most :data:`PREFIX` letters; a token holding a digit — a value — is
+kept whole). An eval item's *terms* are its ``terms`` rarest stems that are not stop words, rarity
+being the IDF of a **background**: the document frequencies bundled in
+``auditor/data/gate_background.json`` (stems of 1,000+ real agent texts from Apache-2.0 / MIT
+sources that are neither benchmark sets scored here nor the throughput bench's corpus; notice in
+``gate_background.NOTICE``; rebuilt by ``benchmarks/build_gate_background.py``), blended with the
+eval side's own frequencies (a word common among the eval items tells none of them apart). A stem the
+background never saw is rarest.
+
+**Rule.** A text passes when, for some item, it holds at least ``need`` of the item's terms, where
+``need`` is ``min_shared`` capped at the number of the item's *values* among its terms (numbers,
+names: stems of tokens holding a digit and of capitalised words not opening a sentence) and at least
+1: a rewording keeps an item's values, but may replace all but one of its ordinary words. An item without any term (stop words only) keeps the gate open: every text passes
+(``describe()["open_items"]``). Parameters ``min_shared`` and ``terms`` were chosen
+leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; docs/methods.md).
+
+>>> g = LexicalGate(min_shared=2, terms=6).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+>>> g.item_terms(0)
+['sherat', 'adult', 'hotel', 'york', 'new']
+>>> g.passes(["Reserve a Sheraton room in New York for two adults", "a recipe for apple pie"]).tolist()
+[True, False]
+>>> g.passes(["the weather in Paris", "a hotel for 2 adults"]).tolist()
+[False, True]
+
+Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` out of range),
+:class:`~auditor.errors.IndexFileError` (a damaged background file).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+
+from ..errors import ConfigError, IndexFileError
+from ..text.batch import TokenBatch, token_batch
+
+_SERIALS = itertools.count()
+BACKGROUND = Path(__file__).resolve().parent.parent / "data" / "gate_background.json"
+BACKGROUND_FORMAT = "auditor-gate-background"
+#: a stem keeps at most this many letters ("reservation" / "reserved" → "reserv")
+PREFIX = 6
+#: a stem in more than this share of the background's documents, or of one character, is a term only
+#: where an item has too few others (values — names, numbers — of two or more characters always are)
+MAX_SHARE = 0.01
+#: the gate modes of ``EmbeddingConfig.gate``
+MODES = ("lexical", "none")
+#: English function words and the commonest request words: never an item's term
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+    some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves also get give got let may might must need please shall tell us want would
+    like know find help make use using used one s t d ll m re ve""".split()
+)
+
+
+@lru_cache(maxsize=1 << 18)
+def stem(token: str) -> str:
+    """A token's stem: itself when it holds a digit (a value), else a light suffix strip and at most
+    :data:`PREFIX` letters.
+
+    >>> [stem(t) for t in ("booking", "booked", "flights", "cities", "city", "reservation", "2023")]
+    ['book', 'book', 'flight', 'city', 'city', 'reserv', '2023']
+    """
+    if any(c.isdigit() for c in token):
+        return token
+    t = token
+    if len(t) > 4 and t.endswith("ies"):
+        t = t[:-3] + "y"
+    elif len(t) > 4 and t.endswith("es") and (t[-3] in "sxz" or t[-4:-2] in ("ch", "sh")):
+        t = t[:-2]
+    elif len(t) > 3 and t.endswith("s") and not t.endswith("ss"):
+        t = t[:-1]
+    if len(t) > 5 and t.endswith("ing"):
+        t = t[:-3]
+    elif len(t) > 4 and t.endswith("ed"):
+        t = t[:-2]
+    return t[:PREFIX]
+
+
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z]+|\b\w*\d\w*")
+
+
+def _values(text: str) -> set[str]:
+    """The stems of a text's values: tokens holding a digit, and capitalised words not opening a
+    sentence (names).
+
+    >>> sorted(_values("Book the Sheraton in New York for 2 adults. Then call me."))
+    ['2', 'new', 'sherat', 'york']
+    """
+    out: set[str] = set()
+    for m in _NAME.findall(text):
+        out.update(stem(t.decode()) for t in TokenBatch([m]).normalized(0).split())
+    return out - STOP_WORDS
+
+
+def load_background(path: str | Path = BACKGROUND) -> tuple[int, dict[str, int]]:
+    """``(documents, {stem: document frequency})`` of the bundled background."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if doc.get("format") != BACKGROUND_FORMAT:
+            raise ValueError(f"format is not {BACKGROUND_FORMAT}")
+        return int(doc["documents"]), {str(k): int(v) for k, v in doc["df"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise IndexFileError(f"{path}: not a gate background file ({e})") from None
+
+
+def _distinct_stems(batch: TokenBatch) -> tuple[list[str], np.ndarray]:
+    """The batch's distinct tokens' stems and each token's index into them (separators included)."""
+    encoded = pc.dictionary_encode(batch.token_array())
+    distinct = [stem(t[:-1].decode("utf-8", "replace")) for t in encoded.dictionary.to_pylist()]
+    return distinct, np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+class LexicalGate:
+    """See the module doc. Counters (``take_counts``): ``units_seen``, ``units_passed``,
+    ``units_stopped`` and the same for ``segments`` (the texts the encoder would have read)."""
+
+    COUNTERS = (
+        "units_seen",
+        "units_passed",
+        "units_stopped",
+        "segments_seen",
+        "segments_passed",
+        "segments_stopped",
+    )
+
+    def __init__(
+        self,
+        min_shared: int = 2,
+        terms: int = 8,
+        by_values: bool = True,
+        background: tuple[int, dict[str, int]] | None = None,
+    ):
+        if not 1 <= min_shared <= 64:
+            raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
+        if not 1 <= terms <= 1000:
+            raise ConfigError(f"method 'embedding': gate_terms must be in 1..1000, not {terms}")
+        self.min_shared = min_shared
+        self.terms = terms
+        self.by_values = by_values
+        self.background = background if background is not None else load_background()
+        self.counts: Counter = Counter()
+        self.serial = next(_SERIALS)  # names this fit in a batch's memo (an id() may be reused)
+        self.term_id: dict[str, int] = {}
+        self.items: list[list[str]] = []
+        self.need = np.zeros(0, dtype=np.int64)
+        self.open_items = 0
+
+    # -- fit -----------------------------------------------------------------------------------
+    def fit(self, item_texts: Sequence[str]) -> LexicalGate:
+        """Each item's terms: its ``terms`` rarest non-stop-word stems (IDF of background + eval side)."""
+        from scipy import sparse
+
+        batch = TokenBatch(list(item_texts))
+        distinct, index = _distinct_stems(batch)
+        starts = batch.token_starts
+        per_item = [
+            sorted({distinct[k] for k in index[starts[i] : starts[i + 1] - 1].tolist()} - STOP_WORDS - {""})
+            for i in range(len(item_texts))
+        ]
+        n_bg, df_bg = self.background
+        df_ev: Counter = Counter(s for stems in per_item for s in stems)
+        n = n_bg + len(per_item)
+
+        def idf(s: str) -> float:
+            return math.log((n + 1) / (df_bg.get(s, 0) + df_ev[s] + 1))
+
+        cap = MAX_SHARE * n_bg
+
+        def pick(stems: list[str], vals: set[str]) -> list[str]:
+            ranked = sorted(stems, key=lambda s: (-idf(s), s))
+            rare = [s for s in ranked if len(s) > 1 and (s in vals or df_bg.get(s, 0) <= cap)]
+            if len(rare) < self.min_shared:  # too few rare ones: the rarest of the rest make up the number
+                rare += [s for s in ranked if s not in rare][: self.min_shared - len(rare)]
+            return rare[: self.terms]
+
+        values = [_values(t) for t in item_texts]
+        self.items = [pick(stems, v) for stems, v in zip(per_item, values)]
+        self.term_id = {}
+        self.serial = next(_SERIALS)
+        rows, cols = [], []
+        for i, stems in enumerate(self.items):
+            for s in stems:
+                rows.append(self.term_id.setdefault(s, len(self.term_id)))
+                cols.append(i)
+        self.open_items = sum(1 for stems in self.items if not stems)
+        if self.by_values:
+            need = [min(self.min_shared, max(1, len(values[i] & set(t)))) for i, t in enumerate(self.items)]
+        else:
+            need = [min(self.min_shared, len(t)) for t in self.items]
+        self.need = np.array(need, dtype=np.int64)
+        ones = np.ones(len(rows), dtype=np.int32)
+        self.matrix = sparse.csr_matrix((ones, (rows, cols)), shape=(len(self.term_id), len(self.items)))
+        return self
+
+    def item_terms(self, item: int) -> list[str]:
+        """The terms of eval item ``item``, rarest first."""
+        return list(self.items[item])
+
+    # -- decide --------------------------------------------------------------------------------
+    def passes(self, texts: Sequence[str], shared: bool = False) -> np.ndarray:
+        """One bool per text: shares enough terms with some item. ``shared``: tokenize through
+        :func:`auditor.text.batch.token_batch`, i.e. reuse the batch the exact and n-gram tiers
+        built for these very text objects (the training views), instead of a batch of their own."""
+        if not len(texts):
+            return np.zeros(0, dtype=bool)
+        if self.open_items:
+            return np.ones(len(texts), dtype=bool)
+        if shared:
+            batch, positions = token_batch(texts)
+        else:
+            batch, positions = TokenBatch(list(texts)), list(range(len(texts)))
+        key = ("gate", self.serial)
+        ok = batch.memo.get(key)
+        if ok is None:
+            ok = batch.memo[key] = self._batch_passes(batch)
+        return ok[np.asarray(positions, dtype=np.int64)]
+
+    def _batch_passes(self, batch: TokenBatch) -> np.ndarray:
+        from scipy import sparse
+
+        n = len(batch)
+        if not n or not len(self.term_id):
+            return np.zeros(n, dtype=bool)
+        distinct, index = _distinct_stems(batch)
+        tid = np.fromiter((self.term_id.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
+        per_token = tid[index]
+        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
+        hit = per_token >= 0
+        if not hit.any():
+            return np.zeros(n, dtype=bool)
+        present = sparse.csr_matrix(
+            (np.ones(int(hit.sum()), dtype=np.int32), (text_of[hit], per_token[hit])), shape=(n, len(self.term_id))
+        )
+        present.sum_duplicates()
+        present.data[:] = 1  # a term counts once per text
+        shared = (present @ self.matrix).tocsr()  # texts × items: terms shared
+        ok = shared.data >= self.need[shared.indices]
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
+        out = np.zeros(n, dtype=bool)
+        out[rows[ok]] = True
+        return out
+
+    # -- counters ------------------------------------------------------------------------------
+    def count(self, units: int, passed_units: int, segments: int, passed_segments: int) -> None:
+        self.counts.update(
+            {
+                "units_seen": units,
+                "units_passed": passed_units,
+                "units_stopped": units - passed_units,
+                "segments_seen": segments,
+                "segments_passed": passed_segments,
+                "segments_stopped": segments - passed_segments,
+            }
+        )
+
+    def take_counts(self) -> Counter:
+        out, self.counts = self.counts, Counter()
+        return out
+
+    def add_counts(self, counts: dict[str, int]) -> None:
+        self.counts.update({k: int(counts.get(k, 0)) for k in self.COUNTERS})
+
+    def describe(self) -> dict[str, Any]:
+        c = self.counts
+        seen = c["segments_seen"]
+        return {
+            "mode": "lexical",
+            "min_shared": self.min_shared,
+            "terms": self.terms,
+            "by_values": self.by_values,
+            "eval_terms": len(self.term_id),
+            "open_items": self.open_items,
+            "background_documents": self.background[0],
+            **{k: int(c[k]) for k in self.COUNTERS},
+            "stopped_share": round(c["segments_stopped"] / seen, 4) if seen else 0.0,
+        }
+
+
+def keep_units(gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool]]) -> list[bool]:
+    """Which units pass ``gate``, counted: each unit is ``(view text, its segment texts, is a window)``.
+
+    A unit of a view's whole / last / doc segments is decided on the view text itself, tokenized in
+    the batch the exact and n-gram tiers built for it (:func:`auditor.text.batch.token_batch`); a
+    window only when its view passes (a window's tokens are among its view's), on its own text.
+
+    >>> g = LexicalGate(min_shared=2, terms=6).fit(["Book a room at the Sheraton Hotel in New York"])
+    >>> keep_units(g, [("a Sheraton room, New York", ["a Sheraton room, New York"], False),
+    ...                ("apple pie", ["apple pie"], False)])
+    [True, False]
+    >>> g.take_counts()["units_stopped"]
+    1
+    """
+    if not units:
+        return []
+    views = list({id(v): v for v, _, _ in units}.values())
+    view_ok = dict(zip(map(id, views), gate.passes(views, shared=True).tolist()))
+    keep = [view_ok[id(v)] for v, _, _ in units]
+    ask = [i for i, (v, _, window) in enumerate(units) if window and keep[i]]
+    if ask:
+        for i, ok in zip(ask, gate.passes([units[i][1][0] for i in ask]).tolist()):
+            keep[i] = ok
+    segs = [len(t) for _, t, _ in units]
+    gate.count(len(units), sum(keep), sum(segs), sum(n for n, k in zip(segs, keep) if k))
+    return keep

@@ -1,0 +1,254 @@
+"""The embedding tier's lexical gate (``gate = "lexical"``, the default): a training unit reaches the
+MiniLM encoder only if it shares enough rare words and values with some eval item. On real eval items,
+their frozen held-out paraphrases pass and unrelated real text is stopped; a passed unit's findings are
+exactly the ungated tier's; the decisions are counted in the check's ``method_stats`` (once, from
+engine workers too); ``--embed-gate none`` / ``gate = "none"`` turns it off and changes the index key.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import pickle
+
+import pytest
+from helpers import shared_file
+
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.embed.gate import LexicalGate, keep_units, load_background, stem
+from auditor.errors import ConfigError, IndexFileError
+from auditor.methods.embedding import GATE_BY_VALUES, GATE_MIN_SHARED, GATE_TERMS, EmbeddingIndex
+from auditor.records.record import Record
+
+HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
+
+
+@pytest.fixture(scope="module")
+def stb_case():
+    """60 StableToolBench eval queries, then the frozen held-out paraphrases and same-topic negatives
+    of the 30 that have one."""
+    ev = list(Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records())
+    with open(HELDOUT, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    ids = list(dict.fromkeys(r["item_id"] for r in rows))[:30]
+    by_id = {r.id: r for r in ev}
+    items = [by_id[i] for i in ids] + [r for r in ev if r.id not in set(ids)][:30]
+    train = [
+        Record("heldout", f"{r['kind']}:{r['item_id']}", f"stabletoolbench.tsv:{n + 2}", {"text": r["text"]}, ordinal=n)
+        for n, r in enumerate(rows)
+        if r["item_id"] in set(ids)
+    ]
+    return items, train
+
+
+def unrelated() -> list[Record]:
+    """Real text about something else: MMLU sociology questions (llm-decontaminator's copy)."""
+    path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
+    with open(path, newline="", encoding="utf-8") as f:
+        qs = [row[0] for row in csv.reader(f) if row][:60]
+    return [
+        Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=100 + i) for i, q in enumerate(qs)
+    ]
+
+
+def gate_for(items) -> LexicalGate:
+    from auditor.embed.segment import segments
+
+    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES).fit(
+        [s.text for r in items for s in segments(r.view("query"))]
+    )
+
+
+def test_real_paraphrases_pass_and_unrelated_questions_are_stopped(stb_case):
+    items, train = stb_case
+    gate = gate_for(items)
+    paraphrases = [t.view("text") for t in train if t.id.startswith("paraphrase:")]
+    assert len(paraphrases) == 30
+    assert gate.passes(paraphrases).all()
+    stopped = 1 - gate.passes([r.view("text") for r in unrelated()]).mean()
+    assert stopped >= 0.5, stopped  # 40 of these 60 sociology questions (shipped setting)
+    # an item's terms are its rare words and values, never a stop word
+    terms = [t for i in range(len(items)) for t in gate.item_terms(i)]
+    assert terms and not {"the", "for", "please", "want"} & set(terms)
+    assert gate.describe()["open_items"] == 0 and gate.describe()["eval_terms"] == len(set(terms))
+
+
+def test_shared_batch_and_own_batch_decide_alike(stb_case):
+    from auditor.text.batch import forget_batch, token_batch
+
+    items, train = stb_case
+    gate = gate_for(items)
+    texts = [t.view("text") for t in train] + [r.view("text") for r in unrelated()]
+    own = gate.passes(texts)
+    forget_batch()
+    batch, _ = token_batch(texts)  # what the exact and n-gram tiers built for these texts
+    assert gate.passes(texts, shared=True).tolist() == own.tolist()
+    assert ("gate", gate.serial) in batch.memo  # decided on that batch
+    forget_batch()
+
+
+def test_a_window_is_decided_on_its_own_words():
+    gate = LexicalGate(2, 6).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+    filler = " ".join(["the agent called an api and waited for the response"] * 30)
+    doc = f"{filler} Reserve a Sheraton room in New York. {filler}"
+    units = [
+        (doc, [doc], False),
+        (doc, [" ".join(doc.split()[:160])], True),
+        (doc, [" ".join(doc.split()[150:310])], True),
+    ]
+    assert keep_units(gate, units) == [True, False, True]
+    counts = gate.take_counts()
+    assert counts["units_seen"] == 3 and counts["units_stopped"] == 1 and counts["segments_passed"] == 2
+    assert keep_units(gate, [("apple pie", ["apple pie"], False), ("pie", ["pie"], True)]) == [False, False]
+
+
+def test_stems_and_background():
+    assert stem("reservations") == stem("reserved") == "reserv" and stem("B737") == "B737"
+    docs, df = load_background()
+    assert docs > 10_000 and df["the"] > docs // 3 and min(df.values()) >= 3
+
+
+def test_damaged_background_is_one_line(tmp_path):
+    bad = tmp_path / "bg.json"
+    bad.write_text('{"format": "something else"}')
+    with pytest.raises(IndexFileError, match="not a gate background file") as e:
+        load_background(bad)
+    assert "\n" not in str(e.value)
+
+
+def test_gate_parameters_checked_without_loading_a_model():
+    with pytest.raises(ConfigError, match="gate must be one of"):
+        EmbeddingIndex(gate="bm25")
+    with pytest.raises(ConfigError, match="gate_min_shared"):
+        EmbeddingIndex(gate_min_shared=0)
+    with pytest.raises(ConfigError, match="gate_terms"):
+        EmbeddingIndex(gate_terms=0)
+    on, off = EmbeddingIndex(gate="lexical"), EmbeddingIndex()
+    assert off.config.gate == "none"  # off by default (docs/methods.md says why)
+    assert on.params() != off.params() != EmbeddingIndex(gate="lexical", gate_terms=GATE_TERMS + 1).params()
+
+
+pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
+
+
+def keys(findings):
+    return sorted(
+        (f.eval_id, f.train_id, f.evidence["tier"], f.score, f.evidence["train_segment"], f.evidence["eval_segment"])
+        for f in findings
+    )
+
+
+def test_gated_findings_are_the_ungated_findings_of_passed_units(stb_case):
+    items, train = stb_case
+    batch = train + unrelated()
+    plain = EmbeddingIndex(cache_dir="none", gate="none").build(items)
+    gated = EmbeddingIndex(cache_dir="none", gate="lexical").build(items)
+    want, got = plain.search(batch), gated.search(batch)
+    passed = {
+        (t.id, v, s.label())
+        for t in batch
+        for (v, segs), ok in zip(
+            plain.train_units(t),
+            keep_units(
+                gate_for(items),
+                [(t.views[v], [s.text for s in g], g[0].kind == "window") for v, g in plain.train_units(t)],
+            ),
+        )
+        if ok
+        for s in segs
+    }
+    assert len([f for f in want if f.train_id.startswith("paraphrase:")]) >= 20
+    assert keys(got) == keys(
+        [f for f in want if (f.train_id, f.evidence["train_view"], f.evidence["train_segment"]) in passed]
+    )
+    right = [f for f in want if f.train_id == f"paraphrase:{f.eval_id}"]
+    assert {f.train_id for f in right} <= {f.train_id for f in got}  # no right finding lost here
+    st = gated.stats()["gate"]
+    units = sum(len(gated.train_units(t)) for t in batch)
+    assert st["mode"] == "lexical" and st["units_seen"] == units
+    assert st["units_passed"] + st["units_stopped"] == units and st["units_stopped"] >= 30
+    assert plain.stats()["gate"] == {"mode": "none"}
+    assert gated.stats()["encoding"]["encoded"] < plain.stats()["encoding"]["encoded"]
+
+
+def test_gate_counts_from_workers_are_added_once(stb_case):
+    items, train = stb_case
+    index = EmbeddingIndex(cache_dir="none", gate="lexical").build(items)
+    worker = pickle.loads(pickle.dumps(index))  # what an engine worker receives
+    worker.search(train[:10] + unrelated()[:10])
+    counts = worker.take_counts()
+    assert counts["gate_units_seen"] == 20 and counts["gate_units_passed"] >= 10
+    assert worker.take_counts()["gate_units_seen"] == 0  # handed over and reset
+    index.add_counts(counts)
+    st = index.stats()["gate"]
+    assert st["units_seen"] == 20 and st["segments_stopped"] == counts["gate_segments_stopped"]
+
+
+@pytest.mark.timeout(300)
+def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_case):
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    items, train = stb_case
+    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
+    tr.write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
+    )
+    stats = {}
+    for flag in ("lexical", "none"):
+        out = tmp_path / f"report-{flag}"
+        args = ["audit", "--train", str(tr), "--eval", str(ev), "--text-field", "text", "--id-field", "id"]
+        args += [
+            "--method",
+            "embedding",
+            "--embed-gate",
+            flag,
+            "--report-dir",
+            str(out),
+            "--index-dir",
+            str(tmp_path / "ix"),
+        ]
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code in (0, 1), res.output
+        doc = json.loads((out / "report.json").read_text())
+        stats[flag] = doc["checks"][0]["method_stats"][0]
+    assert stats["none"]["gate"] == {"mode": "none"} and stats["none"]["params"]["gate"] == "none"
+    st = stats["lexical"]["gate"]
+    assert st["units_seen"] == len(train) + 60 and st["units_stopped"] >= 30
+
+
+@pytest.mark.timeout(300)
+def test_gate_in_engine_workers_gives_the_serial_findings_and_counts_once(tmp_path, stb_case):
+    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+
+    items, train = stb_case
+    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
+    tr.write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
+    )
+
+    def run(workers: int):
+        cfg = AuditConfig(
+            datasets={
+                "ev": DatasetSpec("ev", [str(ev)], role="eval", text_field="text", id_field="id"),
+                "tr": DatasetSpec("tr", [str(tr)], role="train", text_field="text", id_field="id"),
+            },
+            checks=[CheckSpec("para", train=["tr"], eval=["ev"], methods=["embedding"])],
+            method_params={
+                "embedding": {"cache_dir": "none", "backend": "onnx-int8", "device": "cpu", "gate": "lexical"}
+            },
+            index_dir=None,
+            findings_store="memory",
+            batch_size=8,
+            split_bytes=4_000,
+            workers=workers,
+        )
+        doc = run_audit(cfg).to_dict()
+        return doc["findings"], doc["checks"][0]["method_stats"][0]["gate"]
+
+    (serial, one), (parallel, two) = run(1), run(2)
+    assert parallel == serial and len(serial) >= 20
+    assert one == two and one["units_seen"] == len(train) + 60 and one["units_stopped"] >= 30
