@@ -7,7 +7,7 @@ allowance 0"``. Suspected items (only possible-paraphrase findings) are never fo
 phrase says how many count and why. A report written before these counts existed reads with its
 ``contaminated_items`` as conclusive and every suspected item unreviewed.
 
->>> from auditor.audit.results import CheckResult
+>>> from auditor.report.results import CheckResult
 >>> c = CheckResult(name="c", train=["t"], eval=["e"], methods=["minhash"], eval_items=500,
 ...                 contaminated_items=38, suspected=5, unreviewed=5, verdict="fail", fail_on="suspected",
 ...                 counted_items=43, allowance=40)
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..audit.results import CheckResult
+    from .results import CheckResult
 
 OPEN_SHOWN = 20  # unreviewed suspected items a report lists per check
 
