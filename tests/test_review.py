@@ -142,6 +142,29 @@ def test_review_loop_on_webshop(tmp_path, monkeypatch):
     assert "allowance 500" in res.output.splitlines()[0]
 
 
+def test_write_clean_removes_the_records_behind_confirmed_findings(tmp_path, monkeypatch):
+    """A suspected finding a reviewer confirmed is contamination: --write-clean removes its training
+    record as it does a conclusive one's; a dismissed one's record stays."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    _, report = _audit(runner, tmp_path, "r1")
+    suspected = _suspected(report)
+    conclusive_train = {f["train_id"] for f in report["findings"] if f["conclusive"]}
+    first, *rest = sorted({f["review_id"] for f in suspected})
+    assert rest, "the WebShop audit has several suspected findings"
+    assert runner.invoke(main, ["review", "r1/report.json", "--confirm", first]).exit_code == 0
+    assert runner.invoke(main, ["review", "r1/report.json", "--dismiss-unreviewed"]).exit_code == 0
+    res, report = _audit(runner, tmp_path, "r2", "--write-clean", str(tmp_path / "clean"))
+    assert res.exit_code == 0, res.output
+    removed = {r["id"]: r for r in map(json.loads, (tmp_path / "clean" / "removed.jsonl").read_text().splitlines())}
+    confirmed = [f for f in _suspected(report) if f["decision"] == "confirmed"]
+    dismissed = [f for f in _suspected(report) if f["decision"] == "dismissed"]
+    assert confirmed and all(f["train_id"] in removed for f in confirmed)
+    assert any(removed[f["train_id"]]["method"] == f["method"] for f in confirmed)
+    kept = {f["train_id"] for f in dismissed} - conclusive_train - {f["train_id"] for f in confirmed}
+    assert kept and not kept & set(removed)
+
+
 def test_pass_with_unreviewed_suspected_is_never_bare(tmp_path):
     """fail_on = conclusive (the default) passes with suspected items waiting, and says so on the
     verdict line, in every rendering and with the review command on stdout."""

@@ -2,8 +2,8 @@
 
 This is the falsifier's "retrain with the overlapping items removed". For every training dataset of
 an audit, :func:`write_clean` writes ``DIR/<dataset>/<file>`` (the dataset name made safe as a folder name) holding the dataset's selected records
-(after its split selection) minus every record with a *conclusive* finding (``id`` evidence never
-removes a record), and ``DIR/removed.jsonl`` listing each removed record with the finding that
+(after its split selection) minus every record with a *conclusive* finding or a suspected one a
+reviewer confirmed (``id`` evidence never removes a record), and ``DIR/removed.jsonl`` listing each removed record with the finding that
 removed it (its best-scoring one).
 
 Format: each file is written back under its own name by the writer its adapter declares

@@ -26,6 +26,7 @@ from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
+from ..methods.base import Finding
 from ..report import Report
 from ..report.results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
 from ..scan.job import ScanJob, ScanStats
@@ -250,7 +251,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
             report.extra["clean"] = write_clean(
                 config.write_clean,
                 [datasets[n] for n in train_names],
-                store.train_hits,
+                _clean_hits(store, findings, decisions),
                 datasets.values(),
                 [config.manifest_path],
             )
@@ -395,6 +396,16 @@ def _scan_training_sets(
                 capture.keep_eval([eval_by_key[f.check][(f.eval_dataset, f.eval_ordinal)]])
             if f.conclusive:
                 by_check[f.check].pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
+
+
+def _clean_hits(store: FindingStore, findings: list, decisions: Decisions) -> dict[tuple[str, int], Finding]:
+    """The training records ``--write-clean`` removes: those behind conclusive findings, and those
+    behind suspected findings a reviewer confirmed (:mod:`auditor.audit.decisions`)."""
+    hits = dict(store.train_hits)
+    for f in findings:
+        if f.suspected and decisions.decision_of(f) == CONFIRMED:
+            hits.setdefault((f.train_dataset, f.train_ordinal), f)
+    return hits
 
 
 def _finish_check(

@@ -329,8 +329,8 @@ def _run_and_write(config, report_dir: str) -> None:
     "--write-clean",
     default=None,
     metavar="DIR",
-    help="Write each training set without the records behind conclusive findings (suspected and id-only ones remove "
-    "nothing) to DIR, plus DIR/removed.jsonl and DIR/split.toml.",
+    help="Write each training set without the records behind conclusive findings and reviewer-confirmed suspected "
+    "ones (unreviewed, dismissed and id-only ones remove nothing) to DIR, plus DIR/removed.jsonl and DIR/split.toml.",
 )
 @fail_on_option
 @decisions_option(f"{DECISIONS_FILE} in the current folder")
@@ -417,8 +417,8 @@ def audit(
     "--write-clean",
     default=None,
     metavar="DIR",
-    help="Write each training set without the records behind conclusive findings to DIR (overrides the "
-    "manifest's write_clean).",
+    help="Write each training set without the records behind conclusive findings and confirmed suspected ones to DIR "
+    "(overrides the manifest's write_clean).",
 )
 @fail_on_option
 @decisions_option(f"{DECISIONS_FILE} beside the manifest, or the manifest's decisions key")
