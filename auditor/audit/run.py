@@ -297,7 +297,7 @@ def _report(config, engine, checks, findings, findings_total, described, extra, 
 
 
 TEXTS_LIMIT = 200  # findings whose texts the report keeps ...
-REVIEW_LIMIT = 100  # ... plus this many suspected ones beyond them (the review list)
+REVIEW_LIMIT = 1000  # ... plus this many suspected ones beyond them (the review list; auditor review shows them)
 
 
 def _shown(findings: list) -> list:
