@@ -27,7 +27,8 @@ from ..datasets.sameness import require_distinct_items
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..report import Report
-from ..report.results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
+from ..methods.base import Finding
+from ..report.results import CheckResult, EvalSubset, FindingRow, MatrixCell, RunStats, SideCounts
 from ..scan.job import ScanJob, ScanStats
 from ..scan.progress import peak_rss_mb
 from ..scan.stage import Stage
@@ -275,7 +276,7 @@ def _report(config, engine, checks, findings, findings_total, described, extra, 
         verdict=verdict,
         datasets=described,
         checks=checks,
-        findings=[_with_refs(f.to_dict(), datasets) for f in findings],
+        findings=[_row(f, datasets) for f in findings],
         run=RunStats(
             tool="auditor",
             version=__version__,
@@ -508,14 +509,14 @@ def _finish_check(
     )
 
 
-def _with_refs(finding: dict[str, Any], datasets: dict[str, Dataset]) -> dict[str, Any]:
-    """A finding's records named for a reader (``eval_ref`` / ``train_ref``: dataset, id and, for a
-    dataset of several files, the file; see :meth:`Dataset.ref`)."""
-    for side in ("eval", "train"):
-        ds = datasets.get(finding[f"{side}_dataset"])
-        if ds is not None:
-            finding[f"{side}_ref"] = ds.ref(finding[f"{side}_id"], finding[f"{side}_source"])
-    return finding
+def _row(f: Finding, datasets: dict[str, Dataset]) -> FindingRow:
+    """A finding as ``report.json`` holds it, its records named for a reader (``eval_ref`` /
+    ``train_ref``: dataset, id and, for a dataset of several files, the file; see :meth:`Dataset.ref`)."""
+    return {
+        **f.to_dict(),
+        "eval_ref": datasets[f.eval_dataset].ref(f.eval_id, f.eval_source),
+        "train_ref": datasets[f.train_dataset].ref(f.train_id, f.train_source),
+    }
 
 
 def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[EvalSubset]:

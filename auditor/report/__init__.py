@@ -33,7 +33,7 @@ from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
 from .publish import publish
-from .results import CheckResult, ProvenanceResult, RunStats
+from .results import CheckResult, FindingRow, ProvenanceResult, RunStats
 from .validate import check_report
 
 SCHEMA_VERSION = 1
@@ -61,7 +61,7 @@ class Report:
     verdict: str
     datasets: dict[str, DatasetSummary]
     checks: list[CheckResult]
-    findings: list[dict[str, Any]]
+    findings: list[FindingRow]
     run: RunStats = field(default_factory=RunStats)
     texts: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages (provenance ...)
