@@ -26,8 +26,8 @@ from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
-from ..report import Report
 from ..methods.base import Finding
+from ..report import Report
 from ..report.results import CheckResult, EvalSubset, FindingRow, MatrixCell, RunStats, SideCounts
 from ..scan.job import ScanJob, ScanStats
 from ..scan.progress import peak_rss_mb
