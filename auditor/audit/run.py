@@ -24,6 +24,7 @@ from .. import methods
 from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
+from ..datasets.summary import DatasetSummary
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..methods.base import Finding
@@ -262,7 +263,18 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     return report
 
 
-def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
+def _report(
+    config: AuditConfig,
+    engine: Engine,
+    checks: list[CheckResult],
+    findings: list[Finding],
+    findings_total: int,
+    described: dict[str, DatasetSummary],
+    extra: dict[str, Any],
+    timing: dict[str, Any],
+    scan_stats: ScanStats,
+    datasets: dict[str, Dataset],
+) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
     verdict = combine([c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])])
     encoding = [
@@ -300,7 +312,7 @@ TEXTS_LIMIT = 200  # findings whose texts the report keeps ...
 REVIEW_LIMIT = 100  # ... plus this many suspected ones beyond them (the review list)
 
 
-def _shown(findings: list) -> list:
+def _shown(findings: list[Finding]) -> list[Finding]:
     """The findings whose texts go into the report: the first ``TEXTS_LIMIT`` and the best suspected ones after them."""
     later = sorted((f for f in findings[TEXTS_LIMIT:] if f.suspected), key=lambda f: -f.score)
     return findings[:TEXTS_LIMIT] + later[:REVIEW_LIMIT]
