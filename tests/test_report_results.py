@@ -116,3 +116,32 @@ def test_provenance_entries_are_typed_and_write_back_unchanged():
     bad = dict(doc, provenance=[{"records_total": 3}])
     with pytest.raises(ValueError, match="provenance\\[0\\].*missing name, verdict"):
         Report.from_dict(bad)
+
+
+def test_findings_of_a_real_audit_have_exactly_the_finding_rows_keys(tmp_path):
+    """The README quick start through the library (every default method, a decisions file): each finding
+    in report.json has every required key of FindingRow, no key it lacks, and review_id / decision
+    exactly on the suspected ones; the JSON keys follow the TypedDict's order."""
+    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+    from auditor.datasets.dataset import DatasetSpec
+    from auditor.report.results import FindingRow
+    from auditor.report.validate import FINDING
+
+    config = AuditConfig(
+        datasets={
+            "eval": DatasetSpec("eval", ["webshop:0:500"], role="eval"),
+            "train": DatasetSpec("train", ["webshop:500:"], role="train"),
+        },
+        checks=[CheckSpec("webshop", train=["train"], eval=["eval"])],
+        decisions=str(tmp_path / "auditor-decisions.json"),  # absent: every suspected finding unreviewed
+    )
+    report = run_audit(config)
+    findings = json.loads(report.to_json())["findings"]
+    required, optional = FindingRow.__required_keys__, FindingRow.__optional_keys__
+    assert optional == {"review_id", "decision"} and set(FINDING) <= required  # what check_report reads
+    suspected = [f for f in findings if not f["conclusive"] and f["evidence"].get("tier") == "suspected"]
+    assert findings and suspected and len(suspected) < len(findings)  # both kinds are checked
+    for f in findings:
+        extra = optional if f in suspected else set()
+        assert list(f) == [k for k in FindingRow.__annotations__ if k in required | extra]
+        assert f.get("decision", "unreviewed") == "unreviewed"

@@ -285,3 +285,29 @@ def test_verify_reads_the_decisions_beside_the_manifest(tmp_path):
     manifest.write_text(manifest.read_text().replace('fail_on = "unreviewed"\n', 'decisions = "../elsewhere.json"\n'))
     res = runner.invoke(main, [*args, "--report-dir", str(tmp_path / "r3")])
     assert res.exit_code == 2 and "leads outside the manifest's folder" in res.output, res.output
+
+
+def test_describe_names_a_finding_with_whole_number_ids_and_no_refs():
+    """report.json may hold whole-number ids (check_report takes them) and, from an older version, no
+    ``*_ref``: the review line names the records instead of failing to add an int to a str (found by mypy
+    once findings were typed)."""
+    from auditor.audit.review import describe
+
+    f = {
+        "check": "c",
+        "eval_dataset": "e",
+        "eval_id": 7,
+        "eval_source": "e.json#7",
+        "train_dataset": "t",
+        "train_id": 12,
+        "train_source": "t.json#12",
+        "method": "embedding",
+        "score": 0.91,
+        "conclusive": False,
+        "evidence": {"tier": "suspected", "cosine": 0.91},
+        "eval_hash": "a" * 16,
+        "train_hash": "b" * 16,
+    }
+    report = Report(verdict="pass", datasets={}, checks=[], findings=[f])
+    lines = describe(report, f, Decisions(None), 1, 1)
+    assert "  eval item      e 7 (e.json#7)" in lines and "  training record t 12 (t.json#12)" in lines

@@ -42,11 +42,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, OutputError
 from ..io.atomic import atomic_write_text
 from ..io.jsonread import load_json
+
+if TYPE_CHECKING:
+    from ..methods.base import Finding
+    from ..report.results import FindingRow
 
 #: the decisions file's default name, beside the manifest (``verify``) or in the current folder (``audit``)
 DECISIONS_FILE = "auditor-decisions.json"
@@ -60,19 +64,19 @@ _ABOUT = (
 )
 
 
-def key_of(f: Any) -> tuple[str, str, str]:
-    """The decision key of a finding (a report.json finding dict or a :class:`Finding`)."""
+def key_of(f: FindingRow | Finding | Decision) -> tuple[str, str, str]:
+    """The decision key of a finding (a report.json finding dict or a :class:`Finding`) or of a decision."""
     get = f.get if isinstance(f, dict) else lambda k, d=None: getattr(f, k, d)
     return str(get("eval_id", "")), str(get("eval_hash", "") or ""), str(get("train_hash", "") or "")
 
 
-def reviewable(f: Any) -> bool:
+def reviewable(f: FindingRow | Finding | Decision) -> bool:
     """Does the finding carry the content hashes a decision is keyed on (a report of this version)?"""
     _, eh, th = key_of(f)
     return bool(eh and th)
 
 
-def review_id(f: Any) -> str:
+def review_id(f: FindingRow | Finding | Decision) -> str:
     """The short id of a finding's decision key (10 hex digits), shown in reports and taken by
     ``auditor review --confirm`` / ``--dismiss``."""
     return hashlib.sha256("\x1f".join(key_of(f)).encode("utf-8", "surrogatepass")).hexdigest()[:10]
@@ -142,19 +146,19 @@ class Decisions:
                     str(path), f"decisions[{i}]", f"decision must be {' or '.join(DECIDED)}, not '{row['decision']}'"
                 )
             d = Decision(**{"id": "", **row})
-            d = Decision(**{**d.to_dict(), "id": review_id(d.__dict__)})  # the id follows the key
+            d = Decision(**{**d.to_dict(), "id": review_id(d)})  # the id follows the key
             entries[d.key()] = d
         return cls(path, entries)
 
-    def get(self, f: Any) -> Decision | None:
+    def get(self, f: FindingRow | Finding) -> Decision | None:
         return self.entries.get(key_of(f)) if reviewable(f) else None
 
-    def decision_of(self, f: Any) -> str:
+    def decision_of(self, f: FindingRow | Finding) -> str:
         """``confirmed``, ``dismissed`` or ``unreviewed`` for a suspected finding."""
         d = self.get(f)
         return d.decision if d else UNREVIEWED
 
-    def set(self, f: dict[str, Any], decision: str, note: str = "") -> Decision:
+    def set(self, f: FindingRow, decision: str, note: str = "") -> Decision:
         """Record ``decision`` for finding ``f`` (replacing an earlier one). Raises ValueError for a
         finding without content hashes (written by an older auditor) or an unknown decision."""
         if decision not in DECIDED:
@@ -215,7 +219,7 @@ def default_path(folder: str | Path | None = None) -> str:
 
 
 def classify(
-    findings: list, conclusive_items: set[tuple[str, int]], decisions: Decisions
+    findings: list[Finding], conclusive_items: set[tuple[str, int]], decisions: Decisions
 ) -> dict[tuple[str, int], str]:
     """The review class of each eval item (``(eval_dataset, eval_ordinal)``) of one check that has only
     suspected findings: ``confirmed`` when a reviewer confirmed one of them, else ``unreviewed`` when
@@ -242,7 +246,7 @@ def classify(
     return dict(sorted(classes.items()))
 
 
-def annotate(findings: list[dict[str, Any]], decisions: Decisions) -> int:
+def annotate(findings: list[FindingRow], decisions: Decisions) -> int:
     """Mark every suspected finding of a report (dicts, in place) with its ``review_id`` and
     ``decision``; returns how many carry a decision from the file."""
     used = 0

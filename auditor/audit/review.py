@@ -35,10 +35,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, review_id, reviewable
+
+if TYPE_CHECKING:
+    from ..report import Report
+    from ..report.results import FindingRow
 
 MIN_PREFIX = 4  # shortest review-id prefix taken
 SNIPPET = 1200  # characters of each text shown in the terminal
@@ -58,7 +62,7 @@ class ReviewResult:
         self.counts[decision] = self.counts.get(decision, 0) + 1
 
 
-def suspected(report: Any, decisions: Decisions, revisit: bool = False) -> list[dict[str, Any]]:
+def suspected(report: Report, decisions: Decisions, revisit: bool = False) -> list[FindingRow]:
     """The report's reviewable suspected findings, one per review id (its best score), best first;
     only the unreviewed ones unless ``revisit``. Raises ConfigError when the report has suspected
     findings but none carries the content hashes decisions are keyed on (an older report)."""
@@ -72,7 +76,7 @@ def suspected(report: Any, decisions: Decisions, revisit: bool = False) -> list[
         raise ConfigError(
             "the report's suspected findings carry no content hashes (written by an older auditor): re-run the audit"
         )
-    best: dict[str, dict[str, Any]] = {}
+    best: dict[str, FindingRow] = {}
     for f in sorted(
         usable, key=lambda f: (-float(f["score"]), f["check"], f["eval_dataset"], f.get("eval_ordinal", 0))
     ):
@@ -80,7 +84,7 @@ def suspected(report: Any, decisions: Decisions, revisit: bool = False) -> list[
     return [f for f in best.values() if revisit or decisions.decision_of(f) == UNREVIEWED]
 
 
-def _match(ids: Iterable[str], findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _match(ids: Iterable[str], findings: list[FindingRow]) -> list[FindingRow]:
     """The findings named by review ids or unique prefixes; ConfigError for an unknown or ambiguous one."""
     by_id = {review_id(f): f for f in findings}
     out = []
@@ -100,7 +104,7 @@ def _match(ids: Iterable[str], findings: list[dict[str, Any]]) -> list[dict[str,
 
 
 def decide_findings(
-    report: Any,
+    report: Report,
     decisions_path: str | Path,
     confirm: Iterable[str] = (),
     dismiss: Iterable[str] = (),
@@ -113,7 +117,7 @@ def decide_findings(
     OutputError when the file cannot be written (or is not auditor's)."""
     decisions = Decisions.load(decisions_path)
     every = suspected(report, decisions, revisit=True)
-    plan: dict[str, tuple[dict[str, Any], str]] = {}
+    plan: dict[str, tuple[FindingRow, str]] = {}
     for decision, ids in ((CONFIRMED, confirm), (DISMISSED, dismiss)):
         for f in _match(ids, every):
             rid = review_id(f)
@@ -141,7 +145,7 @@ def decide_findings(
     return result
 
 
-def describe(report: Any, f: dict[str, Any], decisions: Decisions, n: int, total: int) -> list[str]:
+def describe(report: Report, f: FindingRow, decisions: Decisions, n: int, total: int) -> list[str]:
     """The lines shown for one finding: which records, score, decision, both texts, the evidence."""
     ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
     tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}")
@@ -153,9 +157,9 @@ def describe(report: Any, f: dict[str, Any], decisions: Decisions, n: int, total
         "",
         f"[{n}/{total}] review id {review_id(f)} — check {f['check']}: {f['method']} score {float(f['score']):.3f}, "
         f"{decisions.decision_of(f)}" + (f" ({current.note})" if current and current.note else ""),
-        f"  eval item      {f.get('eval_ref') or f['eval_dataset'] + ' ' + f['eval_id']} ({f['eval_source']})",
+        f"  eval item      {f.get('eval_ref') or f['eval_dataset'] + ' ' + str(f['eval_id'])} ({f['eval_source']})",
         f"    {_shown(ev, f['eval_source'])}",
-        f"  training record {f.get('train_ref') or f['train_dataset'] + ' ' + f['train_id']} ({f['train_source']})",
+        f"  training record {f.get('train_ref') or f['train_dataset'] + ' ' + str(f['train_id'])} ({f['train_source']})",
         f"    {_shown(tr, f['train_source'])}",
         f"  evidence: {evidence or '(none recorded)'}",
     ]
@@ -172,7 +176,7 @@ PROMPT = "[c]onfirm (it is contamination) / [d]ismiss (it is not) / [s]kip / [n]
 
 
 def walk(
-    report: Any,
+    report: Report,
     decisions_path: str | Path,
     ask: Callable[[str], str],
     say: Callable[[str], None],

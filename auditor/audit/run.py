@@ -24,11 +24,12 @@ from .. import methods
 from .._version import __version__
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
+from ..datasets.summary import DatasetSummary
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
 from ..methods.base import Finding
 from ..report import Report
-from ..report.results import CheckResult, EvalSubset, MatrixCell, RunStats, SideCounts
+from ..report.results import CheckResult, EvalSubset, FindingRow, MatrixCell, RunStats, SideCounts
 from ..scan.job import ScanJob, ScanStats
 from ..scan.progress import peak_rss_mb
 from ..scan.stage import Stage
@@ -262,7 +263,18 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     return report
 
 
-def _report(config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets) -> Report:
+def _report(
+    config: AuditConfig,
+    engine: Engine,
+    checks: list[CheckResult],
+    findings: list[Finding],
+    findings_total: int,
+    described: dict[str, DatasetSummary],
+    extra: dict[str, Any],
+    timing: dict[str, Any],
+    scan_stats: ScanStats,
+    datasets: dict[str, Dataset],
+) -> Report:
     """The run's :class:`Report` from its parts (texts are added by the caller)."""
     verdict = combine([c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])])
     encoding = [
@@ -276,7 +288,7 @@ def _report(config, engine, checks, findings, findings_total, described, extra, 
         verdict=verdict,
         datasets=described,
         checks=checks,
-        findings=[_with_refs(f.to_dict(), datasets) for f in findings],
+        findings=[_row(f, datasets) for f in findings],
         run=RunStats(
             tool="auditor",
             version=__version__,
@@ -300,7 +312,7 @@ TEXTS_LIMIT = 200  # findings whose texts the report keeps ...
 REVIEW_LIMIT = 1000  # ... plus this many suspected ones beyond them (the review list; auditor review shows them)
 
 
-def _shown(findings: list) -> list:
+def _shown(findings: list[Finding]) -> list[Finding]:
     """The findings whose texts go into the report: the first ``TEXTS_LIMIT`` and the best suspected ones after them."""
     later = sorted((f for f in findings[TEXTS_LIMIT:] if f.suspected), key=lambda f: -f.score)
     return findings[:TEXTS_LIMIT] + later[:REVIEW_LIMIT]
@@ -519,14 +531,14 @@ def _finish_check(
     )
 
 
-def _with_refs(finding: dict[str, Any], datasets: dict[str, Dataset]) -> dict[str, Any]:
-    """A finding's records named for a reader (``eval_ref`` / ``train_ref``: dataset, id and, for a
-    dataset of several files, the file; see :meth:`Dataset.ref`)."""
-    for side in ("eval", "train"):
-        ds = datasets.get(finding[f"{side}_dataset"])
-        if ds is not None:
-            finding[f"{side}_ref"] = ds.ref(finding[f"{side}_id"], finding[f"{side}_source"])
-    return finding
+def _row(f: Finding, datasets: dict[str, Dataset]) -> FindingRow:
+    """A finding as ``report.json`` holds it, its records named for a reader (``eval_ref`` /
+    ``train_ref``: dataset, id and, for a dataset of several files, the file; see :meth:`Dataset.ref`)."""
+    return {
+        **f.to_dict(),
+        "eval_ref": datasets[f.eval_dataset].ref(f.eval_id, f.eval_source),
+        "train_ref": datasets[f.train_dataset].ref(f.train_id, f.train_source),
+    }
 
 
 def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[EvalSubset]:

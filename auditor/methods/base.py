@@ -30,13 +30,34 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypedDict, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
 from ..records.record import QUERY, TEXT, Record
 from ..text.locate import locate_span
 
 _REGISTRY: dict[str, type[Index]] = {}
+
+
+class FindingFields(TypedDict):
+    """What :meth:`Finding.to_dict` gives, keys in the order ``report.json`` writes them (a report's
+    finding adds its records' names: :class:`auditor.report.results.FindingRow`)."""
+
+    check: str
+    eval_dataset: str
+    eval_id: str | int  # str here; a report of an older version or written by hand may hold a whole number
+    eval_source: str
+    train_dataset: str
+    train_id: str | int
+    train_source: str
+    method: str
+    score: float
+    conclusive: bool
+    evidence: dict[str, Any]  # method-specific; every tier's has ``field`` and ``span`` (docs/report.md)
+    eval_ordinal: int
+    train_ordinal: int
+    eval_hash: str  # content hashes of the compared texts: what review decisions are keyed on
+    train_hash: str
 
 
 @dataclass(slots=True)
@@ -78,7 +99,7 @@ class Finding:
             self.train_ordinal,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingFields:
         return {
             "check": self.check,
             "eval_dataset": self.eval_dataset,

@@ -5,13 +5,14 @@
 ``incomplete``); ``datasets`` → name → ``records``, ``skipped``, ``sha256`` ...; ``checks`` → list of
 ``{name, train, eval, methods, eval_items, contaminated_items, verdict, ...}``; ``findings`` → list of
 ``{check, eval_dataset, eval_id, eval_source, train_dataset, train_id, train_source, method, score,
-conclusive, evidence}``; ``run``; ``texts`` (behind the top findings: each eval item's text and the
+conclusive, evidence, ...}``, :class:`~auditor.report.results.FindingRow`); ``run``; ``texts`` (behind the top findings: each eval item's text and the
 training string each finding matched, :mod:`auditor.text.proof`).
 
 In memory the checks, datasets and run are typed (:class:`~auditor.report.results.CheckResult`,
 :class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.report.results.RunStats`); their
 ``to_dict()`` is what ``report.json`` holds, and a report written by an earlier version loads into them
-(:meth:`Report.from_dict`). Plain dicts given to :class:`Report` are converted the same way.
+(:meth:`Report.from_dict`). Plain dicts given to :class:`Report` are converted the same way. Findings
+stay the plain dicts ``report.json`` holds, typed for mypy as :class:`~auditor.report.results.FindingRow`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
 from .publish import publish
-from .results import CheckResult, ProvenanceResult, RunStats
+from .results import CheckResult, FindingRow, ProvenanceResult, RunStats
 from .validate import check_report
 
 SCHEMA_VERSION = 1
@@ -61,7 +62,7 @@ class Report:
     verdict: str
     datasets: dict[str, DatasetSummary]
     checks: list[CheckResult]
-    findings: list[dict[str, Any]]
+    findings: list[FindingRow]
     run: RunStats = field(default_factory=RunStats)
     texts: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # sections added by later stages (provenance ...)

@@ -15,16 +15,19 @@ renderings (and any later section that lists items).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .counts import finding_status
 
+if TYPE_CHECKING:
+    from .results import FindingRow
 
-def eval_ref(f: dict[str, Any]) -> str:
+
+def eval_ref(f: FindingRow) -> str:
     return f.get("eval_ref") or f"{f['eval_dataset']} {f['eval_id']}"
 
 
-def train_ref(f: dict[str, Any]) -> str:
+def train_ref(f: FindingRow) -> str:
     return f.get("train_ref") or f"{f['train_dataset']} {f['train_id']}"
 
 
@@ -34,7 +37,7 @@ class ItemRow:
 
     check: str
     eval_ref: str
-    best: dict[str, Any]  # the finding shown with texts: conclusive first, then the highest score
+    best: FindingRow  # the finding shown with texts: conclusive first, then the highest score
     conclusive: bool = False  # a conclusive method found it (it counts as contaminated)
     scores: dict[str, float] = field(default_factory=dict)  # best score per method
     train_refs: list[str] = field(default_factory=list)  # distinct training records, best first
@@ -53,11 +56,11 @@ class ItemRow:
 _STANDING = ("conclusive", "suspected: confirmed", "suspected: unreviewed", "suspected: dismissed", "evidence only")
 
 
-def _rank(f: dict[str, Any]) -> tuple:
+def _rank(f: FindingRow) -> tuple:
     return (not f.get("conclusive", True), -float(f["score"]))
 
 
-def item_rows(findings: list[dict[str, Any]]) -> list[ItemRow]:
+def item_rows(findings: list[FindingRow]) -> list[ItemRow]:
     """Rows, contaminated items first, then by the number of methods and the best score."""
     rows: dict[tuple, ItemRow] = {}
     for f in sorted(findings, key=_rank):
@@ -77,13 +80,13 @@ def item_rows(findings: list[dict[str, Any]]) -> list[ItemRow]:
     return sorted(rows.values(), key=lambda r: (not r.conclusive, -len(r.scores), _rank(r.best), r.check, r.eval_ref))
 
 
-def methods_in(rows: list[ItemRow], findings: list[dict[str, Any]]) -> list[str]:
+def methods_in(rows: list[ItemRow], findings: list[FindingRow]) -> list[str]:
     """Method columns: conclusive methods first, each in name order; only methods with findings."""
     conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in findings}
     return sorted({m for r in rows for m in r.scores}, key=lambda m: (not conclusive.get(m, True), m))
 
 
-def counts_line(rows: list[ItemRow], findings: list[dict[str, Any]], shown: int) -> str:
+def counts_line(rows: list[ItemRow], findings: list[FindingRow], shown: int) -> str:
     """What the numbers count, in one sentence (the rows' ``status`` column says which is which)."""
     hit = sum(r.conclusive for r in rows)
     by: dict[str, int] = {}

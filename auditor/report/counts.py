@@ -21,10 +21,11 @@ phrase says how many count and why. A report written before these counts existed
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .results import CheckResult
+    from . import Report
+    from .results import CheckResult, FindingRow
 
 OPEN_SHOWN = 20  # unreviewed suspected items a report lists per check
 
@@ -94,7 +95,7 @@ def method_counts(c: CheckResult, method: str) -> str:
     return " + ".join(parts)
 
 
-def finding_status(f: dict[str, Any]) -> str:
+def finding_status(f: FindingRow) -> str:
     """A finding's standing for a reader: ``conclusive``, ``suspected: unreviewed`` / ``confirmed`` /
     ``dismissed``, or ``evidence only`` (``id``, ``entities`` ...)."""
     if f.get("conclusive", True):
@@ -104,7 +105,7 @@ def finding_status(f: dict[str, Any]) -> str:
     return "evidence only"
 
 
-def open_items(report: Any, c: CheckResult) -> list[str]:
+def open_items(report: Report, c: CheckResult) -> list[str]:
     """The eval items of check ``c`` with an unreviewed suspected finding and nothing that settles
     them (no conclusive finding, no confirmed one), best score first, named as reports name them."""
     best: dict[tuple, tuple[float, str]] = {}
@@ -125,7 +126,7 @@ def open_items(report: Any, c: CheckResult) -> list[str]:
     return [ref for _, ref in ranked]
 
 
-def decisions_line(report: Any) -> str:
+def decisions_line(report: Report) -> str:
     """Which review decisions the run read, in one sentence ("" when it read no file): the file's
     name only (its folder is the reader's; report.json has the path)."""
     section = report.extra.get("decisions")

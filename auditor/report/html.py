@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..methods import registry
 from . import _svg
 from . import counts as tally
-from ._items import counts_line, item_rows, methods_in
+from ._items import ItemRow, counts_line, item_rows, methods_in
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .provenance import statement
 from .review import review_html
@@ -323,7 +323,7 @@ def _generic(value: Any, depth: int = 0) -> str:
     return _e(value)
 
 
-def _findings(report) -> str:
+def _findings(report: Report) -> str:
     fs = report.findings
     rows = item_rows(fs)
     if not rows:
@@ -351,7 +351,7 @@ def _findings(report) -> str:
     return "".join(out)
 
 
-def _finding_box(report, r, i: int) -> str:
+def _finding_box(report: Report, r: ItemRow, i: int) -> str:
     """One finding's proof: its line, both texts side by side (:func:`auditor.report.proof.pair_html`)
     and its evidence."""
     f = r.best

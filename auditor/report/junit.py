@@ -17,18 +17,18 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from ._items import item_rows
+from ._items import eval_ref, item_rows, train_ref
 from .counts import counts_phrase, finding_status
 from .review import review_junit_note
 
 if TYPE_CHECKING:
     from . import Report
-    from .results import CheckResult
+    from .results import CheckResult, FindingRow
 
 TOP = 5
 
 
-def _counts(f: dict, check: CheckResult) -> bool:
+def _counts(f: FindingRow, check: CheckResult) -> bool:
     """Does finding ``f`` count against the check (conclusive, confirmed by a reviewer, or an
     unreviewed suspected one under ``fail_on = "suspected"`` / ``"unreviewed"``)?"""
     status = finding_status(f)
@@ -121,18 +121,20 @@ def render_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _of_row(findings: list[dict], best: dict) -> list[dict]:
+def _of_row(findings: list[FindingRow], best: FindingRow) -> list[FindingRow]:
     """The counted findings of ``best``'s eval item, best score first (one per method: its best)."""
     key = (best["eval_dataset"], best.get("eval_ordinal"), best["eval_id"])
-    seen: dict[str, dict] = {}
+    seen: dict[str, FindingRow] = {}
     for f in sorted(findings, key=lambda f: -float(f["score"])):
         if (f["eval_dataset"], f.get("eval_ordinal"), f["eval_id"]) == key:
             seen.setdefault(f["method"], f)
     return list(seen.values())
 
 
-def _file(f: dict, side: str) -> str:
+def _file(f: FindingRow, side: str) -> str:
     """`` (I3.json)`` when the finding's ``*_ref`` names the record's file (ids repeat across files)."""
-    plain = f"{f[f'{side}_dataset']} {f[f'{side}_id']}"
-    ref = f.get(f"{side}_ref") or plain
+    if side == "eval":
+        plain, ref = f"{f['eval_dataset']} {f['eval_id']}", eval_ref(f)
+    else:
+        plain, ref = f"{f['train_dataset']} {f['train_id']}", train_ref(f)
     return ref[len(plain) :] if ref.startswith(plain) else ""

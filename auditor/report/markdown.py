@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import counts as tally
-from ._items import counts_line, item_rows, methods_in
+from ._items import ItemRow, counts_line, item_rows, methods_in
 from ._md import md
 from .proof import evidence_summary, pair_markdown
 from .provenance import render_provenance
@@ -163,7 +163,7 @@ def _clean(value: Any) -> list[str]:
     return [*lines, ""]
 
 
-def _findings(report) -> list[str]:
+def _findings(report: Report) -> list[str]:
     findings = report.findings
     rows = item_rows(findings)
     shown = rows[:TOP_ITEMS]
@@ -194,7 +194,7 @@ def _findings(report) -> list[str]:
     return lines
 
 
-def _finding_texts(report, r) -> list[str]:
+def _finding_texts(report: Report, r: ItemRow) -> list[str]:
     """One item's proof: its line, both texts side by side (:func:`auditor.report.proof.pair_markdown`:
     the training side is the string that matched, shared runs in bold), sources, evidence."""
     f = r.best

@@ -25,10 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text.proof import CUT, CUT_RE, proof_keys
 from ._md import md
+
+if TYPE_CHECKING:
+    from .results import FindingRow
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: run lengths tried in turn for the highlighted shared runs (the first that finds any is used)
@@ -38,7 +41,7 @@ MD_CHARS = 600  # ... in report.md
 CONTEXT = 200  # characters kept before the first and after the last highlighted run, at least
 
 
-def proof_texts(texts: Mapping[str, str], f: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def proof_texts(texts: Mapping[str, str], f: FindingRow) -> tuple[str | None, str | None]:
     """The eval text and the training text a finding matched (None: not kept). The training text is
     the matched string (:func:`auditor.text.proof.proof_keys`), else, from a report that names no
     span, the record's text."""
@@ -47,7 +50,7 @@ def proof_texts(texts: Mapping[str, str], f: Mapping[str, Any]) -> tuple[str | N
     return ev, next((texts[k] for k in keys if k in texts), None)
 
 
-def where(f: Mapping[str, Any]) -> str:
+def where(f: FindingRow) -> str:
     """Where in the training record the match sits, in words: its field path and character range."""
     ev = f.get("evidence") or {}
     span = ev.get("span")
@@ -140,7 +143,7 @@ SUMMARIES: dict[str, Callable[[Mapping[str, Any]], str]] = {
 }
 
 
-def evidence_summary(f: Mapping[str, Any]) -> str:
+def evidence_summary(f: FindingRow) -> str:
     """The finding's evidence: the tier's in words, then every value as ``key=value``."""
     ev = f.get("evidence") or {}
     if not isinstance(ev, dict):
@@ -252,7 +255,7 @@ def _missing_html() -> str:
     return "<span class='muted'>(text not kept)</span>"
 
 
-def pair_html(texts: Mapping[str, str], f: Mapping[str, Any], limit: int = HTML_CHARS) -> str:
+def pair_html(texts: Mapping[str, str], f: FindingRow, limit: int = HTML_CHARS) -> str:
     """The finding's two texts side by side (``<div class='pair'>``), the training side captioned
     with where the match sits (:func:`where`)."""
     ev, tr = proof_texts(texts, f)
@@ -272,7 +275,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def pair_markdown(texts: Mapping[str, str], f: Mapping[str, Any], limit: int = MD_CHARS) -> list[str]:
+def pair_markdown(texts: Mapping[str, str], f: FindingRow, limit: int = MD_CHARS) -> list[str]:
     """The finding's two texts as a two-column Markdown table (header, rule, row), whitespace
     collapsed, shared runs in bold, every value escaped (:func:`auditor.report._md.md`)."""
     ev, tr = proof_texts(texts, f)
@@ -290,7 +293,7 @@ def pair_markdown(texts: Mapping[str, str], f: Mapping[str, Any], limit: int = M
     return [f"| eval item | {head} |", "|---|---|", f"| {cells[0]} | {cells[1]} |"]
 
 
-def snippet_html(texts: Mapping[str, str], f: Mapping[str, Any], limit: int) -> tuple[str, str]:
+def snippet_html(texts: Mapping[str, str], f: FindingRow, limit: int) -> tuple[str, str]:
     """Both texts of ``f`` as short highlighted HTML (a review-list cell each)."""
     ev, tr = proof_texts(texts, f)
     if ev is None or tr is None:
@@ -301,7 +304,7 @@ def snippet_html(texts: Mapping[str, str], f: Mapping[str, Any], limit: int) -> 
     return highlight_html(_flat(ev), _flat(tr), limit)
 
 
-def snippet_markdown(texts: Mapping[str, str], f: Mapping[str, Any], limit: int) -> tuple[str, str]:
+def snippet_markdown(texts: Mapping[str, str], f: FindingRow, limit: int) -> tuple[str, str]:
     """Both texts of ``f`` as short escaped Markdown with the shared runs in bold."""
     ev, tr = proof_texts(texts, f)
     if ev is None or tr is None:

@@ -10,6 +10,12 @@ keys kept, missing ones defaulted, a missing required one a ValueError).
 (43, {'eval': 0, 'train': 0})
 >>> CheckResult.from_dict({**c.to_dict(), "matrix": [{"train": "train", "eval": "test", "contaminated_items": 43}]}).matrix
 [MatrixCell(train='train', eval='test', contaminated_items=43)]
+
+A finding stays the JSON object ``report.json`` holds (``findings[i]``), typed as :class:`FindingRow`
+(a ``TypedDict``: a plain dict at run time, so every renderer and the JSON stay as they were):
+
+>>> sorted(FindingRow.__required_keys__ ^ set(FindingRow.__annotations__))
+['decision', 'review_id']
 """
 
 from __future__ import annotations
@@ -18,6 +24,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..io.jsonable import OMIT_NONE, JsonObject
+from ..methods.base import FindingFields
+
+
+class _FindingKeys(FindingFields):
+    """The keys every finding of a report written by this version has (in the order written)."""
+
+    eval_ref: str  # the record named for a reader (:meth:`auditor.datasets.dataset.Dataset.ref`)
+    train_ref: str
+
+
+class FindingRow(_FindingKeys, total=False):
+    """One finding as ``report.json`` holds it (``findings[i]``; keys: docs/report.md). A suspected
+    finding also has ``review_id`` and ``decision`` (:func:`auditor.audit.decisions.annotate`). A report
+    loaded from an older version may lack keys (:func:`auditor.report.validate.check_report` requires
+    only its ``REQUIRED``): renderers read the others with ``.get``."""
+
+    review_id: str
+    decision: str  # unreviewed / confirmed / dismissed
 
 
 @dataclass

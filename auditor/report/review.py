@@ -24,16 +24,20 @@ format.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ._md import md as _md
 from .proof import evidence_summary, snippet_html, snippet_markdown, where
+
+if TYPE_CHECKING:
+    from . import Report
+    from .results import FindingRow
 
 REVIEW_SHOWN = 50
 SNIPPET = 400
 
 
-def review_items(report, check: str | None = None) -> list[dict[str, Any]]:
+def review_items(report: Report, check: str | None = None) -> list[FindingRow]:
     """The suspected findings of ``report`` (of one check when given), best score first."""
     fs = [
         f
@@ -45,17 +49,17 @@ def review_items(report, check: str | None = None) -> list[dict[str, Any]]:
     return sorted(fs, key=lambda f: (-float(f["score"]), f["check"], f["eval_dataset"], f.get("eval_ordinal", 0)))
 
 
-def _evidence(f: dict) -> str:
+def _evidence(f: FindingRow) -> str:
     return evidence_summary(f)
 
 
-def _decision(f: dict) -> str:
+def _decision(f: FindingRow) -> str:
     """``unreviewed (3f2a9c01be)``: the finding's decision (auditor.audit.decisions) and its review id."""
     rid = f.get("review_id")
     return f"{f.get('decision') or 'unreviewed'}" + (f" ({rid})" if rid else "")
 
 
-def review_markdown(report) -> list[str]:
+def review_markdown(report: Report) -> list[str]:
     """Lines of the report.md section ``Suspected findings (review list)``; [] when there are none."""
     items = review_items(report)
     if not items:
@@ -85,7 +89,7 @@ def review_markdown(report) -> list[str]:
     return lines
 
 
-def review_html(report) -> str:
+def review_html(report: Report) -> str:
     """The report.html section body (a table with both texts side by side); "" when there are none."""
     items = review_items(report)
     if not items:
@@ -114,7 +118,7 @@ def review_html(report) -> str:
     )
 
 
-def review_junit_note(report, check: str) -> str:
+def review_junit_note(report: Report, check: str) -> str:
     """A one-paragraph note for the check's JUnit ``<system-out>``; "" when it has no suspected finding."""
     items = review_items(report, check)
     if not items:
