@@ -110,12 +110,12 @@ def _check_hook(tmp_path: Path, hook: str, env: dict[str, str], package: bool, t
     data = _data_repo(tmp_path / "data")
     clean = _try_repo(data, hooks, hook, env, "--all-files", timeout=timeout)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert re.search(r"\.Passed\n", clean.stdout) and "goals: pass (0/100 eval items contaminated)" in clean.stdout
+    assert re.search(r"\.Passed\n", clean.stdout) and "goals: pass, 0 conclusive + 0 suspected of 100 eval items" in clean.stdout
     _leak(data)
     leaking = _try_repo(data, hooks, hook, env, timeout=timeout)  # the staged change, as on a commit
     assert leaking.returncode == 1, leaking.stdout + leaking.stderr
     assert re.search(r"\.Failed\n", leaking.stdout)
-    assert f"goals: fail ({LEAKED}/100 eval items contaminated)" in leaking.stdout
+    assert f"goals: fail, {LEAKED} conclusive + 0 suspected of 100 eval items" in leaking.stdout
 
 
 def test_system_hook_fails_on_a_leak_and_passes_clean_data(tmp_path):
