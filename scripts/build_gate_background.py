@@ -3,7 +3,7 @@ stems that the embedding tier's lexical gate (:mod:`auditor.embed.gate`) takes r
 
 Run from the repository root (reads ``../shared/data``; a few seconds)::
 
-    python benchmarks/build_gate_background.py
+    python scripts/build_gate_background.py
 
 Sources: real agent / tool-use texts under permissive licences (notice in
 ``auditor/data/gate_background.NOTICE``) that are **neither** a set the gate is fitted or scored on

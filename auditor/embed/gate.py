@@ -15,7 +15,7 @@ kept whole). An eval item's *terms* are its ``terms`` rarest stems that are not 
 being the IDF of a **background**: the document frequencies bundled in
 ``auditor/data/gate_background.json`` (stems of 1,000+ real agent texts from Apache-2.0 / MIT
 sources that are neither benchmark sets scored here nor the throughput bench's corpus; notice in
-``gate_background.NOTICE``; rebuilt by ``benchmarks/build_gate_background.py``), blended with the
+``gate_background.NOTICE``; rebuilt by ``scripts/build_gate_background.py``), blended with the
 eval side's own frequencies (a word common among the eval items tells none of them apart). A stem the
 background never saw is rarest.
 
