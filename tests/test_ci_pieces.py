@@ -110,7 +110,10 @@ def _check_hook(tmp_path: Path, hook: str, env: dict[str, str], package: bool, t
     data = _data_repo(tmp_path / "data")
     clean = _try_repo(data, hooks, hook, env, "--all-files", timeout=timeout)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert re.search(r"\.Passed\n", clean.stdout) and "goals: pass, 0 conclusive + 0 suspected of 100 eval items" in clean.stdout
+    assert (
+        re.search(r"\.Passed\n", clean.stdout)
+        and "goals: pass, 0 conclusive + 0 suspected of 100 eval items" in clean.stdout
+    )
     _leak(data)
     leaking = _try_repo(data, hooks, hook, env, timeout=timeout)  # the staged change, as on a commit
     assert leaking.returncode == 1, leaking.stdout + leaking.stderr

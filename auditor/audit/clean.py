@@ -63,6 +63,7 @@ from ..io.remote import is_url
 from ..methods.base import Finding
 from ..records.record import Record, split_source
 from ..report.publish import check_report_dir
+from .decisions import CONFIRMED, Decisions
 
 
 def _folder(name: str) -> str:
@@ -119,6 +120,19 @@ def _ours_aside(out: Path, ledger: Ledger) -> Callable[[str], bool]:
         return m is not None and f"{head}/{m['name']}".lstrip("/") in ledger.files
 
     return aside
+
+
+def clean_hits(
+    train_hits: dict[tuple[str, int], Finding], findings: list[Finding], decisions: Decisions
+) -> dict[tuple[str, int], Finding]:
+    """The training records :func:`write_clean` removes: those behind conclusive findings
+    (``train_hits``: the store's best conclusive finding per training record), and those behind
+    suspected findings a reviewer confirmed (:mod:`auditor.audit.decisions`)."""
+    hits = dict(train_hits)
+    for f in findings:
+        if f.suspected and decisions.decision_of(f) == CONFIRMED:
+            hits.setdefault((f.train_dataset, f.train_ordinal), f)
+    return hits
 
 
 def plan_clean(

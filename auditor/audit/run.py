@@ -38,7 +38,7 @@ from ..store import findings as stores
 from ..store.findings import FindingStore
 from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
 from ..text import boilerplate, masking
-from .clean import check_apart, plan_clean, write_clean, write_clean_manifest
+from .clean import check_apart, clean_hits, plan_clean, write_clean, write_clean_manifest
 from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, annotate, classify
 from .errortypes import ErrorTypes, ErrorTypeStage
 from .indexes import build_index
@@ -252,7 +252,7 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
             report.extra["clean"] = write_clean(
                 config.write_clean,
                 [datasets[n] for n in train_names],
-                _clean_hits(store, findings, decisions),
+                clean_hits(store.train_hits, findings, decisions),
                 datasets.values(),
                 [config.manifest_path],
             )
@@ -408,16 +408,6 @@ def _scan_training_sets(
                 capture.keep_eval([eval_by_key[f.check][(f.eval_dataset, f.eval_ordinal)]])
             if f.conclusive:
                 by_check[f.check].pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
-
-
-def _clean_hits(store: FindingStore, findings: list, decisions: Decisions) -> dict[tuple[str, int], Finding]:
-    """The training records ``--write-clean`` removes: those behind conclusive findings, and those
-    behind suspected findings a reviewer confirmed (:mod:`auditor.audit.decisions`)."""
-    hits = dict(store.train_hits)
-    for f in findings:
-        if f.suspected and decisions.decision_of(f) == CONFIRMED:
-            hits.setdefault((f.train_dataset, f.train_ordinal), f)
-    return hits
 
 
 def _finish_check(
