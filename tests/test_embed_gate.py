@@ -17,7 +17,15 @@ from helpers import shared_file
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.embed.gate import LexicalGate, keep_units, load_background, stem
 from auditor.errors import ConfigError, IndexFileError
-from auditor.methods.embedding import GATE_BY_VALUES, GATE_MIN_SHARED, GATE_TERMS, EmbeddingIndex
+from auditor.embed.segment import segments
+from auditor.methods.embedding import (
+    GATE_BY_VALUES,
+    GATE_MIN_SHARED,
+    GATE_SHARE,
+    GATE_SPAN,
+    GATE_TERMS,
+    EmbeddingIndex,
+)
 from auditor.records.record import Record
 
 HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
@@ -52,8 +60,6 @@ def unrelated() -> list[Record]:
 
 
 def gate_for(items) -> LexicalGate:
-    from auditor.embed.segment import segments
-
     return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES).fit(
         [s.text for r in items for s in segments(r.view("query"))]
     )
@@ -100,6 +106,34 @@ def test_a_window_is_decided_on_its_own_words():
     counts = gate.take_counts()
     assert counts["units_seen"] == 3 and counts["units_stopped"] == 1 and counts["segments_passed"] == 2
     assert keep_units(gate, [("apple pie", ["apple pie"], False), ("pie", ["pie"], True)]) == [False, False]
+
+
+def test_span_rule_on_real_paraphrases_wants_the_terms_together(stb_case):
+    """The span rule: the real held-out paraphrases pass, alone and inside real unrelated text; the
+    same words scattered over that text (first half at its start, second half at its end) pass the
+    count rule but not the span rule; and it stops more of the unrelated questions than the count rule."""
+    items, train = stb_case
+    texts = [s.text for r in items for s in segments(r.view("query"))]
+    span = LexicalGate(terms=8, rule="span", span=GATE_SPAN, share=GATE_SHARE).fit(texts)
+    count = gate_for(items)
+    paraphrases = [t.view("text") for t in train if t.id.startswith("paraphrase:")]
+    filler = " ".join(r.view("text") for r in unrelated()[:12])  # ~300 words of real sociology questions
+    inside = [f"{filler} {p} {filler}" for p in paraphrases]
+    halves = [p.split() for p in paraphrases]
+    scattered = [
+        " ".join(w[: len(w) // 2]) + f" {filler} {filler} " + " ".join(w[len(w) // 2 :]) for w in halves
+    ]
+    assert span.passes(paraphrases).mean() >= 0.9
+    assert span.passes(inside).tolist() == span.passes(paraphrases).tolist()
+    assert count.passes(scattered).mean() >= 0.9  # the count rule sees the terms anywhere
+    assert span.passes(scattered).mean() <= 0.2, span.passes(scattered).mean()
+    questions = [r.view("text") for r in unrelated()]
+    assert 1 - span.passes(questions).mean() >= 1 - count.passes(questions).mean()
+    assert span.describe()["rule"] == "span" and count.describe()["rule"] == "count"
+    with pytest.raises(ConfigError, match="gate_rule"):
+        LexicalGate(rule="window")
+    with pytest.raises(ConfigError, match="gate_rule must be one of"):
+        EmbeddingIndex(gate="lexical", gate_rule="window")
 
 
 def test_stems_and_background():

@@ -130,6 +130,8 @@ class EmbeddingConfig(MethodConfig):
         "approx_min": (1, 1_000_000_000),
         "gate_min_shared": (1, 64),
         "gate_terms": (1, 1000),
+        "gate_span": (0.5, 100),
+        "gate_share": (0.01, 1),
     }
 
 
