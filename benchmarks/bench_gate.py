@@ -49,9 +49,7 @@ FIT = (*HELDOUT_SETS, *[d[0] for d in DECON_FILES])
 #: (min_shared, terms) settings scored
 GRID = [(m, k, v) for v in (1, 0) for m in (1, 2, 3) for k in (3, 4, 6, 8, 12, 16) if k >= m]
 #: the span rule's (span, share, terms) settings scored (``--rule span``), as "span:SPAN,SHARE,TERMS"
-SPAN_GRID = [
-    f"span:{f},{q},{k}" for f in (1.5, 2, 3) for q in (0.25, 0.35, 0.5, 0.65) for k in (6, 12)
-]
+SPAN_GRID = [f"span:{f},{q},{k}" for f in (2, 3, 5) for q in (0.15, 0.25, 0.35, 0.5) for k in (6, 12)]
 
 
 def settings(rule: str) -> list[str]:
@@ -212,8 +210,10 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
     """The rule (module doc) over ``datas``: short cases only."""
     grid = settings(rule)
     ok = [s for s in grid if all(not score(x, "short", s)["lost"] for x in datas)]
-    if not ok or not datas:
-        return "span:3,0.3,4" if rule == "span" else "1,24,1"
+    if not datas:
+        return grid[0]
+    if not ok:  # no setting loses nothing: the one that loses the fewest (reported as a loss)
+        return min(grid, key=lambda s: (sum(len(score(x, "short", s)["lost"]) for x in datas), s))
 
     def key(s: str):
         stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)

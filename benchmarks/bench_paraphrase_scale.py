@@ -257,7 +257,9 @@ def gate_only(args) -> None:
     stopped_plants = []
     for i in range(0, len(records), args.batch):
         b = records[i : i + args.batch]
-        units = [(t, (t.views[v], [s.text for s in g], g[0].kind == "window")) for t in b for v, g in index.train_units(t)]
+        units = [
+            (t, (t.views[v], [s.text for s in g], g[0].kind == "window")) for t in b for v, g in index.train_units(t)
+        ]
         keep = keep_units(gate, [u for _, u in units])
         for t in b:
             if "set" not in t.meta:
@@ -270,7 +272,9 @@ def gate_only(args) -> None:
     t_gate = time.perf_counter() - t0
     st = gate.describe()
     plants = sum(1 for r in records if "set" in r.meta)
-    print(f"Gate {args.gate_only} alone over {len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:")
+    print(
+        f"Gate {args.gate_only} alone over {len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:"
+    )
     print(f"  segments {st['segments_seen']}, passed {st['segments_passed']}, stopped {st['segments_stopped']} "
           f"({st['stopped_share']:.3f}); units {st['units_seen']} / {st['units_passed']} / {st['units_stopped']}; "
           f"{t_gate:.0f} s ({total / 1e6 / t_gate:.1f} MB/s)")  # fmt: skip

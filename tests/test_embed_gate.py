@@ -16,8 +16,8 @@ from helpers import shared_file
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.embed.gate import LexicalGate, keep_units, load_background, stem
-from auditor.errors import ConfigError, IndexFileError
 from auditor.embed.segment import segments
+from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import (
     GATE_BY_VALUES,
     GATE_MIN_SHARED,
@@ -120,9 +120,7 @@ def test_span_rule_on_real_paraphrases_wants_the_terms_together(stb_case):
     filler = " ".join(r.view("text") for r in unrelated()[:12])  # ~300 words of real sociology questions
     inside = [f"{filler} {p} {filler}" for p in paraphrases]
     halves = [p.split() for p in paraphrases]
-    scattered = [
-        " ".join(w[: len(w) // 2]) + f" {filler} {filler} " + " ".join(w[len(w) // 2 :]) for w in halves
-    ]
+    scattered = [" ".join(w[: len(w) // 2]) + f" {filler} {filler} " + " ".join(w[len(w) // 2 :]) for w in halves]
     assert span.passes(paraphrases).mean() >= 0.9
     assert span.passes(inside).tolist() == span.passes(paraphrases).tolist()
     assert count.passes(scattered).mean() >= 0.9  # the count rule sees the terms anywhere

@@ -239,7 +239,13 @@ class LexicalGate:
         w_of = {s: idf(s) for stems in self.items for s in stems}
         inv = {v: k for k, v in self.term_id.items()}
         self.item_w = [np.array([w_of[inv[t]] for t in ids], dtype=np.float64) for ids in self.item_ids]
-        self.bar = np.array([self.share * float(w.sum()) - 1e-9 for w in self.item_w], dtype=np.float64)
+        bar = [self.share * float(w.sum()) for w in self.item_w]
+        if self.by_values:  # a rewording keeps the values: all of them within a span are enough
+            for i, stems in enumerate(self.items):
+                kept = values[i] & set(stems)
+                if kept:
+                    bar[i] = min(bar[i], sum(w_of[s] for s in kept))
+        self.bar = np.array(bar, dtype=np.float64) - 1e-9
         lengths = np.diff(starts) - 1
         self.span_len = np.ceil(self.span * np.maximum(lengths, MIN_SPAN / self.span)).astype(np.int64)
         return self

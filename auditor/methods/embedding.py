@@ -362,7 +362,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if self.config.gate == "lexical":
             c = self.config
             self.gate = LexicalGate(
-                c.gate_min_shared, c.gate_terms, c.gate_by_values, rule=c.gate_rule, span=c.gate_span, share=c.gate_share
+                c.gate_min_shared,
+                c.gate_terms,
+                c.gate_by_values,
+                rule=c.gate_rule,
+                span=c.gate_span,
+                share=c.gate_share,
             ).fit(self.seg_text)
         self.rule = self.decision()
         self.save_cache()
