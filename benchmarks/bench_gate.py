@@ -278,6 +278,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None, help="files to scan (default: all ten)")
     ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)"
                     " or span:SPAN,SHARE,TERMS")  # fmt: skip
+    ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
     ap.add_argument("--rule", choices=("count", "span"), default="count", help="the gate rule whose grid is fitted")
     args = ap.parse_args()
     names = args.only or [*FIT, *TEST_SETS]
@@ -303,7 +304,20 @@ def main() -> None:
                 print(line(x, part, args.setting, label))
                 print("\n".join(lost_lines(x, part, args.setting)) or "      (no right finding lost)")
         return
+    if args.table:
+        table(datas, args.rule)
     report(datas, args.rule)
+
+
+def table(datas: list[dict], rule: str) -> None:
+    """Every grid setting: right findings lost per fit file (IN-SAMPLE: no fit) and units stopped."""
+    print(f"Every {rule} setting: right findings lost (short / long docs) per file, units stopped (docs paragraphs):")
+    for s in settings(rule):
+        lost = [f"{len(score(x, 'short', s)['lost'])}/{len(score(x, 'long', s)['lost'])}" for x in datas]
+        stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
+        own = sum(score(x, "short", s)["stopped"] for x in datas) / len(datas)
+        print(f"  {s:<18} lost {' '.join(lost)}; stopped: docs {stop:.2f}, the files' own records {own:.2f}")
+    print("  files: " + ", ".join(x["name"] for x in datas))
 
 
 if __name__ == "__main__":
