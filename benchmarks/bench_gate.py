@@ -48,12 +48,12 @@ SAVED = os.environ.get("AUDITOR_GATE_SCANS", "/tmp/auditor-gate-scans.json")
 FIT = (*HELDOUT_SETS, *[d[0] for d in DECON_FILES])
 #: (min_shared, terms) settings scored
 GRID = [(m, k, v) for v in (1, 0) for m in (1, 2, 3) for k in (3, 4, 6, 8, 12, 16) if k >= m]
-#: the span rule's (span, share, terms) settings scored (``--rule span``), as "span:SPAN,SHARE,TERMS"
-SPAN_GRID = [f"span:{f},{q},{k}" for f in (2, 3, 5) for q in (0.15, 0.25, 0.35, 0.5) for k in (6, 12)]
+#: the span rule's (span, share, terms) settings scored (``--rule span``), as "span:SPAN,SHARE,TERMS,BY_VALUES"
+SPAN_GRID = [f"span:{f},{q},{k},{v}" for v in (1, 0) for f in (2, 4) for q in (0.15, 0.25, 0.35, 0.5) for k in (6, 12)]
 
 
 def settings(rule: str) -> list[str]:
-    """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k" for span)."""
+    """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span)."""
     return SPAN_GRID if rule == "span" else [f"{m},{k},{v}" for m, k, v in GRID]
 
 
@@ -62,8 +62,8 @@ def make_gate(setting: str):
     from auditor.embed.gate import LexicalGate
 
     if setting.startswith("span:"):
-        f, q, k = setting[5:].split(",")
-        return LexicalGate(2, int(k), True, rule="span", span=float(f), share=float(q))
+        f, q, k, v = setting[5:].split(",")
+        return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))
     m, k, v = map(int, setting.split(","))
     return LexicalGate(m, k, bool(v))
 
@@ -218,8 +218,8 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
     def key(s: str):
         stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
         if s.startswith("span:"):  # ties: the shorter span, the higher share, fewer terms
-            f, q, k = map(float, s[5:].split(","))
-            return (stop, -f, q, -k, 0.0)
+            f, q, k, v = map(float, s[5:].split(","))
+            return (stop, -f, q, -k, -v)
         m, k, v = map(int, s.split(","))
         return (stop, m, -k, -v, 0)
 
@@ -229,8 +229,8 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
 def line(x: dict, part: str, s: str, label: str) -> str:
     r = score(x, part, s)
     if s.startswith("span:"):
-        f, q, k = s[5:].split(",")
-        desc = f"rule=span span={f} share={q} terms={k:<3}"
+        f, q, k, v = s[5:].split(",")
+        desc = f"rule=span span={f} share={q} terms={k:<3} by_values={v}"
     else:
         m, k, v = s.split(",")
         desc = f"min_shared={m} terms={k:<3} by_values={v}"
@@ -277,7 +277,7 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="score the gate on the saved scans (no model)")
     ap.add_argument("--only", nargs="*", default=None, help="files to scan (default: all ten)")
     ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)"
-                    " or span:SPAN,SHARE,TERMS")  # fmt: skip
+                    " or span:SPAN,SHARE,TERMS,BY_VALUES")  # fmt: skip
     ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
     ap.add_argument("--rule", choices=("count", "span"), default="count", help="the gate rule whose grid is fitted")
     args = ap.parse_args()

@@ -293,7 +293,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--full", action="store_true", help="also encode what the gate passes on the whole corpus")
     ap.add_argument("--gate-only", default="", metavar="SETTING",
-                    help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k') over the "
+                    help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k,v') over the "
                     "whole corpus, its stop share, and the planted records it stops entirely")  # fmt: skip
     args = ap.parse_args()
     if args.gate_only:
