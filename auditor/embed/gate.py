@@ -26,6 +26,12 @@ names: stems of tokens holding a digit and of capitalised words not opening a se
 (``describe()["open_items"]``). Parameters ``min_shared`` and ``terms`` were chosen
 leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; docs/methods.md).
 
+**Span rule** (``rule="span"``; the rule above is ``"count"``): a text passes when, for some item,
+the distinct item terms within one run of ``span`` × the item's token count (at least
+:data:`MIN_SPAN` tokens) weigh, by IDF, at least ``share`` of the item's terms' total IDF (with
+``by_values``: or hold all of the item's values). Fitted the same way; docs/methods.md gives the
+figures (at the only recall-safe share it stops about what the count rule stops).
+
 >>> g = LexicalGate(min_shared=2, terms=6).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
 >>> g.item_terms(0)
 ['sherat', 'adult', 'hotel', 'york', 'new']
@@ -34,7 +40,14 @@ leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; d
 >>> g.passes(["the weather in Paris", "a hotel for 2 adults"]).tolist()
 [False, True]
 
-Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` out of range),
+>>> s = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.5).fit(
+...     ["Book a room at the Sheraton Hotel in New York for 2 adults"])
+>>> far = "Sheraton " + "the agent waited for the api response " * 10 + "New York hotel"
+>>> s.passes(["a Sheraton hotel room in New York", far]).tolist(), g.passes([far]).tolist()
+([True, False], [True])
+
+Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` / ``rule`` / ``span`` /
+``share`` out of range),
 :class:`~auditor.errors.IndexFileError` (a damaged background file).
 """
 

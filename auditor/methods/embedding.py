@@ -73,7 +73,7 @@ GATE_TERMS = 4
 GATE_BY_VALUES = True
 #: the span rule's defaults (``gate_rule = "span"``), chosen the same way (docs/methods.md)
 GATE_SPAN = 2.0
-GATE_SHARE = 0.5
+GATE_SHARE = 0.15
 
 
 @dataclass
