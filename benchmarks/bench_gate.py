@@ -5,6 +5,7 @@ Run from the repository root::
 
     python benchmarks/bench_gate.py            # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
     python benchmarks/bench_gate.py --report   # reprint from the saved scans
+    python benchmarks/bench_gate.py --report --rule span --table   # the span rule's grid (SPAN_GRID), every setting
 
 **Files.** The nine *fit* files the tier's decision was calibrated on (frozen held-out StableToolBench,
 BFCL simple_python, WebShop, and the six llm-decontaminator rephrasing files), NESTFUL (the untouched

@@ -6,6 +6,7 @@ Run from the repository root (2 shared cores: ~5 min at the default sample, ~15 
     python benchmarks/bench_paraphrase_scale.py                  # 110 MB, sample 0.4 % + planted records
     python benchmarks/bench_paraphrase_scale.py --full           # also encode what the gate passes (hours)
     python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
+    python benchmarks/bench_paraphrase_scale.py --gate-only span:2,0.15,12,0   # one gate setting, no model (~1 min)
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
