@@ -5,6 +5,7 @@ Run from the repository root::
 
     python benchmarks/bench_gate.py            # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
     python benchmarks/bench_gate.py --report   # reprint from the saved scans
+    python benchmarks/bench_gate.py --report --rule span --table   # the span rule's grid (SPAN_GRID), every setting
 
 **Files.** The nine *fit* files the tier's decision was calibrated on (frozen held-out StableToolBench,
 BFCL simple_python, WebShop, and the six llm-decontaminator rephrasing files), NESTFUL (the untouched
@@ -48,6 +49,24 @@ SAVED = os.environ.get("AUDITOR_GATE_SCANS", "/tmp/auditor-gate-scans.json")
 FIT = (*HELDOUT_SETS, *[d[0] for d in DECON_FILES])
 #: (min_shared, terms) settings scored
 GRID = [(m, k, v) for v in (1, 0) for m in (1, 2, 3) for k in (3, 4, 6, 8, 12, 16) if k >= m]
+#: the span rule's (span, share, terms) settings scored (``--rule span``), as "span:SPAN,SHARE,TERMS,BY_VALUES"
+SPAN_GRID = [f"span:{f},{q},{k},{v}" for v in (1, 0) for f in (2, 4) for q in (0.15, 0.25, 0.35, 0.5) for k in (6, 12)]
+
+
+def settings(rule: str) -> list[str]:
+    """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span)."""
+    return SPAN_GRID if rule == "span" else [f"{m},{k},{v}" for m, k, v in GRID]
+
+
+def make_gate(setting: str):
+    """The gate of one setting string."""
+    from auditor.embed.gate import LexicalGate
+
+    if setting.startswith("span:"):
+        f, q, k, v = setting[5:].split(",")
+        return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))
+    m, k, v = map(int, setting.split(","))
+    return LexicalGate(m, k, bool(v))
 
 
 def stop_corpus() -> list[str]:
@@ -138,7 +157,7 @@ def collect(name: str) -> dict:
 
 def gate_grid(x: dict, settings=None) -> None:
     """Every grid setting's gate decisions on the file's units (no model: the gate alone)."""
-    from auditor.embed.gate import LexicalGate, keep_units
+    from auditor.embed.gate import keep_units
     from auditor.methods.embedding import EmbeddingIndex
 
     ev, recs, docs, stop, _truth, _ = _records(x["name"])
@@ -149,9 +168,9 @@ def gate_grid(x: dict, settings=None) -> None:
     texts = [s.text for e in ev for s in segments(e.view(c.eval_view), c.max_words)]  # as the index's seg_text
     parts = {"short": _units(index, recs), "long": _units(index, docs), "stop": _units(index, stop)}
     grid = {}
-    for m, k, v in settings or GRID:
-        gate = LexicalGate(m, k, bool(v)).fit(texts)
-        grid[f"{m},{k},{v}"] = {
+    for setting in settings or [f"{m},{k},{v}" for m, k, v in GRID]:
+        gate = make_gate(setting).fit(texts)
+        grid[setting] = {
             label: {"kept": {u[0] for u, ok in zip(units, keep_units(gate, [u[1:] for u in units])) if ok},
                     "units": len(units)}
             for label, units in parts.items()
@@ -188,25 +207,37 @@ def _key(unit: list) -> tuple:
     return (int(unit[0]), unit[1], tuple(labels))
 
 
-def fitted(datas: list[dict]) -> str:
+def fitted(datas: list[dict], rule: str = "count") -> str:
     """The rule (module doc) over ``datas``: short cases only."""
-    ok = [s for s in (f"{m},{k},{v}" for m, k, v in GRID) if all(not score(x, "short", s)["lost"] for x in datas)]
-    if not ok or not datas:
-        return "1,24,1"
+    grid = settings(rule)
+    ok = [s for s in grid if all(not score(x, "short", s)["lost"] for x in datas)]
+    if not datas:
+        return grid[0]
+    if not ok:  # no setting loses nothing: the one that loses the fewest (reported as a loss)
+        return min(grid, key=lambda s: (sum(len(score(x, "short", s)["lost"]) for x in datas), s))
 
     def key(s: str):
+        stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
+        if s.startswith("span:"):  # ties: the shorter span, the higher share, fewer terms
+            f, q, k, v = map(float, s[5:].split(","))
+            return (stop, -f, q, -k, -v)
         m, k, v = map(int, s.split(","))
-        return (sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas), m, -k, -v)
+        return (stop, m, -k, -v, 0)
 
     return max(ok, key=key)
 
 
 def line(x: dict, part: str, s: str, label: str) -> str:
     r = score(x, part, s)
-    m, k, v = s.split(",")
+    if s.startswith("span:"):
+        f, q, k, v = s[5:].split(",")
+        desc = f"rule=span span={f} share={q} terms={k:<3} by_values={v}"
+    else:
+        m, k, v = s.split(",")
+        desc = f"min_shared={m} terms={k:<3} by_values={v}"
     stop = score(x, "stop", s)["stopped"]
     return (
-        f"  {x['name'] + (' [long docs]' if part == 'long' else ''):<34} {label:<14} min_shared={m} terms={k:<3} by_values={v}"
+        f"  {x['name'] + (' [long docs]' if part == 'long' else ''):<34} {label:<14} {desc}"
         f" recall {r['recall']:.3f} -> {r['gated']:.3f} (lost {len(r['lost'])}); findings kept "
         f"{r['findings_kept']}/{r['findings']}; units stopped {r['stopped']:.2f} (docs paragraphs {stop:.2f})"
     )
@@ -220,18 +251,18 @@ def lost_lines(x: dict, part: str, s: str) -> list[str]:
     return out
 
 
-def report(datas: list[dict]) -> None:
+def report(datas: list[dict], rule: str = "count") -> None:
     fit = [x for x in datas if x["name"] in FIT]
     print("\nLeave-one-file-out (each file scored with the rule fitted on the other fit files; OUT-OF-SAMPLE):")
     for x in datas:
         if x["name"] in TEST_SETS:
             continue
-        s = fitted([y for y in fit if y is not x])
+        s = fitted([y for y in fit if y is not x], rule)
         for part in ("short", "long"):
             print(line(x, part, s, "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
-    s = fitted(fit)
-    print(f"\nRule on all {len(fit)} fit files: min_shared,terms,by_values = {s} (IN-SAMPLE on them):")
+    s = fitted(fit, rule)
+    print(f"\nRule on all {len(fit)} fit files: setting {s} (IN-SAMPLE on them):")
     for x in datas:
         label = "IN-SAMPLE" if x in fit else "OUT-OF-SAMPLE"
         for part in ("short", "long"):
@@ -246,7 +277,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="score the gate on the saved scans (no model)")
     ap.add_argument("--only", nargs="*", default=None, help="files to scan (default: all ten)")
-    ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)")
+    ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)"
+                    " or span:SPAN,SHARE,TERMS,BY_VALUES")  # fmt: skip
+    ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
+    ap.add_argument("--rule", choices=("count", "span"), default="count", help="the gate rule whose grid is fitted")
     args = ap.parse_args()
     names = args.only or [*FIT, *TEST_SETS]
     saved = {x["name"]: x for x in json.loads(Path(SAVED).read_text())} if Path(SAVED).exists() else {}
@@ -259,10 +293,10 @@ def main() -> None:
             )
         Path(SAVED).write_text(json.dumps(list(saved.values())))
     datas = [saved[n] for n in names if n in saved]
-    one = [tuple(map(int, args.setting.split(",")))] if args.setting else None
+    one = [args.setting] if args.setting else None
     for x in datas:
         x.pop("grid", None)
-        gate_grid(x, one)
+        gate_grid(x, one or settings(args.rule))
     if one:
         print(f"Setting {args.setting} (fitted on the nine fit files: IN-SAMPLE on them, OUT-OF-SAMPLE elsewhere):")
         for x in datas:
@@ -271,7 +305,20 @@ def main() -> None:
                 print(line(x, part, args.setting, label))
                 print("\n".join(lost_lines(x, part, args.setting)) or "      (no right finding lost)")
         return
-    report(datas)
+    if args.table:
+        table(datas, args.rule)
+    report(datas, args.rule)
+
+
+def table(datas: list[dict], rule: str) -> None:
+    """Every grid setting: right findings lost per fit file (IN-SAMPLE: no fit) and units stopped."""
+    print(f"Every {rule} setting: right findings lost (short / long docs) per file, units stopped (docs paragraphs):")
+    for s in settings(rule):
+        lost = [f"{len(score(x, 'short', s)['lost'])}/{len(score(x, 'long', s)['lost'])}" for x in datas]
+        stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
+        own = sum(score(x, "short", s)["stopped"] for x in datas) / len(datas)
+        print(f"  {s:<18} lost {' '.join(lost)}; stopped: docs {stop:.2f}, the files' own records {own:.2f}")
+    print("  files: " + ", ".join(x["name"] for x in datas))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Run from the repository root (2 shared cores: ~5 min at the default sample, ~15 
     python benchmarks/bench_paraphrase_scale.py                  # 110 MB, sample 0.4 % + planted records
     python benchmarks/bench_paraphrase_scale.py --full           # also encode what the gate passes (hours)
     python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
+    python benchmarks/bench_paraphrase_scale.py --gate-only span:2,0.15,12,0   # one gate setting, no model (~1 min)
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
@@ -236,13 +237,69 @@ def key(f) -> tuple:
     )
 
 
+def gate_only(args) -> None:
+    """The gate alone (no model): its stop share over the whole corpus and the planted paraphrases it
+    stops (no passed unit of the record holds the paraphrase's first or last six words: the tier
+    could then not find it)."""
+    from bench_gate import make_gate
+
+    from auditor.embed.gate import keep_units
+    from auditor.embed.segment import segments
+    from auditor.methods.embedding import EmbeddingIndex
+
+    records, by_source, _absent = corpus(args.mb)
+    total = sum(by_source.values())
+    ev = eval_items()
+    index = EmbeddingIndex(gate="none")
+    c = index.config
+    gate = make_gate(args.gate_only).fit([s.text for e in ev for s in segments(e.view(c.eval_view), c.max_words)])
+    t0 = time.perf_counter()
+    para = {(n, i): " ".join(p.split()) for n, i, p in planted()}
+    stopped_plants = []
+    for i in range(0, len(records), args.batch):
+        b = records[i : i + args.batch]
+        units = [
+            (t, (t.views[v], [s.text for s in g], g[0].kind == "window")) for t in b for v, g in index.train_units(t)
+        ]
+        keep = keep_units(gate, [u for _, u in units])
+        for t in b:
+            if "set" not in t.meta:
+                continue
+            words = para[(t.meta["set"], t.meta["item"])].split()
+            ends = (" ".join(words[:6]), " ".join(words[-6:]))
+            held = [" ".join(x.split()) for (r, u), k in zip(units, keep) if k and r is t for x in u[1]]
+            if not any(e in h for h in held for e in ends):
+                stopped_plants.append(t)
+    t_gate = time.perf_counter() - t0
+    st = gate.describe()
+    plants = sum(1 for r in records if "set" in r.meta)
+    print(
+        f"Gate {args.gate_only} alone over {len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:"
+    )
+    print(f"  segments {st['segments_seen']}, passed {st['segments_passed']}, stopped {st['segments_stopped']} "
+          f"({st['stopped_share']:.3f}); units {st['units_seen']} / {st['units_passed']} / {st['units_stopped']}; "
+          f"{t_gate:.0f} s ({total / 1e6 / t_gate:.1f} MB/s)")  # fmt: skip
+    print(f"  planted paraphrases stopped (no passed unit holds them): {len(stopped_plants)} of {plants}")
+    for t in stopped_plants:
+        print(f"  PLANTED STOPPED {t.meta}: {' '.join(t.view('text').split())[:140]!r}")
+    if st["segments_seen"]:
+        share = st["segments_passed"] / st["segments_seen"]
+        print(f"  upper bound on the speed-up of encoding (passed share {share:.3f}): x{1 / max(share, 1e-9):.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=110.0, help="corpus size in MB (default 110)")
     ap.add_argument("--sample", type=float, default=0.004, help="share of records the ungated tier encodes")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--full", action="store_true", help="also encode what the gate passes on the whole corpus")
+    ap.add_argument("--gate-only", default="", metavar="SETTING",
+                    help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k,v') over the "
+                    "whole corpus, its stop share, and the planted records it stops entirely")  # fmt: skip
     args = ap.parse_args()
+    if args.gate_only:
+        gate_only(args)
+        return
 
     from auditor import methods
     from auditor.methods.embedding import EmbeddingIndex

@@ -16,8 +16,14 @@ from helpers import shared_file
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.embed.gate import LexicalGate, keep_units, load_background, stem
+from auditor.embed.segment import segments
 from auditor.errors import ConfigError, IndexFileError
-from auditor.methods.embedding import GATE_BY_VALUES, GATE_MIN_SHARED, GATE_TERMS, EmbeddingIndex
+from auditor.methods.embedding import (
+    GATE_BY_VALUES,
+    GATE_MIN_SHARED,
+    GATE_TERMS,
+    EmbeddingIndex,
+)
 from auditor.records.record import Record
 
 HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
@@ -52,8 +58,6 @@ def unrelated() -> list[Record]:
 
 
 def gate_for(items) -> LexicalGate:
-    from auditor.embed.segment import segments
-
     return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES).fit(
         [s.text for r in items for s in segments(r.view("query"))]
     )
@@ -100,6 +104,37 @@ def test_a_window_is_decided_on_its_own_words():
     counts = gate.take_counts()
     assert counts["units_seen"] == 3 and counts["units_stopped"] == 1 and counts["segments_passed"] == 2
     assert keep_units(gate, [("apple pie", ["apple pie"], False), ("pie", ["pie"], True)]) == [False, False]
+
+
+def test_span_rule_on_real_paraphrases_wants_the_terms_together(stb_case):
+    """The span rule (``gate_rule = "span"``) on real held-out paraphrases inside real unrelated text
+    (MMLU sociology questions): the same words scattered over that text (first half at its start,
+    second half ~600 words later) all pass the count rule but far fewer pass the span rule; it stops
+    more of the unrelated questions than the count rule; a lower share passes a superset."""
+    items, train = stb_case
+    texts = [s.text for r in items for s in segments(r.view("query"))]
+    strict = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.5).fit(texts)
+    loose = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.25).fit(texts)
+    count = gate_for(items)
+    paraphrases = [t.view("text") for t in train if t.id.startswith("paraphrase:")]
+    filler = " ".join(r.view("text") for r in unrelated()[:12])  # ~300 words of real sociology questions
+    inside = [f"{filler} {p} {filler}" for p in paraphrases]
+    scattered = [
+        " ".join(w[: len(w) // 2]) + f" {filler} {filler} " + " ".join(w[len(w) // 2 :])
+        for w in (p.split() for p in paraphrases)
+    ]
+    assert count.passes(scattered).all()  # the count rule sees the terms anywhere
+    together, apart = strict.passes(inside), strict.passes(scattered)
+    assert together.sum() >= 20 and apart.sum() <= together.sum() - 5, (together.sum(), apart.sum())
+    questions = [r.view("text") for r in unrelated()]
+    assert strict.passes(questions).sum() <= count.passes(questions).sum() < len(questions)
+    for batch in (paraphrases, inside, scattered, questions):
+        assert not (strict.passes(batch) & ~loose.passes(batch)).any()
+    assert strict.describe()["rule"] == "span" and count.describe()["rule"] == "count"
+    with pytest.raises(ConfigError, match="gate_rule"):
+        LexicalGate(rule="window")
+    with pytest.raises(ConfigError, match="gate_rule must be one of"):
+        EmbeddingIndex(gate="lexical", gate_rule="window")
 
 
 def test_stems_and_background():

@@ -26,6 +26,12 @@ names: stems of tokens holding a digit and of capitalised words not opening a se
 (``describe()["open_items"]``). Parameters ``min_shared`` and ``terms`` were chosen
 leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; docs/methods.md).
 
+**Span rule** (``rule="span"``; the rule above is ``"count"``): a text passes when, for some item,
+the distinct item terms within one run of ``span`` × the item's token count (at least
+:data:`MIN_SPAN` tokens) weigh, by IDF, at least ``share`` of the item's terms' total IDF (with
+``by_values``: or hold all of the item's values). Fitted the same way; docs/methods.md gives the
+figures (at the only recall-safe share it stops about what the count rule stops).
+
 >>> g = LexicalGate(min_shared=2, terms=6).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
 >>> g.item_terms(0)
 ['sherat', 'adult', 'hotel', 'york', 'new']
@@ -34,7 +40,14 @@ leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; d
 >>> g.passes(["the weather in Paris", "a hotel for 2 adults"]).tolist()
 [False, True]
 
-Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` out of range),
+>>> s = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.5).fit(
+...     ["Book a room at the Sheraton Hotel in New York for 2 adults"])
+>>> far = "Sheraton " + "the agent waited for the api response " * 10 + "New York hotel"
+>>> s.passes(["a Sheraton hotel room in New York", far]).tolist(), g.passes([far]).tolist()
+([True, False], [True])
+
+Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` / ``rule`` / ``span`` /
+``share`` out of range),
 :class:`~auditor.errors.IndexFileError` (a damaged background file).
 """
 
@@ -66,6 +79,11 @@ PREFIX = 6
 MAX_SHARE = 0.01
 #: the gate modes of ``EmbeddingConfig.gate``
 MODES = ("lexical", "none")
+#: the lexical gate's rules (``EmbeddingConfig.gate_rule``): ``count`` (enough terms anywhere in the
+#: text) and ``span`` (enough of the item's term IDF within one span of about the item's length)
+RULES = ("count", "span")
+#: a span is at least this many tokens, however short the item
+MIN_SPAN = 16
 #: English function words and the commonest request words: never an item's term
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -156,11 +174,21 @@ class LexicalGate:
         terms: int = 8,
         by_values: bool = True,
         background: tuple[int, dict[str, int]] | None = None,
+        rule: str = "count",
+        span: float = 2.0,
+        share: float = 0.5,
     ):
         if not 1 <= min_shared <= 64:
             raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
         if not 1 <= terms <= 1000:
             raise ConfigError(f"method 'embedding': gate_terms must be in 1..1000, not {terms}")
+        if rule not in RULES:
+            raise ConfigError(f"method 'embedding': gate_rule must be one of {', '.join(RULES)}, not '{rule}'")
+        if not 0.5 <= span <= 100:
+            raise ConfigError(f"method 'embedding': gate_span must be in 0.5..100, not {span}")
+        if not 0 < share <= 1:
+            raise ConfigError(f"method 'embedding': gate_share must be in (0, 1], not {share}")
+        self.rule, self.span, self.share = rule, float(span), float(share)
         self.min_shared = min_shared
         self.terms = terms
         self.by_values = by_values
@@ -217,6 +245,22 @@ class LexicalGate:
         self.need = np.array(need, dtype=np.int64)
         ones = np.ones(len(rows), dtype=np.int32)
         self.matrix = sparse.csr_matrix((ones, (rows, cols)), shape=(len(self.term_id), len(self.items)))
+        # the span rule: each term's IDF, each item's bar (share of its terms' IDF) and span (tokens)
+        weights = np.array([idf(s) for i, stems in enumerate(self.items) for s in stems], dtype=np.float64)
+        self.wmatrix = sparse.csr_matrix((weights, (rows, cols)), shape=(len(self.term_id), len(self.items)))
+        self.item_ids = [np.array(sorted(self.term_id[s] for s in stems), dtype=np.int64) for stems in self.items]
+        w_of = {s: idf(s) for stems in self.items for s in stems}
+        inv = {v: k for k, v in self.term_id.items()}
+        self.item_w = [np.array([w_of[inv[t]] for t in ids], dtype=np.float64) for ids in self.item_ids]
+        bar = [self.share * float(w.sum()) for w in self.item_w]
+        if self.by_values:  # a rewording keeps the values: all of them within a span are enough
+            for i, stems in enumerate(self.items):
+                kept = values[i] & set(stems)
+                if kept:
+                    bar[i] = min(bar[i], sum(w_of[s] for s in kept))
+        self.bar = np.array(bar, dtype=np.float64) - 1e-9
+        lengths = np.diff(starts) - 1
+        self.span_len = np.ceil(self.span * np.maximum(lengths, MIN_SPAN / self.span)).astype(np.int64)
         return self
 
     def item_terms(self, item: int) -> list[str]:
@@ -255,6 +299,8 @@ class LexicalGate:
         hit = per_token >= 0
         if not hit.any():
             return np.zeros(n, dtype=bool)
+        if self.rule == "span":
+            return self._span_passes(n, per_token, text_of, hit, batch.token_starts)
         present = sparse.csr_matrix(
             (np.ones(int(hit.sum()), dtype=np.int32), (text_of[hit], per_token[hit])), shape=(n, len(self.term_id))
         )
@@ -265,6 +311,46 @@ class LexicalGate:
         rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
         out = np.zeros(n, dtype=bool)
         out[rows[ok]] = True
+        return out
+
+    def _span_passes(
+        self, n: int, per_token: np.ndarray, text_of: np.ndarray, hit: np.ndarray, starts: np.ndarray
+    ) -> np.ndarray:
+        """The span rule: a text passes when, for some item, the distinct item terms within some run
+        of ``span_len`` tokens weigh (IDF) at least the item's bar. Candidates first: the pairs whose
+        shared terms anywhere in the text weigh enough (an upper bound of any span's weight)."""
+        from scipy import sparse
+
+        pos = np.nonzero(hit)[0]
+        h_text, h_term = text_of[pos], per_token[pos]
+        present = sparse.csr_matrix(
+            (np.ones(len(pos), dtype=np.float64), (h_text, h_term)), shape=(n, len(self.term_id))
+        )
+        present.sum_duplicates()
+        present.data[:] = 1.0
+        weighed = (present @ self.wmatrix).tocsr()
+        cand = weighed.data >= self.bar[weighed.indices]
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(weighed.indptr))[cand]
+        items = weighed.indices[cand]
+        bounds = np.searchsorted(h_text, np.arange(n + 1))
+        out = np.zeros(n, dtype=bool)
+        for r, i in zip(rows.tolist(), items.tolist()):
+            if out[r]:
+                continue
+            p, t = pos[bounds[r] : bounds[r + 1]], h_term[bounds[r] : bounds[r + 1]]
+            ids = self.item_ids[i]
+            slot = np.searchsorted(ids, t)
+            mine = (slot < len(ids)) & (ids[np.minimum(slot, len(ids) - 1)] == t)
+            p, slot = p[mine], slot[mine]
+            if not len(p):
+                continue
+            # for each hit j as a span's end: the distinct slots of the hits within span_len before it
+            window = (p[None, :] <= p[:, None]) & (p[None, :] > p[:, None] - self.span_len[i])
+            onehot = np.zeros((len(p), len(ids)), dtype=np.float64)
+            onehot[np.arange(len(p)), slot] = 1.0
+            weight = ((window.astype(np.float64) @ onehot) > 0) @ self.item_w[i]
+            if weight.max() >= self.bar[i]:
+                out[r] = True
         return out
 
     # -- counters ------------------------------------------------------------------------------
@@ -292,6 +378,8 @@ class LexicalGate:
         seen = c["segments_seen"]
         return {
             "mode": "lexical",
+            "rule": self.rule,
+            **({"span": self.span, "share": self.share} if self.rule == "span" else {}),
             "min_shared": self.min_shared,
             "terms": self.terms,
             "by_values": self.by_values,

@@ -46,6 +46,7 @@ from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
 from ..embed.evidence import Parts, lexical, values_agree
 from ..embed.gate import MODES as GATES
+from ..embed.gate import RULES as GATE_RULES
 from ..embed.gate import LexicalGate, keep_units
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
@@ -70,6 +71,9 @@ PREFILTER_THRESHOLD = 0.53
 GATE_MIN_SHARED = 2
 GATE_TERMS = 4
 GATE_BY_VALUES = True
+#: the span rule's defaults (``gate_rule = "span"``), chosen the same way (docs/methods.md)
+GATE_SPAN = 2.0
+GATE_SHARE = 0.15
 
 
 @dataclass
@@ -111,6 +115,11 @@ class EmbeddingConfig(MethodConfig):
     gate_min_shared: int = GATE_MIN_SHARED
     gate_terms: int = GATE_TERMS
     gate_by_values: bool = GATE_BY_VALUES  # need capped at the segment's values among its terms (at least 1)
+    # "count": enough terms anywhere in the unit; "span": the distinct terms within gate_span x the
+    # segment's token count weigh (IDF) at least gate_share of its terms' IDF (auditor.embed.gate)
+    gate_rule: str = "count"
+    gate_span: float = GATE_SPAN
+    gate_share: float = GATE_SHARE
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -121,6 +130,8 @@ class EmbeddingConfig(MethodConfig):
         "approx_min": (1, 1_000_000_000),
         "gate_min_shared": (1, 64),
         "gate_terms": (1, 1000),
+        "gate_span": (0.5, 100),
+        "gate_share": (0.01, 1),
     }
 
 
@@ -161,6 +172,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(f"method 'embedding': prefilter_threshold must be in -1..1, not {c.prefilter_threshold}")
         if c.gate not in GATES:
             raise ConfigError(f"method 'embedding': gate must be one of {', '.join(GATES)}, not '{c.gate}'")
+        if c.gate_rule not in GATE_RULES:
+            raise ConfigError(
+                f"method 'embedding': gate_rule must be one of {', '.join(GATE_RULES)}, not '{c.gate_rule}'"
+            )
         self.rule = self.decision()  # checks the thresholds now, without loading the model
         if c.prefilter == "static":
             require_static()  # a missing extra is named when the manifest is read, not after the eval build
@@ -346,7 +361,14 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             self.prefilter = Prefilter(static, c.prefilter_threshold, c.approximate, c.approx_min).fit(self.seg_text)
         if self.config.gate == "lexical":
             c = self.config
-            self.gate = LexicalGate(c.gate_min_shared, c.gate_terms, c.gate_by_values).fit(self.seg_text)
+            self.gate = LexicalGate(
+                c.gate_min_shared,
+                c.gate_terms,
+                c.gate_by_values,
+                rule=c.gate_rule,
+                span=c.gate_span,
+                share=c.gate_share,
+            ).fit(self.seg_text)
         self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
