@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 from click.testing import CliRunner
+from events import wait_gone
 
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
@@ -25,20 +27,33 @@ BUSY = "import os, sys\nos.sched_setaffinity(0, {%d})\nprint('busy', flush=True)
 
 @pytest.fixture
 def every_cpu_busy():
-    """A busy loop pinned to each CPU this process may use, each one running (it says so)."""
-    loops = []
+    """A busy loop pinned to each CPU this process may use, each one running (it says so). The loops
+    are not descendants of this process (a shell starts each in the background and exits, so it is
+    re-parented): the meter counts this process tree's own CPU as its own, as it should count an
+    auditor run's own workers, and another program's load is what it has to see."""
+    pids = []
     try:
         for cpu in sorted(os.sched_getaffinity(0)):
-            p = subprocess.Popen([sys.executable, "-c", BUSY % cpu], stdout=subprocess.PIPE, text=True)
-            loops.append(p)
-            assert p.stdout is not None and p.stdout.readline().strip() == "busy"
-        yield len(loops)
+            sh = subprocess.Popen(
+                ["sh", "-c", '"$0" -c "$1" & echo "pid $!"', sys.executable, BUSY % cpu],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert sh.stdout is not None
+            lines = {sh.stdout.readline().strip(), sh.stdout.readline().strip()}  # either order
+            sh.wait()
+            sh.stdout.close()
+            pid = next(int(line.split()[1]) for line in lines if line.startswith("pid "))
+            pids.append(pid)
+            assert "busy" in lines, lines
+        yield len(pids)
     finally:
-        for p in loops:
-            p.kill()
-            p.wait()
-            if p.stdout is not None:
-                p.stdout.close()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        wait_gone(pids, 30, "busy loops killed")
 
 
 def test_units_are_a_multiple_of_the_workers_and_never_larger_than_asked():
