@@ -8,8 +8,10 @@ slower than in one process. So, as ``make -l`` does, the scan looks at the load 
   CPU quota (``cpu.max``, a container's ``--cpus``);
 * **busy cores**: the CPU time *other* processes used on those CPUs while this run read its eval sets
   and built its indexes (``/proc/stat`` less this process tree's own time, a window of at least
-  :data:`MIN_WINDOW_S`), or the 1-minute load average (``os.getloadavg``, less this process's share)
-  when that is higher — the larger of the two;
+  :data:`MIN_WINDOW_S`): what is happening now. Only where that cannot be read (no ``/proc/stat``, or
+  a guess before the window, ``sample=False``) the 1-minute load average (``os.getloadavg``, less this
+  process's share) stands in: it lags by a minute, so a run that just ended elsewhere would still hold a
+  core it no longer uses;
 * **workers** = usable − busy, rounded, from 1 to the usable cores; 1 runs the scan in-process, exactly
   as ``--workers 1`` does, so the default never loses to one worker by more than the measurement.
 
@@ -117,8 +119,8 @@ class CoreMeter:
         self._own0 = _tree_ticks()
 
     def busy_cores(self, sample: bool = True) -> float:
-        """Cores' worth of CPU that other processes use now (the larger of the two measures; without
-        ``sample``, the load average alone: a guess that waits for nothing)."""
+        """Cores' worth of CPU that other processes use now: measured over the window where ``/proc/stat``
+        can be read; otherwise, and without ``sample``, the load average (a guess that waits for nothing)."""
         waited = time.monotonic() - self._t0
         if sample and waited < MIN_WINDOW_S:
             time.sleep(MIN_WINDOW_S - waited)
@@ -126,17 +128,17 @@ class CoreMeter:
         hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         window = max(t1 - self._t0, 1e-3)
         own = (own1 - self._own0) / hz / window  # this process tree's cores, over the window
-        sampled = 0.0
         if sample and busy1 is not None and self._busy0 is not None:
             sampled = max(0.0, (busy1 - self._busy0) / hz / window - own)
             self._t0, self._busy0, self._own0 = t1, busy1, own1  # the next scan's window starts now
+            return sampled
         try:
             load = os.getloadavg()[0]
         except (AttributeError, OSError):
             load = 0.0
         # the 1-minute average holds this process too, as far as it has run in the last minute
         loaded = max(0.0, load - min(own, 1.0) * (1 - math.exp(-_age_s() / 60)))
-        return max(sampled, loaded)
+        return loaded
 
     def free_cores(self, sample: bool = True) -> int:
         """Workers for a scan starting now: the usable cores less the busy ones, rounded, at least 1."""
