@@ -154,9 +154,9 @@ def wait_any_gone(pids, timeout: float) -> int | None:
             os.close(fd)
 
 
-def children(pid: int) -> list[int]:
-    """Live child processes of ``pid`` (from /proc)."""
-    found = []
+def live_processes():
+    """``(pid, stat fields after the command name)`` of every live process (from /proc; zombies and
+    processes that end while being read are left out)."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -165,6 +165,10 @@ def children(pid: int) -> list[int]:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue  # ended meanwhile
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry))
-    return found
+        if fields[0] != "Z":
+            yield int(entry), fields
+
+
+def children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (from /proc)."""
+    return [child for child, fields in live_processes() if int(fields[1]) == pid]

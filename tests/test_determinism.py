@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from events import Markers, marked_cli, records_mark, wait_gone
+from events import Markers, live_processes, marked_cli, records_mark, wait_gone
 from hostile import EVAL_ITEMS, REPO, report, run_cli, write_eval
 
 from auditor.store import indexes as indexstore
@@ -155,18 +155,7 @@ def test_killed_scan_leaves_no_half_written_report_and_rerun_works(tmp_path):
 
 def _group_members(pgid: int) -> list[int]:
     """Live processes of process group ``pgid`` (from /proc; zombies count as gone)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
+    return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
 
 
 def _start_scan(tmp_path, train, ev, i: int, marks: Markers) -> subprocess.Popen:
