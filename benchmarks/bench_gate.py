@@ -53,8 +53,14 @@ GRID = [(m, k, v) for v in (1, 0) for m in (1, 2, 3) for k in (3, 4, 6, 8, 12, 1
 SPAN_GRID = [f"span:{f},{q},{k},{v}" for v in (1, 0) for f in (2, 4) for q in (0.15, 0.25, 0.35, 0.5) for k in (6, 12)]
 
 
+#: the dice rule's thresholds scored (``--rule dice``), as "dice:THRESHOLD"
+DICE_GRID = [f"dice:{q}" for q in (0.04, 0.06, 0.08, 0.1, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.18, 0.2)]
+
+
 def settings(rule: str) -> list[str]:
-    """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span)."""
+    """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span, "dice:q")."""
+    if rule == "dice":
+        return DICE_GRID
     return SPAN_GRID if rule == "span" else [f"{m},{k},{v}" for m, k, v in GRID]
 
 
@@ -62,6 +68,8 @@ def make_gate(setting: str):
     """The gate of one setting string."""
     from auditor.embed.gate import LexicalGate
 
+    if setting.startswith("dice:"):
+        return LexicalGate(rule="dice", dice=float(setting[5:]))
     if setting.startswith("span:"):
         f, q, k, v = setting[5:].split(",")
         return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))
@@ -218,6 +226,8 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
 
     def key(s: str):
         stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
+        if s.startswith("dice:"):  # ties: the lower threshold
+            return (stop, -float(s[5:]), 0, 0, 0)
         if s.startswith("span:"):  # ties: the shorter span, the higher share, fewer terms
             f, q, k, v = map(float, s[5:].split(","))
             return (stop, -f, q, -k, -v)
@@ -229,7 +239,9 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
 
 def line(x: dict, part: str, s: str, label: str) -> str:
     r = score(x, part, s)
-    if s.startswith("span:"):
+    if s.startswith("dice:"):
+        desc = f"rule=dice dice={s[5:]}"
+    elif s.startswith("span:"):
         f, q, k, v = s[5:].split(",")
         desc = f"rule=span span={f} share={q} terms={k:<3} by_values={v}"
     else:
@@ -280,7 +292,9 @@ def main() -> None:
     ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)"
                     " or span:SPAN,SHARE,TERMS,BY_VALUES")  # fmt: skip
     ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
-    ap.add_argument("--rule", choices=("count", "span"), default="count", help="the gate rule whose grid is fitted")
+    ap.add_argument(
+        "--rule", choices=("count", "span", "dice"), default="count", help="the gate rule whose grid is fitted"
+    )
     args = ap.parse_args()
     names = args.only or [*FIT, *TEST_SETS]
     saved = {x["name"]: x for x in json.loads(Path(SAVED).read_text())} if Path(SAVED).exists() else {}

@@ -1,5 +1,6 @@
-"""The embedding tier's lexical gate (``gate = "lexical"``, the default): a training unit reaches the
-MiniLM encoder only if it shares enough rare words and values with some eval item. On real eval items,
+"""The embedding tier's lexical gate (``gate = "lexical"``; off by default): a training unit reaches the
+MiniLM encoder only if it shares enough of some eval item's words (the dice rule, the gate's default
+rule) or rare words and values (the count and span rules). On real eval items,
 their frozen held-out paraphrases pass and unrelated real text is stopped; a passed unit's findings are
 exactly the ungated tier's; the decisions are counted in the check's ``method_stats`` (once, from
 engine workers too); ``--embed-gate none`` / ``gate = "none"`` turns it off and changes the index key.
@@ -20,6 +21,7 @@ from auditor.embed.segment import segments
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import (
     GATE_BY_VALUES,
+    GATE_DICE,
     GATE_MIN_SHARED,
     GATE_TERMS,
     EmbeddingIndex,
@@ -57,15 +59,22 @@ def unrelated() -> list[Record]:
     ]
 
 
+def eval_texts(items) -> list[str]:
+    return [s.text for r in items for s in segments(r.view("query"))]
+
+
 def gate_for(items) -> LexicalGate:
-    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES).fit(
-        [s.text for r in items for s in segments(r.view("query"))]
-    )
+    """The gate ``gate = "lexical"`` builds by default (the dice rule)."""
+    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES, rule="dice", dice=GATE_DICE).fit(eval_texts(items))
+
+
+def count_gate_for(items) -> LexicalGate:
+    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES, rule="count").fit(eval_texts(items))
 
 
 def test_real_paraphrases_pass_and_unrelated_questions_are_stopped(stb_case):
     items, train = stb_case
-    gate = gate_for(items)
+    gate = count_gate_for(items)
     paraphrases = [t.view("text") for t in train if t.id.startswith("paraphrase:")]
     assert len(paraphrases) == 30
     assert gate.passes(paraphrases).all()
@@ -115,7 +124,7 @@ def test_span_rule_on_real_paraphrases_wants_the_terms_together(stb_case):
     texts = [s.text for r in items for s in segments(r.view("query"))]
     strict = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.5).fit(texts)
     loose = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.25).fit(texts)
-    count = gate_for(items)
+    count = count_gate_for(items)
     paraphrases = [t.view("text") for t in train if t.id.startswith("paraphrase:")]
     filler = " ".join(r.view("text") for r in unrelated()[:12])  # ~300 words of real sociology questions
     inside = [f"{filler} {p} {filler}" for p in paraphrases]
@@ -135,6 +144,79 @@ def test_span_rule_on_real_paraphrases_wants_the_terms_together(stb_case):
         LexicalGate(rule="window")
     with pytest.raises(ConfigError, match="gate_rule must be one of"):
         EmbeddingIndex(gate="lexical", gate_rule="window")
+
+
+def test_dice_rule_passes_real_paraphrases_and_stops_diluted_text(stb_case):
+    """The dice rule (the default) on real items: every frozen held-out paraphrase passes; most real
+    unrelated questions are stopped (more than by the count rule); the same paraphrase words scattered
+    through ~600 words of real unrelated text (several windows long) pass the count rule but not this one
+    (the text's own weight dilutes them); a higher threshold passes a subset."""
+    items, train = stb_case
+    gate, count = gate_for(items), count_gate_for(items)
+    paraphrases = [t.view("text") for t in train if t.id.startswith("paraphrase:")]
+    assert gate.passes(paraphrases).all()
+    questions = [r.view("text") for r in unrelated()]
+    assert gate.passes(questions).sum() < count.passes(questions).sum()
+    assert 1 - gate.passes(questions).mean() >= 0.75  # 50 of these 60 at the shipped threshold
+    filler = " ".join(questions[:48])  # ~530 words
+    scattered = [
+        " ".join(w[: len(w) // 2]) + f" {filler} " + " ".join(w[len(w) // 2 :])
+        for w in (p.split() for p in paraphrases)
+    ]
+    assert count.passes(scattered).all() and not gate.passes(scattered).any()
+    strict = LexicalGate(rule="dice", dice=0.3).fit(eval_texts(items))
+    for batch in (paraphrases, questions):
+        assert not (strict.passes(batch) & ~gate.passes(batch)).any()
+    assert gate.describe()["rule"] == "dice" and gate.describe()["dice"] == GATE_DICE
+
+
+def test_dice_score_is_the_weighted_dice_of_distinct_stems(stb_case):
+    """The vectorized score equals the definition computed by hand: 2 · weight of the distinct stems a
+    text shares with an item / (the text's stem weight + the item's), best item."""
+    import numpy as np
+
+    from auditor.embed.gate import _distinct_stems
+    from auditor.text.batch import TokenBatch
+
+    items, train = stb_case
+    texts = eval_texts(items)
+    gate = gate_for(items)
+    probe = [t.view("text") for t in train[:8]] + [r.view("text") for r in unrelated()[:4]]
+    batch = TokenBatch(probe)
+    distinct, index = _distinct_stems(batch)
+    text_of = np.repeat(np.arange(len(probe)), np.diff(batch.token_starts))
+    got = gate.dice_scores(len(probe), distinct, index, text_of)
+
+    def stems(text: str) -> set[str]:
+        b = TokenBatch([text])
+        d, ix = _distinct_stems(b)
+        return {d[k] for k in ix.tolist()}
+
+    item_stems = [stems(t) for t in texts]
+    for text, score in zip(probe, got.tolist()):
+        mine = stems(text)
+        mass = sum(gate.weight(s) for s in mine)
+        want = max(
+            2 * sum(gate.weight(s) for s in mine & its) / (mass + sum(gate.weight(s) for s in its))
+            for its in item_stems
+        )
+        assert score == pytest.approx(want, rel=1e-9)
+    assert got.max() > 0.3 and got.min() < GATE_DICE  # a paraphrase scores high, an unrelated question low
+
+
+def test_dice_rule_decides_each_segment_as_far_as_the_model_reads_it():
+    gate = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+    filler = " ".join(["the agent called an api and waited for the response"] * 30)  # 300 words
+    hit = "Reserve a Sheraton hotel room in New York for 2 adults."
+    units = [
+        (f"{hit} {filler}", [f"{hit} {filler}"], False),  # whole: read from its start, the rewording is there
+        (f"{filler} {hit}", [f"{filler} {hit}"], False),  # whole: past the model's reach, no last line
+        (f"{filler}\n{hit}", [f"{filler}\n{hit}", hit], False),  # its last line is the rewording
+        (filler, [" ".join(filler.split()[:160])], True),
+    ]
+    assert keep_units(gate, units, max_words=20) == [True, False, True, False]
+    counts = gate.take_counts()
+    assert counts["units_passed"] == 2 and counts["segments_seen"] == 5 and counts["segments_passed"] == 3
 
 
 def test_stems_and_background():
@@ -158,6 +240,11 @@ def test_gate_parameters_checked_without_loading_a_model():
         EmbeddingIndex(gate_min_shared=0)
     with pytest.raises(ConfigError, match="gate_terms"):
         EmbeddingIndex(gate_terms=0)
+    with pytest.raises(ConfigError, match="gate_dice"):
+        EmbeddingIndex(gate_dice=0)
+    with pytest.raises(ConfigError, match="gate_dice"):
+        LexicalGate(rule="dice", dice=1.5)
+    assert EmbeddingIndex(gate="lexical").config.gate_rule == "dice"
     on, off = EmbeddingIndex(gate="lexical"), EmbeddingIndex()
     assert off.config.gate == "none"  # off by default (docs/methods.md says why)
     assert on.params() != off.params() != EmbeddingIndex(gate="lexical", gate_terms=GATE_TERMS + 1).params()
@@ -187,6 +274,7 @@ def test_gated_findings_are_the_ungated_findings_of_passed_units(stb_case):
             keep_units(
                 gate_for(items),
                 [(t.views[v], [s.text for s in g], g[0].kind == "window") for v, g in plain.train_units(t)],
+                plain.config.max_words,
             ),
         )
         if ok

@@ -81,7 +81,7 @@ MAX_SHARE = 0.01
 MODES = ("lexical", "none")
 #: the lexical gate's rules (``EmbeddingConfig.gate_rule``): ``count`` (enough terms anywhere in the
 #: text) and ``span`` (enough of the item's term IDF within one span of about the item's length)
-RULES = ("count", "span")
+RULES = ("count", "span", "dice")
 #: a span is at least this many tokens, however short the item
 MIN_SPAN = 16
 #: English function words and the commonest request words: never an item's term
@@ -177,6 +177,7 @@ class LexicalGate:
         rule: str = "count",
         span: float = 2.0,
         share: float = 0.5,
+        dice: float = 0.12,
     ):
         if not 1 <= min_shared <= 64:
             raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
@@ -188,7 +189,9 @@ class LexicalGate:
             raise ConfigError(f"method 'embedding': gate_span must be in 0.5..100, not {span}")
         if not 0 < share <= 1:
             raise ConfigError(f"method 'embedding': gate_share must be in (0, 1], not {share}")
-        self.rule, self.span, self.share = rule, float(span), float(share)
+        if not 0 < dice <= 1:
+            raise ConfigError(f"method 'embedding': gate_dice must be in (0, 1], not {dice}")
+        self.rule, self.span, self.share, self.dice = rule, float(span), float(share), float(dice)
         self.min_shared = min_shared
         self.terms = terms
         self.by_values = by_values
@@ -199,6 +202,8 @@ class LexicalGate:
         self.items: list[list[str]] = []
         self.need = np.zeros(0, dtype=np.int64)
         self.open_items = 0
+        self.vocab: dict[str, int] = {}
+        self.dice_mass = np.zeros(0, dtype=np.float64)
 
     # -- fit -----------------------------------------------------------------------------------
     def fit(self, item_texts: Sequence[str]) -> LexicalGate:
@@ -261,7 +266,38 @@ class LexicalGate:
         self.bar = np.array(bar, dtype=np.float64) - 1e-9
         lengths = np.diff(starts) - 1
         self.span_len = np.ceil(self.span * np.maximum(lengths, MIN_SPAN / self.span)).astype(np.int64)
+        # the dice rule: every content stem of each item (IDF-weighted), each item's total weight
+        self._idf_n, self._idf_ev = n, df_ev
+        self._idf_memo: dict[str, float] = {}
+        self.vocab = {}
+        vr: list[int] = []
+        vc: list[int] = []
+        mass = np.zeros(len(per_item), dtype=np.float64)
+        for i, stems in enumerate(per_item):
+            for s in stems:
+                if self.weight(s) > 0:
+                    vr.append(self.vocab.setdefault(s, len(self.vocab)))
+                    vc.append(i)
+                    mass[i] += self.weight(s)
+        self.dice_items = sparse.csr_matrix(
+            (np.ones(len(vr)), (vr, vc)), shape=(len(self.vocab), len(per_item)), dtype=np.float64
+        )
+        self.dice_mass = mass
+        if self.rule == "dice":
+            self.open_items = int((mass == 0).sum())
         return self
+
+    def weight(self, s: str) -> float:
+        """A stem's weight in the dice rule: its IDF over background + eval side; 0 for a stop word or a
+        single letter (a single digit is a value and counts)."""
+        w = self._idf_memo.get(s)
+        if w is None:
+            if s in STOP_WORDS or not s or (len(s) == 1 and not s.isdigit()):
+                w = 0.0
+            else:
+                w = math.log((self._idf_n + 1) / (self.background[1].get(s, 0) + self._idf_ev[s] + 1))
+            self._idf_memo[s] = w
+        return w
 
     def item_terms(self, item: int) -> list[str]:
         """The terms of eval item ``item``, rarest first."""
@@ -293,9 +329,11 @@ class LexicalGate:
         if not n or not len(self.term_id):
             return np.zeros(n, dtype=bool)
         distinct, index = _distinct_stems(batch)
+        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
+        if self.rule == "dice":
+            return self.dice_scores(n, distinct, index, text_of) >= self.dice - 1e-9
         tid = np.fromiter((self.term_id.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
         per_token = tid[index]
-        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         hit = per_token >= 0
         if not hit.any():
             return np.zeros(n, dtype=bool)
@@ -312,6 +350,28 @@ class LexicalGate:
         out = np.zeros(n, dtype=bool)
         out[rows[ok]] = True
         return out
+
+    def dice_scores(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
+        """Each text's highest weighted Dice coefficient with an eval item: twice the weight of the
+        distinct stems they share over the weight of the text's stems plus the item's. A long text that
+        happens to hold a few of an item's words scores low (its own weight is large); a rewording,
+        mostly the item's words, high."""
+        from scipy import sparse
+
+        w = np.fromiter((self.weight(s) for s in distinct), dtype=np.float64, count=len(distinct))
+        tid = np.fromiter((self.vocab.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
+        present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, len(distinct)))
+        present.sum_duplicates()
+        present.data[:] = 1.0  # a stem counts once per text
+        mass = present @ w
+        mine = np.nonzero((tid >= 0) & (w > 0))[0]
+        to_vocab = sparse.csr_matrix((w[mine], (mine, tid[mine])), shape=(len(distinct), len(self.vocab)))
+        shared = ((present @ to_vocab) @ self.dice_items).tocsr()  # texts × items: weight shared
+        best = np.zeros(n, dtype=np.float64)
+        if shared.nnz:
+            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
+            np.maximum.at(best, rows, 2 * shared.data / (mass[rows] + self.dice_mass[shared.indices]))
+        return best
 
     def _span_passes(
         self, n: int, per_token: np.ndarray, text_of: np.ndarray, hit: np.ndarray, starts: np.ndarray
@@ -380,6 +440,7 @@ class LexicalGate:
             "mode": "lexical",
             "rule": self.rule,
             **({"span": self.span, "share": self.share} if self.rule == "span" else {}),
+            **({"dice": self.dice} if self.rule == "dice" else {}),
             "min_shared": self.min_shared,
             "terms": self.terms,
             "by_values": self.by_values,
@@ -391,7 +452,7 @@ class LexicalGate:
         }
 
 
-def keep_units(gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool]]) -> list[bool]:
+def keep_units(gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool]], max_words: int = 160) -> list[bool]:
     """Which units pass ``gate``, counted: each unit is ``(view text, its segment texts, is a window)``.
 
     A unit of a view's whole / last / doc segments is decided on the view text itself, tokenized in
@@ -407,6 +468,16 @@ def keep_units(gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool
     """
     if not units:
         return []
+    if gate.rule == "dice":  # each segment on its own text, as far as the model reads it (a long one's start)
+        flat = [" ".join(t.split()[:max_words]) for _, texts, _ in units for t in texts]
+        ok = gate.passes(flat).tolist()
+        keep, at = [], 0
+        for _, texts, _ in units:
+            keep.append(any(ok[at : at + len(texts)]))
+            at += len(texts)
+        segs = [len(t) for _, t, _ in units]
+        gate.count(len(units), sum(keep), sum(segs), sum(n for n, k in zip(segs, keep) if k))
+        return keep
     views = list({id(v): v for v, _, _ in units}.values())
     view_ok = dict(zip(map(id, views), gate.passes(views, shared=True).tolist()))
     keep = [view_ok[id(v)] for v, _, _ in units]

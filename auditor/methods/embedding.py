@@ -74,6 +74,8 @@ GATE_BY_VALUES = True
 #: the span rule's defaults (``gate_rule = "span"``), chosen the same way (docs/methods.md)
 GATE_SPAN = 2.0
 GATE_SHARE = 0.15
+#: the dice rule's threshold (``gate_rule = "dice"``, the default rule), chosen the same way (docs/methods.md)
+GATE_DICE = 0.12
 
 
 @dataclass
@@ -115,11 +117,14 @@ class EmbeddingConfig(MethodConfig):
     gate_min_shared: int = GATE_MIN_SHARED
     gate_terms: int = GATE_TERMS
     gate_by_values: bool = GATE_BY_VALUES  # need capped at the segment's values among its terms (at least 1)
-    # "count": enough terms anywhere in the unit; "span": the distinct terms within gate_span x the
-    # segment's token count weigh (IDF) at least gate_share of its terms' IDF (auditor.embed.gate)
-    gate_rule: str = "count"
+    # "dice" (default): some segment of the unit has a weighted Dice coefficient of distinct stems of at
+    # least gate_dice with some eval segment; "count": enough terms anywhere in the unit; "span": the
+    # distinct terms within gate_span x the segment's token count weigh (IDF) at least gate_share of
+    # its terms' IDF (auditor.embed.gate)
+    gate_rule: str = "dice"
     gate_span: float = GATE_SPAN
     gate_share: float = GATE_SHARE
+    gate_dice: float = GATE_DICE
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -132,6 +137,7 @@ class EmbeddingConfig(MethodConfig):
         "gate_terms": (1, 1000),
         "gate_span": (0.5, 100),
         "gate_share": (0.01, 1),
+        "gate_dice": (0.001, 1),
     }
 
 
@@ -368,6 +374,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 rule=c.gate_rule,
                 span=c.gate_span,
                 share=c.gate_share,
+                dice=c.gate_dice,
             ).fit(self.seg_text)
         self.rule = self.decision()
         self.save_cache()
@@ -494,7 +501,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
         if self.gate is not None:  # units it stops get no finding; the others go on unchanged
             keep = keep_units(
-                self.gate, [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g in units]
+                self.gate,
+                [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g in units],
+                self.config.max_words,
             )
             units = [u for u, k in zip(units, keep) if k]
         if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
