@@ -6,6 +6,7 @@ Run from the repository root::
     python benchmarks/bench_gate.py            # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
     python benchmarks/bench_gate.py --report   # reprint from the saved scans
     python benchmarks/bench_gate.py --report --rule span --table   # the span rule's grid (SPAN_GRID), every setting
+    python benchmarks/bench_gate.py --report --rule dice --table   # the dice rule's grid (DICE_GRID; the default rule)
 
 **Files.** The nine *fit* files the tier's decision was calibrated on (frozen held-out StableToolBench,
 BFCL simple_python, WebShop, and the six llm-decontaminator rephrasing files), NESTFUL (the untouched
@@ -68,8 +69,11 @@ def make_gate(setting: str):
     """The gate of one setting string."""
     from auditor.embed.gate import LexicalGate
 
-    if setting.startswith("dice:"):
-        return LexicalGate(rule="dice", dice=float(setting[5:]))
+    if setting.startswith("dice:"):  # "dice:Q" or "dice:Q,QCODE" (code: Q scaled as the shipped default by default)
+        from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
+
+        q, qc = (setting[5:].split(",") + [""])[:2]
+        return LexicalGate(rule="dice", dice=float(q), dice_code=float(qc or float(q) * GATE_DICE_CODE / GATE_DICE))
     if setting.startswith("span:"):
         f, q, k, v = setting[5:].split(",")
         return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))
@@ -105,12 +109,12 @@ def longdocs(name: str, tr: list) -> list:
 
 
 def _units(index, records) -> list[tuple]:
-    """(key, view text, segment texts, is window) of every unit; key = (ordinal, view, segment labels)."""
+    """(key, view text, segment texts, is window, is code) of every unit; key = (ordinal, view, segment labels)."""
     out = []
     for t in records:
         for view, segs in index.train_units(t):
             out.append(((t.ordinal, view, tuple(s.label() for s in segs)), t.views[view],
-                        [s.text for s in segs], segs[0].kind == "window"))  # fmt: skip
+                        [s.text for s in segs], segs[0].kind == "window", any(s.kind == "doc" for s in segs)))  # fmt: skip
     return out
 
 
@@ -173,13 +177,16 @@ def gate_grid(x: dict, settings=None) -> None:
     from auditor.embed.segment import segments
 
     c = index.config
-    texts = [s.text for e in ev for s in segments(e.view(c.eval_view), c.max_words)]  # as the index's seg_text
+    segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
+    texts = [s.text for g in segs for s in g]  # as the index's seg_text
+    code = [any(s.kind == "doc" for s in g) for g in segs for _ in g]  # the items the decision treats as code
     parts = {"short": _units(index, recs), "long": _units(index, docs), "stop": _units(index, stop)}
     grid = {}
     for setting in settings or [f"{m},{k},{v}" for m, k, v in GRID]:
-        gate = make_gate(setting).fit(texts)
+        gate = make_gate(setting).fit(texts, code)
         grid[setting] = {
-            label: {"kept": {u[0] for u, ok in zip(units, keep_units(gate, [u[1:] for u in units])) if ok},
+            label: {"kept": {u[0] for u, ok in zip(units, keep_units(gate, [u[1:4] for u in units], c.max_words,
+                                                                     [u[4] for u in units])) if ok},
                     "units": len(units)}
             for label, units in parts.items()
         }  # fmt: skip
@@ -280,9 +287,10 @@ def report(datas: list[dict], rule: str = "count") -> None:
         for part in ("short", "long"):
             print(line(x, part, s, label if part == "short" else "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
-    from auditor.methods.embedding import GATE_BY_VALUES, GATE_MIN_SHARED, GATE_TERMS
+    from auditor.methods.embedding import GATE_BY_VALUES, GATE_DICE, GATE_DICE_CODE, GATE_MIN_SHARED, GATE_TERMS
 
-    print(f"\nShipped default: min_shared={GATE_MIN_SHARED} terms={GATE_TERMS} by_values={int(GATE_BY_VALUES)}.")
+    print(f"\nShipped defaults: rule=dice dice={GATE_DICE} dice_code={GATE_DICE_CODE}; the count rule's "
+          f"min_shared={GATE_MIN_SHARED} terms={GATE_TERMS} by_values={int(GATE_BY_VALUES)}.")  # fmt: skip
 
 
 def main() -> None:

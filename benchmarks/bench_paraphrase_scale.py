@@ -252,22 +252,25 @@ def gate_only(args) -> None:
     ev = eval_items()
     index = EmbeddingIndex(gate="none")
     c = index.config
-    gate = make_gate(args.gate_only).fit([s.text for e in ev for s in segments(e.view(c.eval_view), c.max_words)])
+    segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
+    gate = make_gate(args.gate_only).fit([s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g])
     t0 = time.perf_counter()
     para = {(n, i): " ".join(p.split()) for n, i, p in planted()}
     stopped_plants = []
     for i in range(0, len(records), args.batch):
         b = records[i : i + args.batch]
         units = [
-            (t, (t.views[v], [s.text for s in g], g[0].kind == "window")) for t in b for v, g in index.train_units(t)
+            (t, (t.views[v], [s.text for s in g], g[0].kind == "window"), any(s.kind == "doc" for s in g))
+            for t in b
+            for v, g in index.train_units(t)
         ]
-        keep = keep_units(gate, [u for _, u in units])
+        keep = keep_units(gate, [u for _, u, _ in units], c.max_words, [x for _, _, x in units])
         for t in b:
             if "set" not in t.meta:
                 continue
             words = para[(t.meta["set"], t.meta["item"])].split()
             ends = (" ".join(words[:6]), " ".join(words[-6:]))
-            held = [" ".join(x.split()) for (r, u), k in zip(units, keep) if k and r is t for x in u[1]]
+            held = [" ".join(x.split()) for (r, u, _), k in zip(units, keep) if k and r is t for x in u[1]]
             if not any(e in h for h in held for e in ends):
                 stopped_plants.append(t)
     t_gate = time.perf_counter() - t0
@@ -340,10 +343,9 @@ def main() -> None:
             found_g += gated.search(b)
             t_g += time.perf_counter() - t1
         else:
-            units = [
-                (t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)
-            ]
-            keep_units(gated.gate, units)
+            tu = [g for t in b for v, g in gated.train_units(t)]
+            units = [(t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)]
+            keep_units(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
             t_gate += time.perf_counter() - t1
         t_other += t1 - t0
     gst = gated.stats()["gate"]

@@ -204,6 +204,26 @@ def test_dice_score_is_the_weighted_dice_of_distinct_stems(stb_case):
     assert got.max() > 0.3 and got.min() < GATE_DICE  # a paraphrase scores high, an unrelated question low
 
 
+def test_dice_rule_holds_code_to_the_code_bar(stb_case):
+    """Code (a training unit with a ``doc`` segment, or a code eval item) is decided against the
+    decision's lower code thresholds, so the gate holds it to ``dice_code``: a text scoring between
+    the two bars passes as code or against a code item, and is stopped otherwise."""
+    import numpy as np
+
+    items, _ = stb_case
+    texts = eval_texts(items)
+    question = next(q for q in (r.view("text") for r in unrelated()) if gate_for(items).dice_scores_of([q])[0] > 0.02)
+    score = float(gate_for(items).dice_scores_of([question])[0])
+    gate = LexicalGate(rule="dice", dice=score + 0.01, dice_code=score - 0.01).fit(texts)
+    assert keep_units(gate, [(question, [question], False)] * 2, code=[False, True]) == [False, True]
+    best = int(np.argmax([LexicalGate(rule="dice").fit([t]).dice_scores_of([question])[0] for t in texts]))
+    as_code = LexicalGate(rule="dice", dice=score + 0.01, dice_code=score - 0.01).fit(
+        texts, [i == best for i in range(len(texts))]
+    )
+    assert as_code.passes([question]).tolist() == [True] and gate.passes([question]).tolist() == [False]
+    assert gate.describe()["dice_code"] == pytest.approx(score - 0.01)
+
+
 def test_dice_rule_decides_each_segment_as_far_as_the_model_reads_it():
     gate = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
     filler = " ".join(["the agent called an api and waited for the response"] * 30)  # 300 words

@@ -1,5 +1,5 @@
 """The lexical gate of the ``embedding`` tier: a training unit reaches the MiniLM encoder only if it
-shares enough of some eval item's rare words and values.
+shares enough of some eval item's words (the dice rule) or rare words and values (count, span).
 
 Why: the encoder runs ~100–140 texts/s on a CPU core, and in a large corpus almost no text is a
 rewording of any eval item. A rewording keeps what makes the item that item — its slot values,
@@ -46,8 +46,29 @@ figures (at the only recall-safe share it stops about what the count rule stops)
 >>> s.passes(["a Sheraton hotel room in New York", far]).tolist(), g.passes([far]).tolist()
 ([True, False], [True])
 
+**Dice rule** (``rule="dice"``, the default rule of ``gate = "lexical"``): each segment the encoder
+would read (a long one's first ``max_words`` words, as the model reads it) passes when, for some item,
+the weighted Dice coefficient of their distinct content stems — twice the weight (:meth:`weight`, the
+IDF above; 0 for stop words) of the stems they share, over the text's stems' weight plus the item's —
+is at least ``dice``; a unit passes when one of its segments does. Unlike the rules above it counts
+the *text's* own words too: a window of unrelated text that happens to hold a couple of an item's
+rare words scores low, a rewording (mostly the item's words) high. Code (a training unit with a
+``doc`` segment, or a code eval item) is held to ``dice_code``, because the decision holds code to
+lower thresholds. ``dice`` was chosen leave-one-file-out like the others; docs/methods.md gives the
+figures.
+
+>>> d = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+>>> notes = ("Sheraton release notes: the build script now checks compiler flags, drops a stale patch, "
+...          "refreshes translations for German and Polish, fixes a crash when the cache directory is "
+...          "missing, documents the new logging option, bumps the minimum library version and moves "
+...          "the test fixtures; mirrors in New York were synced")
+>>> d.passes(["Reserve a Sheraton room in New York for two adults", notes]).tolist()
+[True, False]
+>>> d.passes([notes], code=[True]).tolist()  # as code: held to dice_code (0.08)
+[True]
+
 Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` / ``rule`` / ``span`` /
-``share`` out of range),
+``share`` / ``dice`` / ``dice_code`` out of range),
 :class:`~auditor.errors.IndexFileError` (a damaged background file).
 """
 
@@ -80,7 +101,8 @@ MAX_SHARE = 0.01
 #: the gate modes of ``EmbeddingConfig.gate``
 MODES = ("lexical", "none")
 #: the lexical gate's rules (``EmbeddingConfig.gate_rule``): ``count`` (enough terms anywhere in the
-#: text) and ``span`` (enough of the item's term IDF within one span of about the item's length)
+#: text), ``span`` (enough of the item's term IDF within one span of about the item's length) and
+#: ``dice`` (the default: weighted Dice coefficient of distinct stems, the text's own words counted)
 RULES = ("count", "span", "dice")
 #: a span is at least this many tokens, however short the item
 MIN_SPAN = 16
@@ -178,6 +200,7 @@ class LexicalGate:
         span: float = 2.0,
         share: float = 0.5,
         dice: float = 0.12,
+        dice_code: float = 0.08,
     ):
         if not 1 <= min_shared <= 64:
             raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
@@ -191,7 +214,10 @@ class LexicalGate:
             raise ConfigError(f"method 'embedding': gate_share must be in (0, 1], not {share}")
         if not 0 < dice <= 1:
             raise ConfigError(f"method 'embedding': gate_dice must be in (0, 1], not {dice}")
-        self.rule, self.span, self.share, self.dice = rule, float(span), float(share), float(dice)
+        if not 0 < dice_code <= 1:
+            raise ConfigError(f"method 'embedding': gate_dice_code must be in (0, 1], not {dice_code}")
+        self.rule, self.span, self.share = rule, float(span), float(share)
+        self.dice, self.dice_code = float(dice), float(dice_code)
         self.min_shared = min_shared
         self.terms = terms
         self.by_values = by_values
@@ -206,8 +232,9 @@ class LexicalGate:
         self.dice_mass = np.zeros(0, dtype=np.float64)
 
     # -- fit -----------------------------------------------------------------------------------
-    def fit(self, item_texts: Sequence[str]) -> LexicalGate:
-        """Each item's terms: its ``terms`` rarest non-stop-word stems (IDF of background + eval side)."""
+    def fit(self, item_texts: Sequence[str], code: Sequence[bool] | None = None) -> LexicalGate:
+        """Each item's terms: its ``terms`` rarest non-stop-word stems (IDF of background + eval side).
+        ``code``: which items are code (the dice rule holds a code item to ``dice_code``)."""
         from scipy import sparse
 
         batch = TokenBatch(list(item_texts))
@@ -283,6 +310,8 @@ class LexicalGate:
             (np.ones(len(vr)), (vr, vc)), shape=(len(self.vocab), len(per_item)), dtype=np.float64
         )
         self.dice_mass = mass
+        is_code = np.zeros(len(per_item), dtype=bool) if code is None else np.asarray(code, dtype=bool)
+        self.dice_bar = np.where(is_code, self.dice_code, self.dice)
         if self.rule == "dice":
             self.open_items = int((mass == 0).sum())
         return self
@@ -304,10 +333,11 @@ class LexicalGate:
         return list(self.items[item])
 
     # -- decide --------------------------------------------------------------------------------
-    def passes(self, texts: Sequence[str], shared: bool = False) -> np.ndarray:
+    def passes(self, texts: Sequence[str], shared: bool = False, code: Sequence[bool] | None = None) -> np.ndarray:
         """One bool per text: shares enough terms with some item. ``shared``: tokenize through
         :func:`auditor.text.batch.token_batch`, i.e. reuse the batch the exact and n-gram tiers
-        built for these very text objects (the training views), instead of a batch of their own."""
+        built for these very text objects (the training views), instead of a batch of their own.
+        ``code`` (the dice rule): which texts are code, held to ``dice_code`` against every item."""
         if not len(texts):
             return np.zeros(0, dtype=bool)
         if self.open_items:
@@ -320,7 +350,14 @@ class LexicalGate:
         ok = batch.memo.get(key)
         if ok is None:
             ok = batch.memo[key] = self._batch_passes(batch)
-        return ok[np.asarray(positions, dtype=np.int64)]
+        at = np.asarray(positions, dtype=np.int64)
+        if self.rule != "dice":
+            return ok[at]
+        best, relative = ok[0][at], ok[1][at]
+        out = relative >= 1 - 1e-9
+        if code is not None:
+            out |= np.asarray(code, dtype=bool) & (best >= self.dice_code - 1e-9)
+        return out
 
     def _batch_passes(self, batch: TokenBatch) -> np.ndarray:
         from scipy import sparse
@@ -331,7 +368,7 @@ class LexicalGate:
         distinct, index = _distinct_stems(batch)
         text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         if self.rule == "dice":
-            return self.dice_scores(n, distinct, index, text_of) >= self.dice - 1e-9
+            return self._dice_best(n, distinct, index, text_of)
         tid = np.fromiter((self.term_id.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
         per_token = tid[index]
         hit = per_token >= 0
@@ -351,11 +388,23 @@ class LexicalGate:
         out[rows[ok]] = True
         return out
 
+    def dice_scores_of(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`dice_scores` of ``texts`` (a batch of their own)."""
+        batch = TokenBatch(list(texts))
+        distinct, index = _distinct_stems(batch)
+        text_of = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(batch.token_starts))
+        return self.dice_scores(len(texts), distinct, index, text_of)
+
     def dice_scores(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
+        """Each text's highest weighted Dice coefficient with an eval item (see :meth:`_dice_best`)."""
+        return self._dice_best(n, distinct, index, text_of)[0]
+
+    def _dice_best(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
         """Each text's highest weighted Dice coefficient with an eval item: twice the weight of the
         distinct stems they share over the weight of the text's stems plus the item's. A long text that
         happens to hold a few of an item's words scores low (its own weight is large); a rewording,
-        mostly the item's words, high."""
+        mostly the item's words, high. Rows: each text's best score, and its best score over the
+        item's bar (``dice``, or ``dice_code`` for a code item)."""
         from scipy import sparse
 
         w = np.fromiter((self.weight(s) for s in distinct), dtype=np.float64, count=len(distinct))
@@ -367,10 +416,12 @@ class LexicalGate:
         mine = np.nonzero((tid >= 0) & (w > 0))[0]
         to_vocab = sparse.csr_matrix((w[mine], (mine, tid[mine])), shape=(len(distinct), len(self.vocab)))
         shared = ((present @ to_vocab) @ self.dice_items).tocsr()  # texts × items: weight shared
-        best = np.zeros(n, dtype=np.float64)
+        best = np.zeros((2, n), dtype=np.float64)  # the best score, and the best score over its item's bar
         if shared.nnz:
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
-            np.maximum.at(best, rows, 2 * shared.data / (mass[rows] + self.dice_mass[shared.indices]))
+            score = 2 * shared.data / (mass[rows] + self.dice_mass[shared.indices])
+            np.maximum.at(best[0], rows, score)
+            np.maximum.at(best[1], rows, score / self.dice_bar[shared.indices])
         return best
 
     def _span_passes(
@@ -440,7 +491,7 @@ class LexicalGate:
             "mode": "lexical",
             "rule": self.rule,
             **({"span": self.span, "share": self.share} if self.rule == "span" else {}),
-            **({"dice": self.dice} if self.rule == "dice" else {}),
+            **({"dice": self.dice, "dice_code": self.dice_code} if self.rule == "dice" else {}),
             "min_shared": self.min_shared,
             "terms": self.terms,
             "by_values": self.by_values,
@@ -452,8 +503,18 @@ class LexicalGate:
         }
 
 
-def keep_units(gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool]], max_words: int = 160) -> list[bool]:
+def keep_units(
+    gate: LexicalGate,
+    units: Sequence[tuple[str, Sequence[str], bool]],
+    max_words: int = 160,
+    code: Sequence[bool] | None = None,
+) -> list[bool]:
     """Which units pass ``gate``, counted: each unit is ``(view text, its segment texts, is a window)``.
+
+    The dice rule decides each segment on its own text, its first ``max_words`` words (what the
+    model reads of a long one); a unit passes when one of its segments does. ``code``: which units
+    are code (hold a ``doc`` segment: the decision's code thresholds apply to them), held to
+    ``dice_code``.
 
     A unit of a view's whole / last / doc segments is decided on the view text itself, tokenized in
     the batch the exact and n-gram tiers built for it (:func:`auditor.text.batch.token_batch`); a
@@ -470,7 +531,8 @@ def keep_units(gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool
         return []
     if gate.rule == "dice":  # each segment on its own text, as far as the model reads it (a long one's start)
         flat = [" ".join(t.split()[:max_words]) for _, texts, _ in units for t in texts]
-        ok = gate.passes(flat).tolist()
+        flags = [bool(c) for c, (_, texts, _) in zip(code or [False] * len(units), units) for _ in texts]
+        ok = gate.passes(flat, code=flags).tolist()
         keep, at = [], 0
         for _, texts, _ in units:
             keep.append(any(ok[at : at + len(texts)]))

@@ -76,6 +76,9 @@ GATE_SPAN = 2.0
 GATE_SHARE = 0.15
 #: the dice rule's threshold (``gate_rule = "dice"``, the default rule), chosen the same way (docs/methods.md)
 GATE_DICE = 0.12
+#: the same for code (a training unit with a ``doc`` segment, or a code eval item), where the decision's
+#: suspected bar is lower (``suspected_code`` 1.0 against 1.45): GATE_DICE scaled by that ratio
+GATE_DICE_CODE = 0.08
 
 
 @dataclass
@@ -125,6 +128,7 @@ class EmbeddingConfig(MethodConfig):
     gate_span: float = GATE_SPAN
     gate_share: float = GATE_SHARE
     gate_dice: float = GATE_DICE
+    gate_dice_code: float = GATE_DICE_CODE
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -138,6 +142,7 @@ class EmbeddingConfig(MethodConfig):
         "gate_span": (0.5, 100),
         "gate_share": (0.01, 1),
         "gate_dice": (0.001, 1),
+        "gate_dice_code": (0.001, 1),
     }
 
 
@@ -375,7 +380,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 span=c.gate_span,
                 share=c.gate_share,
                 dice=c.gate_dice,
-            ).fit(self.seg_text)
+                dice_code=c.gate_dice_code,
+            ).fit(self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner])
         self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
@@ -504,6 +510,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 self.gate,
                 [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g in units],
                 self.config.max_words,
+                [any(s.kind == "doc" for s in g) for _, _, g in units],
             )
             units = [u for u, k in zip(units, keep) if k]
         if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
