@@ -253,7 +253,9 @@ def gate_only(args) -> None:
     index = EmbeddingIndex(gate="none")
     c = index.config
     segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
-    gate = make_gate(args.gate_only).fit([s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g])
+    gate = make_gate(args.gate_only).fit(
+        [s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g]
+    )
     t0 = time.perf_counter()
     para = {(n, i): " ".join(p.split()) for n, i, p in planted()}
     stopped_plants = []
@@ -344,7 +346,9 @@ def main() -> None:
             t_g += time.perf_counter() - t1
         else:
             tu = [g for t in b for v, g in gated.train_units(t)]
-            units = [(t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)]
+            units = [
+                (t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)
+            ]
             keep_units(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
             t_gate += time.perf_counter() - t1
         t_other += t1 - t0
