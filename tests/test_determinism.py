@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from events import Markers, live_processes, marked_cli, records_mark, wait_gone
@@ -178,6 +179,7 @@ def _start_scan(tmp_path, train, ev, i: int, marks: Markers) -> subprocess.Popen
     proc = subprocess.Popen(
         marked_cli(*args, fd=marks.fd),
         cwd=REPO,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # thread stacks on SIGABRT (_communicate_or_explain)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -186,6 +188,35 @@ def _start_scan(tmp_path, train, ev, i: int, marks: Markers) -> subprocess.Popen
     )
     marks.started()
     return proc
+
+
+def _communicate_or_explain(proc: subprocess.Popen, timeout: float, moment: str) -> str:
+    """``proc``'s stderr once it ends and its pipes close; past ``timeout``, a failure that says why:
+    the run's live processes (with their command lines) and, if the main process still runs, the
+    stacks of its threads (``PYTHONFAULTHANDLER``, set by :func:`_start_scan`, prints them on SIGABRT).
+    A rare hang after Ctrl-C under load was seen; this is what finds where it waits."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        pass
+    members = []
+    for pid in _group_members(proc.pid):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except OSError:
+            cmd = "?"
+        members.append(f"{pid}: {cmd}")
+    alive = proc.poll() is None
+    if alive:
+        proc.send_signal(signal.SIGABRT)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        err = "(stderr still open: a process of the run holds it)"
+    pytest.fail(
+        f"no exit {timeout:g} s after Ctrl-C ({moment}); main process {'still running' if alive else 'ended'}; "
+        f"live processes of the run: {members}\nstderr:\n{err[-8000:]}"
+    )
 
 
 #: the moments a Ctrl-C comes, from the start of the parallel scan to deep inside it
@@ -229,7 +260,7 @@ def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path, scan_inputs, target):
                 os.killpg(proc.pid, signal.SIGINT)
             else:
                 proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=60)
+            err = _communicate_or_explain(proc, 60, moment)
             assert (proc.returncode, err.strip()) == (130, "auditor: interrupted; no report written"), moment
             assert not (tmp_path / f"reports{i}").exists()
             wait_gone(members + _group_members(proc.pid), 10, f"processes of the run left behind ({moment})")
