@@ -106,6 +106,8 @@ MODES = ("lexical", "none")
 RULES = ("count", "span", "dice")
 #: a span is at least this many tokens, however short the item
 MIN_SPAN = 16
+#: the dice rule remembers at most this many stems' weights
+MEMO = 1 << 20
 #: English function words and the commonest request words: never an item's term
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -321,6 +323,8 @@ class LexicalGate:
         single letter (a single digit is a value and counts)."""
         w = self._idf_memo.get(s)
         if w is None:
+            if len(self._idf_memo) >= MEMO:  # a corpus's distinct stems are unbounded: keep memory bounded
+                self._idf_memo.clear()
             if s in STOP_WORDS or not s or (len(s) == 1 and not s.isdigit()):
                 w = 0.0
             else:
@@ -364,7 +368,7 @@ class LexicalGate:
 
         n = len(batch)
         if not n or not len(self.term_id):
-            return np.zeros(n, dtype=bool)
+            return np.zeros((2, n) if self.rule == "dice" else n, dtype=np.float64 if self.rule == "dice" else bool)
         distinct, index = _distinct_stems(batch)
         text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         if self.rule == "dice":
