@@ -327,6 +327,17 @@ def test_gate_counts_from_workers_are_added_once(stb_case):
     assert st["units_seen"] == 20 and st["segments_stopped"] == counts["gate_segments_stopped"]
 
 
+def write_case(folder, items, train):
+    """The case as files: eval.jsonl (the items' queries) and train.jsonl (the held-out rows, then the
+    unrelated questions), each line ``{"id", "text"}``."""
+    ev, tr = folder / "eval.jsonl", folder / "train.jsonl"
+    ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
+    tr.write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
+    )
+    return ev, tr
+
+
 @pytest.mark.timeout(300)
 def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_case):
     from click.testing import CliRunner
@@ -334,11 +345,7 @@ def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_cas
     from auditor.cli import main
 
     items, train = stb_case
-    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
-    ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
-    tr.write_text(
-        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
-    )
+    ev, tr = write_case(tmp_path, items, train)
     stats = {}
     for flag in ("lexical", "none"):
         out = tmp_path / f"report-{flag}"
@@ -367,11 +374,7 @@ def test_gate_in_engine_workers_gives_the_serial_findings_and_counts_once(tmp_pa
     from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 
     items, train = stb_case
-    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
-    ev.write_text("".join(json.dumps({"id": r.id, "text": r.view("query")}) + "\n" for r in items))
-    tr.write_text(
-        "".join(json.dumps({"id": f"t{i}", "text": r.view("text")}) + "\n" for i, r in enumerate(train + unrelated()))
-    )
+    ev, tr = write_case(tmp_path, items, train)
 
     def run(workers: int):
         cfg = AuditConfig(
