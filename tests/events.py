@@ -18,11 +18,16 @@ import time
 
 #: runs ``auditor`` with its command-line arguments after the pipe's fd, as ``python -m auditor`` does
 _MARKED_CLI = """
-import os, runpy, sys
+import os, runpy, signal, sys
 from concurrent.futures import process
 from multiprocessing import forkserver
 
 fd = int(sys.argv.pop(1))
+# as a shell starts a command in the foreground: Ctrl-C at its default, even when the tests run where
+# it is ignored (a non-interactive shell's background job inherits SIGINT ignored, and Python then
+# installs no handler: the run would never see the test's Ctrl-C)
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def mark(text):

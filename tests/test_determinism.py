@@ -190,13 +190,13 @@ def _start_scan(tmp_path, train, ev, i: int, marks: Markers) -> subprocess.Popen
     return proc
 
 
-def _communicate_or_explain(proc: subprocess.Popen, timeout: float, moment: str) -> str:
-    """``proc``'s stderr once it ends and its pipes close; past ``timeout``, a failure that says why:
+def _communicate_or_explain(proc: subprocess.Popen, timeout: float, moment: str) -> tuple[str, str]:
+    """``proc``'s stdout and stderr once it ends and its pipes close; past ``timeout``, a failure that says why:
     the run's live processes (with their command lines) and, if the main process still runs, the
     stacks of its threads (``PYTHONFAULTHANDLER``, set by :func:`_start_scan`, prints them on SIGABRT).
     A rare hang after Ctrl-C under load was seen; this is what finds where it waits."""
     try:
-        return proc.communicate(timeout=timeout)[1]
+        return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         pass
     members = []
@@ -260,8 +260,10 @@ def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path, scan_inputs, target):
                 os.killpg(proc.pid, signal.SIGINT)
             else:
                 proc.send_signal(signal.SIGINT)
-            err = _communicate_or_explain(proc, 60, moment)
-            assert (proc.returncode, err.strip()) == (130, "auditor: interrupted; no report written"), moment
+            out, err = _communicate_or_explain(proc, 60, moment)
+            assert (proc.returncode, err.strip()) == (130, "auditor: interrupted; no report written"), (
+                f"{moment}; marks: {marks.seen[-5:]}; stdout: {out[-2000:]}"
+            )
             assert not (tmp_path / f"reports{i}").exists()
             wait_gone(members + _group_members(proc.pid), 10, f"processes of the run left behind ({moment})")
         finally:

@@ -1,30 +1,39 @@
-"""Worker processes that start quietly, ignore Ctrl-C, and die with the run that started them.
+"""Worker processes that start quietly, ignore Ctrl-C, stop when told, and die with the run that started them.
 
 A terminal's Ctrl-C sends SIGINT to the whole process group; ``kill`` sends SIGTERM or SIGKILL to
 the main process only. Whichever it is, only the main process reacts (one line on stderr, exit
 130); worker processes never print a traceback and never outlive the main process:
 
 * :func:`spawning_guard` wraps, in the parent, whatever may start a process (creating the pool,
-  ``submit``, which starts workers and the multiprocessing forkserver on demand). SIGINT is blocked
-  in the calling thread meanwhile, so every process started inside is *born* with SIGINT blocked —
-  the forkserver (the mask survives ``exec``, so a Ctrl-C while its interpreter starts no longer
-  kills it with ``Fatal Python error: init_import_site``) and every worker forked from it (no
-  ``KeyboardInterrupt`` traceback before the worker's initializer has run). A Ctrl-C arriving
-  inside the guard is held and raised in the parent when the guard ends, so no process is left
-  half-started with a truncated start-up message.
+  ``submit``, which starts workers and the multiprocessing forkserver on demand). SIGINT (and
+  :data:`STOP_SIGNAL`) is blocked in the calling thread meanwhile, so every process started inside
+  is *born* with it blocked — the forkserver (the mask survives ``exec``, so a Ctrl-C while its
+  interpreter starts no longer kills it with ``Fatal Python error: init_import_site``) and every
+  worker forked from it (no ``KeyboardInterrupt`` traceback before the worker's initializer has
+  run). A Ctrl-C arriving inside the guard is held and raised in the parent when the guard ends, so
+  no process is left half-started with a truncated start-up message.
 * :func:`init_worker` is the workers' initializer: SIGINT ignored (the parent shuts the pool
-  down), then a parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's
-  parent is the forkserver, which exits when the main process does) and a watchdog thread on the
-  main process's pid (a pidfd where the kernel has them, else polling), so a SIGKILL or SIGTERM of
-  the main process takes its workers with it.
-* :func:`terminate_children_since` stops the workers at once when the scan is interrupted or fails
-  (the parent, not Ctrl-C, ends them).
+  down), :data:`STOP_SIGNAL` handled (below), then a parent-death signal
+  (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's parent is the forkserver, which exits
+  when the main process does) and a watchdog thread on the main process's pid (a pidfd where the
+  kernel has them, else polling), so a SIGKILL or SIGTERM of the main process takes its workers
+  with it.
+* :func:`stop_children_since` stops the workers' tasks at once when the scan is interrupted or
+  fails (the parent, not Ctrl-C, stops them): it sends :data:`STOP_SIGNAL`, and a worker inside a
+  task (:func:`stoppable_task`) raises :class:`WorkerStopped` there; one outside a task (sending a
+  result, waiting for the next) finishes what it does and raises at its next task's start. The
+  workers are not killed: a worker killed while it writes its result leaves half a message in the
+  pool's result pipe, and CPython's ``ProcessPoolExecutor`` then waits for the rest forever (its
+  manager thread blocks in ``recv``; ``shutdown(wait=True)`` never returns — the rare hang of an
+  interrupted scan, ``tests/test_lifecycle.py``).
 
 >>> with spawning_guard():
 ...     pass  # start processes here
 >>> import signal
 >>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
 True
+>>> with stoppable_task():  # in a worker: the task's body
+...     pass
 
 The engines call these; any engine that starts its own processes should do the same.
 """
@@ -48,6 +57,25 @@ ORPHAN_EXIT = 1
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 _CAN_MASK = hasattr(signal, "pthread_sigmask")
+#: what the parent sends its workers to stop their tasks (:func:`stop_children_since`); not SIGTERM,
+#: which still ends a worker as it always did (the pool then reports it broken)
+STOP_SIGNAL = signal.SIGUSR1
+_BLOCKED = {signal.SIGINT, STOP_SIGNAL}
+#: this process's task state, in a worker: inside a task, told to stop
+_TASK = {"running": False, "stopping": False}
+
+
+class WorkerStopped(BaseException):
+    """Raised in a worker's task when its parent stops the workers (:func:`stop_children_since`).
+
+    A ``BaseException``, like ``KeyboardInterrupt``: no ``except Exception`` of the task catches it;
+    the pool sends it back as the task's outcome, whole."""
+
+    def __init__(self) -> None:
+        super().__init__("the worker was told to stop")
+
+    def __reduce__(self):
+        return (WorkerStopped, ())
 
 
 @contextlib.contextmanager
@@ -81,7 +109,7 @@ def spawning_guard() -> Iterator[None]:
     the handler that was installed before) for a Ctrl-C that arrived inside.
     """
     with held_interrupts():
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _CAN_MASK else None
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED) if _CAN_MASK else None
         if mask is not None:
             # multiprocessing's resource tracker unblocks SIGINT after starting itself (CPython 3.11's
             # resource_tracker.ensure_running): start it first, then block again, or the forkserver
@@ -89,7 +117,7 @@ def spawning_guard() -> Iterator[None]:
             from multiprocessing import resource_tracker
 
             resource_tracker.ensure_running()
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
         try:
             yield
         finally:
@@ -104,17 +132,42 @@ def started_children() -> set[int]:
     return {p.pid for p in mp.active_children() if p.pid is not None}
 
 
-def terminate_children_since(before: set[int]) -> None:
-    """Terminate (SIGTERM) the multiprocessing children started since :func:`started_children` gave ``before``.
+def stop_children_since(before: set[int]) -> None:
+    """Tell the multiprocessing children started since :func:`started_children` gave ``before`` to stop
+    their tasks (:data:`STOP_SIGNAL`; see the module doc).
 
-    For an interrupted or failed scan: its workers are stopped at once instead of finishing the
-    batches they hold; the pool's shutdown then reaps them.
+    For an interrupted or failed scan: its workers end the units they hold at once instead of
+    finishing them; each sends back :class:`WorkerStopped` whole, and the pool's shutdown then ends
+    them as usual.
     """
     import multiprocessing as mp
 
     for p in mp.active_children():
-        if p.pid not in before:
-            p.terminate()
+        if p.pid is not None and p.pid not in before:
+            try:
+                os.kill(p.pid, STOP_SIGNAL)
+            except ProcessLookupError:
+                pass  # ended meanwhile
+
+
+@contextlib.contextmanager
+def stoppable_task() -> Iterator[None]:
+    """The body of a worker's task: :class:`WorkerStopped` is raised inside when the parent stops
+    the workers (at once if it did before the task began)."""
+    if _TASK["stopping"]:
+        raise WorkerStopped
+    _TASK["running"] = True
+    try:
+        yield
+    finally:
+        _TASK["running"] = False
+
+
+def _on_stop(signum: int, frame: Any) -> None:
+    _TASK["stopping"] = True
+    if _TASK["running"]:  # only inside a task: never while the pool's own code sends a result
+        _TASK["running"] = False
+        raise WorkerStopped
 
 
 def forkserver_cpu_s() -> float:
@@ -137,8 +190,9 @@ def forkserver_cpu_s() -> float:
 def init_worker(parent_pid: int, initializer: Callable[..., Any] | None = None, initargs: tuple = ()) -> None:
     """Initializer of a worker process: ignore Ctrl-C, die with ``parent_pid``, then ``initializer(*initargs)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # also drops a SIGINT held since the worker was born
+    signal.signal(STOP_SIGNAL, _on_stop)  # a stop held since the worker was born is taken here
     if _CAN_MASK:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _BLOCKED)
     die_with(parent_pid)
     if initializer is not None:
         initializer(*initargs)

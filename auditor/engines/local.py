@@ -45,7 +45,15 @@ from ..methods.base import Finding
 from ..scan.driver import dataset_bytes, run_scan
 from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
 from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
-from .lifecycle import forkserver_cpu_s, init_worker, spawning_guard, started_children, terminate_children_since
+from .lifecycle import (
+    WorkerStopped,
+    forkserver_cpu_s,
+    init_worker,
+    spawning_guard,
+    started_children,
+    stop_children_since,
+    stoppable_task,
+)
 from .workers import CoreMeter, balanced_split
 
 _WORKER: dict = {}
@@ -65,14 +73,16 @@ def _startup_cpu() -> float:
 
 def _work(unit: Unit, numbered_from: int | None, count_only: bool, reader: UnitReader | None) -> UnitResult:
     startup = _startup_cpu()
-    res = scan_unit(_WORKER["job"], reader or _WORKER["reader"], unit, numbered_from, count_only)
+    with stoppable_task():
+        res = scan_unit(_WORKER["job"], reader or _WORKER["reader"], unit, numbered_from, count_only)
     res.cpu_s += startup
     return res
 
 
 def _offloaded(fn: Callable[..., Any], args: tuple) -> tuple[Any, float]:
     startup = _startup_cpu()
-    result, cpu = timed_call(fn, args)
+    with stoppable_task():
+        result, cpu = timed_call(fn, args)
     return result, cpu + startup
 
 
@@ -154,7 +164,7 @@ class LocalEngine(Engine):
 
             yield from run_scan(run, job, dataset, stats, units, progress=self.progress)
         except BaseException:  # Ctrl-C, a failed unit, or the consumer stopped early
-            terminate_children_since(before)
+            stop_children_since(before)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -185,13 +195,16 @@ class LocalEngine(Engine):
                 self.offload_cpu_s += sum(cpu for _, cpu in done)
                 return [result for result, _ in done]
             except BrokenProcessPool as e:
-                terminate_children_since(before)
+                stop_children_since(before)
                 raise ScanError(f"a worker process died ({e}); rerun with --workers 1 to see the cause") from None
+            except WorkerStopped:  # not by this process (it stops them only on its way out)
+                stop_children_since(before)
+                raise ScanError(_STOPPED) from None
             except _Cancelled:
-                terminate_children_since(before)
+                stop_children_since(before)
                 return []
             except BaseException:
-                terminate_children_since(before)
+                stop_children_since(before)
                 raise
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -222,6 +235,15 @@ class LocalEngine(Engine):
                     f"a worker process died ({e}); no report is written for a scan with a gap. "
                     "Rerun with --workers 1 to see the cause"
                 ) from None
+            except WorkerStopped:  # not by this process (it stops them only on its way out)
+                raise ScanError(_STOPPED) from None
+
+
+#: a worker sent back :class:`WorkerStopped` while this process had not stopped it
+_STOPPED = (
+    "a worker process was told to stop its task by another process (signal SIGUSR1); "
+    "no report is written for a scan with a gap"
+)
 
 
 class _Cancelled(Exception):
