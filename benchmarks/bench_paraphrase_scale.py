@@ -237,10 +237,32 @@ def key(f) -> tuple:
     )
 
 
+def training_background(records) -> tuple[int, dict[str, int]]:
+    """The bundled background plus the corpus's own document frequencies (each record a document):
+    what a training-side background (a pre-pass over the training data) would weigh with. Exploratory
+    (``--train-df``): the gate does not do this."""
+    from auditor.embed.gate import TokenBatch, _distinct_stems, load_background
+
+    n_bg, df_bg = load_background()
+    df: dict[str, int] = dict(df_bg)
+    for i in range(0, len(records), 256):
+        texts = [r.view("text") for r in records[i : i + 256]]
+        batch = TokenBatch(texts)
+        distinct, index = _distinct_stems(batch)
+        starts = batch.token_starts
+        for j in range(len(texts)):
+            for s in {distinct[k] for k in index[starts[j] : starts[j + 1] - 1].tolist()}:
+                df[s] = df.get(s, 0) + 1
+    return n_bg + len(records), df
+
+
 def gate_only(args) -> None:
     """The gate alone (no model): its stop share over the whole corpus and the planted paraphrases it
     stops (no passed unit of the record holds the paraphrase's first or last six words: the tier
-    could then not find it)."""
+    could then not find it). Also, as a what-if (the gate decides units, not segments), the share a
+    per-segment decision would stop and the share of encoder input (tokens, about 1.6 per word, at
+    most 256 per segment) each would spare."""
+    import numpy as np
     from bench_gate import make_gate
 
     from auditor.embed.gate import keep_units
@@ -253,12 +275,18 @@ def gate_only(args) -> None:
     index = EmbeddingIndex(gate="none")
     c = index.config
     segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
-    gate = make_gate(args.gate_only).fit(
-        [s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g]
-    )
+    t_df = time.perf_counter()
+    background = training_background(records) if args.train_df else None
+    t_df = time.perf_counter() - t_df
+    gate = make_gate(args.gate_only)
+    if background is not None:
+        gate.background = background
+    gate.fit([s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g])
     t0 = time.perf_counter()
     para = {(n, i): " ".join(p.split()) for n, i, p in planted()}
     stopped_plants = []
+    unit_tokens = seg_tokens = all_tokens = 0.0
+    seg_passed = 0
     for i in range(0, len(records), args.batch):
         b = records[i : i + args.batch]
         units = [
@@ -267,6 +295,15 @@ def gate_only(args) -> None:
             for v, g in index.train_units(t)
         ]
         keep = keep_units(gate, [u for _, u, _ in units], c.max_words, [x for _, _, x in units])
+        if gate.rule == "dice":  # the what-if: each segment on its own
+            flat = [" ".join(x.split()[: c.max_words]) for _, u, _ in units for x in u[1]]
+            ok = gate.passes(flat, code=[code for _, u, code in units for _ in u[1]])
+            tokens = np.minimum(1.6 * np.array([len(x.split()) for x in flat], dtype=float), 256)
+            in_kept = np.repeat(np.array(keep, dtype=bool), [len(u[1]) for _, u, _ in units])
+            all_tokens += float(tokens.sum())
+            unit_tokens += float(tokens[in_kept].sum())
+            seg_tokens += float(tokens[ok].sum())
+            seg_passed += int(ok.sum())
         for t in b:
             if "set" not in t.meta:
                 continue
@@ -279,17 +316,24 @@ def gate_only(args) -> None:
     st = gate.describe()
     plants = sum(1 for r in records if "set" in r.meta)
     print(
-        f"Gate {args.gate_only} alone over {len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:"
+        f"Gate {args.gate_only}{' with the corpus as background (--train-df)' if background else ''} alone over "
+        f"{len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:"
     )
     print(f"  segments {st['segments_seen']}, passed {st['segments_passed']}, stopped {st['segments_stopped']} "
           f"({st['stopped_share']:.3f}); units {st['units_seen']} / {st['units_passed']} / {st['units_stopped']}; "
           f"{t_gate:.0f} s ({total / 1e6 / t_gate:.1f} MB/s)")  # fmt: skip
+    if background is not None:
+        print(f"  corpus document frequencies (the pre-pass): {t_df:.0f} s, {len(background[1])} stems")
     print(f"  planted paraphrases stopped (no passed unit holds them): {len(stopped_plants)} of {plants}")
     for t in stopped_plants:
         print(f"  PLANTED STOPPED {t.meta}: {' '.join(t.view('text').split())[:140]!r}")
     if st["segments_seen"]:
         share = st["segments_passed"] / st["segments_seen"]
         print(f"  upper bound on the speed-up of encoding (passed share {share:.3f}): x{1 / max(share, 1e-9):.1f}")
+    if all_tokens:
+        n = st["segments_seen"]
+        print(f"  encoder input passed (tokens): by unit (as the gate does) {unit_tokens / all_tokens:.3f}; "
+              f"what-if by segment: segments stopped {1 - seg_passed / n:.3f}, tokens passed {seg_tokens / all_tokens:.3f}")  # fmt: skip
 
 
 def main() -> None:
@@ -301,6 +345,9 @@ def main() -> None:
     ap.add_argument("--gate-only", default="", metavar="SETTING",
                     help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k,v') over the "
                     "whole corpus, its stop share, and the planted records it stops entirely")  # fmt: skip
+    ap.add_argument("--train-df", action="store_true",
+                    help="with --gate-only: weigh with the corpus's own document frequencies added to the "
+                    "bundled background (a what-if: the gate does not)")  # fmt: skip
     args = ap.parse_args()
     if args.gate_only:
         gate_only(args)
