@@ -345,6 +345,8 @@ def main() -> None:
     ap.add_argument("--gate-only", default="", metavar="SETTING",
                     help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k,v') over the "
                     "whole corpus, its stop share, and the planted records it stops entirely")  # fmt: skip
+    ap.add_argument("--gate-by", choices=("unit", "segment"), default="unit",
+                    help="what the gated tier's gate decides (EmbeddingConfig.gate_by; default unit)")  # fmt: skip
     ap.add_argument("--train-df", action="store_true",
                     help="with --gate-only: weigh with the corpus's own document frequencies added to the "
                     "bundled background (a what-if: the gate does not)")  # fmt: skip
@@ -367,7 +369,7 @@ def main() -> None:
     print(f"Eval: {len(ev)} items (StableToolBench 765, BFCL simple_python 400, WebShop 0:500); "
           f"{sum(1 for r in records if 'set' in r.meta)} planted paraphrases; load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     exact, ngram = methods.create("exact").build(ev), methods.create("ngram").build(ev)
-    gated = EmbeddingIndex(cache_dir="none", gate="lexical").build(ev)
+    gated = EmbeddingIndex(cache_dir="none", gate="lexical", gate_by=args.gate_by).build(ev)
     plain = EmbeddingIndex(cache_dir="none", gate="none").build(ev)
     rng = random.Random(SEED)
     sample = sorted(rng.sample(range(len(records)), max(1, int(len(records) * args.sample))))
@@ -377,8 +379,9 @@ def main() -> None:
 
     # 1. the whole corpus: exact and n-gram, then the gate alone (its decisions and cost); with --full
     #    the gated tier encodes and decides what it passes (hours where the gate passes most units)
-    from auditor.embed.gate import keep_units
+    from auditor.embed.gate import keep_segments, keep_units
 
+    decide = keep_segments if args.gate_by == "segment" else keep_units
     t_other = t_gate = 0.0
     found_g: list = []
     t_g = 0.0
@@ -396,7 +399,7 @@ def main() -> None:
             units = [
                 (t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)
             ]
-            keep_units(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
+            decide(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
             t_gate += time.perf_counter() - t1
         t_other += t1 - t0
     gst = gated.stats()["gate"]

@@ -16,7 +16,7 @@ import pytest
 from helpers import shared_file
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.embed.gate import LexicalGate, keep_units, load_background, stem
+from auditor.embed.gate import LexicalGate, keep_segments, keep_units, load_background, stem
 from auditor.embed.segment import segments
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import (
@@ -239,6 +239,32 @@ def test_dice_rule_decides_each_segment_as_far_as_the_model_reads_it():
     assert counts["units_passed"] == 2 and counts["segments_seen"] == 5 and counts["segments_passed"] == 3
 
 
+def stopped_passage(gate: LexicalGate) -> str:
+    """Twenty-four real unrelated questions the gate stops, as one passage (longer than the model reads)."""
+    return " ".join([q for q in (r.view("text") for r in unrelated()) if not gate.passes([q])[0]][:24])
+
+
+def test_by_segment_only_the_segments_that_pass_are_read(stb_case):
+    """``gate_by = "segment"``: a unit's segments the dice rule stops are not read — a real unrelated
+    passage whose last line rewords an item is read as its last line only — except a code unit's,
+    whose whole text and code prose are scored together (all or none); other rules decide units."""
+    items, train = stb_case
+    gate = gate_for(items)
+    para = next(t.view("text") for t in train if t.id.startswith("paraphrase:"))
+    passage = stopped_passage(gate)
+    head = (f"{passage}\n{para}", [f"{passage}\n{para}", para], False)
+    assert len(passage.split()) > 160 and gate.passes([passage, para]).tolist() == [False, True]
+    assert keep_units(gate, [head]) == [True]  # as a unit: both segments would be encoded
+    gate.take_counts()
+    assert keep_segments(gate, [head, (passage, [passage], True)]) == [[False, True], [False]]
+    counts = gate.take_counts()
+    assert (counts["units_passed"], counts["segments_seen"], counts["segments_passed"]) == (1, 3, 1)
+    code = ("def f(): pass", [passage, para], False)
+    assert keep_segments(gate, [code], code=[True]) == [[True, True]]
+    gate.take_counts()
+    assert keep_segments(count_gate_for(items), [head]) == [[True, True]]
+
+
 def test_stems_and_background():
     assert stem("reservations") == stem("reserved") == "reserv" and stem("B737") == "B737"
     docs, df = load_background()
@@ -264,6 +290,8 @@ def test_gate_parameters_checked_without_loading_a_model():
         EmbeddingIndex(gate_dice=0)
     with pytest.raises(ConfigError, match="gate_dice"):
         LexicalGate(rule="dice", dice=1.5)
+    with pytest.raises(ConfigError, match="gate_by must be one of unit, segment"):
+        EmbeddingIndex(gate="lexical", gate_by="record")
     assert EmbeddingIndex(gate="lexical").config.gate_rule == "dice"
     on, off = EmbeddingIndex(gate="lexical"), EmbeddingIndex()
     assert off.config.gate == "none"  # off by default (docs/methods.md says why)
@@ -312,6 +340,40 @@ def test_gated_findings_are_the_ungated_findings_of_passed_units(stb_case):
     assert st["units_passed"] + st["units_stopped"] == units and st["units_stopped"] >= 30
     assert plain.stats()["gate"] == {"mode": "none"}
     assert gated.stats()["encoding"]["encoded"] < plain.stats()["encoding"]["encoded"]
+
+
+def test_by_segment_reads_less_and_keeps_every_right_finding(stb_case):
+    """Through ``search``, on real paraphrases, negatives and unrelated questions, and paraphrases put
+    as the last line under an unrelated passage: by segment the encoder reads fewer texts than by unit,
+    every right finding of the ungated tier is kept, and the unit's lexical score is still its whole
+    text's (the findings of units read whole are the unit gate's, score for score)."""
+    items, train = stb_case
+    passage = stopped_passage(gate_for(items))
+    tail = [
+        Record("tail", f"tail:{t.id}", "built", {"text": f"{passage}\n{t.view('text')}"}, ordinal=500 + n)
+        for n, t in enumerate(t for t in train if t.id.startswith("paraphrase:"))
+    ]
+    batch = train + unrelated() + tail
+    plain = EmbeddingIndex(cache_dir="none", gate="none").build(items)
+    unit = EmbeddingIndex(cache_dir="none", gate="lexical").build(items)
+    seg = EmbeddingIndex(cache_dir="none", gate="lexical", gate_by="segment").build(items)
+    want, by_unit, by_seg = plain.search(batch), unit.search(batch), seg.search(batch)
+
+    def right(fs):
+        return {
+            (f.train_id, f.eval_id)
+            for f in fs
+            if f.train_id in (f"paraphrase:{f.eval_id}", f"tail:paraphrase:{f.eval_id}")
+        }
+
+    assert len(right(want)) >= 40 and right(want) <= right(by_seg)
+    read_whole = {t.id for t in train + unrelated()}  # one-segment units: read alike both ways
+    assert keys([f for f in by_seg if f.train_id in read_whole]) == keys(
+        [f for f in by_unit if f.train_id in read_whole]
+    )
+    assert seg.stats()["encoding"]["encoded"] < unit.stats()["encoding"]["encoded"]
+    st = seg.stats()["gate"]
+    assert st["by"] == "segment" and st["segments_passed"] < unit.stats()["gate"]["segments_passed"]
 
 
 def test_gate_counts_from_workers_are_added_once(stb_case):

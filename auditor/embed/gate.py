@@ -507,6 +507,55 @@ class LexicalGate:
         }
 
 
+#: what the gate decides (``EmbeddingConfig.gate_by``): a unit as one (``unit``: all its segments
+#: are encoded when one passes) or, under the dice rule, each segment (``segment``: only the segments
+#: that pass are encoded; a code unit's whole text and code prose are scored together, so they stay
+#: one decision)
+GATE_BY = ("unit", "segment")
+
+
+def _segment_passes(
+    gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool]], max_words: int, code: Sequence[bool] | None
+) -> list[bool]:
+    """The dice rule's decision of every segment of ``units`` (flattened in order), each on its own
+    text as far as the model reads it (a long one's first ``max_words`` words)."""
+    flat = [" ".join(t.split()[:max_words]) for _, texts, _ in units for t in texts]
+    flags = [bool(c) for c, (_, texts, _) in zip(code or [False] * len(units), units) for _ in texts]
+    return gate.passes(flat, code=flags).tolist()
+
+
+def keep_segments(
+    gate: LexicalGate,
+    units: Sequence[tuple[str, Sequence[str], bool]],
+    max_words: int = 160,
+    code: Sequence[bool] | None = None,
+) -> list[list[bool]]:
+    """Which segments of each unit the encoder reads (``gate_by = "segment"``), counted: under the dice
+    rule, the segments that pass — except a code unit's (``code``), which are read all together when
+    one passes (its whole text and code prose are scored as a pair); under another rule, all of a
+    passed unit's (:func:`keep_units`). ``units`` as for :func:`keep_units`.
+
+    >>> g = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+    >>> keep_segments(g, [("...", ["release notes: the build now checks flags", "Reserve a Sheraton room in New York"], False)])
+    [[False, True]]
+    >>> g.take_counts()["segments_passed"]
+    1
+    """
+    if not units:
+        return []
+    if gate.rule != "dice":
+        return [[k] * len(texts) for k, (_, texts, _) in zip(keep_units(gate, units, max_words, code), units)]
+    ok = _segment_passes(gate, units, max_words, code)
+    out, at = [], 0
+    for c, (_, texts, _) in zip(code or [False] * len(units), units):
+        mine = ok[at : at + len(texts)]
+        at += len(texts)
+        out.append([any(mine)] * len(mine) if c else mine)
+    segs = sum(len(t) for _, t, _ in units)
+    gate.count(len(units), sum(any(k) for k in out), segs, sum(sum(k) for k in out))
+    return out
+
+
 def keep_units(
     gate: LexicalGate,
     units: Sequence[tuple[str, Sequence[str], bool]],
@@ -534,9 +583,7 @@ def keep_units(
     if not units:
         return []
     if gate.rule == "dice":  # each segment on its own text, as far as the model reads it (a long one's start)
-        flat = [" ".join(t.split()[:max_words]) for _, texts, _ in units for t in texts]
-        flags = [bool(c) for c, (_, texts, _) in zip(code or [False] * len(units), units) for _ in texts]
-        ok = gate.passes(flat, code=flags).tolist()
+        ok = _segment_passes(gate, units, max_words, code)
         keep, at = [], 0
         for _, texts, _ in units:
             keep.append(any(ok[at : at + len(texts)]))

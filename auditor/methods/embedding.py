@@ -45,9 +45,9 @@ from ..embed.align import TokenAligner
 from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
 from ..embed.evidence import Parts, lexical, values_agree
+from ..embed.gate import GATE_BY, LexicalGate, keep_segments, keep_units
 from ..embed.gate import MODES as GATES
 from ..embed.gate import RULES as GATE_RULES
-from ..embed.gate import LexicalGate, keep_units
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
 from ..embed.prefilter import Prefilter, load_static_encoder, require_static
@@ -129,6 +129,10 @@ class EmbeddingConfig(MethodConfig):
     gate_share: float = GATE_SHARE
     gate_dice: float = GATE_DICE
     gate_dice_code: float = GATE_DICE_CODE
+    # "unit" (default): a unit the gate passes is encoded whole and decided exactly as without the gate;
+    # "segment" (dice rule): only its segments that pass are encoded, and it is decided on those (its
+    # lexical score still on its whole text); a code unit stays one decision (auditor.embed.gate)
+    gate_by: str = "unit"
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -187,6 +191,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(
                 f"method 'embedding': gate_rule must be one of {', '.join(GATE_RULES)}, not '{c.gate_rule}'"
             )
+        if c.gate_by not in GATE_BY:
+            raise ConfigError(f"method 'embedding': gate_by must be one of {', '.join(GATE_BY)}, not '{c.gate_by}'")
         self.rule = self.decision()  # checks the thresholds now, without loading the model
         if c.prefilter == "static":
             require_static()  # a missing extra is named when the manifest is read, not after the eval build
@@ -450,14 +456,14 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         w_lexical = self.config.w_lexical
         row = 0
         keep: list[tuple] = []
-        for u, (_tr, _view, segs) in enumerate(units):
+        for u, (_tr, _view, segs, head) in enumerate(units):
             n = len(segs)
             cand = sorted({int(self.seg_owner[i]) for i in ids[row : row + n].ravel().tolist() if i >= 0})
             uvecs, ukinds = vecs[row : row + n], [s.kind for s in segs]
             row += n
             if not cand:
                 continue
-            tvec = self.tfidf.vector(segs[0].text)
+            tvec = self.tfidf.vector(head.text)  # the unit's first segment, read or not
             scored = []
             for pos in cand:
                 cos, j, i = self._pair(uvecs, ukinds, pos)
@@ -504,25 +510,30 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if not len(self.seg_text):
             return []
         enc = self._encoder()
-        units = [(tr, view, segs) for tr in batch for view, segs in self.train_units(tr)]
+        units = [(tr, view, segs, segs[0]) for tr in batch for view, segs in self.train_units(tr)]
         if self.gate is not None:  # units it stops get no finding; the others go on unchanged
-            keep = keep_units(
-                self.gate,
-                [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g in units],
-                self.config.max_words,
-                [any(s.kind == "doc" for s in g) for _, _, g in units],
-            )
-            units = [u for u, k in zip(units, keep) if k]
+            asked = [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g, _ in units]
+            code = [any(s.kind == "doc" for s in g) for _, _, g, _ in units]
+            if self.config.gate_by == "segment":  # only the segments it passes are read
+                kept = keep_segments(self.gate, asked, self.config.max_words, code)
+                units = [
+                    (tr, v, [s for s, k in zip(g, ks) if k], head)
+                    for (tr, v, g, head), ks in zip(units, kept)
+                    if any(ks)
+                ]
+            else:
+                keep = keep_units(self.gate, asked, self.config.max_words, code)
+                units = [u for u, k in zip(units, keep) if k]
         if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
-            keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs in units])
+            keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs, _ in units])
             units = [u for u, k in zip(units, keep) if k]
-        texts = [s.text for _, _, segs in units for s in segs]
+        texts = [s.text for _, _, segs, _ in units for s in segs]
         if not texts:
             return []
         vecs = enc.encode(texts)
         out: list[Finding] = []
         for u, pos, parts, score, i, tseg, rank, is_code in self._candidates(units, vecs):
-            tr, view, _ = units[u]
+            tr, view, _, _ = units[u]
             tier = self.rule.classify(parts, is_code)
             if decide and tier is None:
                 continue
@@ -552,7 +563,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         out["decision"] = self.rule.describe()
         if self.prefilter is not None:
             out["prefilter"] = self.prefilter.describe()
-        out["gate"] = self.gate.describe() if self.gate is not None else {"mode": "none"}
+        out["gate"] = {**self.gate.describe(), "by": self.config.gate_by} if self.gate is not None else {"mode": "none"}
         if self.encoder is not None:
             out["encoding"] = {
                 "backend": self.backend,
