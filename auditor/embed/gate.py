@@ -6,7 +6,8 @@ rewording of any eval item. A rewording keeps what makes the item that item — 
 names, numbers and rare content words — so a text that shares too few of them with every item is not
 a paraphrase of any. That is a lexical question answered on the batch's tokens in numpy, thousands of
 times faster than the encoder. A unit the gate passes is encoded and decided exactly as without the
-gate (same vectors, candidates and decision); a unit it stops gets no finding.
+gate (same vectors, candidates and decision); a unit it stops gets no finding. By segment
+(:func:`keep_segments`, ``gate_by = "segment"``), only the segments of a unit that pass are encoded.
 
 **Terms.** Texts are tokenized as every tier tokenizes them (:class:`auditor.text.batch.TokenBatch`:
 ``normalize``, lower case, punctuation split), and each token is reduced to its :func:`stem` (a light
