@@ -1,7 +1,7 @@
 """The lexical gate by unit against by segment (``EmbeddingConfig.gate_by``): real scans of each
 paraphrase benchmark file, findings compared one by one with the ungated tier's.
 
-Run from the repository root (~6 min on 2 shared cores with a warm embedding cache)::
+Run from the repository root (~2.5 min on 2 shared cores with a warm embedding cache, longer cold)::
 
     python benchmarks/bench_gate_by.py                    # the nine fit files and NESTFUL, shipped thresholds
     python benchmarks/bench_gate_by.py --dice 0.16 "mmlu sociology"   # one file at another threshold
