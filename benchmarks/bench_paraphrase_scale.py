@@ -7,6 +7,7 @@ Run from the repository root (2 shared cores: ~5 min at the default sample, ~15 
     python benchmarks/bench_paraphrase_scale.py --full           # also encode what the gate passes (hours)
     python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
     python benchmarks/bench_paraphrase_scale.py --gate-only span:2,0.15,12,0   # one gate setting, no model (~1 min)
+    python benchmarks/bench_paraphrase_scale.py --corpus heldout --gate-by segment   # the held-out corpus
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
@@ -23,6 +24,12 @@ the 150 held-out paraphrases of the three sets (``tests/data/heldout``) — a th
 a third appended as a user turn to an agent record, a third as a paragraph in the middle of a
 documentation record. StepTool and Tool-MVR have no licence: read from ``../shared/data`` only, and
 left out (saying so) where absent.
+
+**Held-out corpus** (``--corpus heldout``, built after the gate's rules were chosen on the one above, to
+report on text none of them was looked at on): ToolAlpaca, tau-bench trajectories, API-Bank and APIBench
+questions from ``../shared/data``, padded with Debian copyright files, manual pages, Perl modules and
+the system Python's packages (:func:`filler_sources`); the same eval set and planted paraphrases
+(doc paragraphs go into manual pages).
 
 **Runs** (one process, in-process search, batches of 256 records, embedding cache in memory for
 each run): per batch the exact and n-gram tiers search first (so the gate finds the batch's token
@@ -66,6 +73,14 @@ AGENT = {
     "Glaive demos (LLaMA-Factory)": ["llama-factory/data/glaive_toolcall_en_demo.json"],
     "ToolBench answers": ["toolbench/data_example/answer/**/*.json", "stabletoolbench/data_example/answer/**/*.json"],
 }  # fmt: skip
+#: the held-out corpus's agent data (``--corpus heldout``): function-calling and agent sets the gate's rule
+#: was never looked at on, none of them an eval set here
+AGENT_HELDOUT = {
+    "ToolAlpaca": ["toolalpaca/data/*.json"],
+    "tau-bench trajectories": ["tau-bench/historical_trajectories/*.json", "tau-bench/few_shot_data/*.jsonl"],
+    "API-Bank": ["damo-convai/api-bank/**/*.json"],
+    "APIBench questions": ["gorilla/gorilla/eval/eval-data/questions/**/*.jsonl"],
+}  # fmt: skip
 
 
 def _strings(obj, out: list[str]) -> None:
@@ -80,14 +95,21 @@ def _strings(obj, out: list[str]) -> None:
             _strings(v, out)
 
 
-def agent_texts() -> tuple[dict[str, list[str]], list[str]]:
+def agent_texts(sources: dict[str, list[str]] = AGENT) -> tuple[dict[str, list[str]], list[str]]:
     """Agent records by source (each top-level record's strings joined), and the sources absent here."""
     out: dict[str, list[str]] = {}
     absent = []
-    for name, patterns in AGENT.items():
+    for name, patterns in sources.items():
         texts: list[str] = []
         for pattern in patterns:
             for path in sorted(glob.glob(str(SHARED / pattern), recursive=True)):
+                if path.endswith(".jsonl"):
+                    for line in Path(path).read_text(encoding="utf-8").splitlines():
+                        parts: list[str] = []
+                        _strings(json.loads(line) if line.strip() else "", parts)
+                        if parts:
+                            texts.append("\n\n".join(dict.fromkeys(parts)))
+                    continue
                 if path.endswith(".csv"):
                     with open(path, newline="", encoding="utf-8") as f:
                         rows = list(csv.reader(f, delimiter="\t"))[1:]
@@ -122,18 +144,32 @@ def _cut(text: str) -> list[str]:
     return [t for t in out if t.strip()]
 
 
-def filler(budget: int):
-    """(source, text) filler records until ``budget`` bytes."""
+def filler_sources(which: str = "main") -> list[tuple[str, list[str]]]:
+    """The filler files, in the order they are read: this machine's Debian changelogs, the installed
+    Python packages' documentation and the Python sources (``main``); or, for the held-out corpus,
+    Debian copyright files, manual pages, Perl modules and documentation, and the system Python's
+    packages (``/usr/lib/python3/dist-packages``; not the standard library, which the main corpus reads)."""
+    if which == "heldout":
+        return [
+            ("Debian copyright files", sorted(glob.glob("/usr/share/doc/*/copyright"))),
+            ("manual pages", sorted(glob.glob("/usr/share/man/man[1-8]/*.gz"))),
+            ("Perl modules", sorted(glob.glob("/usr/share/perl/**/*.p[mo]*", recursive=True))),
+            ("system Python packages", sorted(glob.glob("/usr/lib/python3/dist-packages/**/*.py", recursive=True))),
+        ]  # fmt: skip
     lib = Path(os.__file__).parent
     site = Path(next(p for p in sys.path if p.endswith("site-packages")))
-    sources = [
+    return [
         ("Debian changelogs", sorted(glob.glob("/usr/share/doc/*/changelog*.gz"))),
         ("Python package docs", sorted(str(p) for ext in ("*.md", "*.rst", "*.txt", "METADATA") for p in site.rglob(ext))),
         ("Python source", sorted(str(p) for p in lib.glob("*.py")) + sorted(str(p) for p in site.rglob("*.py"))),
     ]  # fmt: skip
+
+
+def filler(budget: int, which: str = "main"):
+    """(source, text) filler records until ``budget`` bytes."""
     seen: set[int] = set()
     used = 0
-    for name, paths in sources:
+    for name, paths in filler_sources(which):
         for path in paths:
             try:
                 raw = gzip.open(path).read() if path.endswith(".gz") else Path(path).read_bytes()
@@ -161,19 +197,19 @@ def planted() -> list[tuple[str, str, str]]:
     return out
 
 
-def corpus(mb: float) -> tuple[list[Record], dict[str, int], list[str]]:
+def corpus(mb: float, which: str = "main") -> tuple[list[Record], dict[str, int], list[str]]:
     rng = random.Random(SEED)
-    agents, absent = agent_texts()
+    agents, absent = agent_texts(AGENT_HELDOUT if which == "heldout" else AGENT)
     texts: list[tuple[str, str]] = [(name, t) for name, ts in agents.items() for t in ts]
     agent_bytes = sum(len(t.encode()) for _, t in texts)
-    texts += list(filler(max(0, int(mb * 1e6) - agent_bytes)))
+    texts += list(filler(max(0, int(mb * 1e6) - agent_bytes), which))
     order = list(range(len(texts)))
     rng.shuffle(order)
     texts = [texts[i] for i in order]
     plants = planted()
     rng.shuffle(plants)
     agent_pos = [i for i, (s, _) in enumerate(texts) if s in agents]
-    doc_pos = [i for i, (s, _) in enumerate(texts) if s == "Python package docs"] or agent_pos
+    doc_pos = [i for i, (s, _) in enumerate(texts) if s in ("Python package docs", "manual pages")] or agent_pos
     meta: dict[int, dict] = {}
     extra = []
     for j, (name, item, para) in enumerate(plants):
@@ -269,7 +305,7 @@ def gate_only(args) -> None:
     from auditor.embed.segment import segments
     from auditor.methods.embedding import EmbeddingIndex
 
-    records, by_source, _absent = corpus(args.mb)
+    records, by_source, _absent = corpus(args.mb, args.corpus)
     total = sum(by_source.values())
     ev = eval_items()
     index = EmbeddingIndex(gate="none")
@@ -345,6 +381,9 @@ def main() -> None:
     ap.add_argument("--gate-only", default="", metavar="SETTING",
                     help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k,v') over the "
                     "whole corpus, its stop share, and the planted records it stops entirely")  # fmt: skip
+    ap.add_argument("--corpus", choices=("main", "heldout"), default="main",
+                    help="main: the corpus above; heldout: other agent sets and other filler (filler_sources), "
+                    "for figures on text no rule was chosen on")  # fmt: skip
     ap.add_argument("--gate-by", choices=("unit", "segment"), default="unit",
                     help="what the gated tier's gate decides (EmbeddingConfig.gate_by; default unit)")  # fmt: skip
     ap.add_argument("--train-df", action="store_true",
@@ -359,7 +398,7 @@ def main() -> None:
     from auditor.methods.embedding import EmbeddingIndex
 
     t0 = time.perf_counter()
-    records, by_source, absent = corpus(args.mb)
+    records, by_source, absent = corpus(args.mb, args.corpus)
     total = sum(by_source.values())
     print(f"Corpus: {len(records)} records, {total / 1e6:.1f} MB, built in {time.perf_counter() - t0:.0f} s; by source (MB): "
           + ", ".join(f"{s} {b / 1e6:.1f}" for s, b in by_source.items()), flush=True)  # fmt: skip
