@@ -169,7 +169,7 @@ def collect(name: str) -> dict:
 
 def gate_grid(x: dict, settings=None) -> None:
     """Every grid setting's gate decisions on the file's units (no model: the gate alone)."""
-    from auditor.embed.gate import keep_units
+    from auditor.embed.gate_select import keep_units
     from auditor.methods.embedding import EmbeddingIndex
 
     ev, recs, docs, stop, _truth, _ = _records(x["name"])

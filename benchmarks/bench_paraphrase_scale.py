@@ -301,7 +301,7 @@ def gate_only(args) -> None:
     import numpy as np
     from bench_gate import make_gate
 
-    from auditor.embed.gate import keep_units
+    from auditor.embed.gate_select import keep_units
     from auditor.embed.segment import segments
     from auditor.methods.embedding import EmbeddingIndex
 
@@ -418,7 +418,7 @@ def main() -> None:
 
     # 1. the whole corpus: exact and n-gram, then the gate alone (its decisions and cost); with --full
     #    the gated tier encodes and decides what it passes (hours where the gate passes most units)
-    from auditor.embed.gate import keep_segments, keep_units
+    from auditor.embed.gate_select import keep_segments, keep_units
 
     decide = keep_segments if args.gate_by == "segment" else keep_units
     t_other = t_gate = 0.0

@@ -16,7 +16,8 @@ import pytest
 from helpers import shared_file
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.embed.gate import LexicalGate, keep_segments, keep_units, load_background, stem
+from auditor.embed.gate import LexicalGate, load_background, stem
+from auditor.embed.gate_select import keep_segments, keep_units
 from auditor.embed.segment import segments
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import (

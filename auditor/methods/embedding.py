@@ -45,9 +45,10 @@ from ..embed.align import TokenAligner
 from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
 from ..embed.evidence import Parts, lexical, values_agree
-from ..embed.gate import GATE_BY, LexicalGate, keep_segments, keep_units
 from ..embed.gate import MODES as GATES
 from ..embed.gate import RULES as GATE_RULES
+from ..embed.gate import LexicalGate
+from ..embed.gate_select import GATE_BY, keep_segments, keep_units
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
 from ..embed.prefilter import Prefilter, load_static_encoder, require_static
