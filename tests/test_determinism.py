@@ -194,7 +194,7 @@ def _communicate_or_explain(proc: subprocess.Popen, timeout: float, moment: str)
     """``proc``'s stdout and stderr once it ends and its pipes close; past ``timeout``, a failure that says why:
     the run's live processes (with their command lines) and, if the main process still runs, the
     stacks of its threads (``PYTHONFAULTHANDLER``, set by :func:`_start_scan`, prints them on SIGABRT).
-    A rare hang after Ctrl-C under load was seen; this is what finds where it waits."""
+    (The hang once seen here, a worker killed while writing its result, is fixed: tests/test_lifecycle.py.)"""
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
