@@ -72,8 +72,14 @@ def make_gate(setting: str):
     if setting.startswith("dice:"):  # "dice:Q" or "dice:Q,QCODE" (code: Q scaled as the shipped default by default)
         from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
 
-        q, qc = (setting[5:].split(",") + [""])[:2]
-        return LexicalGate(rule="dice", dice=float(q), dice_code=float(qc or float(q) * GATE_DICE_CODE / GATE_DICE))
+        q, qc, cov, com = (setting[5:].split(",") + ["", "", ""])[:4]
+        return LexicalGate(
+            rule="dice",
+            dice=float(q),
+            dice_code=float(qc or float(q) * GATE_DICE_CODE / GATE_DICE),
+            cover=float(cov or 0),
+            common=int(com or 1),
+        )
     if setting.startswith("span:"):
         f, q, k, v = setting[5:].split(",")
         return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))

@@ -183,6 +183,7 @@ def test_dice_score_is_the_weighted_dice_of_distinct_stems(stb_case):
     texts = eval_texts(items)
     gate = gate_for(items)
     probe = [t.view("text") for t in train[:8]] + [r.view("text") for r in unrelated()[:4]]
+    probe.append("List the continents, a fun fact for each continent and the cities of each.")  # one stem, two tokens
     batch = TokenBatch(probe)
     distinct, index = _distinct_stems(batch)
     text_of = np.repeat(np.arange(len(probe)), np.diff(batch.token_starts))
@@ -203,6 +204,46 @@ def test_dice_score_is_the_weighted_dice_of_distinct_stems(stb_case):
         )
         assert score == pytest.approx(want, rel=1e-9)
     assert got.max() > 0.3 and got.min() < GATE_DICE  # a paraphrase scores high, an unrelated question low
+
+
+def test_cover_and_common_ask_more_of_a_pair_as_defined(stb_case):
+    """``cover`` and ``common`` (off by default; measured by bench_gate_ceiling) only ever stop more, and
+    decide each text as their definitions computed by hand say: some item with dice >= the bar whose
+    weight the text holds at least ``cover`` of / with which it shares at least ``common`` distinct
+    content stems (all of a shorter item's)."""
+    from auditor.embed.gate import _distinct_stems
+    from auditor.text.batch import TokenBatch
+
+    items, train = stb_case
+    texts = eval_texts(items)
+    probe = [t.view("text") for t in train] + [r.view("text") for r in unrelated()]
+
+    def stems(text: str) -> set[str]:
+        d, ix = _distinct_stems(TokenBatch([text]))
+        return {d[k] for k in ix.tolist()}
+
+    base = gate_for(items)
+    item_stems = [{s for s in stems(t) if base.weight(s) > 0} for t in texts]
+    for extra in ({"cover": 0.3}, {"common": 2}):
+        gate = LexicalGate(rule="dice", dice=GATE_DICE, **extra).fit(texts)
+        got = gate.passes(probe)
+        assert not (got & ~base.passes(probe)).any() and got.sum() < base.passes(probe).sum()
+        for text, ok in zip(probe, got.tolist()):
+            mine = {s for s in stems(text) if gate.weight(s) > 0}
+            mass = sum(gate.weight(s) for s in mine)
+            want = False
+            for its in item_stems:
+                both = mine & its
+                shared, item = sum(gate.weight(s) for s in both), sum(gate.weight(s) for s in its)
+                if 2 * shared / (mass + item) < GATE_DICE - 1e-9:
+                    continue
+                if shared >= extra.get("cover", 0) * item - 1e-9 and len(both) >= min(extra.get("common", 1), len(its)):
+                    want = True
+                    break
+            assert ok == want, (extra, text)
+    for bad in ({"cover": 1.5}, {"common": 0}):
+        with pytest.raises(ConfigError, match="gate_co"):
+            LexicalGate(rule="dice", **bad)
 
 
 def test_dice_rule_holds_code_to_the_code_bar(stb_case):

@@ -68,8 +68,18 @@ figures.
 >>> d.passes([notes], code=[True]).tolist()  # as code: held to dice_code (0.08)
 [True]
 
+Two ways to ask more of a pair, off by default and not in the method's configuration, kept for
+``benchmarks/bench_gate_ceiling.py``, which measures them (each loses right findings before it stops
+much more: docs/scale.md#the-gates-ceiling): ``cover`` (the text must also hold at least that share
+of the item's weight) and ``common`` (they must share at least that many distinct content stems,
+or all of a shorter item's).
+
+>>> strict = LexicalGate(rule="dice", common=2).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+>>> d.passes(["Sheraton"]).tolist(), strict.passes(["Sheraton"]).tolist()
+([True], [False])
+
 Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` / ``rule`` / ``span`` /
-``share`` / ``dice`` / ``dice_code`` out of range),
+``share`` / ``dice`` / ``dice_code`` / ``cover`` / ``common`` out of range),
 :class:`~auditor.errors.IndexFileError` (a damaged background file).
 """
 
@@ -204,6 +214,8 @@ class LexicalGate:
         share: float = 0.5,
         dice: float = 0.12,
         dice_code: float = 0.08,
+        cover: float = 0.0,
+        common: int = 1,
     ):
         if not 1 <= min_shared <= 64:
             raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
@@ -220,7 +232,12 @@ class LexicalGate:
         if not 0 < dice_code <= 1:
             raise ConfigError(f"method 'embedding': gate_dice_code must be in (0, 1], not {dice_code}")
         self.rule, self.span, self.share = rule, float(span), float(share)
-        self.dice, self.dice_code = float(dice), float(dice_code)
+        if not 0 <= cover <= 1:
+            raise ConfigError(f"method 'embedding': gate_cover must be in [0, 1], not {cover}")
+        self.dice, self.dice_code, self.cover = float(dice), float(dice_code), float(cover)
+        if not 1 <= common <= 64:
+            raise ConfigError(f"method 'embedding': gate_common must be in 1..64, not {common}")
+        self.common = int(common)
         self.min_shared = min_shared
         self.terms = terms
         self.by_values = by_values
@@ -313,6 +330,7 @@ class LexicalGate:
             (np.ones(len(vr)), (vr, vc)), shape=(len(self.vocab), len(per_item)), dtype=np.float64
         )
         self.dice_mass = mass
+        self.dice_terms = np.asarray(self.dice_items.sum(axis=0)).ravel()
         is_code = np.zeros(len(per_item), dtype=bool) if code is None else np.asarray(code, dtype=bool)
         self.dice_bar = np.where(is_code, self.dice_code, self.dice)
         if self.rule == "dice":
@@ -412,6 +430,10 @@ class LexicalGate:
         item's bar (``dice``, or ``dice_code`` for a code item)."""
         from scipy import sparse
 
+        # distinct tokens may share a stem ("continent", "continents"): a stem counts once per text
+        uniq: dict[str, int] = {}
+        col = np.fromiter((uniq.setdefault(s, len(uniq)) for s in distinct), dtype=np.int64, count=len(distinct))
+        distinct, index = list(uniq), col[index]
         w = np.fromiter((self.weight(s) for s in distinct), dtype=np.float64, count=len(distinct))
         tid = np.fromiter((self.vocab.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
         present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, len(distinct)))
@@ -425,6 +447,15 @@ class LexicalGate:
         if shared.nnz:
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
             score = 2 * shared.data / (mass[rows] + self.dice_mass[shared.indices])
+            if self.cover:  # a pair counts only when the text holds enough of the item's weight
+                score = np.where(shared.data >= self.cover * self.dice_mass[shared.indices] - 1e-9, score, 0.0)
+            if self.common > 1:  # ... and when they share enough distinct stems (all of a shorter item's)
+                ones = sparse.csr_matrix(
+                    (np.ones(len(mine)), (mine, tid[mine])), shape=(len(distinct), len(self.vocab))
+                )
+                both = ((present @ ones) @ self.dice_items).tocsr()[rows, shared.indices]
+                need = np.minimum(self.common, self.dice_terms[shared.indices])
+                score = np.where(np.asarray(both).ravel() >= need - 1e-9, score, 0.0)
             np.maximum.at(best[0], rows, score)
             np.maximum.at(best[1], rows, score / self.dice_bar[shared.indices])
         return best
