@@ -69,7 +69,7 @@ def make_gate(setting: str):
     """The gate of one setting string."""
     from auditor.embed.gate import LexicalGate
 
-    if setting.startswith("dice:"):  # "dice:Q" or "dice:Q,QCODE" (code: Q scaled as the shipped default by default)
+    if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON]]]" (QCODE: Q scaled as shipped)
         from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
 
         q, qc, cov, com = (setting[5:].split(",") + ["", "", ""])[:4]
