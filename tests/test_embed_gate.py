@@ -288,9 +288,8 @@ def stopped_passage(gate: LexicalGate) -> str:
 
 def test_by_segment_only_the_segments_that_pass_are_read(stb_case):
     """``gate_by = "segment"``: a unit's segments the dice rule stops are not read — a real unrelated
-    passage whose last line rewords an item is read as its last line only — and so is a code unit's
-    against prose items, but where the eval side has a code item, a code unit's whole text and code
-    prose are scored together (all or none); other rules decide units."""
+    passage whose last line rewords an item is read as its last line only — except a code unit's,
+    whose whole text and code prose are scored together (all or none); other rules decide units."""
     items, train = stb_case
     gate = gate_for(items)
     para = next(t.view("text") for t in train if t.id.startswith("paraphrase:"))
@@ -303,12 +302,7 @@ def test_by_segment_only_the_segments_that_pass_are_read(stb_case):
     counts = gate.take_counts()
     assert (counts["units_passed"], counts["segments_seen"], counts["segments_passed"]) == (1, 3, 1)
     code = ("def f(): pass", [passage, para], False)
-    assert keep_segments(gate, [code], code=[True]) == [[False, True]]  # no code item: decided one by one
-    texts = eval_texts(items)
-    item = 'def add(a, b):\n    """Add two numbers and return the sum."""\n    return a + b\n'
-    with_code = LexicalGate(rule="dice", dice=GATE_DICE).fit([*texts, item], [False] * len(texts) + [True])
-    assert with_code.code_items == 1 and gate.code_items == 0
-    assert keep_segments(with_code, [code], code=[True]) == [[True, True]]
+    assert keep_segments(gate, [code], code=[True]) == [[True, True]]
     gate.take_counts()
     assert keep_segments(count_gate_for(items), [head]) == [[True, True]]
 
@@ -422,24 +416,6 @@ def test_by_segment_reads_less_and_keeps_every_right_finding(stb_case):
     assert seg.stats()["encoding"]["encoded"] < unit.stats()["encoding"]["encoded"]
     st = seg.stats()["gate"]
     assert st["by"] == "segment" and st["segments_passed"] < unit.stats()["gate"]["segments_passed"]
-    # a code unit whose code prose the gate stops is read as its whole text only, and still decided
-    # as code (the decision's code thresholds), as by unit
-    comment = " ".join(passage.split()[:12])
-    code = [
-        Record(
-            "code",
-            f"code:{t.id}",
-            "built",
-            {"text": f'// {comment}\nq = "{t.view("text")}";\nx = 1;\ny = 2;\n'},
-            ordinal=900 + n,
-        )
-        for n, t in enumerate(t for t in train if t.id.startswith("paraphrase:"))
-    ][:10]
-    assert all([s.kind for s in segments(r.view("text"))] == ["whole", "doc"] for r in code)
-    found_seg, found_unit = seg.search(code), unit.search(code)
-    assert found_seg and all(f.evidence["code"] for f in found_seg)
-    assert {(f.train_id, f.eval_id) for f in found_seg} == {(f.train_id, f.eval_id) for f in found_unit}
-    assert {f.evidence["train_segment"] for f in found_seg} == {"whole"}
 
 
 def test_gate_counts_from_workers_are_added_once(stb_case):

@@ -250,7 +250,6 @@ class LexicalGate:
         self.open_items = 0
         self.vocab: dict[str, int] = {}
         self.dice_mass = np.zeros(0, dtype=np.float64)
-        self.code_items = 0
 
     # -- fit -----------------------------------------------------------------------------------
     def fit(self, item_texts: Sequence[str], code: Sequence[bool] | None = None) -> LexicalGate:
@@ -334,7 +333,6 @@ class LexicalGate:
         self.dice_terms = np.asarray(self.dice_items.sum(axis=0)).ravel()
         is_code = np.zeros(len(per_item), dtype=bool) if code is None else np.asarray(code, dtype=bool)
         self.dice_bar = np.where(is_code, self.dice_code, self.dice)
-        self.code_items = int(is_code.sum())  # eval segments of code items (a code pair is scored as a pair)
         if self.rule == "dice":
             self.open_items = int((mass == 0).sum())
         return self

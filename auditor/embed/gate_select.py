@@ -14,8 +14,8 @@ from .gate import LexicalGate
 
 #: what the gate decides (``EmbeddingConfig.gate_by``): a unit as one (``unit``: all its segments
 #: are encoded when one passes) or, under the dice rule, each segment (``segment``: only the segments
-#: that pass are encoded; where the eval side has a code item, a code unit's whole text and code prose
-#: are scored together against it, so they stay one decision)
+#: that pass are encoded; a code unit's whole text and code prose are scored together, so they stay
+#: one decision)
 GATE_BY = ("unit", "segment")
 
 
@@ -36,10 +36,9 @@ def keep_segments(
     code: Sequence[bool] | None = None,
 ) -> list[list[bool]]:
     """Which segments of each unit the encoder reads (``gate_by = "segment"``), counted: under the dice
-    rule, the segments that pass — except a code unit's (``code``) when the eval side has a code item,
-    which are read all together when one passes (against a code item its whole text and code prose are
-    scored as a pair); under another rule, all of a passed unit's (:func:`keep_units`). ``units`` as
-    for :func:`keep_units`.
+    rule, the segments that pass — except a code unit's (``code``), which are read all together when
+    one passes (its whole text and code prose are scored as a pair); under another rule, all of a
+    passed unit's (:func:`keep_units`). ``units`` as for :func:`keep_units`.
 
     >>> g = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
     >>> keep_segments(g, [("...", ["release notes: the build now checks flags", "Reserve a Sheraton room in New York"], False)])
@@ -56,7 +55,7 @@ def keep_segments(
     for c, (_, texts, _) in zip(code or [False] * len(units), units):
         mine = ok[at : at + len(texts)]
         at += len(texts)
-        out.append([any(mine)] * len(mine) if c and gate.code_items else mine)
+        out.append([any(mine)] * len(mine) if c else mine)
     segs = sum(len(t) for _, t, _ in units)
     gate.count(len(units), sum(any(k) for k in out), segs, sum(sum(k) for k in out))
     return out

@@ -447,11 +447,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             j, k = unit_kinds.index("doc"), ekinds.index("doc")
         return cos, j, segs[k]
 
-    def _candidates(self, units, vecs: np.ndarray, code_units: frozenset[int] = frozenset()):
+    def _candidates(self, units, vecs: np.ndarray):
         """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg, rank, code)``.
 
         The margin is taken over other *groups*: two eval items with one text are one item here.
-        ``code_units``: units that are code though their code prose was not read (by segment).
         """
         k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
         sims, ids = self._built().search(vecs, k)
@@ -481,9 +480,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                     continue
                 tseg = segs[j]
                 overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
-                is_code = (
-                    "doc" in ukinds or u in code_units or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
-                )
+                is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
                 if is_code:  # code rephrasings rename identifiers: no entity conflict there
                     conflict = 0
                 keep.append((u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvecs[j]))
@@ -515,31 +512,28 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             return []
         enc = self._encoder()
         units = [(tr, view, segs, segs[0]) for tr in batch for view, segs in self.train_units(tr)]
-        code_units: frozenset[int] = frozenset()
         if self.gate is not None:  # units it stops get no finding; the others go on unchanged
             asked = [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g, _ in units]
             code = [any(s.kind == "doc" for s in g) for _, _, g, _ in units]
             if self.config.gate_by == "segment":  # only the segments it passes are read
                 kept = keep_segments(self.gate, asked, self.config.max_words, code)
-                read = [n for n, ks in enumerate(kept) if any(ks)]
-                # a code unit whose code prose was not read is still code (the decision's code thresholds)
-                code_units = frozenset(j for j, n in enumerate(read) if code[n])
                 units = [
-                    (tr, v, [s for s, k in zip(g, kept[n]) if k], head) for n in read for tr, v, g, head in [units[n]]
+                    (tr, v, [s for s, k in zip(g, ks) if k], head)
+                    for (tr, v, g, head), ks in zip(units, kept)
+                    if any(ks)
                 ]
             else:
                 keep = keep_units(self.gate, asked, self.config.max_words, code)
                 units = [u for u, k in zip(units, keep) if k]
         if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
             keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs, _ in units])
-            code_units = frozenset(j for j, n in enumerate(n for n, k in enumerate(keep) if k) if n in code_units)
             units = [u for u, k in zip(units, keep) if k]
         texts = [s.text for _, _, segs, _ in units for s in segs]
         if not texts:
             return []
         vecs = enc.encode(texts)
         out: list[Finding] = []
-        for u, pos, parts, score, i, tseg, rank, is_code in self._candidates(units, vecs, code_units):
+        for u, pos, parts, score, i, tseg, rank, is_code in self._candidates(units, vecs):
             tr, view, _, _ = units[u]
             tier = self.rule.classify(parts, is_code)
             if decide and tier is None:
