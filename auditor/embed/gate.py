@@ -184,10 +184,16 @@ def load_background(path: str | Path = BACKGROUND) -> tuple[int, dict[str, int]]
 
 
 def _distinct_stems(batch: TokenBatch) -> tuple[list[str], np.ndarray]:
-    """The batch's distinct tokens' stems and each token's index into them (separators included)."""
+    """The batch's distinct stems and each token's index into them (separators included). Distinct
+    tokens may share a stem ("continent", "continents"): it is listed once, so every rule counts a
+    stem once per text."""
     encoded = pc.dictionary_encode(batch.token_array())
-    distinct = [stem(t[:-1].decode("utf-8", "replace")) for t in encoded.dictionary.to_pylist()]
-    return distinct, np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    uniq: dict[str, int] = {}
+    words = encoded.dictionary.to_pylist()
+    col = np.fromiter(
+        (uniq.setdefault(stem(t[:-1].decode("utf-8", "replace")), len(uniq)) for t in words), np.int64, len(words)
+    )
+    return list(uniq), col[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
 
 
 class LexicalGate:
@@ -430,10 +436,6 @@ class LexicalGate:
         item's bar (``dice``, or ``dice_code`` for a code item)."""
         from scipy import sparse
 
-        # distinct tokens may share a stem ("continent", "continents"): a stem counts once per text
-        uniq: dict[str, int] = {}
-        col = np.fromiter((uniq.setdefault(s, len(uniq)) for s in distinct), dtype=np.int64, count=len(distinct))
-        distinct, index = list(uniq), col[index]
         w = np.fromiter((self.weight(s) for s in distinct), dtype=np.float64, count=len(distinct))
         tid = np.fromiter((self.vocab.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
         present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, len(distinct)))
