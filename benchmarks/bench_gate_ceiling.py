@@ -48,22 +48,23 @@ import numpy as np  # noqa: E402
 from bench_prefilter import MARGIN  # noqa: E402
 
 SEED = 11
-#: part 1's settings: (label, LexicalGate keyword arguments beyond the shipped dice rule)
+#: part 1's settings: (label, cover, common), each at the shipped dice thresholds
 TIGHTEN = [
-    ("shipped (dice 0.12)", {}),
-    ("cover 0.1", {"cover": 0.1}),
-    ("cover 0.2", {"cover": 0.2}),
-    ("cover 0.3", {"cover": 0.3}),
-    ("common 2", {"common": 2}),
+    ("shipped (dice 0.12)", 0, 1),
+    ("cover 0.1", 0.1, 1),
+    ("cover 0.2", 0.2, 1),
+    ("cover 0.3", 0.3, 1),
+    ("common 2", 0, 2),
 ]
 LAYERS = (1, 2, 3)
 
 
-def _gate(**extra):
+def _gate():
+    """The shipped dice gate."""
     from auditor.embed.gate import LexicalGate
     from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
 
-    return LexicalGate(rule="dice", dice=GATE_DICE, dice_code=GATE_DICE_CODE, **extra)
+    return LexicalGate(rule="dice", dice=GATE_DICE, dice_code=GATE_DICE_CODE)
 
 
 def _eval_segments(ev, config):
@@ -108,22 +109,17 @@ def tighten(corpora: list[str], mb: float) -> None:
     print("Part 1: tightening the dice rule (right findings lost: IN-SAMPLE, nothing fitted; corpora: by segment)")
     print("  files: " + ", ".join(x["name"] for x in saved))
     segs = {w: corpus_segments(w, mb) for w in corpora}
-    for label, extra in TIGHTEN:
+    from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
 
-        def make(_setting, extra=extra):
-            return _gate(**extra)
-
-        bg.make_gate, keep = make, bg.make_gate
-        try:
-            lost = []
-            for x in saved:
-                bg.gate_grid(x, [label])
-                lost.append(len(bg.score(x, "short", label)["lost"]) + len(bg.score(x, "long", label)["lost"]))
-        finally:
-            bg.make_gate = keep
+    for label, cover, common in TIGHTEN:
+        setting = f"dice:{GATE_DICE},{GATE_DICE_CODE},{cover},{common}"  # bench_gate's setting string
+        lost = []
+        for x in saved:
+            bg.gate_grid(x, [setting])
+            lost.append(len(bg.score(x, "short", setting)["lost"]) + len(bg.score(x, "long", setting)["lost"]))
         stops = []
         for w, (flat, _src, code, (etexts, ecode)) in segs.items():
-            ok = passes(_gate(**extra).fit(etexts, ecode), flat, code)
+            ok = passes(bg.make_gate(setting).fit(etexts, ecode), flat, code)
             stops.append(f"{w} {1 - ok.mean():.3f}")
         print(f"  {label:<20} right findings lost {' '.join(map(str, lost))} (total {sum(lost)}); "
               f"segments stopped: {', '.join(stops)}", flush=True)  # fmt: skip
