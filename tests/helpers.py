@@ -55,3 +55,37 @@ def loadable_golden_report(name: str) -> str:
 
     unmask(report["run"])
     return json.dumps(report)
+
+
+def stb_heldout_case() -> tuple[list, list]:
+    """60 StableToolBench eval queries, then training records: the frozen held-out paraphrases and
+    same-topic negatives (``tests/data/heldout/stabletoolbench.tsv``) of the first 30 items that have one."""
+    import csv
+
+    from auditor.datasets.dataset import Dataset, DatasetSpec
+    from auditor.records.record import Record
+
+    ev = list(Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records())
+    with open(REPO / "tests" / "data" / "heldout" / "stabletoolbench.tsv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    ids = list(dict.fromkeys(r["item_id"] for r in rows))[:30]
+    by_id = {r.id: r for r in ev}
+    items = [by_id[i] for i in ids] + [r for r in ev if r.id not in set(ids)][:30]
+    train = [
+        Record("heldout", f"{r['kind']}:{r['item_id']}", f"stabletoolbench.tsv:{n + 2}", {"text": r["text"]}, ordinal=n)
+        for n, r in enumerate(rows)
+        if r["item_id"] in set(ids)
+    ]
+    return items, train
+
+
+def mmlu_questions(n: int = 60) -> list:
+    """Real text about something else: the first ``n`` MMLU sociology questions (llm-decontaminator's copy)."""
+    import csv
+
+    from auditor.records.record import Record
+
+    path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
+    with open(path, newline="", encoding="utf-8") as f:
+        qs = [row[0] for row in csv.reader(f) if row][:n]
+    return [Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=i) for i, q in enumerate(qs)]

@@ -10,7 +10,6 @@ temporary cache (marked slow).
 
 from __future__ import annotations
 
-import csv
 import json
 import pickle
 import shutil
@@ -21,9 +20,9 @@ import pytest
 pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not installed")
 pytest.importorskip("model2vec", reason="the 'embed' extra (model2vec) is not installed")
 
-from helpers import shared_file  # noqa: E402
+from helpers import mmlu_questions, stb_heldout_case  # noqa: E402
 
-from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
+from auditor.datasets.dataset import DatasetSpec  # noqa: E402
 from auditor.embed.model import bundled_model_path, source_id  # noqa: E402
 from auditor.embed.prefilter import (  # noqa: E402
     Prefilter,
@@ -36,8 +35,6 @@ from auditor.errors import ConfigError, IndexFileError, MissingDependencyError  
 from auditor.methods.embedding import PREFILTER_THRESHOLD, EmbeddingIndex  # noqa: E402
 from auditor.records.record import Record  # noqa: E402
 
-HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
-
 
 @pytest.fixture(scope="session")
 def static():
@@ -46,28 +43,11 @@ def static():
 
 @pytest.fixture(scope="session")
 def stb_case():
-    """60 StableToolBench eval queries, then training records: the frozen held-out paraphrases and
-    same-topic negatives of those of them that have one."""
-    ev = list(Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records())
-    with open(HELDOUT, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    ids = list(dict.fromkeys(r["item_id"] for r in rows))[:30]
-    by_id = {r.id: r for r in ev}
-    items = [by_id[i] for i in ids] + [r for r in ev if r.id not in set(ids)][:30]
-    train = [
-        Record("heldout", f"{r['kind']}:{r['item_id']}", f"stabletoolbench.tsv:{n + 2}", {"text": r["text"]}, ordinal=n)
-        for n, r in enumerate(rows)
-        if r["item_id"] in set(ids)
-    ]
-    return items, train
+    return stb_heldout_case()
 
 
 def unrelated() -> list[Record]:
-    """Real text about something else: MMLU sociology questions (llm-decontaminator's copy)."""
-    path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
-    with open(path, newline="", encoding="utf-8") as f:
-        qs = [row[0] for row in csv.reader(f) if row][:60]
-    return [Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=i) for i, q in enumerate(qs)]
+    return mmlu_questions()
 
 
 def keys(findings):
