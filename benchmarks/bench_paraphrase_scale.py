@@ -8,7 +8,6 @@ Run from the repository root (2 shared cores: ~5 min at the default sample, ~15 
     python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
     python benchmarks/bench_paraphrase_scale.py --gate-only span:2,0.15,12,0   # one gate setting, no model (~1 min)
     python benchmarks/bench_paraphrase_scale.py --corpus heldout --gate-by segment   # the held-out corpus
-    python benchmarks/bench_paraphrase_scale.py --gate-by segment --prefilter shallow  # a first stage after the gate
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
@@ -387,8 +386,6 @@ def main() -> None:
                     "for figures on text no rule was chosen on")  # fmt: skip
     ap.add_argument("--gate-by", choices=("unit", "segment"), default="unit",
                     help="what the gated tier's gate decides (EmbeddingConfig.gate_by; default unit)")  # fmt: skip
-    ap.add_argument("--prefilter", choices=("none", "shallow", "static"), default="none",
-                    help="the gated tier's prefilter after the gate (EmbeddingConfig.prefilter; default none)")  # fmt: skip
     ap.add_argument("--train-df", action="store_true",
                     help="with --gate-only: weigh with the corpus's own document frequencies added to the "
                     "bundled background (a what-if: the gate does not)")  # fmt: skip
@@ -411,7 +408,7 @@ def main() -> None:
     print(f"Eval: {len(ev)} items (StableToolBench 765, BFCL simple_python 400, WebShop 0:500); "
           f"{sum(1 for r in records if 'set' in r.meta)} planted paraphrases; load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     exact, ngram = methods.create("exact").build(ev), methods.create("ngram").build(ev)
-    gated = EmbeddingIndex(cache_dir="none", gate="lexical", gate_by=args.gate_by, prefilter=args.prefilter).build(ev)
+    gated = EmbeddingIndex(cache_dir="none", gate="lexical", gate_by=args.gate_by).build(ev)
     plain = EmbeddingIndex(cache_dir="none", gate="none").build(ev)
     rng = random.Random(SEED)
     sample = sorted(rng.sample(range(len(records)), max(1, int(len(records) * args.sample))))
@@ -424,8 +421,7 @@ def main() -> None:
     from auditor.embed.gate_select import keep_segments, keep_units
 
     decide = keep_segments if args.gate_by == "segment" else keep_units
-    t_other = t_gate = t_pre = 0.0
-    pre_segs = 0  # segments the prefilter passes after the gate (whole corpus)
+    t_other = t_gate = 0.0
     found_g: list = []
     t_g = 0.0
     for i in range(0, len(records), args.batch):
@@ -442,32 +438,16 @@ def main() -> None:
             units = [
                 (t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)
             ]
-            code = [any(s.kind == "doc" for s in g) for g in tu]
-            kept = decide(gated.gate, units, gated.config.max_words, code)
-            t2 = time.perf_counter()
-            t_gate += t2 - t1
-            if gated.prefilter is not None:  # the prefilter on what the gate passed, as search_scored runs it
-                ks = [k if isinstance(k, list) else [k] * len(u[1]) for k, u in zip(kept, units)]
-                after = [([x for x, y in zip(u[1], k) if y], c) for u, k, c in zip(units, ks, code) if any(k)]
-                ok = gated.prefilter.keep([a for a, _ in after], code=[c for _, c in after])
-                pre_segs += sum(len(a) for (a, _), y in zip(after, ok) if y)
-                t_pre += time.perf_counter() - t2
+            decide(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
+            t_gate += time.perf_counter() - t1
         t_other += t1 - t0
     gst = gated.stats()["gate"]
-    pre_all = gated.prefilter.describe() if gated.prefilter is not None and not args.full else None
     # 2. the sample, gated and ungated (same records, same batches; other tiers first for both)
     forget = gated.encoder.cache.__class__
     gated.encoder.cache = forget(gated.encoder.cache.dim, gated.encoder.cache.model)  # cold again
     gated.gate.take_counts()
-    if gated.prefilter is not None:
-        gated.prefilter.take_counts()
     fs_g, ts_g, _ = run(gated, sample_recs, args.batch, (exact, ngram))
     sst = gated.gate.describe()
-    pst = gated.prefilter.describe() if gated.prefilter is not None else None
-    ts_go = None
-    if gated.prefilter is not None:  # the gate alone, on the same sample in the same run
-        alone = EmbeddingIndex(cache_dir="none", gate="lexical", gate_by=args.gate_by).build(ev)
-        _, ts_go, _ = run(alone, sample_recs, args.batch, (exact, ngram))
     fs_p, ts_p, _ = run(plain, sample_recs, args.batch, (exact, ngram))
     segs_p = plain.stats()["encoding"]["encoded"] - plain._built_counts["encoded"]
     # 3. the planted records outside the sample, both ways (not timed into MB/s)
@@ -497,28 +477,10 @@ def main() -> None:
     print(f"  gate over the whole corpus: {gst['segments_seen']} segments, {gst['segments_passed']} passed, "
           f"{gst['segments_stopped']} stopped ({gst['stopped_share']:.3f}); units {gst['units_seen']} / "
           f"{gst['units_passed']} / {gst['units_stopped']}")  # fmt: skip
-    if pst is not None:
-        print(f"  prefilter ({pst['model']}, bars {pst['threshold']}/{pst['threshold_code']}) on the sample: "
-              f"{pst['units']} units the gate passed, {pst['filtered']} stopped ({pst['filtered'] / max(1, pst['units']):.3f}); "
-              f"{pst['texts']} texts in {pst['seconds']:.0f} s ({pst['texts_per_s']} texts/s); the gate alone on the "
-              f"sample {sample_bytes / 1e6 / ts_go:.3f} MB/s (x{ts_p / ts_go:.2f}), with the prefilter x{ts_p / ts_g:.2f}")  # fmt: skip
-    if pre_all is not None and gst["segments_passed"]:
-        print(f"  prefilter over the whole corpus: {pre_all['units']} units the gate passed, {pre_all['filtered']} stopped "
-              f"({pre_all['filtered'] / max(1, pre_all['units']):.3f}); segments {gst['segments_passed']} -> {pre_segs} "
-              f"({1 - pre_segs / gst['segments_passed']:.3f} stopped); {pre_all['texts']} texts in {t_pre:.0f} s; "
-              f"segments reaching MiniLM {pre_segs / gst['segments_seen']:.3f} of all ({1 - pre_segs / gst['segments_seen']:.3f} stopped before it)")  # fmt: skip
-    if gst["segments_seen"] and sst["segments_passed"]:
-        per = ts_g / sst["segments_passed"]
-        whole = t_gate + gst["segments_passed"] * per
-        print(f"  extrapolated from the sample's gated seconds per passed segment ({per * 1e3:.1f} ms): gated ~{whole / 3600:.1f} h "
-              f"-> x{total / 1e6 / mbs_p / whole:.2f}")  # fmt: skip
     if gst["segments_seen"]:
         share = gst["segments_passed"] / gst["segments_seen"]
-        spent = t_gate
-        if pre_all is not None:  # what reaches MiniLM after the prefilter, plus its measured seconds
-            share, spent = pre_segs / gst["segments_seen"], t_gate + t_pre
-        print(f"  extrapolated to the whole corpus: every segment {total / 1e6 / mbs_p / 3600:.1f} h; gated ~{total / 1e6 / mbs_p * share / 3600 + spent / 3600:.1f} h "
-              f"(encoding time x share reaching MiniLM {share:.3f}, plus the gate's{' and prefilter' + chr(39) + 's' if pre_all else ''} measured {spent:.0f} s) -> x{1 / (share + spent * mbs_p / (total / 1e6)):.2f}")  # fmt: skip
+        print(f"  extrapolated to the whole corpus: every segment {total / 1e6 / mbs_p / 3600:.1f} h; gated ~{total / 1e6 / mbs_p * share / 3600 + t_gate / 3600:.1f} h "
+              f"(encoding time x passed share {share:.3f}, plus the gate's measured {t_gate:.0f} s) -> x{1 / (share + t_gate * mbs_p / (total / 1e6)):.2f}")  # fmt: skip
 
     # findings compared
     sample_set = set(sample)

@@ -62,200 +62,101 @@ def load() -> str:
     return os.getloadavg().__repr__()
 
 
-def first_stage(encoder: str):
-    """The prefilter's encoder: the static model or the shallow one (the first layer of MiniLM)."""
-    if encoder == "shallow":
-        from auditor.embed.shallow import load_shallow_encoder
+def collect(name: str) -> dict:
+    """One scan with the prefilter off: per finding its tier, rightness and unit score; per negative
+    record its best unit score."""
+    from bench_paraphrase import case
 
-        return load_shallow_encoder()
-    from auditor.embed.prefilter import load_static_encoder
-
-    return load_static_encoder()
-
-
-def _scores(index, pre, records) -> tuple[dict, dict]:
-    """Per segment ``(ordinal, view, label)``: its ``(t, c, uc)`` first-stage scores (a code unit's
-    segments: the unit's best); per record: its units' best."""
-    seg_score: dict[tuple[int, str, str], tuple[float, float, bool]] = {}
-    best: dict[int, list[tuple[float, float, bool]]] = {}
-    for t in records:
-        units = index.train_units(t)
-        flat = [s for _, segs in units for s in segs]
-        ts, cs = pre.pair_scores([[s.text] for s in flat])
-        at, unit_best = 0, []
-        for view, segs in units:
-            uc = any(s.kind == "doc" for s in segs)
-            for s in segs:
-                seg_score[(t.ordinal, view, s.label())] = (float(ts[at]), float(cs[at]), uc)
-                at += 1
-            n = len(segs)
-            unit_best.append((float(ts[at - n : at].max()), float(cs[at - n : at].max()), uc))
-            if uc:  # a code unit is read whole when one of its segments passes (gate_by "segment" too)
-                for s in segs:
-                    seg_score[(t.ordinal, view, s.label())] = unit_best[-1]
-        best[t.ordinal] = unit_best
-    return seg_score, best
-
-
-def _rows(index, records, seg_score, right_of) -> list[dict]:
-    """Every finding: tier, rightness, its segment's scores, whether its unit (``uc``) and its item
-    (``ic``) are code."""
-    item_code = {
-        (e.dataset, e.ordinal): any(index.seg_kind[x] == "doc" for x in index.item_segs[p])
-        for p, e in enumerate(index.eval_records)
-    }
-    rows = []
-    for i in range(0, len(records), 256):
-        for f in index.search(records[i : i + 256]):
-            t = records[f.train_ordinal]
-            st, sc, uc = seg_score[(t.ordinal, f.evidence["train_view"], f.evidence["train_segment"])]
-            rows.append({"train": t.ordinal, "tier": f.evidence["tier"], "right": bool(right_of(f, t)),
-                         "t": st, "c": sc, "uc": uc, "ic": item_code[(f.eval_dataset, f.eval_ordinal)],
-                         "score": max(st, sc)})  # fmt: skip
-    return rows
-
-
-def collect(name: str, encoder: str = "static") -> dict:
-    """One scan with the prefilter off of a file's short cases and its long documents
-    (``bench_gate.py``'s: held-out paraphrases planted in multi-paragraph real text): per finding its
-    tier, rightness and its segment's first-stage scores; per negative record its best unit scores.
-
-    A segment's scores are its best cosines to an eval segment of a text item (``t``) and of a code
-    item (``c``); ``uc``: its unit is code. A finding is scored on its own segment alone: its unit
-    passes whenever that segment does (whatever else the unit holds, and whichever of its segments the
-    gate lets through, since the gate read the finding's segment), so the recall figures are a floor;
-    a code unit's finding on its unit's best scores (the gate reads a code unit whole or not at all)."""
-    import bench_gate
-
-    from auditor.embed.prefilter import Prefilter
+    from auditor.embed.prefilter import Prefilter, load_static_encoder
     from auditor.methods.embedding import EmbeddingIndex
 
-    ev, tr, docs, _stop, truth, by_ord = bench_gate._records(name)
+    ev, tr, truth = case(name)
     t0 = time.perf_counter()
     index = EmbeddingIndex(cache_dir=CACHE, prefilter="none").build(ev)
-    code_items = [any(index.seg_kind[x] == "doc" for x in index.item_segs[o]) for o in index.seg_owner]
-    pre = Prefilter(first_stage(encoder), -1.0).fit(index.seg_text, code_items)
+    pre = Prefilter(load_static_encoder(), -1.0).fit(index.seg_text)
     evk = {(e.dataset, e.ordinal): e for e in ev}
-    seg_score, best = _scores(index, pre, tr)
-    rows = _rows(
-        index, tr, seg_score, lambda f, t: truth(evk[(f.eval_dataset, f.eval_ordinal)], by_ord[t.meta["orig"]])
-    )
-    long_score, _ = _scores(index, pre, docs)
-    long_rows = _rows(
-        index, docs, long_score, lambda f, t: truth(evk[(f.eval_dataset, f.eval_ordinal)], by_ord[t.meta["src"]])
-    )
+    trk = {t.ordinal: t for t in tr}
+    unit_score: dict[tuple[int, str, str], float] = {}
+    best: dict[int, float] = {}
+    for t in tr:
+        units = index.train_units(t)
+        scores = pre.scores([[s.text for s in segs] for _, segs in units]).tolist()
+        for (view, segs), sc in zip(units, scores):
+            for s in segs:
+                unit_score[(t.ordinal, view, s.label())] = sc
+        best[t.ordinal] = max(scores, default=-1.0)
+    rows = []
+    for i in range(0, len(tr), 256):
+        for f in index.search(tr[i : i + 256]):
+            e, t = evk[(f.eval_dataset, f.eval_ordinal)], trk[f.train_ordinal]
+            sc = unit_score[(t.ordinal, f.evidence["train_view"], f.evidence["train_segment"])]
+            rows.append({"train": t.ordinal, "tier": f.evidence["tier"], "right": bool(truth(e, t)), "score": sc})
     kinds = {t.ordinal: t.meta.get("kind") for t in tr}
     return {
         "name": name,
-        "encoder": encoder,
         "rows": rows,
         "pos": sum(k == "paraphrase" for k in kinds.values()),
-        "long_rows": long_rows,
-        "long_pos": len(docs),
-        "neg_units": [best[o] for o, k in kinds.items() if k == "negative"],
-        "all_units": list(best.values()),
+        "neg_best": [best[o] for o, k in kinds.items() if k == "negative"],
+        "all_best": list(best.values()),
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
 
-def passes(t: float, c: float, uc: bool, bars: tuple[float, ...]) -> bool:
-    """:meth:`auditor.embed.prefilter.Prefilter.keep`'s rule on one segment or unit's scores; ``bars``:
-    (text, code[, mixed]), the mixed bar -1 (shallow: no mixed pair stopped) or the text one (static)."""
-    mixed = bars[2] if len(bars) > 2 else bars[0]
-    bar_t, bar_c = (mixed, bars[1]) if uc else (bars[0], mixed)
-    return (t > -1 and t >= bar_t) or (c > -1 and c >= bar_c)
-
-
-def recall(x: dict, bars: tuple[float, ...], part: str = "") -> tuple[float, float]:
-    """(recall of conclusive+suspected right findings, share of all findings kept) at ``bars``: short
-    cases (``part`` "") or long documents ("long_")."""
-    every = x[f"{part}rows"]
-    rows = [r for r in every if passes(r["t"], r["c"], r["uc"], bars)]
+def recall(x: dict, t: float) -> tuple[float, float]:
+    """(recall of conclusive+suspected right findings, share of all findings kept) at threshold ``t``."""
+    rows = [r for r in x["rows"] if r["score"] >= t]
     found = len({r["train"] for r in rows if r["right"]})
-    kept = len(rows) / len(every) if every else 1.0
-    return found / (x[f"{part}pos"] or 1), kept
+    kept = len(rows) / len(x["rows"]) if x["rows"] else 1.0
+    return found / (x["pos"] or 1), kept
 
 
-def fitted(datas: list[dict]) -> tuple[float, ...]:
-    """The bars: the lowest score of a right finding on ``datas`` minus :data:`MARGIN`.
+def fitted(datas: list[dict]) -> float:
+    lowest = min(r["score"] for x in datas for r in x["rows"] if r["right"])
+    return round(float(lowest) - MARGIN, 3)
 
-    Static model: one bar, on each finding's best score. Shallow: (text, code, mixed) — text pairs'
-    scores to text items, code units' to code items, and a mixed pair's (a code unit and a text item
-    or the reverse) to its item's kind; a kind without a right pair in ``datas``: the text bar for
-    code, -1 (nothing stopped) for mixed."""
-    right = [r for x in datas for part in ("rows", "long_rows") for r in x[part] if r["right"]]
-    if datas and datas[0].get("encoder", "static") == "static":
-        t = round(float(min(r["score"] for r in right)) - MARGIN, 3)
-        return t, t
-    text = round(float(min(r["t"] for r in right if not r["uc"] and not r["ic"])) - MARGIN, 3)
-    code = [r["c"] for r in right if r["uc"] and r["ic"]]
-    mixed = [r["c"] if r["ic"] else r["t"] for r in right if r["uc"] != r["ic"]]
+
+def line(x: dict, t: float, label: str) -> str:
+    r0, _ = recall(x, -2.0)
+    r1, kept = recall(x, t)
+    neg = np.array(x["neg_best"])
+    allb = np.array(x["all_best"])
+    negf = f"negatives stopped {float((neg < t).mean()):.2f}" if len(neg) else "(no negatives)"
     return (
-        text,
-        round(float(min(code)) - MARGIN, 3) if code else text,
-        round(float(min(mixed)) - MARGIN, 3) if mixed else -1.0,
+        f"  {x['name']:<22} {label:<14} t={t:.3f}  recall {r0:.3f} -> {r1:.3f} (lost {r0 - r1:.3f}); "
+        f"findings kept {kept:.3f}; {negf}; training records stopped {float((allb < t).mean()):.2f}"
     )
 
 
-def _stopped(units: list, bars: tuple[float, ...]) -> float:
-    """Share of records all of whose units the prefilter stops."""
-    stop = [all(not passes(t, c, uc, bars) for t, c, uc in us) for us in units]
-    return float(np.mean(stop)) if stop else 0.0
-
-
-def line(x: dict, bars: tuple[float, ...], label: str) -> str:
-    r0, _ = recall(x, (-2.0, -2.0, -2.0))
-    r1, kept = recall(x, bars)
-    negf = f"negatives stopped {_stopped(x['neg_units'], bars):.2f}" if x["neg_units"] else "(no negatives)"
-    l0, _ = recall(x, (-2.0, -2.0, -2.0), "long_")
-    l1, _ = recall(x, bars, "long_")
-    return (
-        f"  {x['name']:<22} {label:<14} bars={'/'.join(format(b, '.3f') for b in bars)}  recall {r0:.3f} -> {r1:.3f} "
-        f"(lost {r0 - r1:.3f}); long documents {l0:.3f} -> {l1:.3f}; findings kept {kept:.3f}; {negf}; "
-        f"training records stopped {_stopped(x['all_units'], bars):.2f}"
-    )
-
-
-def scores_file(encoder: str) -> str:
-    return SCORES if encoder == "static" else SCORES.replace(".json", f"-{encoder}.json")
-
-
-def run_recall(only: list[str] | None, encoder: str = "static") -> None:
+def run_recall(only: list[str] | None) -> None:
     names = only or [*FIT, *TEST_SETS]
     datas = []
     for n in names:
-        x = collect(n, encoder)
+        x = collect(n)
         datas.append(x)
-        lows = sorted(r["score"] for r in x["rows"] + x["long_rows"] if r["right"])[:3]
+        lows = sorted(r["score"] for r in x["rows"] if r["right"])[:3]
         print(f"[{n}: {len(x['rows'])} findings, {x['pos']} paraphrases, {x['seconds']}s; lowest right "
               f"unit scores {[round(v, 3) for v in lows]}]", flush=True)  # fmt: skip
-    Path(scores_file(encoder)).write_text(json.dumps(datas))
+    Path(SCORES).write_text(json.dumps(datas))
     report(datas)
 
 
 def report(datas: list[dict]) -> None:
     fit = [x for x in datas if x["name"] in FIT]
     if len(fit) > 1:
-        print(f"\nLeave-one-file-out (bars = lowest right-finding score of the other fit files - {MARGIN}):")
+        print(f"\nLeave-one-file-out (threshold = lowest right-finding score of the other fit files - {MARGIN}):")
         for x in datas:
             others = [y for y in fit if y is not x]
             print(line(x, fitted(others), "OUT-OF-SAMPLE"))
     if fit:
         t = fitted(fit)
-        print(f"\nRule on all {len(fit)} fit files run: bars {t} (IN-SAMPLE on them):")
+        print(f"\nRule on all {len(fit)} fit files run: threshold {t} (IN-SAMPLE on them):")
         for x in datas:
             print(line(x, t, "IN-SAMPLE" if x in fit else "OUT-OF-SAMPLE"))
-    from auditor.methods import embedding as m
+    from auditor.methods.embedding import PREFILTER_THRESHOLD
 
-    static = not datas or datas[0].get("encoder", "static") == "static"
-    shipped = (
-        (m.PREFILTER_THRESHOLD,) * 2
-        if static
-        else (m.SHALLOW_THRESHOLD, m.SHALLOW_THRESHOLD_CODE, m.SHALLOW_THRESHOLD_MIXED)
-    )
-    print(f"\nShipped default {shipped}:")
+    print(f"\nShipped default {PREFILTER_THRESHOLD}:")
     for x in datas:
-        print(line(x, shipped, "IN-SAMPLE" if x in fit else "OUT-OF-SAMPLE"))
+        print(line(x, PREFILTER_THRESHOLD, "IN-SAMPLE" if x in fit else "OUT-OF-SAMPLE"))
 
 
 # -- throughput ------------------------------------------------------------------------------------
@@ -420,9 +321,6 @@ def main() -> None:
     ap.add_argument("--recall", action="store_true", help="LOFO thresholds and recall on the paraphrase files")
     ap.add_argument("--report", action="store_true", help="reprint the recall figures from the saved scores")
     ap.add_argument("--only", nargs="*", default=None, help="files for --recall")
-    ap.add_argument(
-        "--encoder", choices=("static", "shallow"), default="static", help="the first stage (--recall, --report)"
-    )
     ap.add_argument("--throughput", action="store_true", help="sentences/s with and without the prefilter")
     ap.add_argument("--unrelated", action="store_true", help="share of unrelated real texts stopped")
     ap.add_argument("--docs", type=int, default=1000, help="training documents for --throughput")
@@ -434,9 +332,9 @@ def main() -> None:
         print(json.dumps(_scan(args._scan, args.docs, args.eval, args.synthetic)))
         return
     if args.recall:
-        run_recall(args.only, args.encoder)
+        run_recall(args.only)
     if args.report:
-        report(json.loads(Path(scores_file(args.encoder)).read_text()))
+        report(json.loads(Path(SCORES).read_text()))
     if args.unrelated:
         run_unrelated()
     if args.throughput:

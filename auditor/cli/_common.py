@@ -120,51 +120,27 @@ MODEL_CACHE_HELP = "Where the embedding method keeps the encoders it builds (def
 
 
 EMBED_GATE_HELP = (
-    "The embedding method's lexical gate: 'lexical' encodes only training text sharing rare words and values "
-    "with some eval item; 'none' (the method's default) encodes every segment (the manifest's "
-    "[methods.embedding] gate)."
+    "The embedding method's lexical gate: 'lexical' (default) encodes only training text sharing rare words "
+    "and values with some eval item; 'none' encodes every segment (the manifest's [methods.embedding] gate)."
 )
-EMBED_PREFILTER_HELP = (
-    "The embedding method's prefilter, after the gate: 'shallow' sends on only text whose cosine under the "
-    "model's first layer reaches the fitted bar; 'static' the same under a model2vec model (extra 'prefilter'); "
-    "'none' (the method's default) sends on everything (the manifest's [methods.embedding] prefilter)."
-)
-#: the embedding method's choices kept from the command line: option -> method parameter
-EMBED_CHOICES = {"embed_gate": "gate", "embed_prefilter": "prefilter"}
 
 
-def _keep_embed_choice(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    ctx.meta.setdefault("auditor.embed_choices", {})[param.name] = value
-
-
-def embed_choices() -> dict[str, str]:
-    """The method parameters ``--embed-gate`` / ``--embed-prefilter`` set on this command (given ones only)."""
-    ctx = click.get_current_context(silent=True)
-    kept = ctx.meta.get("auditor.embed_choices", {}) if ctx is not None else {}
-    return {EMBED_CHOICES[k]: v for k, v in kept.items() if v}
+def _keep_embed_gate(ctx: click.Context, _param: Any, value: str | None) -> None:
+    ctx.meta["auditor.embed_gate"] = value
 
 
 def embed_cache_option(help: str = EMBED_CACHE_HELP) -> Callable[[Any], Any]:
     """``--embed-cache`` (``$AUDITOR_EMBED_CACHE``): the ``embedding`` method's ``cache_dir``,
-    ``--model-cache`` (``$AUDITOR_MODEL_CACHE``): its ``model_cache``, and ``--embed-gate`` /
-    ``--embed-prefilter``: its ``gate`` / ``prefilter`` (kept in the click context, applied by
-    :func:`apply_embed_cache`)."""
+    ``--model-cache`` (``$AUDITOR_MODEL_CACHE``): its ``model_cache``, and ``--embed-gate``: its
+    ``gate`` (kept in the click context, applied by :func:`apply_embed_cache`)."""
 
     def decorate(f: Any) -> Any:
-        f = click.option(
-            "--embed-prefilter",
-            type=click.Choice(["shallow", "static", "none"]),
-            default=None,
-            expose_value=False,
-            callback=_keep_embed_choice,
-            help=EMBED_PREFILTER_HELP,
-        )(f)
         f = click.option(
             "--embed-gate",
             type=click.Choice(["lexical", "none"]),
             default=None,
             expose_value=False,
-            callback=_keep_embed_choice,
+            callback=_keep_embed_gate,
             help=EMBED_GATE_HELP,
         )(f)
         f = click.option(
@@ -187,13 +163,13 @@ def _embedding_param(config: AuditConfig, option: str, key: str, value: str | No
 
 
 def apply_embed_cache(config: AuditConfig, embed_cache: str | None, model_cache: str | None = None) -> None:
-    """``--embed-cache`` / ``--model-cache`` / ``--embed-gate`` / ``--embed-prefilter`` as
-    ``[methods.embedding] cache_dir`` / ``model_cache`` / ``gate`` / ``prefilter`` of
+    """``--embed-cache`` / ``--model-cache`` / ``--embed-gate`` as ``[methods.embedding] cache_dir`` /
+    ``model_cache`` / ``gate`` of
     a run that names the embedding method: given on the command line they win over the manifest's;
     from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply when the manifest sets none.
     A run without the method is left as it is."""
     _embedding_param(config, "embed_cache", "cache_dir", embed_cache)
     _embedding_param(config, "model_cache", "model_cache", model_cache)
-    chosen = embed_choices()
-    for option, key in EMBED_CHOICES.items():
-        _embedding_param(config, option, key, chosen.get(key))
+    ctx = click.get_current_context(silent=True)
+    gate = ctx.meta.get("auditor.embed_gate") if ctx is not None else None
+    _embedding_param(config, "embed_gate", "gate", gate)

@@ -11,7 +11,7 @@ from ..audit.calibrate import calibrate as run
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import ConfigError
 from . import main
-from ._common import DEFAULT_INDEX_DIR, embed_cache_option, embed_choices, index_dir_option, library_errors
+from ._common import DEFAULT_INDEX_DIR, embed_cache_option, index_dir_option, library_errors
 
 
 def _param(value: str) -> tuple[str, object]:
@@ -68,7 +68,9 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
         method_params.setdefault("cache_dir", embed_cache or os.path.join(index_dir or DEFAULT_INDEX_DIR, "embeddings"))
         if model_cache:
             method_params.setdefault("model_cache", model_cache)
-        method_params.update(embed_choices())
+        gate = click.get_current_context().meta.get("auditor.embed_gate")
+        if gate:
+            method_params["gate"] = gate
         result = run(records, pairs_file=pairs, params=method_params, seed=seed)
     if as_json:
         click.echo(

@@ -85,9 +85,8 @@ def default_model_cache() -> Path:
     return Path(base) / "auditor" / "models"
 
 
-def encoder_folder(cache: str | Path, source_id: str, variant: str, layers: int = 0) -> Path:
-    """``<cache>/<source_id>-onnx-<variant>``, ``...-l<layers>`` for a model cut to its first layers."""
-    return Path(cache) / f"{source_id}-onnx-{variant}{f'-l{layers}' if layers else ''}"
+def encoder_folder(cache: str | Path, source_id: str, variant: str) -> Path:
+    return Path(cache) / f"{source_id}-onnx-{variant}"
 
 
 def _sha256(path: Path) -> str:
@@ -109,27 +108,18 @@ def _normalize(v: np.ndarray) -> np.ndarray:
 
 
 def build_onnx_encoder(
-    source: str | Path,
-    source_id: str,
-    variant: str,
-    cache: str | Path,
-    load: Callable[[str, str], Any],
-    layers: int = 0,
+    source: str | Path, source_id: str, variant: str, cache: str | Path, load: Callable[[str, str], Any]
 ) -> Path:
     """The cached ONNX model of ``source`` (a local sentence-transformers folder), built when absent.
 
     ``source_id`` names the source (it must change whenever the source's files do); ``variant`` is
     ``"fp32"`` or ``"int8"``; ``load(folder, device)`` loads the sentence-transformers model the export
-    starts from (:func:`auditor.embed.model.load_model`); ``layers`` > 0 keeps only the transformer's
-    first ``layers`` layers (the same weights: a cheaper, coarser encoder, checked against the torch
-    model cut the same way; the shallow prefilter, :mod:`auditor.embed.shallow`). Returns the folder;
-    concurrent builders are safe (the first rename wins).
+    starts from (:func:`auditor.embed.model.load_model`). Returns the folder; concurrent builders are
+    safe (the first rename wins).
     """
     if variant not in VARIANTS:
         raise ConfigError(f"ONNX variant must be one of {', '.join(VARIANTS)}, not '{variant}'")
-    if layers < 0:
-        raise ConfigError(f"ONNX export: layers must be 0 (all) or more, not {layers}")
-    final = encoder_folder(cache, source_id, variant, layers)
+    final = encoder_folder(cache, source_id, variant)
     if (final / "encoder.json").exists():
         return final
     absent = missing(BUILD)
@@ -137,42 +127,19 @@ def build_onnx_encoder(
         raise MissingDependencyError(absent[0], "embed", "building the ONNX encoder (or set backend = 'torch')")
 
     def fill(tmp: Path) -> None:
-        doc = _export(Path(source), source_id, variant, tmp, load, layers)
+        doc = _export(Path(source), source_id, variant, tmp, load)
         atomic_write_text(tmp / "encoder.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
     return build_folder(final, fill, "encoder.json")
 
 
-def _cut(st: Any, source: Path, layers: int) -> Any:
-    """A copy of the sentence-transformers model ``st`` keeping its transformer's first ``layers`` layers."""
-    import copy
-
-    import torch
-
-    cut = copy.deepcopy(st)
-    model = list(cut)[0].auto_model
-    stack = getattr(getattr(model, "encoder", None), "layer", None)
-    if not isinstance(stack, torch.nn.ModuleList) or len(stack) < layers:
-        raise ConfigError(
-            f"embedding model {source}: cannot keep its first {layers} layers (not a BERT-style encoder "
-            f"with at least that many); set prefilter = 'none'"
-        )
-    model.encoder.layer = stack[:layers]
-    model.config.num_hidden_layers = layers
-    return cut
-
-
-def _export(
-    source: Path, source_id: str, variant: str, out: Path, load: Callable[[str, str], Any], layers: int = 0
-) -> dict[str, Any]:
+def _export(source: Path, source_id: str, variant: str, out: Path, load: Callable[[str, str], Any]) -> dict[str, Any]:
     """Export (and quantize) into ``out``; returns the ``encoder.json`` document."""
     import onnxruntime
     import torch
     from sentence_transformers import SentenceTransformer
 
     st: SentenceTransformer = load(str(source), "cpu")
-    if layers:
-        st = _cut(st, source, layers)
     modules: list[Any] = list(st)
     pooling: Any = modules[1] if len(modules) > 1 else None
     cfg: dict[str, Any] = pooling.get_config_dict() if type(pooling).__name__ == "Pooling" else {}
@@ -246,7 +213,6 @@ def _export(
         "version": VERSION,
         "source": source_id,
         "variant": variant,
-        **({"layers": layers} if layers else {}),
         "onnx_sha256": _sha256(out / "model.onnx"),
         "dim": int(got.shape[1]),
         "max_seq_length": max_len,

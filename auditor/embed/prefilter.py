@@ -46,7 +46,7 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -64,9 +64,8 @@ MAX_TOKENS = 256
 RUNTIME = ("model2vec", "tokenizers", "safetensors")
 BUILD = ("model2vec", "skeletoken", "sklearn", "torch", "transformers", "sentence_transformers")
 FILES = ("model.safetensors", "tokenizer.json")
-#: the prefilter modes of ``EmbeddingConfig.prefilter``: this static model, the first layer(s) of the
-#: sentence encoder (:mod:`auditor.embed.shallow`), or none
-MODES = ("static", "shallow", "none")
+#: the prefilter modes of ``EmbeddingConfig.prefilter``
+MODES = ("static", "none")
 
 
 def require_static() -> None:
@@ -168,8 +167,6 @@ class StaticEncoder:
     boundary, the model is reopened from its folder.
     """
 
-    kind = "static"
-
     def __init__(self, folder: str | Path):
         require_static()
         self.folder = Path(folder)
@@ -233,55 +230,22 @@ class StaticEncoder:
         self._open()
 
 
-class FirstStageEncoder(Protocol):
-    """What :class:`Prefilter` runs: a cheap encoder of L2-normalized vectors
-    (:class:`StaticEncoder`, :class:`auditor.embed.shallow.ShallowEncoder`)."""
-
-    kind: str
-
-    @property
-    def identity(self) -> str: ...
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
 class Prefilter:
-    """Passes a training unit (a list of segment texts) when one of its segments has a cosine of at
-    least ``threshold`` with some eval segment under a cheap ``encoder`` (exact FAISS inner-product
-    search, or the same approximate index the MiniLM search uses for large eval sides).
-
-    A pair of a code unit (flagged in :meth:`keep`) and a code item's segment (flagged in :meth:`fit`)
-    is held to ``threshold_code``, a pair of which only one side is code to ``threshold_mixed`` (both
-    default: ``threshold``; the decision holds both to its code thresholds, and a text bar need not
-    carry over to them: the shallow prefilter lets every mixed pair through, its bars having been
-    fitted on no such pair).
+    """Passes a training unit (a list of segment texts) when one of its segments has a static cosine
+    of at least ``threshold`` with some eval segment (exact FAISS inner-product search, or the same
+    approximate index the MiniLM search uses for large eval sides).
 
     Counters (handed to the caller from engine workers like the encoder's): ``units`` seen,
-    ``passed``, ``texts`` encoded by the first stage, ``seconds`` spent.
-
-    >>> pre = Prefilter(load_static_encoder(), 0.5).fit(["What is the capital of France?"])   # doctest: +SKIP
-    >>> pre.keep([["Which city is France's capital?"], ["a recipe for apple pie"]])             # doctest: +SKIP
-    [True, False]
+    ``passed``, ``texts`` encoded statically, ``seconds`` spent.
     """
 
     COUNTERS = ("units", "passed", "texts", "seconds")
 
-    def __init__(
-        self,
-        encoder: FirstStageEncoder,
-        threshold: float,
-        approximate: str = "auto",
-        approx_min: int = 200_000,
-        threshold_code: float | None = None,
-        threshold_mixed: float | None = None,
-    ):
+    def __init__(self, encoder: StaticEncoder, threshold: float, approximate: str = "auto", approx_min: int = 200_000):
         self.encoder = encoder
         self.threshold = float(threshold)
-        self.threshold_code = self.threshold if threshold_code is None else float(threshold_code)
-        self.threshold_mixed = self.threshold if threshold_mixed is None else float(threshold_mixed)
         self.approximate, self.approx_min = approximate, approx_min
-        self.index: VectorIndex | None = None  # the eval segments of text items
-        self.index_code: VectorIndex | None = None  # those of code items
+        self.index: VectorIndex | None = None
         self.counts: dict[str, float] = dict.fromkeys(self.COUNTERS, 0)
 
     def take_counts(self) -> dict[str, float]:
@@ -293,59 +257,32 @@ class Prefilter:
         for k in self.COUNTERS:
             self.counts[k] += counts.get(k, 0)
 
-    def fit(self, eval_texts: Sequence[str], code: Sequence[bool] | None = None) -> Prefilter:
-        """Index the eval segments; ``code``: which belong to a code item (default none)."""
-        flags = [bool(c) for c in code] if code is not None else [False] * len(eval_texts)
-        if len(flags) != len(eval_texts):
-            raise ValueError(f"prefilter: {len(flags)} code flags for {len(eval_texts)} eval segments")
-        vecs = self.encoder.encode(eval_texts)
-        mask = np.array(flags, dtype=bool)
-        self.index = VectorIndex(vecs[~mask], self.approximate, self.approx_min)
-        self.index_code = VectorIndex(vecs[mask], self.approximate, self.approx_min)
+    def fit(self, eval_texts: Sequence[str]) -> Prefilter:
+        self.index = VectorIndex(self.encoder.encode(eval_texts), self.approximate, self.approx_min)
         return self
 
-    def _best(self, index: VectorIndex, vecs: np.ndarray) -> np.ndarray:
-        if not len(index) or not len(vecs):
-            return np.full(len(vecs), -1.0, dtype=np.float32)
-        return index.search(vecs, 1)[0][:, 0]
-
-    def pair_scores(self, units: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
-        """Per unit, the best cosine of its segments to an eval segment of a text item and to one of
-        a code item (-1 for none)."""
-        if self.index is None or self.index_code is None:
+    def scores(self, units: Sequence[Sequence[str]]) -> np.ndarray:
+        """Per unit, the best static cosine of its segments to any eval segment (-1 for none)."""
+        if self.index is None:
             raise RuntimeError("prefilter: scores before fit()")
         t0 = time.perf_counter()
         texts = [t for u in units for t in u]
-        vecs = self.encoder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
-        out = []
-        for index in (self.index, self.index_code):
-            best = self._best(index, vecs)
-            per = np.full(len(units), -1.0, dtype=np.float32)
+        out = np.full(len(units), -1.0, dtype=np.float32)
+        if texts and len(self.index):
+            sims, _ = self.index.search(self.encoder.encode(texts), 1)
+            best = sims[:, 0]
             row = 0
             for i, u in enumerate(units):
                 if len(u):
-                    per[i] = float(best[row : row + len(u)].max())
+                    out[i] = float(best[row : row + len(u)].max())
                 row += len(u)
-            out.append(per)
         self.counts["texts"] += len(texts)
         self.counts["seconds"] += time.perf_counter() - t0
-        return out[0], out[1]
+        return out
 
-    def scores(self, units: Sequence[Sequence[str]]) -> np.ndarray:
-        """Per unit, the best cosine of its segments to any eval segment (-1 for none)."""
-        text, code = self.pair_scores(units)
-        return np.maximum(text, code)
-
-    def keep(self, units: Sequence[Sequence[str]], code: Sequence[bool] | None = None) -> list[bool]:
-        """Which units go on to the sentence encoder; ``code``: which units are code."""
-        text, to_code = self.pair_scores(units)
-        flags = [bool(c) for c in code] if code is not None else [False] * len(units)
-        has_text = self.index is not None and len(self.index) > 0
-        has_code = self.index_code is not None and len(self.index_code) > 0
-        kept = []
-        for t, c, f in zip(text.tolist(), to_code.tolist(), flags):
-            bar_t, bar_c = (self.threshold_mixed, self.threshold_code) if f else (self.threshold, self.threshold_mixed)
-            kept.append(bool((has_text and t >= bar_t) or (has_code and c >= bar_c)))
+    def keep(self, units: Sequence[Sequence[str]]) -> list[bool]:
+        """Which units go on to the sentence encoder."""
+        kept = [bool(s >= self.threshold) for s in self.scores(units).tolist()]
         self.counts["units"] += len(units)
         self.counts["passed"] += sum(kept)
         return kept
@@ -354,11 +291,9 @@ class Prefilter:
         c = self.counts
         units = int(c["units"])
         return {
-            "model": self.encoder.kind,
+            "model": "static",
             "model_id": self.encoder.identity,
             "threshold": self.threshold,
-            "threshold_code": self.threshold_code,
-            "threshold_mixed": self.threshold_mixed,
             "units": units,
             "passed": int(c["passed"]),
             "filtered": units - int(c["passed"]),

@@ -53,8 +53,6 @@ from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
 from ..embed.prefilter import Prefilter, load_static_encoder, require_static
 from ..embed.segment import segments
-from ..embed.shallow import LAYERS as SHALLOW_LAYERS
-from ..embed.shallow import load_shallow_encoder
 from ..embed.tfidf import TfIdf
 from ..embed.vsearch import APPROX, VectorIndex
 from ..errors import ConfigError
@@ -69,14 +67,6 @@ if TYPE_CHECKING:
 #: the prefilter's default threshold, chosen leave-one-file-out on the paraphrase benchmarks
 #: (benchmarks/bench_prefilter.py; docs/methods.md)
 PREFILTER_THRESHOLD = 0.53
-#: the shallow prefilter's thresholds (text pairs; pairs where either side is code), chosen
-#: leave-one-file-out on the paraphrase benchmarks (benchmarks/bench_prefilter.py --encoder shallow)
-SHALLOW_THRESHOLD = 0.723
-SHALLOW_THRESHOLD_CODE = 0.786
-#: a pair of which one side only is code is never stopped: the fit files' right ones are of one file
-#: and one direction (HumanEval C rephrasings read as text against Python items), and a planted
-#: paraphrase in a code-like document of the 110 MB corpus, matched to a text item, scores 0.57
-SHALLOW_THRESHOLD_MIXED = -1.0
 #: the lexical gate's defaults, chosen leave-one-file-out on the paraphrase benchmarks
 #: (benchmarks/bench_gate.py; docs/methods.md)
 GATE_MIN_SHARED = 2
@@ -122,16 +112,8 @@ class EmbeddingConfig(MethodConfig):
     # cached in model_cache; extra "prefilter"); only units with a static cosine >= prefilter_threshold
     # to some eval segment are encoded and decided (auditor.embed.prefilter); "none" (default, see
     # docs/methods.md for the measurement): every unit is
-    # "shallow": the same with the first prefilter_layers layer(s) of `model` itself (int8 ONNX, built
-    # locally, cached in model_cache; auditor.embed.shallow): a unit goes on when it has a cosine of at
-    # least prefilter_shallow with some eval segment, prefilter_shallow_code where both sides are code,
-    # prefilter_shallow_mixed where one is (-1: every such pair goes on)
     prefilter: str = "none"
     prefilter_threshold: float = PREFILTER_THRESHOLD
-    prefilter_layers: int = SHALLOW_LAYERS
-    prefilter_shallow: float = SHALLOW_THRESHOLD
-    prefilter_shallow_code: float = SHALLOW_THRESHOLD_CODE
-    prefilter_shallow_mixed: float = SHALLOW_THRESHOLD_MIXED
     # "lexical": a training unit is encoded only if it holds enough of the gate_terms rarest words and
     # values of some eval segment (auditor.embed.gate); "none" (default, see docs/methods.md for the
     # measurement: at its recall-safe setting it stops almost nothing of a real corpus): every unit is
@@ -160,11 +142,6 @@ class EmbeddingConfig(MethodConfig):
         "max_words": (1, 100_000),
         "save_every": (1, 10_000_000),
         "approx_min": (1, 1_000_000_000),
-        "prefilter_layers": (1, 64),
-        "prefilter_threshold": (-1, 1),
-        "prefilter_shallow": (-1, 1),
-        "prefilter_shallow_code": (-1, 1),
-        "prefilter_shallow_mixed": (-1, 1),
         "gate_min_shared": (1, 64),
         "gate_terms": (1, 1000),
         "gate_span": (0.5, 100),
@@ -207,6 +184,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(
                 f"method 'embedding': prefilter must be one of {', '.join(PREFILTERS)}, not '{c.prefilter}'"
             )
+        if not -1.0 <= c.prefilter_threshold <= 1.0:
+            raise ConfigError(f"method 'embedding': prefilter_threshold must be in -1..1, not {c.prefilter_threshold}")
         if c.gate not in GATES:
             raise ConfigError(f"method 'embedding': gate must be one of {', '.join(GATES)}, not '{c.gate}'")
         if c.gate_rule not in GATE_RULES:
@@ -218,7 +197,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         self.rule = self.decision()  # checks the thresholds now, without loading the model
         if c.prefilter == "static":
             require_static()  # a missing extra is named when the manifest is read, not after the eval build
-        self.prefilter: Prefilter | None = None  # built with the index when prefilter is not "none"
+        self.prefilter: Prefilter | None = None  # built with the index when prefilter = "static"
         self.gate: LexicalGate | None = None  # fitted with the index when gate = "lexical"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
@@ -394,22 +373,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
         self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
         self.aligner.fit_idf(texts)
-        c = self.config
-        code_items = [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner]
-        if c.prefilter == "static":
+        if self.config.prefilter == "static":
+            c = self.config
             static = load_static_encoder(c.model, c.model_cache)
             self.prefilter = Prefilter(static, c.prefilter_threshold, c.approximate, c.approx_min).fit(self.seg_text)
-        elif c.prefilter == "shallow":
-            shallow = load_shallow_encoder(c.model, c.model_cache, c.prefilter_layers)
-            self.prefilter = Prefilter(
-                shallow,
-                c.prefilter_shallow,
-                c.approximate,
-                c.approx_min,
-                threshold_code=c.prefilter_shallow_code,
-                threshold_mixed=c.prefilter_shallow_mixed,
-            ).fit(self.seg_text, code_items)
-        if c.gate == "lexical":
+        if self.config.gate == "lexical":
+            c = self.config
             self.gate = LexicalGate(
                 c.gate_min_shared,
                 c.gate_terms,
@@ -419,7 +388,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 share=c.gate_share,
                 dice=c.gate_dice,
                 dice_code=c.gate_dice_code,
-            ).fit(self.seg_text, code_items)
+            ).fit(self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner])
         self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
@@ -557,10 +526,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 keep = keep_units(self.gate, asked, self.config.max_words, code)
                 units = [u for u, k in zip(units, keep) if k]
         if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
-            keep = self.prefilter.keep(
-                [[s.text for s in segs] for _, _, segs, _ in units],
-                code=[any(s.kind == "doc" for s in segs) for _, _, segs, _ in units],
-            )
+            keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs, _ in units])
             units = [u for u, k in zip(units, keep) if k]
         texts = [s.text for _, _, segs, _ in units for s in segs]
         if not texts:
