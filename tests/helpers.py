@@ -79,8 +79,9 @@ def stb_heldout_case() -> tuple[list, list]:
     return items, train
 
 
-def mmlu_questions(n: int = 60) -> list:
-    """Real text about something else: the first ``n`` MMLU sociology questions (llm-decontaminator's copy)."""
+def mmlu_questions(n: int = 60, start: int = 0) -> list:
+    """Real text about something else: the first ``n`` MMLU sociology questions (llm-decontaminator's
+    copy), numbered from ``start``."""
     import csv
 
     from auditor.records.record import Record
@@ -88,4 +89,6 @@ def mmlu_questions(n: int = 60) -> list:
     path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
     with open(path, newline="", encoding="utf-8") as f:
         qs = [row[0] for row in csv.reader(f) if row][:n]
-    return [Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=i) for i, q in enumerate(qs)]
+    return [
+        Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=start + i) for i, q in enumerate(qs)
+    ]

@@ -8,14 +8,13 @@ engine workers too); ``--embed-gate none`` / ``gate = "none"`` turns it off and 
 
 from __future__ import annotations
 
-import csv
 import json
 import pickle
 
 import pytest
-from helpers import shared_file
+from helpers import mmlu_questions, stb_heldout_case
 
-from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.datasets.dataset import DatasetSpec
 from auditor.embed.gate import LexicalGate, load_background, stem
 from auditor.embed.gate_select import keep_segments, keep_units
 from auditor.embed.segment import segments
@@ -29,35 +28,14 @@ from auditor.methods.embedding import (
 )
 from auditor.records.record import Record
 
-HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
-
 
 @pytest.fixture(scope="module")
 def stb_case():
-    """60 StableToolBench eval queries, then the frozen held-out paraphrases and same-topic negatives
-    of the 30 that have one."""
-    ev = list(Dataset(DatasetSpec("stb", ["stabletoolbench"], role="eval")).records())
-    with open(HELDOUT, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    ids = list(dict.fromkeys(r["item_id"] for r in rows))[:30]
-    by_id = {r.id: r for r in ev}
-    items = [by_id[i] for i in ids] + [r for r in ev if r.id not in set(ids)][:30]
-    train = [
-        Record("heldout", f"{r['kind']}:{r['item_id']}", f"stabletoolbench.tsv:{n + 2}", {"text": r["text"]}, ordinal=n)
-        for n, r in enumerate(rows)
-        if r["item_id"] in set(ids)
-    ]
-    return items, train
+    return stb_heldout_case()
 
 
 def unrelated() -> list[Record]:
-    """Real text about something else: MMLU sociology questions (llm-decontaminator's copy)."""
-    path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
-    with open(path, newline="", encoding="utf-8") as f:
-        qs = [row[0] for row in csv.reader(f) if row][:60]
-    return [
-        Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=100 + i) for i, q in enumerate(qs)
-    ]
+    return mmlu_questions(start=100)
 
 
 def eval_texts(items) -> list[str]:
