@@ -6,6 +6,7 @@ Fixtures live in ``conftest.py``; plain functions and constants live here, so no
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import os
@@ -60,8 +61,6 @@ def loadable_golden_report(name: str) -> str:
 def stb_heldout_case() -> tuple[list, list]:
     """60 StableToolBench eval queries, then training records: the frozen held-out paraphrases and
     same-topic negatives (``tests/data/heldout/stabletoolbench.tsv``) of the first 30 items that have one."""
-    import csv
-
     from auditor.datasets.dataset import Dataset, DatasetSpec
     from auditor.records.record import Record
 
@@ -82,8 +81,6 @@ def stb_heldout_case() -> tuple[list, list]:
 def mmlu_questions(n: int = 60, start: int = 0) -> list:
     """Real text about something else: the first ``n`` MMLU sociology questions (llm-decontaminator's
     copy), numbered from ``start``."""
-    import csv
-
     from auditor.records.record import Record
 
     path = shared_file("llm-decontaminator/data/rephrase/sociology_test.csv")
