@@ -56,12 +56,21 @@ SPAN_GRID = [f"span:{f},{q},{k},{v}" for v in (1, 0) for f in (2, 4) for q in (0
 
 #: the dice rule's thresholds scored (``--rule dice``), as "dice:THRESHOLD"
 DICE_GRID = [f"dice:{q}" for q in (0.04, 0.06, 0.08, 0.1, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.18, 0.2)]
+#: the dice rule with synonyms (``--rule synonyms``): (threshold, synonyms bar) settings, as
+#: "dice:THRESHOLD,,,,SYNONYMS" (QCODE scaled as shipped, no cover, common 1)
+SYN_GRID = [
+    f"dice:{q},,,,{t}"
+    for t in (0.7, 0.75, 0.8, 0.85)
+    for q in (0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.2, 0.22, 0.25)
+]
 
 
 def settings(rule: str) -> list[str]:
     """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span, "dice:q")."""
     if rule == "dice":
         return DICE_GRID
+    if rule == "synonyms":
+        return SYN_GRID
     return SPAN_GRID if rule == "span" else [f"{m},{k},{v}" for m, k, v in GRID]
 
 
@@ -69,16 +78,17 @@ def make_gate(setting: str):
     """The gate of one setting string."""
     from auditor.embed.gate import LexicalGate
 
-    if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON]]]" (QCODE: Q scaled as shipped)
+    if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON[,SYNONYMS]]]]" (QCODE: Q scaled as shipped)
         from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
 
-        q, qc, cov, com = (setting[5:].split(",") + ["", "", ""])[:4]
+        q, qc, cov, com, syn = (setting[5:].split(",") + ["", "", "", ""])[:5]
         return LexicalGate(
             rule="dice",
             dice=float(q),
             dice_code=float(qc or float(q) * GATE_DICE_CODE / GATE_DICE),
             cover=float(cov or 0),
             common=int(com or 1),
+            synonyms=float(syn or 0),
         )
     if setting.startswith("span:"):
         f, q, k, v = setting[5:].split(",")
@@ -239,8 +249,9 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
 
     def key(s: str):
         stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
-        if s.startswith("dice:"):  # ties: the lower threshold
-            return (stop, -float(s[5:]), 0, 0, 0)
+        if s.startswith("dice:"):  # ties: the lower threshold, then the higher synonyms bar
+            q, _qc, _cov, _com, syn = (s[5:].split(",") + ["", "", "", ""])[:5]
+            return (stop, -float(q), float(syn or 1), 0, 0)
         if s.startswith("span:"):  # ties: the shorter span, the higher share, fewer terms
             f, q, k, v = map(float, s[5:].split(","))
             return (stop, -f, q, -k, -v)
@@ -253,7 +264,8 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
 def line(x: dict, part: str, s: str, label: str) -> str:
     r = score(x, part, s)
     if s.startswith("dice:"):
-        desc = f"rule=dice dice={s[5:]}"
+        q, qc, cov, com, syn = (s[5:].split(",") + ["", "", "", ""])[:5]
+        desc = f"rule=dice dice={q}" + (f" synonyms={syn}" if syn else "") + (f" ({s})" if qc or cov or com else "")
     elif s.startswith("span:"):
         f, q, k, v = s[5:].split(",")
         desc = f"rule=span span={f} share={q} terms={k:<3} by_values={v}"
@@ -307,7 +319,10 @@ def main() -> None:
                     " or span:SPAN,SHARE,TERMS,BY_VALUES")  # fmt: skip
     ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
     ap.add_argument(
-        "--rule", choices=("count", "span", "dice"), default="count", help="the gate rule whose grid is fitted"
+        "--rule",
+        choices=("count", "span", "dice", "synonyms"),
+        default="count",
+        help="the gate rule whose grid is fitted",
     )
     args = ap.parse_args()
     names = args.only or [*FIT, *TEST_SETS]

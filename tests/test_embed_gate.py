@@ -22,7 +22,9 @@ from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import (
     GATE_BY_VALUES,
     GATE_DICE,
+    GATE_DICE_CODE,
     GATE_MIN_SHARED,
+    GATE_SYNONYMS,
     GATE_TERMS,
     EmbeddingIndex,
 )
@@ -43,8 +45,21 @@ def eval_texts(items) -> list[str]:
 
 
 def gate_for(items) -> LexicalGate:
-    """The gate ``gate = "lexical"`` builds by default (the dice rule)."""
-    return LexicalGate(GATE_MIN_SHARED, GATE_TERMS, GATE_BY_VALUES, rule="dice", dice=GATE_DICE).fit(eval_texts(items))
+    """The gate ``gate = "lexical"`` builds by default (the dice rule, with synonyms)."""
+    return LexicalGate(
+        GATE_MIN_SHARED,
+        GATE_TERMS,
+        GATE_BY_VALUES,
+        rule="dice",
+        dice=GATE_DICE,
+        dice_code=GATE_DICE_CODE,
+        synonyms=GATE_SYNONYMS,
+    ).fit(eval_texts(items))
+
+
+def plain_dice_for(items) -> LexicalGate:
+    """The dice rule at the shipped threshold without synonyms: each stem counts as itself only."""
+    return LexicalGate(rule="dice", dice=GATE_DICE).fit(eval_texts(items))
 
 
 def count_gate_for(items) -> LexicalGate:
@@ -159,7 +174,7 @@ def test_dice_score_is_the_weighted_dice_of_distinct_stems(stb_case):
 
     items, train = stb_case
     texts = eval_texts(items)
-    gate = gate_for(items)
+    gate = plain_dice_for(items)
     probe = [t.view("text") for t in train[:8]] + [r.view("text") for r in unrelated()[:4]]
     probe.append("List the continents, a fun fact for each continent and the cities of each.")  # one stem, two tokens
     batch = TokenBatch(probe)
@@ -200,7 +215,7 @@ def test_cover_and_common_ask_more_of_a_pair_as_defined(stb_case):
         d, ix = _distinct_stems(TokenBatch([text]))
         return {d[k] for k in ix.tolist()}
 
-    base = gate_for(items)
+    base = plain_dice_for(items)
     item_stems = [{s for s in stems(t) if base.weight(s) > 0} for t in texts]
     for extra in ({"cover": 0.3}, {"common": 2}):
         gate = LexicalGate(rule="dice", dice=GATE_DICE, **extra).fit(texts)

@@ -55,8 +55,22 @@ is at least ``dice``; a unit passes when one of its segments does. Unlike the ru
 the *text's* own words too: a window of unrelated text that happens to hold a couple of an item's
 rare words scores low, a rewording (mostly the item's words) high. Code (a training unit with a
 ``doc`` segment, or a code eval item) is held to ``dice_code``, because the decision holds code to
-lower thresholds. ``dice`` was chosen leave-one-file-out like the others; docs/methods.md gives the
-figures.
+lower thresholds.
+
+**Synonyms** (``synonyms``, the dice rule only; 0, off, for this class, 0.8 for the method): a text's stem
+also counts as an item's stem it neighbours at a cosine of at least ``synonyms`` in the bundled table
+of the model's own words (:mod:`auditor.embed.synonyms`: "freeway" for "highway", "urban" for
+"city"), earning the item stem's weight scaled down to its own where that is lower; an item stem
+counts at most once. A rewording that swaps an item's words for near-synonyms then scores like one
+that keeps them, so the threshold can be higher for the same recall: the method's defaults (dice
+0.17 with synonyms 0.8, against 0.12 without) were chosen together leave-one-file-out like the
+others (``bench_gate.py --rule synonyms``); docs/methods.md gives the figures.
+
+>>> item, reworded = "a new highway from a major city through farmland", "a freeway out of a large urban area"
+>>> soft = LexicalGate(rule="dice", dice=0.17, synonyms=0.8).fit([item])
+>>> plain = LexicalGate(rule="dice", dice=0.17).fit([item])
+>>> [round(float(g.dice_scores_of([reworded])[0]), 2) for g in (plain, soft)], soft.passes([reworded]).tolist()
+([0.0, 0.36], [True])
 
 >>> d = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
 >>> notes = ("Sheraton release notes: the build script now checks compiler flags, drops a stale patch, "
@@ -79,8 +93,8 @@ or all of a shorter item's).
 ([True], [False])
 
 Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` / ``rule`` / ``span`` /
-``share`` / ``dice`` / ``dice_code`` / ``cover`` / ``common`` out of range),
-:class:`~auditor.errors.IndexFileError` (a damaged background file).
+``share`` / ``dice`` / ``dice_code`` / ``cover`` / ``common`` / ``synonyms`` out of range),
+:class:`~auditor.errors.IndexFileError` (a damaged background or synonyms file).
 """
 
 from __future__ import annotations
@@ -100,6 +114,7 @@ import pyarrow.compute as pc
 
 from ..errors import ConfigError, IndexFileError
 from ..text.batch import TokenBatch, token_batch
+from .synonyms import check_bar, neighbours
 
 _SERIALS = itertools.count()
 BACKGROUND = Path(__file__).resolve().parent.parent / "data" / "gate_background.json"
@@ -222,6 +237,7 @@ class LexicalGate:
         dice_code: float = 0.08,
         cover: float = 0.0,
         common: int = 1,
+        synonyms: float = 0.0,
     ):
         if not 1 <= min_shared <= 64:
             raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
@@ -244,6 +260,8 @@ class LexicalGate:
         if not 1 <= common <= 64:
             raise ConfigError(f"method 'embedding': gate_common must be in 1..64, not {common}")
         self.common = int(common)
+        self.synonyms = check_bar(synonyms)
+        self.syn: dict[str, np.ndarray] = {}
         self.min_shared = min_shared
         self.terms = terms
         self.by_values = by_values
@@ -256,6 +274,7 @@ class LexicalGate:
         self.open_items = 0
         self.vocab: dict[str, int] = {}
         self.dice_mass = np.zeros(0, dtype=np.float64)
+        self.vocab_w = np.zeros(0, dtype=np.float64)
 
     # -- fit -----------------------------------------------------------------------------------
     def fit(self, item_texts: Sequence[str], code: Sequence[bool] | None = None) -> LexicalGate:
@@ -336,6 +355,8 @@ class LexicalGate:
             (np.ones(len(vr)), (vr, vc)), shape=(len(self.vocab), len(per_item)), dtype=np.float64
         )
         self.dice_mass = mass
+        self.vocab_w = np.fromiter((self.weight(s) for s in self.vocab), np.float64, len(self.vocab))
+        self.syn = neighbours(self.vocab, self.synonyms, self.weight) if self.synonyms else {}
         self.dice_terms = np.asarray(self.dice_items.sum(axis=0)).ravel()
         is_code = np.zeros(len(per_item), dtype=bool) if code is None else np.asarray(code, dtype=bool)
         self.dice_bar = np.where(is_code, self.dice_code, self.dice)
@@ -443,8 +464,9 @@ class LexicalGate:
         present.data[:] = 1.0  # a stem counts once per text
         mass = present @ w
         mine = np.nonzero((tid >= 0) & (w > 0))[0]
-        to_vocab = sparse.csr_matrix((w[mine], (mine, tid[mine])), shape=(len(distinct), len(self.vocab)))
-        shared = ((present @ to_vocab) @ self.dice_items).tocsr()  # texts × items: weight shared
+        hits = (present @ self._stands_for(distinct, w, tid, mine)).tocsr()  # texts × item stems
+        hits.data = np.minimum(hits.data, 1.0) * self.vocab_w[hits.indices]  # an item stem counts once
+        shared = (hits @ self.dice_items).tocsr()  # texts × items: weight shared
         best = np.zeros((2, n), dtype=np.float64)  # the best score, and the best score over its item's bar
         if shared.nnz:
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
@@ -461,6 +483,22 @@ class LexicalGate:
             np.maximum.at(best[0], rows, score)
             np.maximum.at(best[1], rows, score / self.dice_bar[shared.indices])
         return best
+
+    def _stands_for(self, distinct: list[str], w: np.ndarray, tid: np.ndarray, mine: np.ndarray):
+        """distinct stems × item stems: 1 where a stem is the item stem; with ``synonyms``, the share
+        of the item stem's weight a neighbour earns (its own weight over the item stem's, at most 1)."""
+        from scipy import sparse
+
+        rows, cols, vals = mine, tid[mine], np.ones(len(mine))
+        extra = [(j, self.syn[s]) for j, s in enumerate(distinct) if s in self.syn] if self.syn else []
+        if extra:
+            jr = np.concatenate([np.full(len(ids), j, dtype=np.int64) for j, ids in extra])
+            jc = np.concatenate([ids for _, ids in extra])
+            keep = w[jr] > 0
+            jr, jc = jr[keep], jc[keep]
+            rows, cols = np.concatenate([rows, jr]), np.concatenate([cols, jc])
+            vals = np.concatenate([vals, np.minimum(1.0, w[jr] / self.vocab_w[jc])])
+        return sparse.csr_matrix((vals, (rows, cols)), shape=(len(distinct), len(self.vocab)))
 
     def _span_passes(
         self, n: int, per_token: np.ndarray, text_of: np.ndarray, hit: np.ndarray, starts: np.ndarray
@@ -529,7 +567,11 @@ class LexicalGate:
             "mode": "lexical",
             "rule": self.rule,
             **({"span": self.span, "share": self.share} if self.rule == "span" else {}),
-            **({"dice": self.dice, "dice_code": self.dice_code} if self.rule == "dice" else {}),
+            **(
+                {"dice": self.dice, "dice_code": self.dice_code, "synonyms": self.synonyms}
+                if self.rule == "dice"
+                else {}
+            ),
             "min_shared": self.min_shared,
             "terms": self.terms,
             "by_values": self.by_values,

@@ -53,6 +53,7 @@ from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
 from ..embed.prefilter import Prefilter, load_static_encoder, require_static
 from ..embed.segment import segments
+from ..embed.synonyms import check_bar
 from ..embed.tfidf import TfIdf
 from ..embed.vsearch import APPROX, VectorIndex
 from ..errors import ConfigError
@@ -75,11 +76,13 @@ GATE_BY_VALUES = True
 #: the span rule's defaults (``gate_rule = "span"``), chosen the same way (docs/methods.md)
 GATE_SPAN = 2.0
 GATE_SHARE = 0.15
-#: the dice rule's threshold (``gate_rule = "dice"``, the default rule), chosen the same way (docs/methods.md)
-GATE_DICE = 0.12
+#: the dice rule's threshold and synonyms bar (``gate_rule = "dice"``, the default rule), chosen the
+#: same way together (``bench_gate.py --rule synonyms``; docs/methods.md)
+GATE_DICE = 0.17
+GATE_SYNONYMS = 0.8
 #: the same for code (a training unit with a ``doc`` segment, or a code eval item), where the decision's
-#: suspected bar is lower (``suspected_code`` 1.0 against 1.45): GATE_DICE scaled by that ratio
-GATE_DICE_CODE = 0.08
+#: suspected bar is lower (``suspected_code`` 1.0 against 1.45): GATE_DICE scaled as it always was (× 2/3)
+GATE_DICE_CODE = 0.1133
 
 
 @dataclass
@@ -130,6 +133,9 @@ class EmbeddingConfig(MethodConfig):
     gate_share: float = GATE_SHARE
     gate_dice: float = GATE_DICE
     gate_dice_code: float = GATE_DICE_CODE
+    # dice rule: a training stem counts as an eval segment's stem it neighbours at a cosine of at least
+    # gate_synonyms in the bundled table (auditor.embed.synonyms); 0 turns synonyms off
+    gate_synonyms: float = GATE_SYNONYMS
     # "unit" (default): a unit the gate passes is encoded whole and decided exactly as without the gate;
     # "segment" (dice rule): only its segments that pass are encoded, and it is decided on those (its
     # lexical score still on its whole text); a code unit stays one decision (auditor.embed.gate)
@@ -148,6 +154,7 @@ class EmbeddingConfig(MethodConfig):
         "gate_share": (0.01, 1),
         "gate_dice": (0.001, 1),
         "gate_dice_code": (0.001, 1),
+        "gate_synonyms": (0, 1),
     }
 
 
@@ -192,6 +199,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(
                 f"method 'embedding': gate_rule must be one of {', '.join(GATE_RULES)}, not '{c.gate_rule}'"
             )
+        check_bar(c.gate_synonyms)
         if c.gate_by not in GATE_BY:
             raise ConfigError(f"method 'embedding': gate_by must be one of {', '.join(GATE_BY)}, not '{c.gate_by}'")
         self.rule = self.decision()  # checks the thresholds now, without loading the model
@@ -388,6 +396,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 share=c.gate_share,
                 dice=c.gate_dice,
                 dice_code=c.gate_dice_code,
+                synonyms=c.gate_synonyms,
             ).fit(self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner])
         self.rule = self.decision()
         self.save_cache()
