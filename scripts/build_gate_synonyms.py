@@ -32,7 +32,7 @@ from auditor.io.atomic import atomic_write_text  # noqa: E402
 MIN_COSINE = 0.7
 
 
-def main() -> None:
+def main(out: Path = SYNONYMS) -> None:
     from sentence_transformers import SentenceTransformer
 
     where = bundled_model_path()
@@ -57,8 +57,8 @@ def main() -> None:
         "min_cosine": MIN_COSINE,
         "synonyms": {s: dict(sorted(v.items())) for s, v in sorted(pairs.items())},
     }
-    atomic_write_text(SYNONYMS, json.dumps(doc, separators=(",", ":")) + "\n")
-    print(f"{len(words)} words, {len(pairs)} stems, {sum(map(len, pairs.values()))} pairs -> {SYNONYMS}")
+    atomic_write_text(out, json.dumps(doc, separators=(",", ":")) + "\n")
+    print(f"{len(words)} words, {len(pairs)} stems, {sum(map(len, pairs.values()))} pairs -> {out}")
 
 
 if __name__ == "__main__":

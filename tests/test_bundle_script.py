@@ -10,9 +10,9 @@ from helpers import REPO, shared_file
 
 DATA = REPO / "auditor" / "data"
 #: written by hand, not by the script (the Apache-2.0 text it copies, the notices of three releases); the
-#: confusables table and the gate's background have their own scripts (scripts/build_confusables.py,
-#: scripts/build_gate_background.py)
-OWN_SCRIPT = ("confusables", "gate_background")
+#: confusables table and the gate's background and synonyms have their own scripts
+#: (scripts/build_confusables.py, scripts/build_gate_background.py, scripts/build_gate_synonyms.py)
+OWN_SCRIPT = ("confusables", "gate_background", "gate_synonyms")
 KEPT = {"stabletoolbench/LICENSE", "stabletoolbench/NOTICE", "tau2/NOTICE", "webshop/NOTICE"}
 
 

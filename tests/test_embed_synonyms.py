@@ -127,3 +127,21 @@ def test_bad_bar_and_damaged_table(tmp_path):
         neighbours({"city": 0}, 0.8, lambda s: 1.0, path=bad)
     assert "\n" not in str(e.value)
     assert np.isfinite(LexicalGate(rule="dice", synonyms=1.0).fit(["a new highway"]).dice_scores_of(["x"])).all()
+
+
+@pytest.mark.slow
+def test_the_script_rebuilds_the_table_byte_for_byte(tmp_path):
+    """``scripts/build_gate_synonyms.py`` reproduces the bundled table from the bundled model alone."""
+    import importlib.util
+
+    from helpers import REPO
+
+    from auditor.embed.synonyms import SYNONYMS
+
+    spec = importlib.util.spec_from_file_location("build_gate_synonyms", REPO / "scripts" / "build_gate_synonyms.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "gate_synonyms.json"
+    script.main(out)
+    assert out.read_bytes() == SYNONYMS.read_bytes()
