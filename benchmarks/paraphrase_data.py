@@ -25,6 +25,11 @@ DECON = SHARED / "llm-decontaminator" / "data"
 HELDOUT_SETS = ("stabletoolbench", "bfcl_simple_python", "webshop")
 #: written and frozen after the three above, never used for fitting: the untouched test of the defaults
 TEST_SETS = ("nestful",)
+#: added after the gate's synonyms were fitted and scored once, by ``bench_gate.py`` only: the first 250
+#: GSM8K test questions (bundled for the gauntlet, tests/data/foreign/gsm8k, MIT) and llm-decontaminator's
+#: line-aligned rephrasings of them (``rephrase_gsm8k.jsonl``, Apache-2.0)
+LATE_SETS = ("gsm8k",)
+GSM8K = REPO / "tests" / "data" / "foreign" / "gsm8k" / "test.jsonl"
 DECON_FILES = [  # name, originals, rephrasings, kind
     ("mmlu abstract_algebra", "rephrase/abstract_algebra_test.csv", "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl", "mmlu"),
     ("mmlu sociology", "rephrase/sociology_test.csv", "rephrase/sociology_test_rephrase_english_filtered_question.jsonl", "mmlu"),
@@ -100,6 +105,20 @@ def decon_case(orig: str, reph: str, kind: str):
     else:
         originals = [json.loads(line)["text"] for line in open(DECON / orig, encoding="utf-8")]
     rephrased = [json.loads(line)["text"] for line in open(DECON / reph, encoding="utf-8")]
+    return aligned_case(originals, rephrased, orig, reph)
+
+
+def gsm8k_case():
+    """GSM8K: the bundled first 250 test questions = eval, their line-aligned rephrasings = training (a
+    rephrasing is ``Question: … Answer: #### N``, as it would sit in a training set)."""
+    originals = [json.loads(line)["question"] for line in open(GSM8K, encoding="utf-8")]
+    reph = "rephrase/rephrase_gsm8k.jsonl"
+    rephrased = [json.loads(line)["text"] for line in open(DECON / reph, encoding="utf-8")][: len(originals)]
+    return aligned_case(originals, rephrased, "gsm8k/test.jsonl", reph)
+
+
+def aligned_case(originals: list[str], rephrased: list[str], orig: str, reph: str):
+    """Originals = eval, line-aligned rephrasings = training; the truth: same line, or a twin item."""
     ev = [Record("orig", str(i), f"{orig}:{i + 1}", {"query": t}, ordinal=i) for i, t in enumerate(originals)]
     tr = [
         Record("reph", str(i), f"{reph}:{i + 1}", {"text": t}, meta={"kind": "paraphrase"}, ordinal=i)
