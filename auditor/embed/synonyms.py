@@ -9,9 +9,10 @@ the model (all-MiniLM-L6-v2); two stems are neighbours when two of their words h
 the table's ``min_cosine`` (0.7). No benchmark or corpus text went into it. A word outside the
 vocabulary has no neighbours: it is matched as itself only.
 
-**Credit**: a text stem standing in for an item stem counts the item stem's weight scaled down to the
-text stem's own where that is lower (:func:`expansion`): a common word standing in for a rare one
-earns what the common word weighs.
+**Credit** (:class:`auditor.embed.gate.LexicalGate`): a text stem standing in for an item stem earns the
+item stem's weight scaled down to the text stem's own where that is lower — a common word standing in
+for a rare one earns what the common word weighs —; what the text's stems earn for one item stem is
+capped at its weight (it counts once, as when the text holds it).
 
 >>> table = load_synonyms()
 >>> table["highwa"]["freewa"], "farmla" in table["agricu"]
