@@ -27,10 +27,11 @@ the main process only. Whichever it is, only the main process reacts (one line o
   manager thread blocks in ``recv``; ``shutdown(wait=True)`` never returns — the rare hang of an
   interrupted scan, ``tests/test_lifecycle.py``).
 
+>>> import signal
+>>> before = signal.getsignal(signal.SIGINT)
 >>> with spawning_guard():
 ...     pass  # start processes here
->>> import signal
->>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
+>>> signal.getsignal(signal.SIGINT) is before  # the handler is left as it was
 True
 >>> with stoppable_task():  # in a worker: the task's body
 ...     pass
