@@ -356,7 +356,8 @@ class LexicalGate:
         )
         self.dice_mass = mass
         self.vocab_w = np.fromiter((self.weight(s) for s in self.vocab), np.float64, len(self.vocab))
-        self.syn = neighbours(self.vocab, self.synonyms, self.weight) if self.synonyms else {}
+        use = self.synonyms and self.rule == "dice"  # only the dice rule reads them
+        self.syn = neighbours(self.vocab, self.synonyms, self.weight) if use else {}
         self.dice_terms = np.asarray(self.dice_items.sum(axis=0)).ravel()
         is_code = np.zeros(len(per_item), dtype=bool) if code is None else np.asarray(code, dtype=bool)
         self.dice_bar = np.where(is_code, self.dice_code, self.dice)

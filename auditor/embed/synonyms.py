@@ -38,6 +38,9 @@ from ..errors import ConfigError, IndexFileError
 
 SYNONYMS = Path(__file__).resolve().parent.parent / "data" / "gate_synonyms.json"
 SYNONYMS_FORMAT = "auditor-gate-synonyms"
+#: the lowest cosine the bundled table keeps (``scripts/build_gate_synonyms.py`` builds it with this):
+#: a ``synonyms`` bar may not be lower
+MIN_COSINE = 0.7
 
 
 @lru_cache(maxsize=4)
@@ -58,9 +61,10 @@ def min_cosine(path: str | Path = SYNONYMS) -> float:
 
 
 def check_bar(bar: float) -> float:
-    """``bar`` when it is 0 (off) or within the table's ``min_cosine``..1, else :class:`ConfigError`."""
-    if bar and not min_cosine() <= bar <= 1:
-        raise ConfigError(f"method 'embedding': gate_synonyms must be 0 (off) or in {min_cosine()}..1, not {bar}")
+    """``bar`` when it is 0 (off) or within :data:`MIN_COSINE`..1, else :class:`ConfigError` (no file is
+    read: a configuration is checked without loading the table)."""
+    if bar and not MIN_COSINE <= bar <= 1:
+        raise ConfigError(f"method 'embedding': gate_synonyms must be 0 (off) or in {MIN_COSINE}..1, not {bar}")
     return float(bar)
 
 
