@@ -67,12 +67,20 @@ SYN_GRID = [
 ]
 
 
+#: the shipped rule (``--rule short``): the dice rule with synonyms at the table's floor (every pair it
+#: holds: the bar is not fitted), short whole texts passing (``gate_short``, not fitted), and the
+#: threshold fitted: "dice:THRESHOLD,,,,0.7,SHORT"
+SHORT_GRID = [f"dice:{q},,,,0.7,8" for q in (0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.2, 0.22, 0.25)]
+
+
 def settings(rule: str) -> list[str]:
     """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span, "dice:q")."""
     if rule == "dice":
         return DICE_GRID
     if rule == "synonyms":
         return SYN_GRID
+    if rule == "short":
+        return SHORT_GRID
     return SPAN_GRID if rule == "span" else [f"{m},{k},{v}" for m, k, v in GRID]
 
 
@@ -80,10 +88,10 @@ def make_gate(setting: str):
     """The gate of one setting string."""
     from auditor.embed.gate import LexicalGate
 
-    if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON[,SYNONYMS]]]]" (QCODE: Q scaled as shipped)
+    if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON[,SYNONYMS[,SHORT]]]]]" (QCODE: Q scaled as shipped)
         from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
 
-        q, qc, cov, com, syn = (setting[5:].split(",") + ["", "", "", ""])[:5]
+        q, qc, cov, com, syn, short = _dice_fields(setting)
         return LexicalGate(
             rule="dice",
             dice=float(q),
@@ -91,12 +99,18 @@ def make_gate(setting: str):
             cover=float(cov or 0),
             common=int(com or 1),
             synonyms=float(syn or 0),
+            short=int(short or 0),
         )
     if setting.startswith("span:"):
         f, q, k, v = setting[5:].split(",")
         return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))
     m, k, v = map(int, setting.split(","))
     return LexicalGate(m, k, bool(v))
+
+
+def _dice_fields(setting: str) -> list[str]:
+    """The six fields of a "dice:..." setting string, "" where left out."""
+    return (setting[5:].split(",") + [""] * 5)[:6]
 
 
 def stop_corpus() -> list[str]:
@@ -252,7 +266,7 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
     def key(s: str):
         stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
         if s.startswith("dice:"):  # ties: the lower threshold, then the higher synonyms bar
-            q, _qc, _cov, _com, syn = (s[5:].split(",") + ["", "", "", ""])[:5]
+            q, _qc, _cov, _com, syn, _short = _dice_fields(s)
             return (stop, -float(q), float(syn or 1), 0, 0)
         if s.startswith("span:"):  # ties: the shorter span, the higher share, fewer terms
             f, q, k, v = map(float, s[5:].split(","))
@@ -266,8 +280,9 @@ def fitted(datas: list[dict], rule: str = "count") -> str:
 def line(x: dict, part: str, s: str, label: str) -> str:
     r = score(x, part, s)
     if s.startswith("dice:"):
-        q, qc, cov, com, syn = (s[5:].split(",") + ["", "", "", ""])[:5]
-        desc = f"rule=dice dice={q}" + (f" synonyms={syn}" if syn else "") + (f" ({s})" if qc or cov or com else "")
+        q, qc, cov, com, syn, short = _dice_fields(s)
+        desc = (f"rule=dice dice={q}" + (f" synonyms={syn}" if syn else "") + (f" short={short}" if short else "")
+                + (f" ({s})" if qc or cov or com else ""))  # fmt: skip
     elif s.startswith("span:"):
         f, q, k, v = s[5:].split(",")
         desc = f"rule=span span={f} share={q} terms={k:<3} by_values={v}"
@@ -322,7 +337,7 @@ def main() -> None:
     ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
     ap.add_argument(
         "--rule",
-        choices=("count", "span", "dice", "synonyms"),
+        choices=("count", "span", "dice", "synonyms", "short"),
         default="count",
         help="the gate rule whose grid is fitted",
     )

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from paraphrase_data import DECON_FILES, HELDOUT_SETS, TEST_SETS, decon_case, gsm8k_case, heldout_case  # noqa: E402
+from paraphrase_data import DECON_FILES, HELDOUT_SETS, TEST_SETS, TSV_SETS, decon_case, gsm8k_case, heldout_case  # noqa: E402
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.embed.decision import Decision  # noqa: E402
@@ -72,7 +72,7 @@ PART_KEYS += ("align_recall", "align_precision", "align_f1", "values")
 def case(name: str):
     if name == "gsm8k":
         return gsm8k_case()
-    if name in HELDOUT_SETS or name in TEST_SETS:
+    if name in TSV_SETS:
         return heldout_case(name)
     orig, reph, kind = next(d[1:] for d in DECON_FILES if d[0] == name)
     return decon_case(orig, reph, kind)

@@ -28,7 +28,16 @@ TEST_SETS = ("nestful",)
 #: added after the gate's synonyms were fitted and scored once, by ``bench_gate.py`` only: the first 250
 #: GSM8K test questions (bundled for the gauntlet, tests/data/foreign/gsm8k, MIT) and llm-decontaminator's
 #: line-aligned rephrasings of them (``rephrase_gsm8k.jsonl``, Apache-2.0)
-LATE_SETS = ("gsm8k",)
+#: ``bfcl_irrelevance`` and ``bfcl_live_irrelevance``: frozen held-out sets written blind by helpers in
+#: session 8 (tests/data/heldout/README.md: short BFCL v4 ``irrelevance`` questions and ``live_irrelevance``
+#: user requests, reworded word by word); the first scored once with the setting shipped before, the
+#: second written before the new setting was frozen and scored once with it
+LATE_SETS = ("gsm8k", "bfcl_irrelevance", "bfcl_live_irrelevance")
+#: the held-out sets of tests/data/heldout that are read like the three fit sets (one .tsv each)
+TSV_SETS = (*HELDOUT_SETS, *TEST_SETS, "bfcl_irrelevance", "bfcl_live_irrelevance")
+BFCL_DATA = SHARED / "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data"
+BFCL_IRRELEVANCE = BFCL_DATA / "BFCL_v4_irrelevance.json"
+BFCL_LIVE_IRRELEVANCE = BFCL_DATA / "BFCL_v4_live_irrelevance.json"
 GSM8K = REPO / "tests" / "data" / "foreign" / "gsm8k" / "test.jsonl"
 DECON_FILES = [  # name, originals, rephrasings, kind
     ("mmlu abstract_algebra", "rephrase/abstract_algebra_test.csv", "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl", "mmlu"),
@@ -54,13 +63,14 @@ def heldout_eval(name: str) -> list[Record]:
             split = split_of(r.source.split(":", 1)[-1].split("#")[0])
             out.append(Record("nestful", f"{split}:{r.id}", r.source, {"query": q, "text": q}, ordinal=i))
         return out
-    if name == "bfcl_simple_python":
+    if name in ("bfcl_simple_python", "bfcl_irrelevance", "bfcl_live_irrelevance"):
+        path = {"bfcl_simple_python": BFCL, "bfcl_irrelevance": BFCL_IRRELEVANCE}.get(name, BFCL_LIVE_IRRELEVANCE)
         out = []
-        with open(BFCL, encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             for i, line in enumerate(f):
                 d = json.loads(line)
-                q = d["question"][0][0]["content"]
-                out.append(Record("bfcl", d["id"], f"{BFCL.name}:{i + 1}", {"query": q, "text": q}, ordinal=i))
+                q = next(m["content"] for m in d["question"][0] if m["role"] == "user")
+                out.append(Record("bfcl", d["id"], f"{Path(f.name).name}:{i + 1}", {"query": q, "text": q}, ordinal=i))
         return out
     raise ValueError(name)
 

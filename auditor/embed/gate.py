@@ -213,7 +213,8 @@ def _distinct_stems(batch: TokenBatch) -> tuple[list[str], np.ndarray]:
 
 class LexicalGate:
     """See the module doc. Counters (``take_counts``): ``units_seen``, ``units_passed``,
-    ``units_stopped`` and the same for ``segments`` (the texts the encoder would have read)."""
+    ``units_stopped`` and the same for ``segments`` (the texts the encoder would have read), and
+    ``short_passed`` (whole texts passed only because they are too short to judge: ``short``)."""
 
     COUNTERS = (
         "units_seen",
@@ -222,6 +223,7 @@ class LexicalGate:
         "segments_seen",
         "segments_passed",
         "segments_stopped",
+        "short_passed",
     )
 
     def __init__(
@@ -238,6 +240,7 @@ class LexicalGate:
         cover: float = 0.0,
         common: int = 1,
         synonyms: float = 0.0,
+        short: int = 0,
     ):
         if not 1 <= min_shared <= 64:
             raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
@@ -260,6 +263,9 @@ class LexicalGate:
         if not 1 <= common <= 64:
             raise ConfigError(f"method 'embedding': gate_common must be in 1..64, not {common}")
         self.common = int(common)
+        if not 0 <= short <= 64:
+            raise ConfigError(f"method 'embedding': gate_short must be in 0..64, not {short}")
+        self.short = int(short)
         self.synonyms = check_bar(synonyms)
         self.syn: dict[str, np.ndarray] = {}
         self.min_shared = min_shared
@@ -384,11 +390,19 @@ class LexicalGate:
         return list(self.items[item])
 
     # -- decide --------------------------------------------------------------------------------
-    def passes(self, texts: Sequence[str], shared: bool = False, code: Sequence[bool] | None = None) -> np.ndarray:
+    def passes(
+        self,
+        texts: Sequence[str],
+        shared: bool = False,
+        code: Sequence[bool] | None = None,
+        whole: Sequence[bool] | None = None,
+    ) -> np.ndarray:
         """One bool per text: shares enough terms with some item. ``shared``: tokenize through
         :func:`auditor.text.batch.token_batch`, i.e. reuse the batch the exact and n-gram tiers
         built for these very text objects (the training views), instead of a batch of their own.
-        ``code`` (the dice rule): which texts are code, held to ``dice_code`` against every item."""
+        ``code`` (the dice rule): which texts are code, held to ``dice_code`` against every item.
+        ``whole`` (the dice rule): which texts are a training unit's whole text; with ``short``, such a
+        text of at most ``short`` distinct content stems passes whatever it shares (:meth:`too_short`)."""
         if not len(texts):
             return np.zeros(0, dtype=bool)
         if self.open_items:
@@ -408,14 +422,43 @@ class LexicalGate:
         out = relative >= 1 - 1e-9
         if code is not None:
             out |= np.asarray(code, dtype=bool) & (best >= self.dice_code - 1e-9)
+        if whole is not None and self.short:
+            short = np.asarray(whole, dtype=bool) & (ok[2][at] <= self.short)
+            self.counts["short_passed"] += int((short & ~out).sum())
+            out |= short
         return out
+
+    def too_short(self, texts: Sequence[str]) -> np.ndarray:
+        """Which texts hold at most ``short`` distinct content stems (0: none): too few words for what
+        they share with an item to say anything. A rewording of a short item can share none of its
+        words ("Patterns of drug use in Britain reveal that:" → "The trend of substance abuse in the UK
+        shows that:"), and such a text is cheap to encode, so the dice rule lets a training unit's whole
+        text this short through (``whole`` in :meth:`passes`).
+
+        >>> g = LexicalGate(rule="dice", short=8).fit(["Patterns of drug use in Britain reveal that:"])
+        >>> g.too_short(["The trend of substance abuse in the UK shows that:", "one two three four five six seven eight nine"]).tolist()
+        [True, False]
+        """
+        if not self.short or not len(texts):
+            return np.zeros(len(texts), dtype=bool)
+        batch = TokenBatch(list(texts))
+        distinct, index = _distinct_stems(batch)
+        text_of = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(batch.token_starts))
+        return self._content_stems(len(texts), distinct, index, text_of) <= self.short
 
     def _batch_passes(self, batch: TokenBatch) -> np.ndarray:
         from scipy import sparse
 
         n = len(batch)
         if not n or not len(self.term_id):
-            return np.zeros((2, n) if self.rule == "dice" else n, dtype=np.float64 if self.rule == "dice" else bool)
+            if self.rule != "dice":
+                return np.zeros(n, dtype=bool)
+            out = np.zeros((3, n), dtype=np.float64)
+            if n and self.short:  # no item term: the content stems are still counted (too_short)
+                batch_distinct, batch_index = _distinct_stems(batch)
+                text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
+                out[2] = self._content_stems(n, batch_distinct, batch_index, text_of)
+            return out
         distinct, index = _distinct_stems(batch)
         text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         if self.rule == "dice":
@@ -464,11 +507,14 @@ class LexicalGate:
         present.sum_duplicates()
         present.data[:] = 1.0  # a stem counts once per text
         mass = present @ w
+        content = present @ (w > 0).astype(np.float64)
         mine = np.nonzero((tid >= 0) & (w > 0))[0]
         hits = (present @ self._stands_for(distinct, w, tid, mine)).tocsr()  # texts × item stems
         hits.data = np.minimum(hits.data, 1.0) * self.vocab_w[hits.indices]  # an item stem counts once
         shared = (hits @ self.dice_items).tocsr()  # texts × items: weight shared
-        best = np.zeros((2, n), dtype=np.float64)  # the best score, and the best score over its item's bar
+        # the best score, the best score over its item's bar, and the text's distinct content stems
+        best = np.zeros((3, n), dtype=np.float64)
+        best[2] = content
         if shared.nnz:
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
             score = 2 * shared.data / (mass[rows] + self.dice_mass[shared.indices])
@@ -484,6 +530,16 @@ class LexicalGate:
             np.maximum.at(best[0], rows, score)
             np.maximum.at(best[1], rows, score / self.dice_bar[shared.indices])
         return best
+
+    def _content_stems(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
+        """Each text's number of distinct content stems (weight above 0)."""
+        from scipy import sparse
+
+        w = np.fromiter((self.weight(s) > 0 for s in distinct), dtype=np.float64, count=len(distinct))
+        present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, len(distinct)))
+        present.sum_duplicates()
+        present.data[:] = 1.0
+        return np.asarray(present @ w).ravel()
 
     def _stands_for(self, distinct: list[str], w: np.ndarray, tid: np.ndarray, mine: np.ndarray):
         """distinct stems × item stems: 1 where a stem is the item stem; with ``synonyms``, the share
@@ -569,7 +625,7 @@ class LexicalGate:
             "rule": self.rule,
             **({"span": self.span, "share": self.share} if self.rule == "span" else {}),
             **(
-                {"dice": self.dice, "dice_code": self.dice_code, "synonyms": self.synonyms}
+                {"dice": self.dice, "dice_code": self.dice_code, "synonyms": self.synonyms, "short": self.short}
                 if self.rule == "dice"
                 else {}
             ),

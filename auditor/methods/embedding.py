@@ -76,13 +76,15 @@ GATE_BY_VALUES = True
 #: the span rule's defaults (``gate_rule = "span"``), chosen the same way (docs/methods.md)
 GATE_SPAN = 2.0
 GATE_SHARE = 0.15
-#: the dice rule's threshold and synonyms bar (``gate_rule = "dice"``, the default rule), chosen the
-#: same way together (``bench_gate.py --rule synonyms``; docs/methods.md)
-GATE_DICE = 0.17
-GATE_SYNONYMS = 0.8
+#: the dice rule's threshold (``gate_rule = "dice"``, the default rule), chosen the same way
+#: (``bench_gate.py --rule short``; docs/methods.md), with synonyms at the bundled table's floor (every
+#: pair it holds; not fitted) and whole texts of at most GATE_SHORT content stems passing (not fitted)
+GATE_DICE = 0.2
+GATE_SYNONYMS = 0.7
+GATE_SHORT = 8
 #: the same for code (a training unit with a ``doc`` segment, or a code eval item), where the decision's
 #: suspected bar is lower (``suspected_code`` 1.0 against 1.45): GATE_DICE scaled as it always was (× 2/3)
-GATE_DICE_CODE = 0.1133
+GATE_DICE_CODE = 0.1333
 
 
 @dataclass
@@ -136,6 +138,9 @@ class EmbeddingConfig(MethodConfig):
     # dice rule: a training stem counts as an eval segment's stem it neighbours at a cosine of at least
     # gate_synonyms in the bundled table (auditor.embed.synonyms); 0 turns synonyms off
     gate_synonyms: float = GATE_SYNONYMS
+    # a training unit whose whole text has at most gate_short distinct content stems passes the dice
+    # rule whatever it shares: too few words to judge, and cheap to encode; 0 turns this off
+    gate_short: int = GATE_SHORT
     # "unit" (default): a unit the gate passes is encoded whole and decided exactly as without the gate;
     # "segment" (dice rule): only its segments that pass are encoded, and it is decided on those (its
     # lexical score still on its whole text); a code unit stays one decision (auditor.embed.gate)
@@ -155,6 +160,7 @@ class EmbeddingConfig(MethodConfig):
         "gate_dice": (0.001, 1),
         "gate_dice_code": (0.001, 1),
         "gate_synonyms": (0, 1),
+        "gate_short": (0, 64),
     }
 
 
@@ -397,6 +403,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 dice=c.gate_dice,
                 dice_code=c.gate_dice_code,
                 synonyms=c.gate_synonyms,
+                short=c.gate_short,
             ).fit(self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner])
         self.rule = self.decision()
         self.save_cache()
