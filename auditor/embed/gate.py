@@ -24,7 +24,7 @@ background never saw is rarest.
 ``need`` is ``min_shared`` capped at the number of the item's *values* among its terms (numbers,
 names: stems of tokens holding a digit and of capitalised words not opening a sentence) and at least
 1: a rewording keeps an item's values, but may replace all but one of its ordinary words. An item without any term (stop words only) keeps the gate open: every text passes
-(``describe()["open_items"]``). Parameters ``min_shared`` and ``terms`` were chosen
+(``describe()["open_items"]``; under the dice rule with ``short``, it does not: see **Short texts**). Parameters ``min_shared`` and ``terms`` were chosen
 leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; docs/methods.md).
 
 **Span rule** (``rule="span"``; the rule above is ``"count"``): a text passes when, for some item,
@@ -57,20 +57,35 @@ rare words scores low, a rewording (mostly the item's words) high. Code (a train
 ``doc`` segment, or a code eval item) is held to ``dice_code``, because the decision holds code to
 lower thresholds.
 
-**Synonyms** (``synonyms``, the dice rule only; 0, off, for this class, 0.8 for the method): a text's stem
+**Synonyms** (``synonyms``, the dice rule only; 0, off, for this class, 0.7 for the method): a text's stem
 also counts as an item's stem it neighbours at a cosine of at least ``synonyms`` in the bundled table
 of the model's own words (:mod:`auditor.embed.synonyms`: "freeway" for "highway", "urban" for
 "city"), earning the item stem's weight scaled down to its own where that is lower; an item stem
 counts at most once. A rewording that swaps an item's words for near-synonyms then scores like one
-that keeps them, so the threshold can be higher for the same recall: the method's defaults (dice
-0.17 with synonyms 0.8, against 0.12 without) were chosen together leave-one-file-out like the
-others (``bench_gate.py --rule synonyms``); docs/methods.md gives the figures.
+that keeps them, so the threshold can be higher for the same recall. The method uses every pair the
+table holds (its floor, 0.7: the bar is not fitted) and a threshold of 0.2 (0.12 without synonyms),
+chosen leave-one-file-out like the others (``bench_gate.py --rule short``); docs/methods.md gives the figures.
+
+**Short texts** (``short``, the dice rule only; 0, off, for this class, 8 for the method): a training
+unit's whole text of at most ``short`` distinct content stems passes whatever it shares
+(:meth:`too_short`). A rewording of a short item can share none of its words, not even a neighbour
+("Patterns of drug use in Britain reveal that:" → "The trend of substance abuse in the UK shows
+that:"), and a text that short says too little for its overlap to decide anything; it is also cheap to
+encode. Only a unit's whole text: the last line or a window of a long text is judged as before. For the
+same reason an item without content stems ("Who are you?", "help me") no longer opens the gate to every
+text (:attr:`closes_open_items`): its rewordings are short texts.
 
 >>> item, reworded = "a new highway from a major city through farmland", "a freeway out of a large urban area"
->>> soft = LexicalGate(rule="dice", dice=0.17, synonyms=0.8).fit([item])
->>> plain = LexicalGate(rule="dice", dice=0.17).fit([item])
+>>> soft = LexicalGate(rule="dice", dice=0.2, synonyms=0.7).fit([item])
+>>> plain = LexicalGate(rule="dice", dice=0.2).fit([item])
 >>> [round(float(g.dice_scores_of([reworded])[0]), 2) for g in (plain, soft)], soft.passes([reworded]).tolist()
 ([0.0, 0.36], [True])
+
+>>> short = LexicalGate(rule="dice", dice=0.2, synonyms=0.7, short=8).fit(["Who are you?", "Patterns of drug use in Britain reveal that:"])
+>>> texts = ["The trend of substance abuse in the UK shows that:", "Tell me your name",
+...          "changelog: the build script now checks compiler flags, drops a stale patch and refreshes translations"]
+>>> short.passes(texts, whole=[True] * 3).tolist(), short.passes(texts).tolist(), short.describe()["open_items"]
+([True, True, False], [False, False, False], 1)
 
 >>> d = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
 >>> notes = ("Sheraton release notes: the build script now checks compiler flags, drops a stale patch, "
@@ -405,7 +420,7 @@ class LexicalGate:
         text of at most ``short`` distinct content stems passes whatever it shares (:meth:`too_short`)."""
         if not len(texts):
             return np.zeros(0, dtype=bool)
-        if self.open_items:
+        if self.open_items and not self.closes_open_items:
             return np.ones(len(texts), dtype=bool)
         if shared:
             batch, positions = token_batch(texts)
@@ -428,6 +443,13 @@ class LexicalGate:
             out |= short
         return out
 
+    @property
+    def closes_open_items(self) -> bool:
+        """Whether an item without any content stem (``open_items``: "Who are you?", "help me") leaves
+        the gate closed: under the dice rule with ``short``, a rewording of such an item is itself a
+        short text, which passes (:meth:`too_short`), so the gate need not open for every text."""
+        return self.rule == "dice" and self.short > 0
+
     def too_short(self, texts: Sequence[str]) -> np.ndarray:
         """Which texts hold at most ``short`` distinct content stems (0: none): too few words for what
         they share with an item to say anything. A rewording of a short item can share none of its
@@ -436,7 +458,8 @@ class LexicalGate:
         text this short through (``whole`` in :meth:`passes`).
 
         >>> g = LexicalGate(rule="dice", short=8).fit(["Patterns of drug use in Britain reveal that:"])
-        >>> g.too_short(["The trend of substance abuse in the UK shows that:", "one two three four five six seven eight nine"]).tolist()
+        >>> long = "Drug policy papers from Britain compare trends in cannabis, heroin and cocaine markets"
+        >>> g.too_short(["The trend of substance abuse in the UK shows that:", long]).tolist()
         [True, False]
         """
         if not self.short or not len(texts):
