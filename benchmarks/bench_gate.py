@@ -85,7 +85,17 @@ def settings(rule: str) -> list[str]:
 
 
 def make_gate(setting: str):
-    """The gate of one setting string."""
+    """The gate of one setting string; a dice gate judges segments as far as the bundled model reads
+    them (:mod:`auditor.embed.reach`), as the embedding index's gate does."""
+    gate = _make_gate(setting)
+    if gate.rule == "dice":
+        from auditor.embed.reach import ModelReach
+
+        gate.reach = ModelReach.bundled()
+    return gate
+
+
+def _make_gate(setting: str):
     from auditor.embed.gate import LexicalGate
 
     if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON[,SYNONYMS[,SHORT]]]]]" (QCODE: Q scaled as shipped)

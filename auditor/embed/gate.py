@@ -122,7 +122,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow.compute as pc
@@ -130,6 +130,9 @@ import pyarrow.compute as pc
 from ..errors import ConfigError, IndexFileError
 from ..text.batch import TokenBatch, token_batch
 from .synonyms import check_bar, neighbours
+
+if TYPE_CHECKING:
+    from .reach import ModelReach
 
 _SERIALS = itertools.count()
 BACKGROUND = Path(__file__).resolve().parent.parent / "data" / "gate_background.json"
@@ -288,6 +291,10 @@ class LexicalGate:
         self.by_values = by_values
         self.background = background if background is not None else load_background()
         self.counts: Counter = Counter()
+        #: what the encoder reads of a text (:class:`auditor.embed.reach.ModelReach`), set by the
+        #: embedding index from its model: the dice rule then judges each segment on its first word
+        #: pieces, not on its first ``max_words`` words (:mod:`auditor.embed.gate_select`)
+        self.reach: ModelReach | None = None
         self.serial = next(_SERIALS)  # names this fit in a batch's memo (an id() may be reused)
         self.term_id: dict[str, int] = {}
         self.items: list[list[str]] = []

@@ -23,10 +23,13 @@ def _segment_passes(
     gate: LexicalGate, units: Sequence[tuple[str, Sequence[str], bool]], max_words: int, code: Sequence[bool] | None
 ) -> list[bool]:
     """The dice rule's decision of every segment of ``units`` (flattened in order), each on its own
-    text as far as the model reads it (a long one's first ``max_words`` words); a unit's first
+    text as far as the model reads it (a long one's first ``max_words`` words, and with the gate's
+    ``reach``, only its first word pieces: :mod:`auditor.embed.reach`); a unit's first
     segment, its whole text (a window unit has none), passes too when it is too short to judge
     (:meth:`LexicalGate.too_short`)."""
     flat = [" ".join(t.split()[:max_words]) for _, texts, _ in units for t in texts]
+    if gate.reach is not None:  # as far as the model reads it: its first word pieces
+        flat = gate.reach.cut(flat)
     flags = [bool(c) for c, (_, texts, _) in zip(code or [False] * len(units), units) for _ in texts]
     whole = [k == 0 and not window for _, texts, window in units for k in range(len(texts))]
     return gate.passes(flat, code=flags, whole=whole).tolist()

@@ -256,6 +256,11 @@ class FastTokenizer:
         self.vocab_size = int(tokenizer.get_vocab_size(with_added_tokens=False))
         self.all_special_ids = sorted(int(i) for i in special_ids)
 
+    @property
+    def backend_tokenizer(self) -> Any:
+        """The ``tokenizers.Tokenizer`` (the name a Hugging Face fast tokenizer gives it)."""
+        return self.backend
+
     def convert_ids_to_tokens(self, ids: Sequence[int]) -> list[str]:
         return [self.backend.id_to_token(int(i)) or "" for i in ids]
 

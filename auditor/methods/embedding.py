@@ -52,6 +52,7 @@ from ..embed.gate_select import GATE_BY, keep_segments, keep_units
 from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
 from ..embed.prefilter import MODES as PREFILTERS
 from ..embed.prefilter import Prefilter, load_static_encoder, require_static
+from ..embed.reach import ModelReach
 from ..embed.segment import segments
 from ..embed.synonyms import check_bar
 from ..embed.tfidf import TfIdf
@@ -405,6 +406,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 synonyms=c.gate_synonyms,
                 short=c.gate_short,
             ).fit(self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner])
+            self.gate.reach = ModelReach.of(enc.model)  # segments judged as far as the model reads them
         self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
