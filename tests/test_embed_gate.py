@@ -215,10 +215,11 @@ def test_cover_and_common_ask_more_of_a_pair_as_defined(stb_case):
         d, ix = _distinct_stems(TokenBatch([text]))
         return {d[k] for k in ix.tolist()}
 
-    base = plain_dice_for(items)
+    bar = 0.12  # the plain rule's own fitted threshold (these knobs are measured without synonyms)
+    base = LexicalGate(rule="dice", dice=bar).fit(texts)
     item_stems = [{s for s in stems(t) if base.weight(s) > 0} for t in texts]
     for extra in ({"cover": 0.3}, {"common": 2}):
-        gate = LexicalGate(rule="dice", dice=GATE_DICE, **extra).fit(texts)
+        gate = LexicalGate(rule="dice", dice=bar, **extra).fit(texts)
         got = gate.passes(probe)
         assert not (got & ~base.passes(probe)).any() and got.sum() < base.passes(probe).sum()
         for text, ok in zip(probe, got.tolist()):
@@ -228,7 +229,7 @@ def test_cover_and_common_ask_more_of_a_pair_as_defined(stb_case):
             for its in item_stems:
                 both = mine & its
                 shared, item = sum(gate.weight(s) for s in both), sum(gate.weight(s) for s in its)
-                if 2 * shared / (mass + item) < GATE_DICE - 1e-9:
+                if 2 * shared / (mass + item) < bar - 1e-9:
                     continue
                 if shared >= extra.get("cover", 0) * item - 1e-9 and len(both) >= min(extra.get("common", 1), len(its)):
                     want = True
@@ -247,8 +248,9 @@ def test_dice_rule_holds_code_to_the_code_bar(stb_case):
 
     items, _ = stb_case
     texts = eval_texts(items)
-    question = next(q for q in (r.view("text") for r in unrelated()) if gate_for(items).dice_scores_of([q])[0] > 0.02)
-    score = float(gate_for(items).dice_scores_of([question])[0])
+    plain = plain_dice_for(items)  # the gates below count no synonyms either
+    question = next(q for q in (r.view("text") for r in unrelated()) if plain.dice_scores_of([q])[0] > 0.02)
+    score = float(plain.dice_scores_of([question])[0])
     gate = LexicalGate(rule="dice", dice=score + 0.01, dice_code=score - 0.01).fit(texts)
     assert keep_units(gate, [(question, [question], False)] * 2, code=[False, True]) == [False, True]
     best = int(np.argmax([LexicalGate(rule="dice").fit([t]).dice_scores_of([question])[0] for t in texts]))
@@ -372,7 +374,9 @@ def test_gated_findings_are_the_ungated_findings_of_passed_units(stb_case):
     st = gated.stats()["gate"]
     units = sum(len(gated.train_units(t)) for t in batch)
     assert st["mode"] == "lexical" and st["units_seen"] == units
-    assert st["units_passed"] + st["units_stopped"] == units and st["units_stopped"] >= 30
+    assert st["units_passed"] + st["units_stopped"] == units and st["units_stopped"] >= 10
+    # most of the 60 unrelated MMLU questions hold at most gate_short content stems: they pass as short
+    assert st["short_passed"] >= 30
     assert plain.stats()["gate"] == {"mode": "none"}
     assert gated.stats()["encoding"]["encoded"] < plain.stats()["encoding"]["encoded"]
 
@@ -463,7 +467,7 @@ def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_cas
         stats[flag] = doc["checks"][0]["method_stats"][0]
     assert stats["none"]["gate"] == {"mode": "none"} and stats["none"]["params"]["gate"] == "none"
     st = stats["lexical"]["gate"]
-    assert st["units_seen"] == len(train) + 60 and st["units_stopped"] >= 30
+    assert st["units_seen"] == len(train) + 60 and st["units_stopped"] >= 10 and st["short_passed"] >= 30
 
 
 @pytest.mark.timeout(300)
@@ -494,4 +498,5 @@ def test_gate_in_engine_workers_gives_the_serial_findings_and_counts_once(tmp_pa
 
     (serial, one), (parallel, two) = run(1), run(2)
     assert parallel == serial and len(serial) >= 20
-    assert one == two and one["units_seen"] == len(train) + 60 and one["units_stopped"] >= 30
+    assert one == two and one["units_seen"] == len(train) + 60 and one["units_stopped"] >= 10
+    assert one["short_passed"] >= 30
