@@ -483,12 +483,12 @@ class LexicalGate:
         if not n or not len(self.term_id):
             if self.rule != "dice":
                 return np.zeros(n, dtype=bool)
-            out = np.zeros((3, n), dtype=np.float64)
+            empty = np.zeros((3, n), dtype=np.float64)
             if n and self.short:  # no item term: the content stems are still counted (too_short)
                 batch_distinct, batch_index = _distinct_stems(batch)
                 text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
-                out[2] = self._content_stems(n, batch_distinct, batch_index, text_of)
-            return out
+                empty[2] = self._content_stems(n, batch_distinct, batch_index, text_of)
+            return empty
         distinct, index = _distinct_stems(batch)
         text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         if self.rule == "dice":
