@@ -2,8 +2,8 @@
 two of them its special tokens), cut where the model's own tokenizer stops. The lexical gate
 (:mod:`auditor.embed.gate`) judges each segment on this, so that what decides a segment is what the
 model would embed: a 160-word window of prose is read almost whole, one of numbers, markup or code
-much less ("1.4208365e-03" is nine word pieces: the model reads 28 of them and a part of the 29th), and words past the model's reach neither dilute a
-segment's score nor pass it.
+much less ("1.4208365e-03" is nine word pieces: of a hundred, the model reads 28 and part of the 29th),
+and words past the model's reach neither dilute a segment's score nor pass it.
 
 >>> reach = ModelReach.bundled()   # all-MiniLM-L6-v2: 256 word pieces
 >>> prose, numbers = "Book a room for 2 adults", " ".join(["1.4208365e-03"] * 100)
