@@ -6,7 +6,8 @@ Run from the repository root::
     python benchmarks/bench_gate.py            # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
     python benchmarks/bench_gate.py --report   # reprint from the saved scans
     python benchmarks/bench_gate.py --report --rule span --table   # the span rule's grid (SPAN_GRID), every setting
-    python benchmarks/bench_gate.py --report --rule dice --table   # the dice rule's grid (DICE_GRID; the default rule)
+    python benchmarks/bench_gate.py --report --rule dice --table   # the dice rule's grid (DICE_GRID), without synonyms
+    python benchmarks/bench_gate.py --report --rule short --table  # the shipped rule's grid (SHORT_GRID)
 
 **Files.** The nine *fit* files the tier's decision was calibrated on (frozen held-out StableToolBench,
 BFCL simple_python, WebShop, and the six llm-decontaminator rephrasing files), NESTFUL (the untouched
@@ -15,7 +16,8 @@ test set: scored once, with the parameters fitted on all nine), and the frozen l
 one paraphrase of one of those ten files in multi-paragraph real filler; the case where the static
 prefilter failed), and GSM8K (:data:`paraphrase_data.LATE_SETS`: 250 test questions and their
 llm-decontaminator rephrasings, added after the synonyms were fitted and scored once, like NESTFUL;
-no long documents).
+no long documents), and two sets written blind by helper agents in session 8 (``bfcl_irrelevance``,
+``bfcl_live_irrelevance``: tests/data/heldout/README.md), each scored once as that file says.
 
 **Method.** Each file is scanned once with the gate off (the ungated tier, shipped decision). The
 gate only removes units — a unit it passes is decided exactly as without it
