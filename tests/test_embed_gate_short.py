@@ -136,8 +136,8 @@ def test_the_gated_tier_finds_a_short_rewording_sharing_no_word(sociology):
     ]
     tr = [Record("reph", "drug", "rephrase:66", {"text": reph[drug]}, ordinal=0)]
 
-    def pairs(**gate):
-        index = EmbeddingIndex(cache_dir="none", **gate).build(ev)
+    def pairs(**params):
+        index = EmbeddingIndex(cache_dir="none", **params).build(ev)
         return {(f.train_id, f.eval_id) for f in index.search(tr)}, index
 
     want, _ = pairs(gate="none")
