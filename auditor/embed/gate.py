@@ -229,6 +229,16 @@ def _distinct_stems(batch: TokenBatch) -> tuple[list[str], np.ndarray]:
     return list(uniq), col[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
 
 
+def _presence(n: int, stems: int, index: np.ndarray, text_of: np.ndarray):
+    """texts × distinct stems, 1 where the text holds the stem (a stem counts once per text)."""
+    from scipy import sparse
+
+    present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, stems))
+    present.sum_duplicates()
+    present.data[:] = 1.0
+    return present
+
+
 class LexicalGate:
     """See the module doc. Counters (``take_counts``): ``units_seen``, ``units_passed``,
     ``units_stopped`` and the same for ``segments`` (the texts the encoder would have read), and
@@ -471,10 +481,7 @@ class LexicalGate:
         """
         if not self.short or not len(texts):
             return np.zeros(len(texts), dtype=bool)
-        batch = TokenBatch(list(texts))
-        distinct, index = _distinct_stems(batch)
-        text_of = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(batch.token_starts))
-        return self._content_stems(len(texts), distinct, index, text_of) <= self.short
+        return self._content_stems(TokenBatch(list(texts))) <= self.short
 
     def _batch_passes(self, batch: TokenBatch) -> np.ndarray:
         from scipy import sparse
@@ -485,9 +492,7 @@ class LexicalGate:
                 return np.zeros(n, dtype=bool)
             empty = np.zeros((3, n), dtype=np.float64)
             if n and self.short:  # no item term: the content stems are still counted (too_short)
-                batch_distinct, batch_index = _distinct_stems(batch)
-                text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
-                empty[2] = self._content_stems(n, batch_distinct, batch_index, text_of)
+                empty[2] = self._content_stems(batch)
             return empty
         distinct, index = _distinct_stems(batch)
         text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
@@ -533,9 +538,7 @@ class LexicalGate:
 
         w = np.fromiter((self.weight(s) for s in distinct), dtype=np.float64, count=len(distinct))
         tid = np.fromiter((self.vocab.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
-        present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, len(distinct)))
-        present.sum_duplicates()
-        present.data[:] = 1.0  # a stem counts once per text
+        present = _presence(n, len(distinct), index, text_of)
         mass = present @ w
         content = present @ (w > 0).astype(np.float64)
         mine = np.nonzero((tid >= 0) & (w > 0))[0]
@@ -561,15 +564,13 @@ class LexicalGate:
             np.maximum.at(best[1], rows, score / self.dice_bar[shared.indices])
         return best
 
-    def _content_stems(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
+    def _content_stems(self, batch: TokenBatch) -> np.ndarray:
         """Each text's number of distinct content stems (weight above 0)."""
-        from scipy import sparse
-
+        n = len(batch)
+        distinct, index = _distinct_stems(batch)
+        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         w = np.fromiter((self.weight(s) > 0 for s in distinct), dtype=np.float64, count=len(distinct))
-        present = sparse.csr_matrix((np.ones(len(index)), (text_of, index)), shape=(n, len(distinct)))
-        present.sum_duplicates()
-        present.data[:] = 1.0
-        return np.asarray(present @ w).ravel()
+        return np.asarray(_presence(n, len(distinct), index, text_of) @ w).ravel()
 
     def _stands_for(self, distinct: list[str], w: np.ndarray, tid: np.ndarray, mine: np.ndarray):
         """distinct stems × item stems: 1 where a stem is the item stem; with ``synonyms``, the share
