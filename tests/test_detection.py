@@ -8,6 +8,7 @@ from helpers import shared_file
 
 from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.datasets.dataset import DatasetSpec
+from auditor.text.normalize import tokens
 
 STB_G1 = "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json"
 
@@ -90,11 +91,18 @@ def test_ngram_finds_edited_copy_that_exact_misses(tmp_path):
 
 
 def test_ngram_threshold_respected(tmp_path):
+    """A third of the item (below the 0.5 default, but 13 tokens or more) is no proof: suspected, as
+    lm-eval's janitor flags any shared 13-gram, never conclusive; a run shorter than 13 tokens is nothing."""
     q = stb_query("588")
     words = q.split()
     partial = " ".join(words[: len(words) // 3])  # a third of the item: below the 0.5 default
+    assert len(tokens(partial)) >= 13
     train = tmp_path / "t.jsonl"
     train.write_text(json.dumps({"id": "x", "text": partial}) + "\n")
+    (f,) = audit(tmp_path, [train], methods=["ngram"]).findings
+    assert not f["conclusive"] and f["evidence"]["tier"] == "suspected" and f["score"] < 0.5
+    assert "13-token runs" in f["evidence"]["suspected_because"]
+    train.write_text(json.dumps({"id": "x", "text": " ".join(words[:10])}) + "\n")
     assert audit(tmp_path, [train], methods=["ngram"]).findings == []
 
 
@@ -148,9 +156,15 @@ def test_tau2_airline_test_task_is_a_variant_of_a_train_task(tmp_path):
     )
     report = run_audit(cfg)
     assert report.checks[0]["eval_items"] == 20 and report.checks[0]["train_records"] == 30
-    assert [(f["method"], f["eval_id"], f["train_id"]) for f in report.findings] == [("ngram", "16", "15")]
-    assert 0.7 < report.findings[0]["score"] < 1.0
+    conclusive = [f for f in report.findings if f["conclusive"]]
+    assert [(f["method"], f["eval_id"], f["train_id"]) for f in conclusive] == [("ngram", "16", "15")]
+    assert 0.7 < conclusive[0]["score"] < 1.0
     assert report.verdict == "fail"
+    # tasks that share a 13-token run of instructions with a training task (lm-eval's janitor flags
+    # them): suspected, with the share of the task the runs cover, for a reviewer to decide
+    others = [f for f in report.findings if not f["conclusive"]]
+    assert others and all(f["evidence"]["tier"] == "suspected" for f in others)
+    assert all(f["evidence"]["coverage"] < 0.8 and f["score"] < 0.5 for f in others)
 
 
 def test_webshop_baseline_split_leaks(tmp_path):

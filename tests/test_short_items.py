@@ -69,12 +69,16 @@ def test_seal_tools_every_in_domain_query_is_found_short_ones_as_suspected(seal_
     found = _items(seal_report, "ngram")
     assert found >= set(in_domain)  # 700/700
     assert _items(seal_report, "ngram", conclusive=True) == set(in_domain) - short  # 671 conclusive
-    suspected = {f["eval_id"] for f in seal_report["findings"] if f["method"] == "ngram" and not f["conclusive"]}
+    suspected = {
+        f["eval_id"]
+        for f in seal_report["findings"]
+        if f["method"] == "ngram" and not f["conclusive"] and f["eval_id"] in in_domain
+    }
     assert suspected == short
     tiers = {f["evidence"].get("tier") for f in seal_report["findings"] if f["eval_id"] in short}
     assert "suspected" in tiers
     check = seal_report["checks"][0]
-    assert check["suspected"] == 29 and check["contaminated_items"] == 671
+    assert check["suspected"] == 29 + 1 and check["contaminated_items"] == 671  # + the out-of-domain one below
     assert "End the game with ID 37." in {in_domain[i] for i in short}
 
 
@@ -82,11 +86,16 @@ def test_seal_tools_out_of_domain_items_are_not_flagged(seal_report):
     out_domain = {r["id"] for r in _lines(OUT_DOMAIN)}
     assert len(out_domain) == 654
     flagged = {
-        f["eval_id"]
+        f["eval_id"]: f
         for f in seal_report["findings"]
         if f["eval_id"] in out_domain and (f["conclusive"] or f["evidence"].get("tier") == "suspected")
     }
-    assert flagged == set()
+    assert not any(f["conclusive"] for f in flagged.values())
+    # one out-of-domain query shares a 13-token run with a fine-tuning prompt (the same polygon
+    # coordinates, '40.7128,-74.0060;51.5074,...'): what lm-eval's janitor flags, so suspected, no more
+    assert set(flagged) == {"test_out_domain-difficult-395"}
+    (f,) = flagged.values()
+    assert f["evidence"]["tier"] == "suspected" and f["evidence"]["coverage"] < 0.3
     assert seal_report["checks"][0]["uncovered_items"] == 0  # every Seal-Tools query has >= 3 tokens
 
 

@@ -21,6 +21,7 @@ record; a malformed CSV or an unreadable Parquet file is an :class:`~auditor.err
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from abc import abstractmethod
 from collections.abc import Iterator
@@ -136,6 +137,8 @@ class RowAdapter(Adapter):
                 rec.meta["json_key"] = key  # written back under its key
                 if rec.meta.pop("positional_id", False):
                     rec.id = str(key)
+            elif key is not None and isinstance(rec, Skip) and rec.raw is not None:
+                rec = dataclasses.replace(rec, key=key)  # read whole: with its key (a prompt-keyed map: the prompt)
             yield rec
 
     def writer(self, source: Path, target: Path) -> RecordWriter:

@@ -13,6 +13,7 @@ field among ``text, query, question, prompt, instruction, input, content, goal``
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,8 @@ class JsonAdapter(GenericAdapter):
                     rec = extract(self, item, i, source)
                 if isinstance(rec, Record):
                     rec.meta["json_key"] = key  # written back under its key
+                elif rec.raw is not None:
+                    rec = dataclasses.replace(rec, key=key)  # read whole: with its key (a prompt-keyed map: the prompt)
                 yield rec
                 continue
             yield extract(self, item, i, source)

@@ -30,7 +30,7 @@ from ..io.files import FileState, check_regular_file, check_unchanged
 from ..io.jsonread import LineSpan, dotted_get, too_long
 from ..io.remote import is_url
 from ..records.callparse import describe_value
-from ..records.fields import fields_view, id_known
+from ..records.fields import fields_view, id_known, with_text_key
 from ..records.record import FIELDS, TEXT, Record, Skip
 from .fingerprint import block_count, hash_blocks
 from .spec import DatasetSpec, is_position_range, selector
@@ -216,11 +216,14 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
         if item.raw is None:
             return item
         meta: dict[str, Any] = {"read_whole": item.reason}
+        if item.key is not None:
+            meta["json_key"] = item.key
         rid = id_candidate(item.raw) if isinstance(item.raw, dict) else None
         if rid is None:
             rid, meta["positional_id"] = position, True
         item = Record(dataset, str(rid), item.source, {}, meta=meta, raw=item.raw)
-    text = fields_view(item.views, item.raw, id_known(item.id))
+    # a member of a JSON object keyed by its prompt holds that prompt in its key (meta["json_key"])
+    text = fields_view(item.views, with_text_key(item.raw, item.meta.get("json_key")), id_known(item.id))
     if not item.views and not text:
         return skip  # not one string in it: nothing to search (the adapter's reason stands)
     if text:

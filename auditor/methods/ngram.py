@@ -60,6 +60,14 @@ if TYPE_CHECKING:
 SHORT_MIN_N = 3
 #: the view of the user's turns joined (chat adapters), scanned besides ``text`` where they are not contiguous
 USER = "user"
+#: the n-gram size that finds template text shared by most eval items (``template_share``)
+TEMPLATE_N = 8
+#: the fewest eval items that must share an n-gram for it to be template text
+TEMPLATE_MIN_ITEMS = 3
+#: a copy is conclusive only when at least this share of the item's own part is found: the tokens of
+#: its n-grams that no other eval item holds (a sibling item that differs in one value, a question
+#: about a passage other items share)
+OWN_COVER = 0.5
 
 
 @dataclass
@@ -71,6 +79,13 @@ class NgramConfig(MethodConfig):
     #: shorter items are not covered (unchecked). ``short_min_n = min_n`` turns the suspected band off
     short_min_n: int = SHORT_MIN_N
     threshold: float = 0.5
+    #: a copy is also conclusive when the n-grams found cover this share of the item's tokens (a lightly
+    #: edited copy: one changed word loses every n-gram holding it, but only itself of the item's words)
+    cover: float = 0.8
+    #: an n-gram of :data:`TEMPLATE_N` tokens held by at least this share of the eval items (and by
+    #: :data:`TEMPLATE_MIN_ITEMS` of them) is template text (a prompt every item is rendered in): left out
+    #: of the items, which are searched for what is left. 0 turns it off
+    template_share: float = 0.5
     #: ``fields``: every other string of a training record (:mod:`auditor.records.fields`)
     train_views: tuple[str, ...] = (TEXT, FIELDS)
 
@@ -79,6 +94,8 @@ class NgramConfig(MethodConfig):
         "min_n": (1, 64),
         "short_min_n": (1, 64),
         "threshold": (0.0, 1.0),
+        "cover": (0.0, 1.0),
+        "template_share": (0.0, 1.0),
     }
 
     def check_numbers(self, method: str) -> None:
@@ -108,8 +125,10 @@ class NgramIndex(Index[NgramConfig]):
         per_n: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
         self.totals = np.zeros(len(self.eval_records), dtype=np.int64)
         self.item_n = np.zeros(len(self.eval_records), dtype=np.int64)
-        for pos, ev in enumerate(self.eval_records):
-            toks = tokens(ev.view(cfg.eval_view))
+        all_toks = [tokens(ev.view(cfg.eval_view)) for ev in self.eval_records]
+        self.template = template_grams(all_toks, cfg.template_share)
+        for pos, toks in enumerate(all_toks):
+            toks = self._item_tokens(toks)
             n = min(cfg.n, len(toks))
             if n < cfg.short_min_n:
                 self.not_indexed[f"fewer than short_min_n={cfg.short_min_n} tokens"] += 1
@@ -126,6 +145,49 @@ class NgramIndex(Index[NgramConfig]):
             p = np.concatenate(ps)
             order = np.lexsort((p, h))
             self.tables[n] = (h[order], p[order])
+        self._derive()
+
+    def _derive(self) -> None:
+        """What the tables imply (built and restored alike): which entries are an item's own n-gram
+        (held by no other item), each item's count of them, and per-item state built on first use."""
+        self.own = {n: _run_lengths(h) == 1 for n, (h, _) in self.tables.items()}
+        self.own_totals = np.zeros(len(self.eval_records), dtype=np.int64)
+        for n, (_, p) in self.tables.items():
+            self.own_totals += np.bincount(p[self.own[n]], minlength=len(self.eval_records))
+        self._items: dict[int, _Item] = {}
+        self.templated = 0
+        if len(self.template):
+            view = self.config.eval_view
+            self.templated = sum(1 for ev in self.eval_records if self._stripped(tokens(ev.view(view))) is not None)
+
+    def _stripped(self, toks: list[str]) -> list[str] | None:
+        """``toks`` without the tokens of template n-grams, or None when they hold none (or nothing
+        but template: the item is searched whole)."""
+        if not len(self.template) or len(toks) < TEMPLATE_N:
+            return None
+        inside = np.isin(ngram_hashes(token_hashes(toks), TEMPLATE_N), self.template)
+        if not inside.any():
+            return None
+        kept = [t for t, covered in zip(toks, _covered(inside, TEMPLATE_N, len(toks))) if not covered]
+        return kept if len(kept) >= self.config.short_min_n else None
+
+    def _item_tokens(self, toks: list[str]) -> list[str]:
+        """The tokens of an eval item the index holds: template text left out."""
+        stripped = self._stripped(toks)
+        return toks if stripped is None else stripped
+
+    def _item(self, pos: int) -> _Item:
+        """Eval item ``pos``'s n-grams in order, which of them are its own, and its values."""
+        item = self._items.get(pos)
+        if item is None:
+            toks = self._item_tokens(tokens(self.eval_records[pos].view(self.config.eval_view)))
+            n = int(self.item_n[pos])
+            grams = ngram_hashes(token_hashes(toks), n)
+            h, _ = self.tables[n]
+            own = self.own[n][np.minimum(np.searchsorted(h, grams), len(h) - 1)]
+            values = frozenset(t for t in toks if any(c.isdigit() for c in t))
+            item = self._items[pos] = _Item(grams, own, len(toks), values)
+        return item
 
     def covers(self, record: Record) -> bool:
         """Items of at least ``short_min_n`` tokens: a copy inside a training text is found (conclusive
@@ -140,10 +202,23 @@ class NgramIndex(Index[NgramConfig]):
     def stats(self) -> dict:
         """Base stats plus how many eval items only a suspected containment can check (``short_items``)."""
         short = int(((self.item_n > 0) & (self.item_n < self._conclusive_n)).sum())
-        return super().stats() | {"short_items": short}
+        out = super().stats() | {"short_items": short}
+        if self.templated:
+            out["templated_items"] = self.templated
+        return out
+
+    def notes(self) -> list[str]:
+        """A note when eval items share template text, which the index left out of them."""
+        if not self.templated:
+            return []
+        return [
+            f"ngram: {self.templated} of {len(self.eval_records)} eval items share template text "
+            f"({TEMPLATE_N}-token runs held by {self.config.template_share:.0%} of the items or more), "
+            "left out of them: each is searched for what is left"
+        ]
 
     def state(self):
-        arrays = {"totals": self.totals, "item_n": self.item_n}
+        arrays = {"totals": self.totals, "item_n": self.item_n, "template": self.template}
         for n, (h, p) in self.tables.items():
             arrays[f"h{n}"], arrays[f"p{n}"] = h, p
         return arrays, {"not_indexed": dict(self.not_indexed), "ns": sorted(self.tables)}
@@ -153,6 +228,8 @@ class NgramIndex(Index[NgramConfig]):
         self.not_indexed = Counter(meta.get("not_indexed", {}))
         self.totals, self.item_n = arrays["totals"], arrays["item_n"]
         self.tables = {int(n): (arrays[f"h{n}"], arrays[f"p{n}"]) for n in meta.get("ns", [])}
+        self.template = arrays.get("template", np.empty(0, dtype=np.uint64))
+        self._derive()
         return self
 
     def _scanner(self):
@@ -186,36 +263,176 @@ class NgramIndex(Index[NgramConfig]):
         # split across two user turns with an assistant turn between is whole only there
         extra = [i for i, tr in enumerate(batch) if TEXT in views and _split_user(tr.views.get(USER, ""), texts[i])]
         scanned = texts + [batch[i].views[USER] for i in extra] if extra else texts
-        best: dict[tuple[int, int], tuple[int, bool]] = {}
-        for d, pos, matched in self._scanner().matches(scanned, len(self.eval_records)):
-            key = (d, pos) if d < len(batch) else (extra[d - len(batch)], pos)
-            if matched > best.get(key, (0, False))[0]:
-                best[key] = (matched, d >= len(batch))
+        pairs = self._pairs(scanned)
+        best: dict[tuple[int, int], _Pair] = {}
+        for pair in pairs:
+            d = pair.text if pair.text < len(batch) else extra[pair.text - len(batch)]
+            key = (d, pair.pos)
+            if key not in best or pair.matched > best[key].matched:
+                best[key] = pair
         lengths: dict[int, int] = {}  # token counts of the texts a short item was found in
-        for (d, pos), (matched, in_user) in sorted(best.items()):
-            score = matched / self.totals[pos]
-            if score >= self.config.threshold:
-                where = {"user_turns": True} if in_user else {}
-                f = self.finding(
-                    self.eval_records[pos],
-                    batch[d],
-                    round(min(score, 1.0), 6),
-                    n=int(self.item_n[pos]),
-                    matched_ngrams=matched,
-                    eval_ngrams=int(self.totals[pos]),
-                    train_views=list(self.config.train_views),
-                    **where,
-                )
-                if self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof ...
-                    if d not in lengths:
-                        lengths[d] = len(tokens(texts[d]))
-                    if lengths[d] == self.item_n[pos]:  # ... but the whole text being the item is
-                        f.evidence["whole_text"] = True  # an exact copy (what the exact tier calls proof)
-                    else:
-                        f.conclusive = False
-                        f.evidence["tier"] = "suspected"
-                out.append(f)
+        words: dict[int, set[str]] = {}  # token sets of the texts a copy with values was found in
+        for (d, pos), pair in sorted(best.items()):
+            decision = self._decide(pair, scanned, words)
+            if decision is None:
+                continue
+            conclusive, because, coverage = decision
+            evidence: dict = {"user_turns": True} if pair.text >= len(batch) else {}
+            if coverage is not None:
+                evidence["coverage"] = round(coverage, 4)
+            f = self.finding(
+                self.eval_records[pos],
+                batch[d],
+                round(min(pair.matched / self.totals[pos], 1.0), 6),
+                n=int(self.item_n[pos]),
+                matched_ngrams=pair.matched,
+                eval_ngrams=int(self.totals[pos]),
+                train_views=list(self.config.train_views),
+                **evidence,
+            )
+            if conclusive and self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof ...
+                if d not in lengths:
+                    lengths[d] = len(tokens(texts[d]))
+                if lengths[d] == self.item_n[pos]:  # ... but the whole text being the item is
+                    f.evidence["whole_text"] = True  # an exact copy (what the exact tier calls proof)
+                else:
+                    conclusive = False
+            if not conclusive:
+                f.conclusive = False
+                f.evidence["tier"] = "suspected"
+                if because:
+                    f.evidence["suspected_because"] = because
+            out.append(f)
         return out
+
+    def _pairs(self, scanned: Sequence[str]) -> list[_Pair]:
+        """Per (scanned text, eval item) with an n-gram found: how many, how many of the item's own,
+        and which (their hashes)."""
+        found = self._scanner().hits(scanned)
+        if not found:
+            return []
+        n_eval = len(self.eval_records)
+        keys, hashes, own = [], [], []
+        for n, docs, entries in found:
+            h, p = self.tables[n]
+            keys.append(docs * np.int64(n_eval) + p[entries])
+            hashes.append(h[entries])
+            own.append(self.own[n][entries])
+        key = np.concatenate(keys)
+        order = np.argsort(key, kind="stable")
+        key, hash_ = key[order], np.concatenate(hashes)[order]
+        own_ = np.concatenate(own)[order]
+        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+        own_counts = np.add.reduceat(own_.astype(np.int64), first)
+        return [
+            _Pair(int(k // n_eval), int(k % n_eval), int(c), int(o), hash_[i : i + c])
+            for k, i, c, o in zip(uniq.tolist(), first.tolist(), counts.tolist(), own_counts.tolist())
+        ]
+
+    def _decide(
+        self, pair: _Pair, scanned: Sequence[str], words: dict[int, set[str]]
+    ) -> tuple[bool, str, float | None] | None:
+        """``(conclusive, why suspected, coverage)`` of a pair, or None for no finding.
+
+        Conclusive: the n-grams found are ``threshold`` of the item's or cover ``cover`` of its
+        tokens, *and* half of the item's own part is found (its tokens in n-grams no other eval item
+        holds), *and* its values (tokens with a digit) are in the training text. Suspected: such a
+        copy without the own part or the values, or (items of ``n`` tokens or more) any n-gram of the
+        item's own found (lm-eval's janitor calls one shared 13-gram contamination)."""
+        pos = pair.pos
+        total = int(self.totals[pos])
+        share = pair.matched / total
+        if pair.matched >= total:  # every n-gram of the item: a copy of its whole token run
+            coverage: float | None = None
+            own_cover = 1.0
+        else:
+            item = self._item(pos)
+            found = np.isin(item.grams, pair.hashes)
+            n = int(self.item_n[pos])
+            coverage = _covered(found, n, item.length).sum() / item.length
+            own_part = _covered(item.own, n, item.length).sum()
+            own_cover = _covered(found & item.own, n, item.length).sum() / own_part if own_part else coverage
+        if share >= self.config.threshold or (coverage is not None and coverage >= self.config.cover):
+            if own_cover < OWN_COVER:
+                return False, "the n-grams found are mostly ones other eval items hold too", coverage
+            values = self._item(pos).values
+            if values:
+                if pair.text not in words:
+                    words[pair.text] = set(tokens(scanned[pair.text]))
+                missing = sorted(values - words[pair.text])
+                if missing:
+                    return False, f"the item's values {', '.join(missing[:5])} are not in the training text", coverage
+            return True, "", coverage
+        if self.item_n[pos] >= self.config.n and (pair.own >= 1 or not self.own_totals[pos]):
+            shown = f"{coverage:.0%}" if coverage is not None else f"{share:.0%}"
+            return False, f"shares {self.config.n}-token runs with the item, covering {shown} of it", coverage
+        return None
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A scanned text and an eval item with n-grams in common (:meth:`NgramIndex._pairs`)."""
+
+    text: int
+    pos: int
+    matched: int
+    own: int
+    hashes: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Item:
+    """An eval item as the decision needs it: its n-grams in order, which are its own, its token
+    count and its values (tokens with a digit)."""
+
+    grams: np.ndarray
+    own: np.ndarray
+    length: int
+    values: frozenset[str]
+
+
+def _run_lengths(sorted_hashes: np.ndarray) -> np.ndarray:
+    """For each entry of a sorted array, how many entries hold its value.
+
+    >>> _run_lengths(np.array([3, 3, 5, 7, 7, 7], dtype=np.uint64)).tolist()
+    [2, 2, 1, 3, 3, 3]
+    """
+    if not len(sorted_hashes):
+        return np.zeros(0, dtype=np.int64)
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(sorted_hashes)) + 1, [len(sorted_hashes)]))
+    runs = np.diff(bounds)
+    return np.repeat(runs, runs)
+
+
+def _covered(starts: np.ndarray, n: int, length: int) -> np.ndarray:
+    """Which of ``length`` tokens lie in an n-gram whose start is marked in ``starts``.
+
+    >>> _covered(np.array([True, False, False, False, True]), 3, 7).astype(int).tolist()
+    [1, 1, 1, 0, 1, 1, 1]
+    """
+    marks = np.zeros(length + 1, dtype=np.int64)
+    at = np.flatnonzero(starts)
+    np.add.at(marks, at, 1)
+    np.add.at(marks, np.minimum(at + n, length), -1)
+    return np.cumsum(marks[:length]) > 0
+
+
+def template_grams(all_tokens: Sequence[list[str]], share: float) -> np.ndarray:
+    """The :data:`TEMPLATE_N`-gram hashes (sorted) that at least ``share`` of the items (and
+    :data:`TEMPLATE_MIN_ITEMS` of them) hold: text every item is rendered in; none when ``share`` is 0.
+
+    >>> items = [f"answer the question below and then stop question {w} is what".split() for w in "abcd"]
+    >>> len(template_grams(items, 0.5)), len(template_grams(items[:2], 0.5)), len(template_grams(items, 0))
+    (1, 0, 0)
+    """
+    if share <= 0:
+        return np.empty(0, dtype=np.uint64)
+    per_item = [np.unique(ngram_hashes(token_hashes(t), TEMPLATE_N)) for t in all_tokens if len(t) >= TEMPLATE_N]
+    if len(per_item) < TEMPLATE_MIN_ITEMS:
+        return np.empty(0, dtype=np.uint64)
+    grams, counts = np.unique(np.concatenate(per_item), return_counts=True)
+    need = max(TEMPLATE_MIN_ITEMS, share * len(all_tokens))
+    return grams[counts >= need]
 
 
 def _split_user(user: str, text: str) -> bool:

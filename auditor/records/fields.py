@@ -14,7 +14,10 @@ depth first) and yields ``(path, string)`` for
   (``tool_calls[0].function.arguments.query``) — unless the string is searched already as it is (a
   tool result that is a line of the ``observations`` / ``text`` views);
 * a dict key holding whitespace (text used as a key: ``{"Find flights to Paris": {...}}``), with the
-  path of its value and `` (key)``; identifier-like keys (``role``, ``content``) are names, not text (a key with whitespace between two words is text).
+  path of its value and `` (key)``; identifier-like keys (``role``, ``content``) are names, not text (a key with whitespace between two words is text);
+* a list of two or more strings of one word each (a token list, ``["the", "weather", …]``) as *one*
+  string, its words joined by spaces in order, with the list's path: word by word, repeated words would
+  be left out of the ``fields`` view as strings searched already, and the text would lose its order.
 
 Numbers, booleans and nulls are left out: a JSON number is no text an eval item can be copied into,
 call arguments are compared as values by the ``calls`` tier, and a digit string alone proves nothing.
@@ -56,6 +59,8 @@ _QUOTED = re.compile(r'\["(?:[^"\\]|\\.)*"\]')
 #: a key holding text: whitespace between two other characters
 _TEXT_KEY = re.compile(r"\S\s+\S").search
 _KEY_CHARS = 24
+#: the longest string a token list (:func:`_is_token_list`) holds
+TOKEN_CHARS = 40
 _OPEN = frozenset("{[ \t\r\n")
 
 
@@ -64,6 +69,35 @@ def _key_path(parent: str, key: str) -> str:
         return f"{parent}.{key}" if parent else key
     shown = key if len(key) <= _KEY_CHARS else key[: _KEY_CHARS - 1] + "…"
     return f"{parent}[{json.dumps(shown, ensure_ascii=False)}]"
+
+
+def _is_token_list(value: list | tuple) -> bool:
+    """Two or more strings, each one word (:data:`TOKEN_CHARS` characters at most, no inner space).
+
+    >>> _is_token_list(["I", "want", "a", "flight", "."]), _is_token_list(["Book a flight", "ok"]), _is_token_list(["x"])
+    (True, False, False)
+    """
+    if len(value) < 2:
+        return False
+    for v in value:
+        if not isinstance(v, str) or len(v) > TOKEN_CHARS or len(v.split()) > 1:
+            return False
+    return True
+
+
+def _joined(value: list | tuple) -> str:
+    return " ".join(v.strip() for v in value if v and not v.isspace())
+
+
+def with_text_key(raw: Any, key: Any) -> Any:
+    """``raw`` under ``key`` (``{key: raw}``) when ``key`` holds text: a record that is one member of a
+    JSON object keyed by its prompt (``{"Find flights to Paris": "response"}``, a cache of model
+    outputs) holds that prompt in its key. Else ``raw`` itself.
+
+    >>> with_text_key("response", "Find flights to Paris"), with_text_key({"a": 1}, "q17")
+    ({'Find flights to Paris': 'response'}, {'a': 1})
+    """
+    return {key: raw} if isinstance(key, str) and _TEXT_KEY(key) else raw
 
 
 def _decoded(s: str) -> Any:
@@ -108,7 +142,10 @@ def strings(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator
                 items.append((p, v))
             stack.extend(reversed(items))
         elif isinstance(value, (list, tuple)):
-            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+            if _is_token_list(value):
+                yield path, _joined(value)
+            else:
+                stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
 
 
 def texts(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator[str]:
@@ -140,7 +177,10 @@ def texts(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator[s
             else:
                 extend(reversed(value.values()))
         elif isinstance(value, (list, tuple)):
-            extend(reversed(value))
+            if _is_token_list(value):
+                yield _joined(value)
+            else:
+                extend(reversed(value))
         elif type(value) is _Key:
             yield value.key
 

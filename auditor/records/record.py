@@ -89,8 +89,10 @@ class Skip:
 
     ``raw``: the parsed object when the record was well-formed but not of the adapter's schema (no
     text field, no message list …): the training side then reads it whole (the ``fields`` view)
-    instead of skipping it; None when there is nothing to read (invalid JSON, a line too long)."""
+    instead of skipping it; None when there is nothing to read (invalid JSON, a line too long).
+    ``key``: the record's key when it is a member of a JSON object (kept as ``meta["json_key"]``)."""
 
     source: str
     reason: str
     raw: Any = None
+    key: str | None = None

@@ -82,6 +82,16 @@ class NgramScanner:
 
     def matches(self, texts: Sequence[str], n_eval: int) -> list[tuple[int, int, int]]:
         """``(text index, eval position, distinct matched n-grams)``, sorted by text then eval position."""
+        keys = [docs * np.int64(n_eval) + self.tables[n][1][entries] for n, docs, entries in self.hits(texts)]
+        if not keys:
+            return []
+        uniq, counts = np.unique(np.concatenate(keys), return_counts=True)
+        return [(int(k // n_eval), int(k % n_eval), int(c)) for k, c in zip(uniq.tolist(), counts.tolist())]
+
+    def hits(self, texts: Sequence[str]) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Every eval n-gram found, once per text: ``(n, text indices, table entries)`` per table
+        holding a hit, where entry ``e`` of table ``n`` is the n-gram ``tables[n][0][e]`` of eval item
+        ``tables[n][1][e]`` (an n-gram several items hold is one entry per item)."""
         if not self.tables or not texts:
             return []
         shared, starts = _shared_ids(texts)
@@ -90,8 +100,8 @@ class NgramScanner:
         zeros[0] = 0
         np.cumsum(ids == 0, out=zeros[1:])
         th = self.token_hash
-        keys: list[np.ndarray] = []
-        for n, (H, P) in self.tables.items():
+        out: list[tuple[int, np.ndarray, np.ndarray]] = []
+        for n, (H, _) in self.tables.items():
             count = len(ids) - n + 1
             if count <= 0 or not len(H):
                 continue
@@ -117,12 +127,8 @@ class NgramScanner:
             doc, left, right = doc[first], left[first], right[first]
             lengths = right - left
             offsets = np.repeat(left - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-            pos = P[offsets + np.arange(lengths.sum())]
-            keys.append(np.repeat(doc, lengths) * np.int64(n_eval) + pos)
-        if not keys:
-            return []
-        uniq, counts = np.unique(np.concatenate(keys), return_counts=True)
-        return [(int(k // n_eval), int(k % n_eval), int(c)) for k, c in zip(uniq.tolist(), counts.tolist())]
+            out.append((n, np.repeat(doc, lengths), offsets + np.arange(lengths.sum())))
+        return out
 
 
 #: every scanner's tokens under one id space, so that the scanners of several checks (one pass over
