@@ -43,7 +43,7 @@ from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, annotate, cl
 from .errortypes import ErrorTypes, ErrorTypeStage
 from .indexes import build_index
 from .provenance import run_provenance
-from .unchecked import skipped_eval, skipped_eval_note
+from .unchecked import SearchedStage, not_checked, skipped_eval, skipped_eval_note
 from .verdict import FAIL_ON, ItemCounts, combine, counted, decide, suspected_note
 
 
@@ -329,6 +329,8 @@ class _CheckState:
     indexes: list
     masker: Any
     pairs: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    #: training set → method → its records the method read (:class:`~auditor.audit.unchecked.SearchedStage`)
+    searched: dict[str, Counter] = field(default_factory=dict)
 
 
 def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: Engine, error_types: ErrorTypes):
@@ -397,6 +399,7 @@ def _scan_training_sets(
             stages.append(ErrorTypeStage(error_types, name))
         for st in users:
             stages += [MaskStage(st.masker), SearchStage(st.check.name, st.masker.indexes)]
+            stages.append(SearchedStage(st.searched.setdefault(name, Counter()), st.indexes))
         stages.append(CaptureStage(capture, name))
         job = ScanJob(stages, batch_size=config.batch_size)
         error_types.counts.setdefault(name, Counter())
@@ -477,8 +480,15 @@ def _finish_check(
         )
     if review:
         notes.append(suspected_note(counts, config.fail_on))
-    # never a plain pass when something was not checked
-    verdict = decide(counts, allowance, config.fail_on, unchecked=bool(unchecked or uncovered))
+    method_stats = [ix.stats() for ix in indexes]
+    for ms in method_stats:  # the records of each training set the method read
+        ms["train_records_read"] = {n: state.searched.get(n, Counter())[ms["method"]] for n in check.train}
+    train_records = {n: datasets[n].stats.yielded for n in check.train}
+    gaps = not_checked(check.methods, indexes, state.searched, train_records, method_stats)
+    # never a plain pass when something was not checked (a method asked for that checked nothing too)
+    verdict = decide(
+        counts, allowance, config.fail_on, unchecked=bool(unchecked or uncovered or any(g.incomplete for g in gaps))
+    )
     if not eval_records:
         notes.append("the eval side has no records")
     return CheckResult(
@@ -508,7 +518,8 @@ def _finish_check(
         skipped_files=files_skipped,
         uncovered_items=len(uncovered),
         skipped_eval_items=skipped_eval_items or None,
-        method_stats=[ix.stats() for ix in indexes],
+        method_stats=method_stats,
+        not_checked=gaps,
         notes=notes,
         matrix=[
             MatrixCell(train=t, eval=e, contaminated_items=len(pairs.get((t, e), ())))

@@ -13,6 +13,8 @@ against the allowance:
   (the reviewer's loop in CI: fail on what nobody has looked at yet).
 
 A check that could not check everything is ``incomplete``, never ``pass``; an empty eval side too.
+"Everything" includes the methods it asked for: one that indexed no eval item or read none of a
+training set's records (:func:`auditor.audit.unchecked.not_checked`) leaves the check ``incomplete``.
 
 >>> c = ItemCounts(eval_items=500, conclusive=38, suspected=5, unreviewed=5)
 >>> counted(c, "conclusive"), counted(c, "suspected")
@@ -65,7 +67,8 @@ def counted(counts: ItemCounts, fail_on: str) -> int:
 def decide(counts: ItemCounts, allowance: int, fail_on: str, unchecked: bool = False) -> Verdict:
     """``pass`` / ``fail`` / ``incomplete`` for one check.
 
-    ``unchecked``: some records or files were skipped, or some eval items no conclusive method covers.
+    ``unchecked``: some records or files were skipped, some eval items no conclusive method covers, or
+    a method the check asked for checked nothing (:attr:`~auditor.report.results.NotChecked.incomplete`).
     Raises ValueError for an unknown ``fail_on``.
     """
     if fail_on not in FAIL_ON:

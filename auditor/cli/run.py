@@ -247,6 +247,9 @@ def _run_and_write(config, report_dir: str) -> None:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
     try:
         click.echo(report.summary_line())
+        for c in report.checks:  # what did not run, or searched nothing: a reader sees what a verdict covers
+            for line in tally.not_checked_lines(c, name=len(report.checks) > 1):
+                click.echo(escape_line(line))
         click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
         waiting = sum(tally.unreviewed(c) for c in report.checks)
         if waiting:  # never a quiet pass over suspected findings nobody looked at

@@ -260,6 +260,7 @@ WORKER_MODULES = (
     "auditor.scan.job",
     # the modules of the audit's stages (a job is unpickled from them): named, not imported
     "auditor.audit.errortypes",
+    "auditor.audit.unchecked",
     "auditor.store.texts",
 )
 

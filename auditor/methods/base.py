@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypedDict, TypeVar, cast
 
 from ..errors import ConfigError, MissingDependencyError
+from ..records.fields import with_text_key
 from ..records.record import QUERY, TEXT, Record
 from ..text.locate import locate_span
 
@@ -278,6 +279,17 @@ class Index(Searcher, ABC, Generic[C]):
         method): ``config.train_views`` unless the method reads more."""
         return tuple(self.config.train_views)
 
+    def reads(self, record: Record) -> bool:
+        """Does :meth:`search` read anything of training ``record``? By default: it has text in one of
+        :meth:`searched_views` (``text`` as :meth:`Record.view` gives it). The audit counts the records
+        each method read per training set: one that read none of a set's records checked nothing there
+        (``checks[].not_checked``, :mod:`auditor.audit.unchecked`)."""
+        return any(record.view(v) for v in self.searched_views())
+
+    def unread(self) -> str:
+        """Why a training record is not one :meth:`reads` reads, for the report."""
+        return f"none has text in the views it reads ({', '.join(self.searched_views())})"
+
     def covers(self, record: Record) -> bool:
         """Can this method prove contamination of eval ``record``? (False: too short, no calls ...).
 
@@ -308,6 +320,11 @@ class Index(Searcher, ABC, Generic[C]):
             "not_indexed_reasons": dict(sorted(self.not_indexed.items())),
         }
 
+    def notes(self) -> list[str]:
+        """Lines for the check's notes about how this index read the eval side (e.g. template text
+        it left out of the items). Default: none."""
+        return []
+
     def proof_target(self, ev: Record, evidence: dict[str, Any]) -> str:
         """The text of ``ev`` a finding located in the training record (:meth:`finding`): by default
         the eval view the method compares; a method matching something else (ids, values) says so."""
@@ -319,7 +336,7 @@ class Index(Searcher, ABC, Generic[C]):
         ``tools[0].function.description``) and the character range in it (``evidence["span"]``:
         :func:`auditor.text.locate.locate_span`), which the report shows beside the eval text."""
         if tr.raw is not None and "field" not in evidence:
-            spot = locate_span(tr.raw, self.proof_target(ev, evidence))
+            spot = locate_span(with_text_key(tr.raw, tr.meta.get("json_key")), self.proof_target(ev, evidence))
             if spot is not None:
                 if spot.field:  # "" is the record itself (a record that is one string)
                     evidence["field"] = spot.field

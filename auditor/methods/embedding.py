@@ -5,7 +5,8 @@ line after a quoted passage, windows of long items, the prose of code), embedded
 MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
 measured recall for large eval sets). Each training record's views are segmented and embedded the
 same way (one *unit* per view — whole text, question line and code prose together — plus one per
-window), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
+window; a record with none of its ``train_views``, read whole for want of a known schema, by its
+``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
 TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
 entities/numbers, and BERTScore-style token alignment, :mod:`auditor.embed.align`), and
 :mod:`auditor.embed.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
@@ -58,7 +59,7 @@ from ..embed.synonyms import check_bar
 from ..embed.tfidf import TfIdf
 from ..embed.vsearch import APPROX, VectorIndex
 from ..errors import ConfigError
-from ..records.record import QUERY, TEXT, Record
+from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.normalize import normalize
 from .base import Finding, Index, MethodConfig, SharedModel
 
@@ -431,11 +432,29 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return out
 
     # -- search ------------------------------------------------------------------------------
+    def searched_views(self) -> tuple[str, ...]:
+        """The train views, and ``fields`` for a record that has none of them (:meth:`train_views_of`)."""
+        views = tuple(self.config.train_views)
+        return views if FIELDS in views else (*views, FIELDS)
+
+    def train_views_of(self, tr: Record) -> tuple[str, ...]:
+        """The views of ``tr`` it encodes: ``train_views``; for a record with no text in any of them (a
+        record read whole, of no known schema: ``{"predictions": [...]}``), its ``fields`` view, every
+        string it holds, as the text tiers read it (:mod:`auditor.records.fields`)."""
+        views = tuple(self.config.train_views)
+        if not any(tr.views.get(v) for v in views) and tr.views.get(FIELDS):
+            return (FIELDS,)
+        return views
+
+    def reads(self, record: Record) -> bool:
+        return any(record.views.get(v) for v in self.train_views_of(record))
+
     def train_units(self, tr: Record, views: Sequence[str] | None = None) -> list[tuple[str, list]]:
-        """The record's units: per view, its whole/last/doc segments together, and each window alone."""
+        """The record's units: per view (``views``, default :meth:`train_views_of`), its whole/last/doc
+        segments together, and each window alone."""
         seen: set[str] = set()
         units: list[tuple[str, list]] = []
-        for v in views or self.config.train_views:
+        for v in views or self.train_views_of(tr):
             start = len(units)
             head: list = []
             for s in segments(tr.views.get(v) or "", self.config.max_words):

@@ -46,6 +46,13 @@ class IdIndex(Index[IdConfig]):
         """The id matched, not the item's text: it is what the report shows in the training record."""
         return str(evidence.get("matched_id", ev.id))
 
+    def reads(self, record: Record) -> bool:
+        """A record whose id is its position in its file has no id to compare (:meth:`search` skips it)."""
+        return not record.meta.get("positional_id")
+
+    def unread(self) -> str:
+        return "every record's id is its position in its file, not an id of its own"
+
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []
         for tr in batch:

@@ -251,6 +251,10 @@ class MinHashIndex(Index[MinHashConfig]):
         return self
 
     # -- search --------------------------------------------------------------------------------
+    def reads(self, record: Record) -> bool:
+        """Text in one of its views, else in ``text`` (what :meth:`_units` falls back on)."""
+        return any(record.views.get(v) for v in self.config.train_views) or bool(record.view(TEXT))
+
     def _units(self, batch: Sequence[Record]) -> list[tuple[int, str, np.ndarray]]:
         """(record position in batch, view name, positional shingle hashes) for each view to search."""
         cfg = self.config

@@ -137,3 +137,32 @@ def decisions_line(report: Report) -> str:
     if not read:
         return f"Review decisions: none yet ({name}; auditor review writes it)."
     return f"Review decisions: {read} read from {name}, {applied} applied to this report's suspected findings."
+
+
+def not_checked_lines(c: CheckResult, name: bool = False, incomplete_only: bool = False) -> list[str]:
+    """One line per method that checked nothing of check ``c`` (``checks[].not_checked``), methods
+    with one reason on one line: ``"not checked: embedding — not selected: the paraphrase tier runs
+    only when named (--method embedding); …"``; ``name``: say which check (a run of several);
+    ``incomplete_only``: only the methods the check asked for (what makes it incomplete).
+
+    >>> from auditor.report.results import CheckResult, NotChecked
+    >>> c = CheckResult(name="c", train=["t"], eval=["e"], methods=["exact"], eval_items=9, contaminated_items=0,
+    ...     verdict="incomplete", not_checked=[NotChecked("ngram", "not_run", "not selected"),
+    ...     NotChecked("minhash", "not_run", "not selected"),
+    ...     NotChecked("exact", "nothing_searched", "read none of its 3 records", dataset="t", incomplete=True)])
+    >>> for line in not_checked_lines(c): print(line)
+    not checked: ngram, minhash — not selected
+    not checked: exact on training set t — read none of its 3 records; asked for, so the check is at best incomplete
+    """
+    groups: dict[tuple[str, str, bool], list[str]] = {}
+    for n in c.not_checked:
+        if incomplete_only and not n.incomplete:
+            continue
+        where = f" on training set {n.dataset}" if n.dataset else ""
+        groups.setdefault((where, n.reason, n.incomplete), []).append(n.method)
+    check = f" (check {c.name})" if name else ""
+    return [
+        f"not checked: {', '.join(ms)}{where}{check} — {reason}"
+        + ("; asked for, so the check is at best incomplete" if incomplete else "")
+        for (where, reason, incomplete), ms in groups.items()
+    ]

@@ -63,7 +63,7 @@ svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
 max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
 mark{background:#ffe066;padding:0 1px}.where{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin-bottom:4px}.cut{color:#889;font-style:italic}.muted{color:#667}.ev{color:#667;font-style:italic}
 .st{font-size:12px;padding:0 5px;border-radius:8px;white-space:nowrap}.st-conclusive{background:#f6d5d7}
-.st-suspected{background:#fbe7c4}.st-evidence-only{background:#e8ecf2}.unreviewed{color:#8a4b00}
+.st-suspected{background:#fbe7c4}.st-evidence-only{background:#e8ecf2}.unreviewed,.gap{color:#8a4b00}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
 .scroll{overflow-x:auto;max-width:100%} th,td{overflow-wrap:break-word} .path{overflow-wrap:anywhere}
 td.n,.verdict{white-space:nowrap} td.n .muted{white-space:normal} .plots figure{max-width:100%;overflow-x:auto}
@@ -273,6 +273,11 @@ def _checks(report: Report) -> str:
                     {2, 3, 4},
                 )
             )
+        asked = set(tally.not_checked_lines(c, incomplete_only=True))
+        out.extend(
+            f"<p class='{'not-checked gap' if line in asked else 'not-checked muted'}'>{_e(line)}</p>"
+            for line in tally.not_checked_lines(c)
+        )
         notes = c.notes
         if c.skipped.eval or c.skipped.train:
             notes = [*notes, f"skipped records: {c.skipped.eval} eval, {c.skipped.train} training"]

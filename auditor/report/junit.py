@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from ._items import eval_ref, item_rows, train_ref
-from .counts import counts_phrase, finding_status
+from .counts import counts_phrase, finding_status, not_checked_lines
 from .review import review_junit_note
 
 if TYPE_CHECKING:
@@ -105,13 +105,14 @@ def render_junit(report: Report) -> str:
                 for f in _of_row(mine, r.best)
             )
         elif c.verdict == "incomplete":
+            why = not_checked_lines(c, incomplete_only=True) + c.notes  # methods asked for that checked nothing too
             el = ET.SubElement(
                 case,
                 "error",
                 type="incomplete",
-                message=f"{summary}; not everything was checked: " + "; ".join(c.notes),
+                message=f"{summary}; not everything was checked: " + "; ".join(why),
             )
-            el.text = "\n".join(c.notes)
+            el.text = "\n".join(why)
         note = review_junit_note(report, c.name)
         if note:  # suspected findings: a note on the test case, whatever its verdict
             ET.SubElement(case, "system-out").text = note

@@ -80,6 +80,7 @@ def _checks(report: Report) -> list[str]:
                     f"- {md(ms.get('method', ''))} indexed {md(total - ms['eval_not_indexed'])} of {md(total)} eval "
                     f"items; not indexed {md(ms['eval_not_indexed'])} ({reasons})."
                 )
+        lines += [f"- {md(line)}" for line in tally.not_checked_lines(c)]
         for note in c.notes:
             lines.append(f"- {md(note)}")
         lines.append("")

@@ -71,6 +71,30 @@ class EvalSubset(JsonObject):
     contaminated_items: int = 0
 
 
+#: what :attr:`NotChecked.status` says: a registered method the check did not run, or one it ran that
+#: indexed no eval item, or that read none of a training set's records
+NOT_RUN, NOTHING_INDEXED, NOTHING_SEARCHED = "not_run", "nothing_indexed", "nothing_searched"
+
+
+@dataclass
+class NotChecked(JsonObject):
+    """A detection method that checked nothing of a check, and why (``checks[].not_checked``;
+    :func:`auditor.audit.unchecked.not_checked`): ``status`` :data:`NOT_RUN` (registered, not run:
+    not selected, run only when named, not installed), :data:`NOTHING_INDEXED` (run, no eval item
+    indexed) or :data:`NOTHING_SEARCHED` (run, none of the records of training set ``dataset`` read).
+    ``incomplete``: the check asked for the method, so it is never ``pass`` (at best ``incomplete``)."""
+
+    method: str
+    status: str
+    reason: str
+    dataset: str | None = field(default=None, metadata=OMIT_NONE)
+    incomplete: bool = False
+
+    def where(self) -> str:
+        """``"embedding"``, ``"embedding on training set t"``: what was not checked."""
+        return f"{self.method} on training set {self.dataset}" if self.dataset else self.method
+
+
 @dataclass(kw_only=True)
 class CheckResult(JsonObject):
     """One check's outcome: counts, verdict and why (``notes``), per method and per subset. Keyword
@@ -105,6 +129,8 @@ class CheckResult(JsonObject):
     #: unchecked items (absent when none)
     skipped_eval_items: list[dict[str, str]] | None = field(default=None, metadata=OMIT_NONE)
     method_stats: list[dict[str, Any]] = field(default_factory=list)  # each index's stats() (method-specific)
+    #: every registered method that checked nothing here (not run, or nothing indexed / searched), with why
+    not_checked: list[NotChecked] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     matrix: list[MatrixCell] = field(default_factory=list)
     eval_subsets: list[EvalSubset] = field(default_factory=list)
