@@ -64,10 +64,6 @@ USER = "user"
 TEMPLATE_N = 8
 #: the fewest eval items that must share an n-gram for it to be template text
 TEMPLATE_MIN_ITEMS = 3
-#: a copy is conclusive only when at least this share of the item's own part is found: the tokens of
-#: its n-grams that no other eval item holds (a sibling item that differs in one value, a question
-#: about a passage other items share)
-OWN_COVER = 0.5
 
 
 @dataclass
@@ -148,12 +144,8 @@ class NgramIndex(Index[NgramConfig]):
         self._derive()
 
     def _derive(self) -> None:
-        """What the tables imply (built and restored alike): which entries are an item's own n-gram
-        (held by no other item), each item's count of them, and per-item state built on first use."""
-        self.own = {n: _run_lengths(h) == 1 for n, (h, _) in self.tables.items()}
-        self.own_totals = np.zeros(len(self.eval_records), dtype=np.int64)
-        for n, (_, p) in self.tables.items():
-            self.own_totals += np.bincount(p[self.own[n]], minlength=len(self.eval_records))
+        """State the tables imply (built and restored alike): per-item state built on first use, and
+        how many items held template text."""
         self._items: dict[int, _Item] = {}
         self.templated = 0
         if len(self.template):
@@ -177,16 +169,13 @@ class NgramIndex(Index[NgramConfig]):
         return toks if stripped is None else stripped
 
     def _item(self, pos: int) -> _Item:
-        """Eval item ``pos``'s n-grams in order, which of them are its own, and its values."""
+        """Eval item ``pos``'s n-grams in order and its values."""
         item = self._items.get(pos)
         if item is None:
             toks = self._item_tokens(tokens(self.eval_records[pos].view(self.config.eval_view)))
-            n = int(self.item_n[pos])
-            grams = ngram_hashes(token_hashes(toks), n)
-            h, _ = self.tables[n]
-            own = self.own[n][np.minimum(np.searchsorted(h, grams), len(h) - 1)]
+            grams = ngram_hashes(token_hashes(toks), int(self.item_n[pos]))
             values = frozenset(t for t in toks if any(c.isdigit() for c in t))
-            item = self._items[pos] = _Item(grams, own, len(toks), values)
+            item = self._items[pos] = _Item(grams, np.unique(grams), len(toks), values)
         return item
 
     def covers(self, record: Record) -> bool:
@@ -272,11 +261,17 @@ class NgramIndex(Index[NgramConfig]):
                 best[key] = pair
         lengths: dict[int, int] = {}  # token counts of the texts a short item was found in
         words: dict[int, set[str]] = {}  # token sets of the texts a copy with values was found in
+        shapes = {key: self._shape(pair) for key, pair in best.items()}
+        copies: dict[int, list[int]] = {}  # per training record, the items it holds a copy of
+        for (d, pos), (copy, _) in shapes.items():
+            if copy:
+                copies.setdefault(d, []).append(pos)
         for (d, pos), pair in sorted(best.items()):
-            decision = self._decide(pair, scanned, words)
-            if decision is None:
+            copy, coverage = shapes[(d, pos)]
+            because = self._doubt(pair, copies[d], scanned, words) if copy else self._janitor(pair, coverage)
+            if because is None:
                 continue
-            conclusive, because, coverage = decision
+            conclusive = copy and not because
             evidence: dict = {"user_turns": True} if pair.text >= len(batch) else {}
             if coverage is not None:
                 evidence["coverage"] = round(coverage, 4)
@@ -306,67 +301,66 @@ class NgramIndex(Index[NgramConfig]):
         return out
 
     def _pairs(self, scanned: Sequence[str]) -> list[_Pair]:
-        """Per (scanned text, eval item) with an n-gram found: how many, how many of the item's own,
-        and which (their hashes)."""
+        """Per (scanned text, eval item) with an n-gram found: how many, and which (their hashes)."""
         found = self._scanner().hits(scanned)
         if not found:
             return []
         n_eval = len(self.eval_records)
-        keys, hashes, own = [], [], []
+        keys, hashes = [], []
         for n, docs, entries in found:
             h, p = self.tables[n]
             keys.append(docs * np.int64(n_eval) + p[entries])
             hashes.append(h[entries])
-            own.append(self.own[n][entries])
         key = np.concatenate(keys)
         order = np.argsort(key, kind="stable")
         key, hash_ = key[order], np.concatenate(hashes)[order]
-        own_ = np.concatenate(own)[order]
         uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
-        own_counts = np.add.reduceat(own_.astype(np.int64), first)
         return [
-            _Pair(int(k // n_eval), int(k % n_eval), int(c), int(o), hash_[i : i + c])
-            for k, i, c, o in zip(uniq.tolist(), first.tolist(), counts.tolist(), own_counts.tolist())
+            _Pair(int(k // n_eval), int(k % n_eval), int(c), hash_[i : i + c])
+            for k, i, c in zip(uniq.tolist(), first.tolist(), counts.tolist())
         ]
 
-    def _decide(
-        self, pair: _Pair, scanned: Sequence[str], words: dict[int, set[str]]
-    ) -> tuple[bool, str, float | None] | None:
-        """``(conclusive, why suspected, coverage)`` of a pair, or None for no finding.
+    def _shape(self, pair: _Pair) -> tuple[bool, float | None]:
+        """``(copy, coverage)``: whether the n-grams found make a copy of the item (``threshold`` of its
+        n-grams, or n-grams covering ``cover`` of its tokens: a lightly edited copy), and the share of
+        its tokens they cover (None: every n-gram found)."""
+        total = int(self.totals[pair.pos])
+        if pair.matched >= total:
+            return True, None
+        item = self._item(pair.pos)
+        found = np.isin(item.grams, pair.hashes)
+        coverage = float(_covered(found, int(self.item_n[pair.pos]), item.length).sum() / item.length)
+        return pair.matched / total >= self.config.threshold or coverage >= self.config.cover, coverage
 
-        Conclusive: the n-grams found are ``threshold`` of the item's or cover ``cover`` of its
-        tokens, *and* half of the item's own part is found (its tokens in n-grams no other eval item
-        holds), *and* its values (tokens with a digit) are in the training text. Suspected: such a
-        copy without the own part or the values, or (items of ``n`` tokens or more) any n-gram of the
-        item's own found (lm-eval's janitor calls one shared 13-gram contamination)."""
-        pos = pair.pos
-        total = int(self.totals[pos])
-        share = pair.matched / total
-        if pair.matched >= total:  # every n-gram of the item: a copy of its whole token run
-            coverage: float | None = None
-            own_cover = 1.0
-        else:
-            item = self._item(pos)
-            found = np.isin(item.grams, pair.hashes)
-            n = int(self.item_n[pos])
-            coverage = _covered(found, n, item.length).sum() / item.length
-            own_part = _covered(item.own, n, item.length).sum()
-            own_cover = _covered(found & item.own, n, item.length).sum() / own_part if own_part else coverage
-        if share >= self.config.threshold or (coverage is not None and coverage >= self.config.cover):
-            if own_cover < OWN_COVER:
-                return False, "the n-grams found are mostly ones other eval items hold too", coverage
-            values = self._item(pos).values
-            if values:
-                if pair.text not in words:
-                    words[pair.text] = set(tokens(scanned[pair.text]))
-                missing = sorted(values - words[pair.text])
-                if missing:
-                    return False, f"the item's values {', '.join(missing[:5])} are not in the training text", coverage
-            return True, "", coverage
-        if self.item_n[pos] >= self.config.n and (pair.own >= 1 or not self.own_totals[pos]):
-            shown = f"{coverage:.0%}" if coverage is not None else f"{share:.0%}"
-            return False, f"shares {self.config.n}-token runs with the item, covering {shown} of it", coverage
-        return None
+    def _doubt(self, pair: _Pair, copies: list[int], scanned: Sequence[str], words: dict[int, set[str]]) -> str:
+        """Why a copy of the item is no proof of *this* item ("" when it is): the training text is as
+        much a copy of a sibling eval item (another item it holds a copy of) and holds none of this
+        item's n-grams that the sibling lacks (items that differ in a value, questions sharing a
+        passage); or the item's values (tokens with a digit) are not in the training text."""
+        item = self._item(pair.pos)
+        for other in copies:
+            if other == pair.pos:
+                continue
+            differs = np.setdiff1d(item.distinct, self._item(other).distinct, assume_unique=True)
+            if len(differs) and not np.isin(differs, pair.hashes).any():
+                ev = self.eval_records[other]
+                return f"the training text is as much a copy of eval item {ev.dataset}#{ev.id}, which differs from this one where the text does"
+        if item.values:
+            if pair.text not in words:
+                words[pair.text] = set(tokens(scanned[pair.text]))
+            missing = sorted(item.values - words[pair.text])
+            if missing:
+                return f"the item's values {', '.join(missing[:5])} are not in the training text"
+        return ""
+
+    def _janitor(self, pair: _Pair, coverage: float | None) -> str | None:
+        """Why a partial copy is suspected: an item of ``n`` tokens or more shares an ``n``-token run
+        with the training text (lm-eval's janitor calls one shared 13-gram contamination); None: too
+        little to report."""
+        if self.item_n[pair.pos] < self.config.n:
+            return None
+        shown = f" covering {coverage:.0%} of it" if coverage is not None else ""
+        return f"shares {self.config.n}-token runs with the item{shown}, too little to be a copy"
 
 
 @dataclass(frozen=True)
@@ -376,32 +370,18 @@ class _Pair:
     text: int
     pos: int
     matched: int
-    own: int
     hashes: np.ndarray
 
 
 @dataclass(frozen=True)
 class _Item:
-    """An eval item as the decision needs it: its n-grams in order, which are its own, its token
+    """An eval item as the decision needs it: its n-grams in order and distinct (sorted), its token
     count and its values (tokens with a digit)."""
 
     grams: np.ndarray
-    own: np.ndarray
+    distinct: np.ndarray
     length: int
     values: frozenset[str]
-
-
-def _run_lengths(sorted_hashes: np.ndarray) -> np.ndarray:
-    """For each entry of a sorted array, how many entries hold its value.
-
-    >>> _run_lengths(np.array([3, 3, 5, 7, 7, 7], dtype=np.uint64)).tolist()
-    [2, 2, 1, 3, 3, 3]
-    """
-    if not len(sorted_hashes):
-        return np.zeros(0, dtype=np.int64)
-    bounds = np.concatenate(([0], np.flatnonzero(np.diff(sorted_hashes)) + 1, [len(sorted_hashes)]))
-    runs = np.diff(bounds)
-    return np.repeat(runs, runs)
 
 
 def _covered(starts: np.ndarray, n: int, length: int) -> np.ndarray:
