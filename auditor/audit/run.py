@@ -480,6 +480,8 @@ def _finish_check(
         )
     if review:
         notes.append(suspected_note(counts, config.fail_on))
+    for ix in indexes:  # how a method read the eval side (e.g. template text left out of the items)
+        notes.extend(ix.notes())
     method_stats = [ix.stats() for ix in indexes]
     for ms in method_stats:  # the records of each training set the method read
         ms["train_records_read"] = {n: state.searched.get(n, Counter())[ms["method"]] for n in check.train}
