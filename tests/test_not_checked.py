@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import REPO
 
 from auditor import methods
 from auditor.audit.run import AuditConfig, CheckSpec, run_audit
@@ -24,6 +25,7 @@ from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.report import Report
 from auditor.report.validate import check_report
 
+README = (REPO / "README.md").read_text(encoding="utf-8")
 EMBEDDING_OFF = "not checked: embedding — not selected: the paraphrase tier runs only when named (--method embedding)"
 
 
@@ -53,6 +55,7 @@ def test_a_default_run_names_the_paraphrase_tier_as_not_checked_everywhere(tmp_p
         "not checked: entities — indexed none of the 500 eval items (no identifier found: 500)",
         f"{EMBEDDING_OFF}; needs pip install 'auditor[embed]'",
     ]
+    assert "\n".join(lines[:4]) in README  # the tour quotes them
     entries = {n["method"]: n for n in _not_checked(out)}
     assert entries["embedding"] == {
         "method": "embedding",
