@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import cast
 
 from ..errors import InputError
+from ..io.archive import archive_kind
+from ..io.arrowread import FILE_MAGIC
+from ..io.compressed import open_decompressed
 from ..io.files import base_suffix
 from ..io.remote import is_url
 from ..io.sniff import Sniffed, sniff
@@ -30,9 +33,37 @@ def detect(path: str | Path) -> type[Adapter]:
     """The adapter class for ``path``, chosen by content (then suffix for generic formats).
 
     JSON and JSON Lines are told apart by content whatever the suffix (:func:`auditor.io.sniff.sniff`,
-    a bounded prefix); CSV, TSV and Parquet go by suffix. Raises :class:`InputError` when nothing fits.
+    a bounded prefix); CSV, TSV, Parquet, Arrow and YAML go by suffix; zip and tar archives by suffix
+    or content. Raises :class:`InputError` when nothing fits.
     """
     return explain(path)[0]
+
+
+def adapter_for(path: str | Path, fmt: str | None) -> type[Adapter]:
+    """The adapter that reads ``path`` for a dataset of format ``fmt`` (None: detected). An archive is
+    read by the ``archive`` adapter whatever the format: the format is its members' (pass it as
+    :attr:`AdapterOptions.member_format`)."""
+    if fmt is None:
+        return detect(path)
+    if fmt != "archive" and archive_kind(path) is not None:
+        return get_adapter("archive")
+    return get_adapter(fmt)
+
+
+#: suffixes that name a data format: no content check for an archive or an Arrow file
+_DATA_SUFFIXES = (".json", ".jsonl", *TABLE_SUFFIXES)
+
+
+def _by_content(path: Path) -> str | None:
+    """``archive`` or ``arrow`` for a file whose name does not say what it is, by its first bytes."""
+    if archive_kind(path, by_content=True) is not None:
+        return "archive"
+    try:
+        with open_decompressed(path) as f:
+            head = f.read(8)
+    except (OSError, InputError):
+        return None
+    return "arrow" if head.startswith(FILE_MAGIC) and base_suffix(path) == "" else None
 
 
 def explain(path: str | Path) -> tuple[type[Adapter], str]:
@@ -40,6 +71,15 @@ def explain(path: str | Path) -> tuple[type[Adapter], str]:
     # a URL stays a string (Path would fold its //); adapters read its name through Path(...) too
     path = cast(Path, path) if is_url(path) else Path(path)
     suffix = base_suffix(path)
+    kind = archive_kind(path)
+    if kind is not None:
+        return get_adapter("archive"), f"a {kind} archive (by its name): each member read by its own format"
+    if suffix not in _DATA_SUFFIXES:
+        found_kind = _by_content(path)
+        if found_kind == "archive":
+            return get_adapter("archive"), "a zip or tar archive (by its content): each member read by its own format"
+        if found_kind == "arrow":
+            return get_adapter("arrow"), "an Arrow IPC file (by its content)"
     if suffix in TABLE_SUFFIXES:  # a named reader that recognizes the first row wins over the generic table
         row = first_row(path)
         named = sorted((a for a in registry().values() if a.layouts and suffix in a.suffixes), key=_order)
@@ -88,6 +128,7 @@ __all__ = [
     "AtomicFile",
     "RecordWriter",
     "ViewsWriter",
+    "adapter_for",
     "detect",
     "explain",
     "get_adapter",

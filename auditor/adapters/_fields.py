@@ -1,4 +1,9 @@
-"""Field extraction shared by the generic (json/jsonl/csv/parquet) adapters."""
+"""Field extraction shared by the generic (json/jsonl/csv/parquet/arrow/yaml) adapters.
+
+Field names are matched exactly first; when no field has the exact name, a field whose name differs
+only in case is used (a ``Query`` column for ``--text-field query``, a ``TEXT`` column for the default
+``text``), unless several do (``Query`` and ``QUERY``): that record is refused with both names.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,62 @@ TEXT_CANDIDATES = ("text", "query", "question", "prompt", "instruction", "input"
 ID_CANDIDATES = ("id", "query_id", "task_id", "uid", "idx")
 
 
+class AmbiguousField(KeyError):
+    """A field name that matches several fields once case is ignored, none exactly."""
+
+    def __init__(self, path: str, names: list[str]):
+        super().__init__(path)
+        self.names = names
+
+    def reason(self, what: str) -> str:
+        shown = " and ".join(f"'{n}'" for n in self.names)
+        return f"{what} '{self.args[0]}' matches {shown}, which differ only in case; name one exactly"
+
+
+def lookup(obj: Any, path: str) -> tuple[Any, str]:
+    """The value at dotted ``path`` and the path that holds it: :func:`~auditor.io.jsonread.dotted_get`,
+    else each part matched regardless of case when no key has it exactly. KeyError when absent,
+    :class:`AmbiguousField` when a part matches several keys that differ only in case.
+
+    >>> lookup({"Query": "hi"}, "query"), lookup({"a": {"B": [1, 2]}}, "A.b.1")
+    (('hi', 'Query'), (2, 'a.B.1'))
+    """
+    try:
+        return dotted_get(obj, path), path
+    except KeyError:
+        pass
+    cur, taken = obj, []
+    for part in path.split("."):
+        if isinstance(cur, dict):
+            if part in cur:
+                key = part
+            else:
+                folded = [k for k in cur if isinstance(k, str) and k.casefold() == part.casefold()]
+                if len(folded) > 1:
+                    raise AmbiguousField(path, folded)
+                if not folded:
+                    raise KeyError(path)
+                key = folded[0]
+            cur = cur[key]
+            taken.append(key)
+        elif isinstance(cur, list) and part.lstrip("-").isdigit():
+            try:
+                cur = cur[int(part)]
+            except IndexError:
+                raise KeyError(path) from None
+            taken.append(part)
+        else:
+            raise KeyError(path)
+    return cur, ".".join(taken)
+
+
+def _folded(obj: dict, name: str) -> list[str]:
+    """The keys of ``obj`` equal to ``name`` regardless of case (none when one is exactly ``name``)."""
+    if name in obj:
+        return []
+    return [k for k in obj if isinstance(k, str) and k.casefold() == name.casefold()]
+
+
 def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip:
     """Turn one generic object into a Record using the adapter's text/id field options."""
     opts = adapter.options
@@ -26,14 +87,21 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
     selector = _selector(opts.messages)
     if opts.text_field:
         try:
-            text = dotted_get(obj, opts.text_field)
+            text, field = lookup(obj, opts.text_field)
+        except AmbiguousField as e:
+            return Skip(source, e.reason("text field") + _seen(obj), raw=obj)
         except KeyError:
             return Skip(source, f"missing text field '{opts.text_field}'" + _seen(obj), raw=obj)
-        field = opts.text_field
     else:
-        field = _text_candidate(obj)
-        if field is None:
+        try:
+            found = _text_candidate(obj)
+        except AmbiguousField as e:
+            return Skip(source, e.reason("text field") + _seen(obj), raw=obj)
+        if found is None:
             present = next((c for c in TEXT_CANDIDATES if obj.get(c) is not None), None)
+            present = present or next(
+                (k for c in TEXT_CANDIDATES for k in _folded(obj, c) if obj.get(k) is not None), None
+            )
             if present is not None:
                 return Skip(
                     source,
@@ -41,7 +109,12 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
                     + _seen(obj),
                     raw=obj,
                 )
-            return Skip(source, "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ")" + _seen(obj), raw=obj)
+            return Skip(
+                source,
+                "no text field found (tried " + ", ".join(TEXT_CANDIDATES) + ", in any case)" + _seen(obj),
+                raw=obj,
+            )
+        field = found
         text = obj[field]
     if not isinstance(text, str) and is_chat(text):
         selected = selector.select(text)
@@ -54,13 +127,17 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
     meta: dict[str, Any] = {}
     if opts.calls_field:
         try:
-            value = dotted_get(obj, opts.calls_field)
+            value, _ = lookup(obj, opts.calls_field)
+        except AmbiguousField as e:
+            return Skip(source, e.reason("calls field"), raw=obj)
         except KeyError:
             return Skip(source, f"missing calls field '{opts.calls_field}'" + _seen(obj), raw=obj)
         views["calls"], meta = calls_and_meta(value, record_schemas(obj))
     if opts.id_field:
         try:
-            rid = dotted_get(obj, opts.id_field)
+            rid, _ = lookup(obj, opts.id_field)
+        except AmbiguousField as e:
+            return Skip(source, e.reason("id field"), raw=obj)
         except KeyError:
             return Skip(source, f"missing id field '{opts.id_field}'", raw=obj)
     else:
@@ -79,25 +156,41 @@ def _selector(spec: str | None) -> MessageSelector:
     return MessageSelector.parse(spec)
 
 
-def _text_candidate(obj: dict) -> str | None:
-    """The first of :data:`TEXT_CANDIDATES` holding a string or a message list.
+def _usable(value: Any) -> bool:
+    return isinstance(value, str) or (value is not None and is_chat(value))
 
-    >>> _text_candidate({"query": 3, "prompt": "hi", "text": None})
-    'prompt'
+
+def _text_candidate(obj: dict) -> str | None:
+    """The first of :data:`TEXT_CANDIDATES` holding a string or a message list; when none does under
+    its exact name, the first holding one under a name that differs only in case (:class:`AmbiguousField`
+    when two such names do).
+
+    >>> _text_candidate({"query": 3, "prompt": "hi", "text": None}), _text_candidate({"ID": 1, "Question": "hi"})
+    ('prompt', 'Question')
     """
     for c in TEXT_CANDIDATES:
-        value = obj.get(c)
-        if isinstance(value, str) or (value is not None and is_chat(value)):
+        if _usable(obj.get(c)):
             return c
+    for c in TEXT_CANDIDATES:
+        keys = [k for k in _folded(obj, c) if _usable(obj[k])]
+        if len(keys) > 1:
+            raise AmbiguousField(c, keys)
+        if keys:
+            return keys[0]
     return None
 
 
 def id_candidate(obj: dict) -> Any:
-    """The value of the first of :data:`ID_CANDIDATES` holding a string or an integer, else None."""
+    """The value of the first of :data:`ID_CANDIDATES` holding a string or an integer (exact names
+    first, then names that differ only in case: ``ID``, ``Id``), else None."""
     for c in ID_CANDIDATES:
         value = obj.get(c)
         if isinstance(value, (str, int)):
             return value
+    for c in ID_CANDIDATES:
+        keys = [k for k in _folded(obj, c) if isinstance(obj[k], (str, int))]
+        if len(keys) == 1:
+            return obj[keys[0]]
     return None
 
 

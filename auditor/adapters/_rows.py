@@ -25,31 +25,38 @@ import dataclasses
 import json
 from abc import abstractmethod
 from collections.abc import Iterator
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io.compressed import open_text
+from ..io.arrowread import arrow_rows, table_source
+from ..io.compressed import NOT_UTF8, open_text
 from ..io.files import base_suffix
 from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json, locate_bad_utf8
-from ..io.remote import is_url, open_url
 from ..io.sniff import sniff
+from ..io.yamlread import iter_yaml_items
 from ..records.record import Record, Skip
+from ._csvlayout import csv_layout
 from ._fields import extract
 from ._write import (
+    ArrowWriter,
     CsvWriter,
     JsonArrayWriter,
     JsonLinesWriter,
     JsonObjectWriter,
     ParquetWriter,
     RecordWriter,
-    sniff_delimiter,
+    YamlWriter,
 )
 from .base import Adapter, line_spans
 
-#: table files the named readers read row by row (chosen by suffix, then by the first row's fields)
-TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+#: Arrow IPC files (file or stream format: Hugging Face ``datasets``' ``.arrow``, Feather v2)
+ARROW_SUFFIXES = (".arrow", ".feather")
+#: binary tables read by pyarrow, row by row
+COLUMNAR_SUFFIXES = (".parquet", *ARROW_SUFFIXES)
+YAML_SUFFIXES = (".yaml", ".yml")
+#: files the named readers read row by row, not as JSON (chosen by suffix, then by the first row's fields)
+TABLE_SUFFIXES = (".csv", ".tsv", *COLUMNAR_SUFFIXES, *YAML_SUFFIXES)
 
 
 class RowAdapter(Adapter):
@@ -119,7 +126,11 @@ class RowAdapter(Adapter):
         return self._read(path)
 
     def _read(self, path: Path) -> Iterator[Record | Skip]:
-        if base_suffix(path) in TABLE_SUFFIXES:
+        suffix = base_suffix(path)
+        if suffix in YAML_SUFFIXES:  # items (and a mapping's keys) as a JSON document's
+            yield from self._items(path, iter_yaml_items(path))
+            return
+        if suffix in TABLE_SUFFIXES:
             for position, source, row in table_rows(path, self.options.max_record_chars):
                 yield row if isinstance(row, Skip) else self.one(row, position, source)
             return
@@ -131,7 +142,10 @@ class RowAdapter(Adapter):
             load_json(path)  # invalid JSON: InputError naming the line
             yield Skip(str(path), f"expected a JSON array, object or JSON Lines of '{self.name}' records")
             return
-        for i, key, obj in iter_json_items(path):  # streamed, one item in memory
+        yield from self._items(path, iter_json_items(path))  # streamed, one item in memory
+
+    def _items(self, path: Path, items: Iterator[tuple[int, str | None, Any]]) -> Iterator[Record | Skip]:
+        for i, key, obj in items:
             rec = self.one(obj, i, f"{path}#{i}")
             if key is not None and isinstance(rec, Record):
                 rec.meta["json_key"] = key  # written back under its key
@@ -142,11 +156,9 @@ class RowAdapter(Adapter):
             yield rec
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
-        suffix = base_suffix(source)
-        if suffix == ".parquet":
-            return ParquetWriter(source, target)
-        if suffix in TABLE_SUFFIXES:
-            return CsvWriter(source, target)
+        table = table_writer(source, target)
+        if table is not None:
+            return table
         if sniff(source).kind == "lines":  # as read(): JSON Lines whatever the name
             return JsonLinesWriter(source, target)
         if json_container(source) == "object":
@@ -154,13 +166,41 @@ class RowAdapter(Adapter):
         return JsonArrayWriter(source, target)
 
 
+def table_writer(source: Path, target: Path) -> RecordWriter | None:
+    """The writer of a table file (:data:`TABLE_SUFFIXES`) in its own format; None for JSON."""
+    suffix = base_suffix(source)
+    if suffix == ".parquet":
+        return ParquetWriter(source, target)
+    if suffix in ARROW_SUFFIXES:
+        return ArrowWriter(source, target)
+    if suffix in YAML_SUFFIXES:
+        return YamlWriter(source, target)
+    if suffix in TABLE_SUFFIXES:
+        return CsvWriter(source, target)
+    return None
+
+
 def table_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip]]:
-    """``(position, source, row)`` of each row of a CSV / TSV (delimiter as the ``csv`` format sniffs it)
-    or Parquet file; a CSV row with more cells than the header, or a NUL byte, is a Skip."""
-    if base_suffix(path) == ".parquet":
+    """``(position, source, row)`` of each row of a CSV / TSV (layout as :func:`~auditor.adapters._csvlayout.csv_layout`
+    tells it), Parquet, Arrow IPC or YAML file; a CSV row with more cells than the header, a NUL byte,
+    or a YAML item that is not a mapping, is a Skip."""
+    suffix = base_suffix(path)
+    if suffix == ".parquet":
         yield from _parquet_rows(path)
-        return
-    yield from csv_rows(path, max_chars)
+    elif suffix in ARROW_SUFFIXES:
+        for position, row in arrow_rows(path):
+            yield position, f"{path}#{position}", row
+    elif suffix in YAML_SUFFIXES:
+        for position, _, item in iter_yaml_items(path):
+            source = f"{path}#{position}"
+            ok = isinstance(item, dict)
+            yield (
+                position,
+                source,
+                item if ok else Skip(source, f"item is {type(item).__name__}, not an object", raw=item),
+            )
+    else:
+        yield from csv_rows(path, max_chars)
 
 
 def csv_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip]]:
@@ -169,15 +209,19 @@ def csv_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip
     :class:`InputError` naming the line for invalid UTF-8, malformed CSV or a field over ``max_chars``."""
     csv.field_size_limit(max_chars)
     reader = None
+    layout = csv_layout(path)
     try:
         with open_text(path) as f:
-            reader = csv.DictReader(f, delimiter=sniff_delimiter(path), strict=True)
-            start, position = 2, 0
+            reader = csv.DictReader(
+                f, fieldnames=None if layout.header else layout.columns, delimiter=layout.delimiter, strict=True
+            )
+            start, position = (2, 0) if layout.header else (1, 0)
             for row in reader:
                 source = f"{path}:{start}"
                 start = reader.line_num + 1
                 if None in row:
-                    yield position, source, Skip(source, "row has more cells than the header")
+                    more = "the header" if layout.header else f"the first rows ({len(layout.columns)}; no header)"
+                    yield position, source, Skip(source, f"row has more cells than {more}")
                 elif any("\x00" in v for v in row.values() if isinstance(v, str)):
                     yield position, source, Skip(source, "NUL byte in row")
                 else:
@@ -185,7 +229,7 @@ def csv_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip
                 position += 1
     except UnicodeDecodeError:
         line = locate_bad_utf8(path)
-        raise InputError(str(path), f"line {line}" if line else None, "not valid UTF-8") from None
+        raise InputError(str(path), f"line {line}" if line else None, NOT_UTF8) from None
     except csv.Error as e:
         where = f"line {reader.reader.line_num}" if reader is not None and reader.reader.line_num else None
         problem = str(e)
@@ -199,7 +243,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, str, dict | Skip]]:
     import pyarrow.parquet as pq
 
     try:
-        with open_url(str(path)) if is_url(str(path)) else nullcontext(path) as src:
+        with table_source(path) as src:
             position = 0
             for batch in pq.ParquetFile(src).iter_batches(batch_size=4096):
                 for row in batch.to_pylist():

@@ -4,7 +4,7 @@ A :class:`RecordWriter` receives the records of one source file, in file order, 
 (memory holds one record, or one group of a nested layout), writes them to a temp file in the
 target's folder and renames it into place on :meth:`RecordWriter.close`; :meth:`RecordWriter.abort`
 removes the temp file. New files get the ordinary mode (``0666`` less the umask), never the temp
-file's ``0600``. A target ending in ``.gz`` / ``.zst`` is compressed the same way.
+file's ``0600``. A target ending in ``.gz`` / ``.zst`` / ``.bz2`` / ``.xz`` is compressed the same way.
 
 Writing no record gives a valid empty file of the format (``[]``, ``{}``, a CSV header, a Parquet
 file with the schema and no rows; an empty JSON Lines file), which reads back as zero records.
@@ -22,11 +22,13 @@ Raises :class:`~auditor.errors.InputError` when a record has nothing to write (n
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import csv
 import gzip
 import io
 import json
+import lzma
 import os
 import shutil
 import tempfile
@@ -36,8 +38,8 @@ from typing import IO, Any
 
 from ..errors import InputError
 from ..io.compressed import open_text
-from ..io.files import base_suffix
 from ..records.record import Record, split_source
+from ._csvlayout import csv_layout
 
 _UMASK: int | None = None
 
@@ -72,6 +74,10 @@ class AtomicFile:
             import zstandard
 
             self._zip = zstandard.ZstdCompressor().stream_writer(self._raw, closefd=False)
+        elif name.endswith(".bz2"):
+            self._zip = bz2.BZ2File(self._raw, "wb")
+        elif name.endswith(".xz"):
+            self._zip = lzma.LZMAFile(self._raw, "wb")
         self.stream: IO[bytes] = self._zip or self._raw
 
     def commit(self) -> Path:
@@ -216,21 +222,25 @@ class JsonDocumentWriter(RecordWriter):
 
 
 def sniff_delimiter(path: str | Path) -> str:
-    """The delimiter of a CSV/TSV file, as the CSV adapter reads it (first line: tabs vs commas)."""
-    with open_text(path) as f:
-        header = f.readline()
-    return "\t" if (base_suffix(path) == ".tsv" or header.count("\t") > header.count(",")) else ","
+    """The delimiter of a CSV/TSV file, as the CSV adapter reads it (:func:`~auditor.adapters._csvlayout.csv_layout`)."""
+    return csv_layout(path).delimiter
 
 
 class CsvWriter(RecordWriter):
-    """CSV/TSV with the source's header and delimiter."""
+    """CSV/TSV with the source's header (none for a headerless source) and delimiter."""
 
     def begin(self) -> None:
-        delimiter = sniff_delimiter(self.source)
-        with open_text(self.source) as f:
-            header = next(csv.reader(f, delimiter=delimiter), [])
-        self._csv = csv.DictWriter(self._text, fieldnames=header, delimiter=delimiter, lineterminator="\n")
-        self._csv.writeheader()
+        layout = csv_layout(self.source)
+        if layout.header:
+            with open_text(self.source) as f:
+                header = next(csv.reader(f, delimiter=layout.delimiter), [])
+        else:
+            header = layout.columns
+        self._csv = csv.DictWriter(
+            self._text, fieldnames=header, delimiter=layout.delimiter, lineterminator="\n", extrasaction="ignore"
+        )
+        if layout.header:
+            self._csv.writeheader()
 
     def write_one(self, record: Record) -> None:
         raw = raw_of(record)
@@ -269,6 +279,58 @@ class ParquetWriter(RecordWriter):
     def end(self) -> None:
         self._flush()
         self._pq.close()
+
+
+class ArrowWriter(RecordWriter):
+    """Arrow IPC with the source's schema and IPC format (file or stream), in batches of ``batch`` rows."""
+
+    batch = 4096
+
+    def begin(self) -> None:
+        import pyarrow as pa
+
+        from ..io.arrowread import arrow_schema_format
+
+        self._schema, kind = arrow_schema_format(self.source)
+        self._rows: list[dict] = []
+        sink = self.out.stream
+        self._ipc = pa.ipc.new_file(sink, self._schema) if kind == "file" else pa.ipc.new_stream(sink, self._schema)
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self._rows:
+            self._ipc.write_batch(pa.RecordBatch.from_pylist(self._rows, schema=self._schema))
+            self._rows = []
+
+    def write_one(self, record: Record) -> None:
+        raw = raw_of(record)
+        if not isinstance(raw, dict):
+            raise InputError(*_where(record), "an Arrow row must be a mapping to be written back")
+        self._rows.append(raw)
+        if len(self._rows) >= self.batch:
+            self._flush()
+
+    def end(self) -> None:
+        self._flush()
+        self._ipc.close()
+
+
+class YamlWriter(RecordWriter):
+    """YAML: a list of the records (``[]`` when empty), or a mapping under their keys when the source
+    was a mapping of records (``meta['json_key']``)."""
+
+    def write_one(self, record: Record) -> None:
+        from ..io.yamlread import yaml_module
+
+        yaml = yaml_module()
+        raw = raw_of(record)
+        value = {record.meta["json_key"]: raw} if "json_key" in record.meta else [raw]
+        self.emit(yaml.safe_dump(value, allow_unicode=True, sort_keys=False, width=1 << 30))
+
+    def end(self) -> None:
+        if not self.count:
+            self.emit("[]\n")
 
 
 class ViewsWriter(JsonLinesWriter):

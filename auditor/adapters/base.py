@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, InputError, did_you_mean
+from ..io.compressed import is_plain
 from ..io.files import file_size
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan
 from ..records.record import Record, Skip
@@ -57,6 +58,8 @@ class AdapterOptions:
     messages: str | None = None
     #: dotted path of a field holding tool calls (generic formats; :mod:`auditor.records.callparse`)
     calls_field: str | None = None
+    #: the format the members of an archive are read in (the dataset's ``format``); None: detected per member
+    member_format: str | None = None
 
 
 class Adapter(ABC):
@@ -128,15 +131,12 @@ def first_record(sample: Any) -> dict | None:
 
 def line_spans(path: Path, split_bytes: int) -> list[LineSpan]:
     """Byte ranges of ``split_bytes`` of an uncompressed line-based file; [] when it fits one."""
-    name = str(path).lower()
-    if name.endswith((".gz", ".zst")):
-        return []  # a compressed stream cannot be entered in the middle: read whole
     try:
         size = file_size(path)
     except (OSError, InputError):
         return []
-    if size <= split_bytes:
-        return []
+    if size <= split_bytes or not is_plain(path):
+        return []  # a compressed or transcoded stream, an archive member: cannot be entered in the middle
     cuts = list(range(0, size, split_bytes))
     return [LineSpan(a, b) for a, b in zip(cuts, [*cuts[1:], None])]
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..io.files import base_suffix
 from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
@@ -34,8 +34,8 @@ from ..records.callparse import Schemas, calls_from_value
 from ..records.messages import ROLE_ALIASES, MessageSelector, content_text
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.trajectory import Turn, extract_task, trajectory_views
-from ._rows import record_id, table_rows
-from ._write import JsonArrayWriter, JsonLinesWriter, ParquetWriter, RecordWriter, dumps, raw_of
+from ._rows import COLUMNAR_SUFFIXES, YAML_SUFFIXES, record_id, table_rows, table_writer
+from ._write import JsonArrayWriter, JsonLinesWriter, RecordWriter, dumps, raw_of
 from .base import Adapter, first_record, line_spans
 
 _REF_ID = re.compile(r"^(G\d)@(\d+)")
@@ -158,11 +158,15 @@ def parse_turns(obj: dict, keys: tuple[str, ...] = _MESSAGE_KEYS, tags: Tags | N
     return turns
 
 
+#: files of rows (not JSON) a chat reader reads: Parquet, Arrow, YAML
+_ROW_FILES = (*COLUMNAR_SUFFIXES, *YAML_SUFFIXES)
+
+
 class ChatAdapter(Adapter):
     """OpenAI messages / ShareGPT conversations / tau-bench traj / StepTool: chat turns, tool calls, results."""
 
     name = "chat"
-    suffixes = (".json", ".jsonl", ".parquet")
+    suffixes = (".json", ".jsonl", *_ROW_FILES)
     layouts = ("array", "object", "lines")
     priority = 30
     #: the keys holding the message list, tried in order
@@ -180,7 +184,7 @@ class ChatAdapter(Adapter):
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:
-        if base_suffix(path) == ".parquet":
+        if base_suffix(path) in _ROW_FILES:
             return []
         return line_spans(path, split_bytes) if sniff(path).kind == "lines" else []
 
@@ -192,7 +196,7 @@ class ChatAdapter(Adapter):
             position += 1
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
-        if base_suffix(path) == ".parquet":  # a message-list column: rows are read as JSON records are
+        if base_suffix(path) in _ROW_FILES:  # a message-list column: rows are read as JSON records are
             for position, source, row in table_rows(path, self.options.max_record_chars):
                 yield row if isinstance(row, Skip) else self._one(row, position, source)
             return
@@ -238,8 +242,8 @@ class ChatAdapter(Adapter):
                 yield rec
 
     def writer(self, source: Path, target: Path) -> RecordWriter:
-        if base_suffix(source) == ".parquet":
-            return ParquetWriter(source, target)
+        if base_suffix(source) in _ROW_FILES:
+            return cast(RecordWriter, table_writer(source, target))
         if sniff(source).kind == "lines":  # as read(): JSON Lines whatever the name
             return JsonLinesWriter(source, target)
         if json_container(source) == "object":

@@ -8,12 +8,11 @@ is its row number in the whole file either way.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io.remote import is_url, open_url
+from ..io.arrowread import table_source
 from ..records.record import Record, Skip
 from ._fields import extract
 from ._write import ParquetWriter, RecordWriter
@@ -79,5 +78,6 @@ class ParquetAdapter(GenericAdapter):
 
 
 def _source(path: Path | str):
-    """What pyarrow opens: a local path as it is, a URL through its filesystem (:mod:`auditor.io.remote`)."""
-    return open_url(str(path)) if is_url(str(path)) else nullcontext(path)
+    """What pyarrow opens: a local path as it is, a URL through its filesystem (:mod:`auditor.io.remote`),
+    an archive member's bytes (:mod:`auditor.io.members`)."""
+    return table_source(path)

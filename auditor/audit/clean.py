@@ -59,6 +59,7 @@ from ..errors import ConfigError, OutputError
 from ..io import toml_writer as _toml
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
 from ..io.ledger import LEDGER, Ledger, shown
+from ..io.members import archive_of
 from ..io.remote import is_url
 from ..methods.base import Finding
 from ..records.record import Record, split_source
@@ -73,7 +74,8 @@ def _folder(name: str) -> str:
 
 
 def _file_of(record: Record) -> str:
-    return source_file(split_source(record.source)[0])
+    """The dataset file a record came from (an archive for its members' records)."""
+    return archive_of(source_file(split_source(record.source)[0]))
 
 
 def _out_name(path: Path, taken: set[str]) -> str:
@@ -397,6 +399,8 @@ def _spec_table(ds: Dataset, paths: list[str] | None = None, fmt: str | None = N
         table["split"] = spec.split
     for key in ("text_field", "id_field", "messages", "calls_field", "on_error", "split_label"):
         table[key] = getattr(spec, key)
+    if paths is None:  # the original files, in their encoding (cleaned files are written in UTF-8)
+        table["encoding"] = spec.encoding
     if spec.max_record_chars != DEFAULT_MAX_RECORD_CHARS:
         table["max_record_chars"] = spec.max_record_chars
     return table

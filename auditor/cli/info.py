@@ -61,9 +61,14 @@ def formats_cmd():
     "--messages", default=None, help="Message selector for chat-shaped fields (first-user, last-user, all-user ...)."
 )
 @click.option("--calls-field", default=None, help="Dotted path of a field holding tool calls, for generic formats.")
+@click.option(
+    "--encoding",
+    default=None,
+    help="Text encoding of the files (latin-1, cp1252, utf-16 ...; default UTF-8, or as a byte-order mark says).",
+)
 @click.option("-n", "limit", default=3, show_default=True, help="Records to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw form (JSON) instead of the summary.")
-def inspect(dataset, fmt, text_field, id_field, messages, calls_field, limit, as_json):
+def inspect(dataset, fmt, text_field, id_field, messages, calls_field, encoding, limit, as_json):
     """Show how a dataset is read: per file the format chosen and why, counts, and the first records
     (views first, truncated; meta after)."""
     with library_errors():
@@ -76,6 +81,7 @@ def inspect(dataset, fmt, text_field, id_field, messages, calls_field, limit, as
                 id_field=id_field,
                 messages=messages,
                 calls_field=calls_field,
+                encoding=encoding,
                 on_error="skip",
             )
         )

@@ -163,11 +163,15 @@ _FIELDS = (
     ("id-field", "Dotted path of the id field, for generic formats"),
     ("messages", "Message selector for chat-shaped fields: first-user, last-user, all-user (default), WHICH-ROLE"),
     ("calls-field", "Dotted path of a field holding tool calls (JSON or Python-style call strings)"),
+    (
+        "encoding",
+        "Text encoding of the files (latin-1, cp1252, utf-16 ...; default UTF-8, or as a byte-order mark says)",
+    ),
 )
 
 
 def field_options(f):
-    """``--text-field`` / ``--id-field`` / ``--messages`` / ``--calls-field`` for both sides, and each
+    """``--text-field`` / ``--id-field`` / ``--messages`` / ``--calls-field`` / ``--encoding`` for both sides, and each
     with a ``--train-`` / ``--eval-`` form for one side (the one-side form wins)."""
     for flag, text in reversed(_FIELDS):
         f = click.option(f"--eval-{flag}", default=None, help=f"{text}: eval side only.")(f)

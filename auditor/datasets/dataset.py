@@ -32,8 +32,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..adapters import Adapter, AdapterOptions, detect, explain, get_adapter
+from ..adapters import Adapter, AdapterOptions, adapter_for, explain
 from ..errors import ChangedFileError, ConfigError, InputError
+from ..io.compressed import declare_encoding
 from ..io.files import FileState, check_regular_file, check_unchanged, file_state
 from ..io.remote import is_url
 from ..records.record import Record, split_source
@@ -54,6 +55,8 @@ class Dataset:
     def __init__(self, spec: DatasetSpec):
         self.spec = spec
         self.files, self.registry_entry, self.split = resolve_files(spec)
+        for f in self.files:  # read in the dataset's encoding (UTF-8, or a BOM's, unless it names one)
+            declare_encoding(f, spec.encoding)
         self.stats = DatasetStats()
         self._sha256: str | None = None
         #: each file's state when this dataset first read it: every later read must find it so
@@ -156,12 +159,16 @@ class Dataset:
                 out[str(f)] = (self.registry_entry.format, f"bundled set '{self.registry_entry.name}'")
             else:
                 adapter, why = explain(f)
+                describe = getattr(adapter, "describe", None)
+                if describe is not None:  # an archive: the members read and left out
+                    why = f"{why}; {describe(f)}"
                 out[str(f)] = (adapter.name, why)
         return out
 
     def adapter_class(self, path: Path) -> type[Adapter]:
-        """The adapter that reads ``path``: the dataset's format, else detected from content."""
-        return get_adapter(self.format) if self.format else detect(path)
+        """The adapter that reads ``path``: the dataset's format, else detected from content (an archive:
+        the ``archive`` adapter, whose members are read in the dataset's format)."""
+        return adapter_for(path, self.format)
 
     def adapter(self, path: Path) -> Adapter:
         """The adapter reading ``path`` for this dataset, with the dataset's options."""
@@ -172,6 +179,7 @@ class Dataset:
             max_record_chars=spec.max_record_chars,
             messages=spec.messages,
             calls_field=spec.calls_field,
+            member_format=self.format,
         )
         return self.adapter_class(path)(spec.name, options)
 

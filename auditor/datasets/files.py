@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError, did_you_mean
+from ..io.hfdisk import describe_choice, hf_folder, metadata_folder
 from ..io.remote import glob_urls, is_url
 from . import registry
 from .spec import DatasetSpec
@@ -53,9 +54,14 @@ def resolve_files(spec: DatasetSpec) -> tuple[list[Any], registry.RegistryEntry 
             matches = sorted(p for p in glob.glob(full, recursive=True) if not os.path.isdir(p))
             if not matches:
                 raise InputError(pattern, None, "glob matches no file")
-            found = [Path(m) for m in matches]
+            found = _without_hf_metadata(pattern, [Path(m) for m in matches])
         elif os.path.isdir(full):
-            raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
+            hf = hf_folder(full)
+            if hf is None:
+                raise InputError(full, None, "is a folder; give files or a glob such as DIR/*.json")
+            if not hf.data_files:
+                raise InputError(full, None, describe_choice(hf))
+            found = list(hf.data_files)
         elif not os.path.lexists(full):
             hint = ""
             if "/" not in pattern and os.sep not in pattern:
@@ -68,13 +74,42 @@ def resolve_files(spec: DatasetSpec) -> tuple[list[Any], registry.RegistryEntry 
                 )
             raise InputError(full, None, "no such file" + hint)
         else:
-            found = [Path(full)]
+            found = _without_hf_metadata(pattern, [Path(full)])
         if spec.confine_to is not None and not os.path.isabs(pattern):
             for f in found:
                 _check_confined(f, spec.confine_to, pattern)
         files.extend(found)
     unique = {_identity(f): f for f in reversed(files)}  # a file two patterns match: once
     return [f for f in files if unique.get(_identity(f)) is f], None, spec.split
+
+
+def _without_hf_metadata(pattern: str, found: list[Path]) -> list[Path]:
+    """``found`` less the metadata files of Hugging Face datasets folders (``state.json``,
+    ``dataset_info.json``: :mod:`auditor.io.hfdisk`), whose data ``found`` holds too; a path or glob
+    that names such metadata without its data is an error naming the data files (reading the
+    metadata alone would check nothing)."""
+    kept: list[Path] = []
+    names = {os.path.realpath(f) for f in found}
+    for f in found:
+        hf = metadata_folder(f)
+        if hf is None:
+            kept.append(f)
+            continue
+        if hf.data_files and all(os.path.realpath(d) in names for d in hf.data_files):
+            continue  # the folder's data is read: its metadata is not data
+        data = (
+            ", ".join(str(d) for d in hf.data_files[:3])
+            + (f" … ({len(hf.data_files)} files)" if len(hf.data_files) > 3 else "")
+            if hf.data_files
+            else describe_choice(hf)
+        )
+        raise InputError(
+            pattern,
+            None,
+            f"names {f.name}, the metadata of a Hugging Face datasets folder, not its data ({data}); "
+            f"give the folder {hf.folder} (its .arrow files are read)",
+        )
+    return kept
 
 
 def _check_glob_bounded(pattern: str, full: str, confine_to: str | None) -> None:

@@ -14,6 +14,7 @@ any other value selects records whose adapter-given ``split`` equals it (comma-s
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,9 @@ class DatasetSpec:
     #: a file without any content reads as 0 records instead of an error (cleaned files emptied
     #: by ``--write-clean``; a well-formed empty document is always 0 records)
     allow_empty: bool = False
+    #: the text encoding of the dataset's files (``latin-1``, ``cp1252``, ``utf-16`` ...); None: UTF-8,
+    #: or what a byte-order mark says (UTF-16 / UTF-32)
+    encoding: str | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -67,6 +71,15 @@ class DatasetSpec:
             raise ConfigError(f"dataset '{self.name}': no path given")
         if self.messages is not None:
             MessageSelector.parse(self.messages)  # ConfigError now, not at the first record
+        if self.encoding is not None:
+            try:
+                text = getattr(codecs.lookup(self.encoding), "_is_text_encoding", True)
+            except (LookupError, TypeError):
+                text = False
+            if not text:
+                raise ConfigError(
+                    f"dataset '{self.name}': unknown text encoding '{self.encoding}' (e.g. latin-1, cp1252, utf-16)"
+                )
         if (
             isinstance(self.max_record_chars, bool)
             or not isinstance(self.max_record_chars, int)

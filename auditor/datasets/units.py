@@ -23,9 +23,10 @@ from typing import Any
 
 import xxhash
 
-from ..adapters import AdapterOptions, detect, get_adapter
+from ..adapters import AdapterOptions, adapter_for
 from ..adapters._fields import id_candidate
 from ..errors import ChangedFileError, InputError
+from ..io.compressed import declare_encoding
 from ..io.files import FileState, check_regular_file, check_unchanged
 from ..io.jsonread import LineSpan, dotted_get, too_long
 from ..io.remote import is_url
@@ -135,6 +136,7 @@ class UnitReader:
             max_record_chars=limit,
             messages=spec.messages,
             calls_field=spec.calls_field,
+            member_format=self.format,
         )
         if ordinal_start is None and is_position_range(self.split):
             raise ValueError("a position-range split needs the unit's first ordinal")
@@ -145,7 +147,8 @@ class UnitReader:
             check_regular_file(path)
             if unit.state is not None:
                 check_unchanged(unit.state)
-            adapter = (get_adapter(self.format) if self.format else detect(path))(spec.name, options)
+            declare_encoding(unit.path, spec.encoding)  # this process reads the file in the dataset's encoding
+            adapter = adapter_for(path, self.format)(spec.name, options)
             items = adapter.read(path) if unit.part is None else adapter.read_part(path, unit.part)
             whole = spec.role == "train"
             for item in items:

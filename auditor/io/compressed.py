@@ -1,57 +1,252 @@
-"""Compressed input: one binary/text opener for plain, gzip and zstd files, with change detection."""
+"""Input bytes: one opener for plain and compressed files (gzip, zstd, bzip2, xz: told by their magic
+number, whatever the name) and for text in another encoding (a UTF-16 / UTF-32 byte-order mark, or
+the encoding a dataset declares), handed to every reader as UTF-8.
+
+Decompression and transcoding are streamed: memory holds one slice, whatever the file's size. A
+truncated or corrupt stream, or text that does not decode, is an :class:`~auditor.errors.InputError`
+naming the file (and, for text, the line).
+
+>>> import bz2, os, tempfile
+>>> p = os.path.join(tempfile.mkdtemp(), "train")            # no suffix: the magic number decides
+>>> _ = open(p, "wb").write(bz2.compress(b'{"text": "hi"}\\n'))
+>>> open_binary(p).read()
+b'{"text": "hi"}\\n'
+>>> q = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+>>> _ = open(q, "wb").write('{"text": "café"}\\n'.encode("utf-16"))   # with a BOM: read as UTF-16
+>>> open_binary(q).read().decode("utf-8")
+'{"text": "café"}\\n'
+"""
 
 from __future__ import annotations
 
+import bz2
+import codecs
 import gzip
 import io
+import lzma
 import zlib
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import InputError
-from .files import check_regular_file
+from . import members
+from .files import COMPRESSED_SUFFIXES, check_regular_file
 from .remote import is_url, open_url
 
+#: first bytes → compression
+MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"BZh", "bzip2"),
+)
+#: byte-order marks of the encodings read without being named (UTF-8's is dropped by the readers)
+BOMS: tuple[tuple[bytes, str, str], ...] = (
+    (b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32"),
+    (b"\xff\xfe", "utf-16-le", "UTF-16"),
+    (b"\xfe\xff", "utf-16-be", "UTF-16"),
+)
+#: what a reader adds to "not valid UTF-8": how to read a file in another encoding
+ENCODING_HINT = (
+    "if the file is in another encoding, name it: --encoding latin-1 (--train-encoding / --eval-encoding), "
+    'or encoding = "latin-1" in the manifest'
+)
+NOT_UTF8 = f"not valid UTF-8 ({ENCODING_HINT})"
 
-def open_binary(path: str | Path) -> IO[bytes]:
-    """Open a regular file (or a URL, :mod:`auditor.io.remote`) for reading, transparently
-    decompressing ``.gz`` and ``.zst``."""
+_ENCODINGS: dict[str, str] = {}
+
+
+def declare_encoding(path: str | Path, encoding: str | None) -> None:
+    """Read ``path`` (and the members of an archive at ``path``) as ``encoding`` from now on in this
+    process; None or UTF-8: as UTF-8 (a BOM still decides). Datasets declare their files' encoding
+    before reading them (:class:`~auditor.datasets.units.UnitReader`)."""
+    if encoding is None or codecs.lookup(encoding).name in ("utf-8", "utf-8-sig"):
+        _ENCODINGS.pop(str(path), None)
+    else:
+        _ENCODINGS[str(path)] = encoding
+
+
+def encoding_of(path: str | Path) -> str | None:
+    """The encoding declared for ``path`` (or for the archive it is a member of), else None."""
+    if not _ENCODINGS:
+        return None
     p = str(path)
+    return _ENCODINGS.get(p) or _ENCODINGS.get(members.archive_of(p))
+
+
+def compression_of(head: bytes) -> str | None:
+    """``gzip`` / ``zstd`` / ``xz`` / ``bzip2`` by the magic number at the start of ``head``, else None.
+
+    >>> compression_of(b"\\x1f\\x8b\\x08"), compression_of(b"BZh91AY&SY"), compression_of(b'{"a": 1}')
+    ('gzip', 'bzip2', None)
+    """
+    for magic, kind in MAGIC:
+        if head.startswith(magic):
+            if kind == "bzip2" and not _bzip2_header(head):
+                continue  # "BZh", the block size 1-9, a block or end-of-stream magic: text starting "BZh" is not bzip2
+            return kind
+    return None
+
+
+def _bzip2_header(head: bytes) -> bool:
+    if len(head) >= 4 and not head[3:4].isdigit():
+        return False
+    return len(head) < 10 or head[4:10] in (b"1AY&SY", b"\x17rE8P\x90")
+
+
+def _open_raw(p: str) -> IO[bytes]:
+    """The file's own bytes: a registered archive member, a URL, or a regular local file."""
+    member = members.lookup(p)
+    if member is not None:
+        return member.open()
     check_regular_file(p)
     try:
-        if p.endswith(".gz"):
-            return io.BufferedReader(_GzipRaw(p), buffer_size=1 << 16)
-        if p.endswith(".zst"):
-            return io.BufferedReader(_ZstdRaw(p), buffer_size=1 << 16)
         return open_url(p) if is_url(p) else open(p, "rb")
     except OSError as e:
         raise InputError(p, None, f"cannot open: {e.strerror or e}") from None
 
 
-class _GzipRaw(io.RawIOBase):
-    """A gzip stream whose truncation or corruption is an :class:`InputError` naming the file
-    (gzip raises EOFError / zlib.error, which nothing else would catch)."""
+def _head(f: IO[bytes], n: int) -> tuple[bytes, IO[bytes]]:
+    """The first ``n`` bytes of ``f`` and a reader that still starts at byte 0 (``f`` itself when it seeks)."""
+    try:
+        if f.seekable():
+            start = f.tell()
+            head = f.read(n)
+            f.seek(start)
+            return head, f
+    except (OSError, ValueError):
+        pass
+    head = f.read(n)
+    return head, io.BufferedReader(_Chain(head, f), buffer_size=1 << 16)
 
-    def __init__(self, path: str):
-        self._path = path
-        self._f = gzip.open(open_url(path) if is_url(path) else path, "rb")
+
+def open_decompressed(path: str | Path) -> IO[bytes]:
+    """``path``'s bytes, decompressed when they are gzip, zstd, bzip2 or xz (by magic number); no
+    transcoding (what archives and byte counts need)."""
+    p = str(path)
+    raw = _open_raw(p)
+    try:
+        head, raw = _head(raw, 10)
+        kind = compression_of(head)
+        if kind is None:
+            return raw
+        return io.BufferedReader(_decompressor(p, raw, kind), buffer_size=1 << 16)
+    except OSError as e:
+        raw.close()
+        raise InputError(p, None, f"cannot read: {e.strerror or e}") from None
+    except BaseException:
+        raw.close()
+        raise
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    """Open a regular file, an archive member (:mod:`auditor.io.members`) or a URL
+    (:mod:`auditor.io.remote`) for reading: decompressed (:func:`open_decompressed`) and, when it
+    starts with a UTF-16 / UTF-32 byte-order mark or its dataset declares another encoding
+    (:func:`declare_encoding`), transcoded to UTF-8. A plain UTF-8 local file comes back as the file
+    itself (seekable)."""
+    p = str(path)
+    f = open_decompressed(p)
+    try:
+        declared = encoding_of(p)
+        head, f = _head(f, 4)
+        if declared is not None:
+            return io.BufferedReader(_Transcode(p, f, declared, declared, skip=0), buffer_size=1 << 16)
+        for bom, codec, label in BOMS:
+            if head.startswith(bom):
+                return io.BufferedReader(_Transcode(p, f, codec, label, skip=len(bom)), buffer_size=1 << 16)
+        return f
+    except BaseException:
+        f.close()
+        raise
+
+
+def is_plain(path: str | Path) -> bool:
+    """True when ``path`` is a local or remote file read as its bytes are: not compressed, not an
+    archive member, no other encoding (so it can be cut into byte ranges)."""
+    p = str(path)
+    if members.lookup(p) is not None or encoding_of(p) is not None:
+        return False
+    name = p.lower()
+    if name.endswith(COMPRESSED_SUFFIXES):
+        return False
+    try:
+        with _open_raw(p) as f:
+            head = f.read(10)
+    except (OSError, InputError):
+        return False
+    return compression_of(head) is None and not any(head.startswith(b) for b, _, _ in BOMS)
+
+
+class _Chain(io.RawIOBase):
+    """``head`` and then the rest of ``f`` (what a peek at a stream that cannot seek gives back)."""
+
+    def __init__(self, head: bytes, f: IO[bytes]):
+        self._head = head
+        self._f = f
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
-        try:
-            data = self._f.read(len(b))
-        except EOFError:
-            raise InputError(self._path, None, "truncated compressed data (gzip stream ends early)") from None
-        except zlib.error as e:
-            raise InputError(self._path, None, f"corrupt compressed data: {e}") from None
+    def readinto(self, b: Any) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._f.read(len(b))
         b[: len(data)] = data
         return len(data)
 
     def close(self) -> None:
         self._f.close()
         super().close()
+
+
+def _decompressor(path: str, raw: IO[bytes], kind: str) -> io.RawIOBase:
+    if kind == "zstd":
+        return _ZstdRaw(path, raw)
+    if kind == "gzip":
+        return _Stream(path, raw, gzip.GzipFile(fileobj=raw, mode="rb"), "gzip")
+    if kind == "bzip2":
+        return _Stream(path, raw, bz2.BZ2File(raw, "rb"), "bzip2")
+    return _Stream(path, raw, lzma.LZMAFile(raw, "rb"), "xz")
+
+
+class _Stream(io.RawIOBase):
+    """A gzip / bzip2 / xz stream whose truncation or corruption is an :class:`InputError` naming the
+    file (the libraries raise EOFError, zlib.error, OSError, lzma.LZMAError, which nothing else would catch)."""
+
+    def __init__(self, path: str, raw: IO[bytes], f: Any, kind: str):
+        self._path = path
+        self._raw = raw
+        self._f = f
+        self._kind = kind
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        try:
+            data = self._f.read(len(b))
+        except EOFError:
+            raise InputError(self._path, None, f"truncated compressed data ({self._kind} stream ends early)") from None
+        except (zlib.error, lzma.LZMAError, gzip.BadGzipFile) as e:
+            raise InputError(self._path, None, f"corrupt compressed data ({self._kind}): {e}") from None
+        except OSError as e:
+            if self._kind == "bzip2":  # "Invalid data stream"
+                raise InputError(self._path, None, f"corrupt compressed data ({self._kind}): {e}") from None
+            raise
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self._f.close()
+        finally:
+            self._raw.close()
+            super().close()
 
 
 class _ZstdRaw(io.RawIOBase):
@@ -61,12 +256,12 @@ class _ZstdRaw(io.RawIOBase):
 
     _SLICE = 1 << 14
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, raw: IO[bytes]):
         import zstandard
 
         self._zstd = zstandard
         self._path = path
-        self._f = open_url(path) if is_url(path) else open(path, "rb")
+        self._f = raw
         self._d = zstandard.ZstdDecompressor().decompressobj()
         self._pending = b""  # compressed input not yet fed
         self._out = b""
@@ -75,7 +270,7 @@ class _ZstdRaw(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: Any) -> int:
         while not self._out:
             if not self._pending:
                 self._pending = self._f.read(1 << 17)
@@ -93,6 +288,51 @@ class _ZstdRaw(io.RawIOBase):
             self._fed = True
             if self._d.eof and self._d.unused_data:
                 self._pending = self._d.unused_data + self._pending
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+class _Transcode(io.RawIOBase):
+    """Text in ``codec`` re-encoded as UTF-8, 64 KiB at a time; bytes that do not decode are an
+    :class:`InputError` naming the line (``label``: the encoding as the message names it)."""
+
+    def __init__(self, path: str, f: IO[bytes], codec: str, label: str, skip: int):
+        self._path = path
+        self._f = f
+        self._codec = codec
+        self._label = label
+        self._decoder = codecs.getincrementaldecoder(codec)("strict")
+        self._skip = skip  # the byte-order mark, dropped
+        self._lines = 0
+        self._out = b""
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._out and not self._done:
+            chunk = self._f.read(1 << 16)
+            if self._skip:
+                chunk, self._skip = chunk[self._skip :], 0
+            try:
+                text = self._decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as e:
+                before = bytes(e.object[: e.start]).decode(self._codec, "replace")
+                line = self._lines + before.count("\n") + 1
+                why = (
+                    "truncated" if not chunk else f"{e.reason} at byte 0x{bytes(e.object[e.start : e.start + 1]).hex()}"
+                )
+                raise InputError(self._path, f"line {line}", f"not valid {self._label} ({why})") from None
+            self._done = not chunk
+            self._lines += text.count("\n")
+            self._out = text.encode("utf-8")
         n = min(len(b), len(self._out))
         b[:n] = self._out[:n]
         self._out = self._out[n:]

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from ..errors import ChangedFileError, InputError
-from . import remote
+from . import members, remote
 from .filestate import FileState
 from .remote import is_url
 
@@ -19,6 +19,8 @@ def check_regular_file(path: str | Path) -> None:
     device, dangling symlink or symlink loop), so no reader blocks or fails with a traceback. A URL
     (:mod:`auditor.io.remote`) must name a file its filesystem can describe."""
     p = str(path)
+    if members.lookup(p) is not None:  # a member of the archive being read (auditor.io.members)
+        return
     if is_url(p):
         remote.info(p)
         return
@@ -85,12 +87,19 @@ def check_unchanged(before: FileState) -> None:
         raise ChangedFileError(before.path, f"changed while it was read ({', '.join(what)})")
 
 
+#: compressed names: the suffix is dropped to find the format
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".bz2", ".xz")
+
+
 def base_suffix(path: str | Path) -> str:
-    """Suffix without compression: ``a.jsonl.gz`` → ``.jsonl``."""
-    name = Path(path).name.lower()
-    for comp in (".gz", ".zst"):
+    """Suffix without compression: ``a.jsonl.gz`` → ``.jsonl``, ``b.csv.xz`` → ``.csv``; an archive
+    member's own (``data.zip!train.jsonl`` → ``.jsonl``)."""
+    member = members.lookup(path)
+    name = Path(member.name if member else path).name.lower()
+    for comp in COMPRESSED_SUFFIXES:
         if name.endswith(comp):
             name = name[: -len(comp)]
+            break
     return Path(name).suffix
 
 
@@ -103,7 +112,11 @@ def sha256_file(path: str | Path) -> str:
 
 
 def file_size(path: str | Path) -> int:
-    """Size in bytes of a local file or a URL; OSError (local) or InputError (URL) when unknown."""
+    """Size in bytes of a local file, a URL or an archive member (as stored in the archive); OSError
+    (local) or InputError (URL) when unknown."""
+    member = members.lookup(path)
+    if member is not None:
+        return member.size
     return remote.url_state(str(path)).size if is_url(path) else os.path.getsize(path)
 
 

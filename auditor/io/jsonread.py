@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError
-from .compressed import open_binary, open_text
+from .compressed import NOT_UTF8, open_binary, open_text
 from .files import file_size
 
 #: JSON nested deeper than this is refused (Python's json recursion would fail around 1000)
@@ -40,7 +40,7 @@ def load_json(path: str | Path) -> Any:
         ) from None
     except UnicodeDecodeError:
         bad = locate_bad_utf8(path)
-        raise InputError(str(path), f"line {bad}" if bad else None, "not valid UTF-8") from None
+        raise InputError(str(path), f"line {bad}" if bad else None, NOT_UTF8) from None
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
 
@@ -290,7 +290,7 @@ def iter_jsonl(
                 try:
                     line = raw.decode("utf-8-sig" if lineno == 1 and start == 0 else "utf-8")
                 except UnicodeDecodeError:
-                    yield lineno, None, "not valid UTF-8"
+                    yield lineno, None, NOT_UTF8
                     continue
                 if max_chars and len(line.rstrip("\r\n")) > max_chars:
                     yield lineno, None, too_long(max_chars)
