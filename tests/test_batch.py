@@ -66,6 +66,17 @@ ADVERSARIAL = [
     "Bo\u0301o\u0301k a\u0323 fli\u0301ght \u1ea1nd q\u0301 \u00f1and\u00fa",
     "\u0939\u093f\u0928\u094d\u0926\u0940 \u0645\u064e\u0631\u0652\u062d\u064e\u0628\u064b\u0627 \u0439\u043e\u0434 \u03ac",
     "\u03f2at \u1d00\u0299\u1d04 \u03b5\u03b7\u03c7 \ua7af \u03a3\u03c3\u03c2",
+    # issue 37: what normalization must not delete, and the ASCII that leaves the byte path for it
+    "score<threshold. Book a flight to Paris. Keep rows where x>0.",
+    "a<b and c>d, if x<y then z >, List<String>, #include <stdio.h>, <think>x</think>",
+    '<p class="x">Bo<b>ok</b></p><br/><tool_call>{}</tool_call><td nowrap><a href=/p?q=1>x</a>',
+    "\x1b[31mBook\x1b[0m a \x1b[1;32mflight\x1b[m \x1b]8;;https://x.example\x1b\\link\x1b]8;;\x07 \x1b7\x1bc",
+    "\x1b lone escape \x1b[ unfinished \x1b]never terminated",
+    "the informa-\ntion you need, informa-\r\n  tion, A-\nB, 3-\n4, x -\ny, end-\n- item, -\n",
+    "Book\u200ba\u200bflight\u200bto\u200bParis\u200bfor\u200btwo\u200bnext\u200bweek, fl\u200bight",
+    "Book\u3164a\u3164flight\u3164to\u3164Paris\u3164for\u3164two\u3164next\u3164week",
+    "\u202eBook a flight to Paris \u202e\u202c Note:\u202e hello \u202e12345",
+    "informa\u00ad\ntion infor\u2010\nmation \x9b31mx",
 ]
 
 
@@ -167,6 +178,13 @@ _ALPHABET = list("ab Z09,.!?-'\"<>&;#\n\t\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x01\x7f"
     "\u03f2",
     "\u1d00",
     "\u03b5",
+    "\x1b",
+    "[",
+    "]",
+    "m",
+    ";",
+    "\u3164",
+    "\u2060",
 ]
 
 
@@ -182,7 +200,16 @@ def test_any_unicode_normalizes_as_the_reference(texts):
     _check(texts)
 
 
-_ASCII_ALPHABET = list("abcZB09 %2CE<&\x00\n-") + ["iPhone", "GetUser", "%20", "%C3%A9", "AB"]
+_ASCII_ALPHABET = list("abcZB09 %2CE<&\x00\n-\x1b\r") + [
+    "iPhone",
+    "GetUser",
+    "%20",
+    "%C3%A9",
+    "AB",
+    "[1;31m",
+    "-\n",
+    ">",
+]
 
 
 @settings(max_examples=300, deadline=None)

@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 import xxhash
 
 from .evasion import percent_decode, split_camel_runs
-from .normalize import is_plain, normalize
+from .normalize import has_ascii_evasion, is_plain, normalize
 
 _SPACE = 32
 #: between texts: a token of its own (a NUL, then the space every token has)
@@ -238,8 +238,9 @@ def _joined(texts: list[str]) -> bytes:
 
 
 def _simple(t: str) -> bool:
-    """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart)."""
-    return t.isascii() and "<" not in t and "&" not in t and "\x00" not in t
+    """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
+    no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
+    return t.isascii() and not has_ascii_evasion(t)
 
 
 def _after_lower(raw: bytes, out: bytes, pieces: list[bytes]) -> list[int]:

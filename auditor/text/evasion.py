@@ -1,11 +1,16 @@
 """Decoders of evasions that change how text is written but not what it says, for
-:func:`auditor.text.normalize.clean`: percent-encoding, right-to-left overrides, camel-cased runs of
-words and combining marks on Latin letters. Each takes and returns a ``str``; none raises.
+:func:`auditor.text.normalize.clean`: percent-encoding, terminal escapes, hyphenated hard wraps,
+right-to-left overrides, default-ignorable characters (dropped, or spaces where they stand for them),
+camel-cased runs of words and combining marks on Latin letters. Each takes and returns a ``str``;
+none raises. None deletes text it cannot prove is encoding: an override is undone only where it
+reverses something, an ignorable that stands for a space becomes one.
 
 >>> percent_decode("Book%20a%20flight%2C%20please%21")
 'Book a flight, please!'
->>> undo_overrides("see \\u202esiraP ot thgilf a kooB\\u202c now")
-'see \\u202eBook a flight to Paris\\u202c now'
+>>> undo_overrides("see \\u202esiraP ot thgilf a kooB\\u202c now"), undo_overrides("\\u202eBook a flight")
+('see \\u202eBook a flight to Paris\\u202c now', '\\u202eBook a flight')
+>>> strip_terminal_escapes("\\x1b[31mBook\\x1b[0m a flight"), join_hyphen_wraps("informa-\\ntion")
+(' Book  a flight', 'information')
 >>> split_camel_runs("BookAFlightToParis on my iPhone with JavaScript")
 'Book A Flight To Paris on my iPhone with JavaScript'
 >>> strip_latin_marks("cafe\\u0301 \\u1ea1nd na\\u0308ive \\u0915\\u093f\\u0924\\u093e\\u092c")  # Hindi keeps its signs
@@ -62,21 +67,189 @@ _RLO, _PDF = "\u202e", "\u202c"
 _OVERRIDE = re.compile("\u202e([^\u202c\n\r\u2029\x1c-\x1e\x85]*)")
 _RTL_CLASSES = frozenset({"R", "AL"})
 
+#: very common words of English, Spanish, French, German, Portuguese and Italian whose reversal is no
+#: common word of these languages (``on`` / ``no``, ``le`` / ``el``, ``is`` / ``si``, ``not`` / ``ton``,
+#: ``out`` / ``tuo``, ``del`` / ``led``, ``das`` / ``sad`` and palindromes are left out: they count the
+#: same either way)
+_COMMON_WORDS = frozenset(
+    """the and to of for you with that this what how can my be have from about please want need find also
+    get would like which there they will could any all are your some more know help one has had her his our
+    just when where who why should them then than been into over only other new do we
+    los las que por para con una como pero este esta quiero puedes gracias
+    les des du est une pour dans qui je vous avec pas sur mais nous
+    die und ist ich nicht mit eine zu auf den dem bitte auch wie
+    um uma com você che sono della""".split()
+)
+#: word endings of English that read as no ending reversed (``gni``, ``noit``, ``thg`` start no word)
+_ENDINGS = ("ing", "tion", "sion", "ment", "ness", "ight", "ould", "ful", "ous", "ble", "ally")
+#: a word: letters not glued to digits or letters (``Paris``, ``I`` of ``I'm``; not the ``eb`` of a hex id)
+_LETTERS = re.compile(r"(?<![^\W_])[^\W\d_]++(?![^\W_])")
+#: a letter, then punctuation that follows a word (``word,`` ``word.``), then a space or the end
+_AFTER_WORD = re.compile(r"(?<=[^\W\d_])[.,;:!?](?=\s|$)")
+
+
+def wordiness(text: str) -> int:
+    """How much ``text`` reads as words written in their order: its common words (:data:`_COMMON_WORDS`),
+    capitalized words (``Paris``), words with a common English ending (``-ing``, ``-tion`` …) and
+    punctuation right after a word (``Paris,``). A Latin text reversed scores (next to) nothing: its
+    capitals end words (``siraP``), its punctuation starts them (``,siraP``), its words are no words.
+
+    >>> wordiness("Book a flight to Paris, please."), wordiness(".esaelp ,siraP ot thgilf a kooB")
+    (7, 0)
+    """
+    score = len(_AFTER_WORD.findall(text))
+    for word in _LETTERS.findall(text):
+        low = word.lower()
+        score += (
+            (low in _COMMON_WORDS)
+            + (len(word) > 1 and word[0].isupper() and word[1:].islower())
+            + (len(low) > 4 and low.endswith(_ENDINGS))
+        )
+    return score
+
 
 def _reverse(m: re.Match) -> str:
     inner = m.group(1)
     if any(unicodedata.bidirectional(c) in _RTL_CLASSES for c in inner):
         return m.group(0)  # right-to-left script under the override reads in stored order: keep it
-    return _RLO + inner[::-1]
+    flipped = inner[::-1]
+    if wordiness(flipped) <= wordiness(inner):
+        return m.group(0)  # the stored order reads as well or better: the override reverses nothing
+    return _RLO + flipped
 
 
 def undo_overrides(text: str) -> str:
-    """Text under a right-to-left override put in the order it is displayed (and read) in: reversed,
-    unless it holds right-to-left letters (Arabic, Hebrew), whose reading order is the stored one.
-    The override characters themselves are kept (``clean`` drops them as default-ignorable)."""
+    """Text under a right-to-left override put in the order it is displayed (and read) in, only where
+    the override reverses something: the span (up to U+202C or the end of the paragraph) is reversed
+    when the reversed reading has more :func:`wordiness` than the stored one (Latin text stored
+    reversed, ``siraP ot thgilf a kooB``), and left as it is otherwise: an unpaired override before
+    text stored forwards (what any model trained on it reads), a tie (no words either way) and spans
+    holding right-to-left letters (Arabic, Hebrew), whose reading order is the stored one. The
+    override characters themselves are kept (``clean`` drops them as default-ignorable).
+
+    >>> undo_overrides("Note:\\u202e Book a flight to Paris")
+    'Note:\\u202e Book a flight to Paris'
+    """
     if _RLO not in text:
         return text
     return _OVERRIDE.sub(_reverse, text)
+
+
+# -- terminal escapes ------------------------------------------------------------------------------
+
+#: ECMA-48 escape sequences: CSI (``ESC [`` or U+009B, parameters, intermediates, a final byte: SGR
+#: colours ``\x1b[31m``, cursor and erase codes), OSC / DCS / SOS / PM / APC strings up to their
+#: terminator (BEL or ``ESC \``, 2,000 characters at most: an unterminated one loses only its
+#: introducer), escapes with intermediate bytes (``ESC (B``) and ``ESC 7`` / ``8`` / ``=`` / ``>`` / ``\``;
+#: not ESC before a letter, which may be a lone ESC before a word (``ESC c`` resets a terminal, rarely)
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]{0,64}+[ -/]{0,8}+[@-~]"
+    r"|\x1b\][^\x07\x1b]{0,2000}+(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]{0,2000}+\x1b\\"
+    r"|\x1b(?:[ -/]{1,8}+[0-~]|[78=>\\])"
+)
+
+
+def strip_terminal_escapes(text: str) -> str:
+    """ANSI / ECMA-48 escape sequences (colours, cursor codes, OSC 8 hyperlinks and titles) replaced
+    by a space each: a word boundary, so ``\\x1b[31mword\\x1b[0m`` leaves ``word``, not ``31mword``.
+    A lone ESC is left (``normalize`` makes it a space like any control character).
+
+    >>> strip_terminal_escapes("\\x1b[1;31mBook\\x1b[0m a \\x1b]8;;https://x.example\\x1b\\\\flight\\x1b]8;;\\x07")
+    ' Book  a  flight '
+    """
+    if "\x1b" not in text and "\x9b" not in text:
+        return text
+    return _ESCAPE.sub(" ", text)
+
+
+# -- hyphenated hard wraps -------------------------------------------------------------------------
+
+#: a hyphen (ASCII, soft or U+2010) at the end of a line, then the next line's indentation, before a letter
+_WRAP = re.compile(r"[-\u00ad\u2010]\r?\n[ \t]{0,64}+(?=[^\W\d_])")
+
+
+def has_hyphen_wrap(text: str) -> bool:
+    """A cheap test: False when ``text`` surely has no hyphen at the end of a line."""
+    return "-\n" in text or "-\r\n" in text or (not text.isascii() and _WRAP.search(text) is not None)
+
+
+def _join_wrap(m: re.Match) -> str:
+    start = m.start()
+    return "" if start and m.string[start - 1].islower() else m.group(0)
+
+
+def join_hyphen_wraps(text: str) -> str:
+    """Words broken by a hard wrap (PDF-extracted text) joined: a hyphen after a lower-case letter at
+    the end of a line, and a letter starting the next one (after its indentation), are one word.
+    ``-`` after a capital, a digit or a space, and a line starting with anything but a letter, stay.
+
+    >>> join_hyphen_wraps("the informa-\\n  tion you need, A-\\nB, 3-\\n4, e-\\nmail, x -\\ny")
+    'the information you need, A-\\nB, 3-\\n4, email, x -\\ny'
+    """
+    if not has_hyphen_wrap(text):
+        return text
+    return _WRAP.sub(_join_wrap, text)
+
+
+# -- default-ignorable characters ------------------------------------------------------------------
+
+#: more letters and digits than this, joined by default-ignorable characters into one run, are no word:
+#: the ignorables stand for spaces (of the 4.1 million words of tests/data/foreign and ../shared/data,
+#: 0.07 % are longer, nearly all of them code identifiers)
+MAX_WORD = 24
+#: blocks of scripts written without spaces between words (Thai, Lao, Tibetan, Myanmar, Khmer, CJK,
+#: kana, Yi): a zero-width space there is a line-break hint inside running text, never a separator
+_UNSPACED = (
+    (0x0E00, 0x0FFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x19E0, 0x19FF), (0x2E80, 0x2FDF),
+    (0x3040, 0x30FF), (0x3100, 0x312F), (0x31A0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+    (0xA000, 0xA4CF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3FFFF),
+)  # fmt: skip
+
+
+def _unspaced(c: str) -> bool:
+    cp = ord(c)
+    return cp >= 0x0E00 and any(lo <= cp <= hi for lo, hi in _UNSPACED)
+
+
+def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
+    """``text`` without its default-ignorable characters (those of ``ignorable`` it holds), except
+    where they stand for spaces: in a whitespace-free chunk where they join letters and digits of
+    spaced scripts into a run of more than :data:`MAX_WORD` of them (``Book\\u200ba\\u200bflight…``,
+    every space replaced by a zero-width space or a Hangul filler), each run of ignorables inside
+    that chunk becomes a space (but next to a letter of an unspaced script). Inside words (``fl\\u200bight``,
+    ``bo\\u00adok``) and in scripts written without spaces they are dropped.
+
+    >>> zwsp = {"\\u200b", "\\u00ad", "\\u3164"}
+    >>> drop_ignorables("fl\\u200bight bo\\u00adok", zwsp)
+    'flight book'
+    >>> drop_ignorables("Find\\u3164me\\u3164a\\u3164cheap\\u3164flight\\u3164to\\u3164Paris,\\u3164please", zwsp)
+    'Find me a cheap flight to Paris, please'
+    """
+    present = set(text) & set(ignorable)
+    if not present:
+        return text
+    cls = "".join(map(re.escape, sorted(present)))
+    word = rf"[^\W_{cls}]"
+    chunk = re.compile(rf"(?<!\S)[^\s{cls}]*+[{cls}]\S*+")
+    joined = re.compile(rf"{word}++(?:[{cls}]++{word}++)++")
+    inside = re.compile(rf"(?<=\S)[{cls}]++(?=\S)")
+    strip = re.compile(rf"[{cls}]++")
+
+    def space(b: re.Match) -> str:
+        c = b.string
+        return "" if _unspaced(c[b.start() - 1]) or _unspaced(c[b.end()]) else " "
+
+    def separated(m: re.Match) -> str:
+        c = m.group(0)
+        for run in joined.finditer(c):
+            r = run.group(0)
+            if len(strip.sub("", r)) > MAX_WORD and not any(map(_unspaced, r)):
+                c = inside.sub(space, c)
+                break
+        return strip.sub("", c)
+
+    return chunk.sub(separated, text)
 
 
 # -- camel-cased runs ------------------------------------------------------------------------------

@@ -57,12 +57,15 @@ from pathlib import Path
 import xxhash
 
 from .evasion import (
+    drop_ignorables,
     has_camel_run,
     has_percent_escape,
+    join_hyphen_wraps,
     may_have_camel_run,
     percent_decode,
     split_camel_runs,
     strip_latin_marks,
+    strip_terminal_escapes,
     undo_overrides,
 )
 
@@ -70,7 +73,9 @@ from .evasion import (
 #: indexes hash it into their eval fingerprint (:func:`auditor.store.indexes.fingerprint_records`), so an
 #: index built under another normalization is rebuilt, never reused. 2: percent-encoding, RTL overrides,
 #: camel-cased runs, Latin combining marks, confusables before NFKC, small capitals, Greek look-alikes.
-NORMALIZATION_VERSION = 2
+#: 3: only tag-shaped ``<…>`` removed, overrides undone only where they reverse something, ignorables
+#: that stand for spaces become spaces, terminal escapes and hyphenated hard wraps.
+NORMALIZATION_VERSION = 3
 
 # punctuation and control characters (Unicode categories P, S, C within ASCII) become spaces,
 # exactly as in the Unicode path
@@ -82,7 +87,36 @@ _PREPENDED = {*range(0x600, 0x606), 0x6DD, 0x70F, 0x890, 0x891, 0x8E2, 0x110BD, 
 _NOT_IGNORABLE = _PREPENDED | {*range(0xFFF9, 0xFFFC), *range(0x13430, 0x13440)}
 _OTHER_IGNORABLE = [0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x2065, 0x2066)]
 _VARIATION = [*range(0x180B, 0x180E), 0x180F, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]
-_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*>")
+#: every element name of HTML (the WHATWG Living Standard's elements, its obsolete and non-conforming
+#: ones, and the ``svg`` / ``math`` roots): a tag of one of these names is markup wherever it stands
+HTML_ELEMENTS = frozenset(
+    """a abbr acronym address applet area article aside audio b base basefont bdi bdo bgsound big blink
+    blockquote body br button canvas caption center cite code col colgroup data datalist dd del details dfn
+    dialog dir div dl dt em embed fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6
+    head header hgroup hr html i iframe image img input ins isindex kbd keygen label legend li link listing
+    main map mark marquee math menu menuitem meta meter multicol nav nextid nobr noembed noframes noscript
+    object ol optgroup option output p param picture plaintext portal pre progress q rb rp rt rtc ruby s samp
+    script search section select slot small source spacer span strike strong style sub summary sup svg table
+    tbody td template textarea tfoot th thead time title tr track tt u ul var video wbr xmp""".split()
+)
+#: HTML's boolean attributes: the only attribute names a tag may carry without a value (so that the
+#: words of ``a<b and c>d`` are never read as attributes of a ``<b>``)
+_BOOLEAN_ATTRIBUTES = (
+    "allowfullscreen async autofocus autoplay checked compact controls declare default defer disabled "
+    "formnovalidate hidden inert ismap itemscope loop multiple muted nohref noresize noshade novalidate nowrap "
+    "open playsinline readonly required reversed scoped seamless selected truespeed"
+).split()
+#: a tag or attribute name (``p``, ``h1``, ``tool_call``, ``ns:tag``, ``my-element``), at most 64 characters
+_NAME = r"[A-Za-z][A-Za-z0-9]{0,63}+(?:[-_:.][A-Za-z0-9]{1,63}+){0,7}+"
+#: an attribute: ``name=value`` (quoted, or unquoted without spaces or quotes, as browsers read
+#: ``href=/p?q=1``; 2,000 characters at most), or a boolean attribute or ``data-*`` alone
+_ATTRIBUTE = (
+    r"""[A-Za-z_:@][-A-Za-z0-9_:.@]{0,63}+\s*+=\s*+(?:"[^"<>]{0,2000}+"|'[^'<>]{0,2000}+'|[^\s"'<>=`][^\s"'<>`]{0,1999}+)"""
+    rf"|(?i:{'|'.join(_BOOLEAN_ATTRIBUTES)}|data-[-A-Za-z0-9_]{{1,63}}+)(?![-A-Za-z0-9_:.=])"
+)
+#: an opening tag (name, attributes, ``/``) or a closing tag (name): shaped as a tag, nothing else
+_TAG = re.compile(rf"<({_NAME})((?:\s++(?:{_ATTRIBUTE})){{0,100}}+)\s*+(/?)>|</({_NAME})\s*+>")
+_CLOSING = re.compile(rf"</({_NAME})\s*+>")
 #: inline tags are removed without a break (``<b>wo</b>rd`` → ``word``); any other tag breaks words
 _INLINE = frozenset(
     "a abbr b bdi bdo big cite code del dfn em font i ins kbd mark q s samp small span strong sub sup tt u var".split()
@@ -150,15 +184,56 @@ def _unicode_table() -> dict[int, str]:
     return {cp: " " for cp in range(sys.maxunicode + 1) if _is_space_class(chr(cp))}
 
 
-def _untag(m: re.Match) -> str:
-    return "" if m.group(1).lower() in _INLINE else " "
+def strip_tags(text: str) -> str:
+    """Tags removed from ``text``: only what has the shape of a tag, so a stray ``<`` never swallows
+    prose (``score<threshold. … x>0``, ``a<b and c>d``, ``if x<y then … >`` are left as they are):
+
+    * a **closing tag** ``</name>`` (no attributes; prose never writes one);
+    * an **HTML element** (:data:`HTML_ELEMENTS`, any case) with attribute-shaped content only:
+      ``name=value`` (value quoted, or unquoted without spaces), a boolean attribute
+      (``checked``, ``disabled`` …) or ``data-*`` alone, optionally ``/`` before ``>``;
+    * an element of **another name** (``<think>``, ``<tool_call>``, ``<ns:tag attr="v">``) in the same
+      shape only when it is closed in the same text (``</think>``), self-closing (``<x/>``) or carries a
+      ``name=value`` attribute: ``List<String>``, ``#include <stdio.h>``, ``Vec<T>`` and placeholders
+      such as ``<name>`` or ``<sevice_id>`` are code and prose, not markup, and stay.
+
+    Names are at most 64 characters, attribute values 2,000, a tag 100 attributes. Inline elements
+    (:data:`_INLINE`) are removed without a break (``<b>wo</b>rd`` → ``word``); any other tag breaks words.
+
+    >>> strip_tags('<p class="x">Bo<b>ok</b></p> a<br/>flight <tool_call>{}</tool_call> if a<b and c>d')
+    ' Book  a flight  {}  if a<b and c>d'
+    >>> strip_tags("score<threshold. Book it. x>0; List<String> <think>")
+    'score<threshold. Book it. x>0; List<String> <think>'
+    """
+    closed: set[str] | None = None
+
+    def untag(m: re.Match) -> str:
+        nonlocal closed
+        name = m.group(1)
+        if name is None:  # a closing tag
+            return "" if m.group(4).lower() in _INLINE else " "
+        low = name.lower()
+        if low not in HTML_ELEMENTS and not m.group(3) and "=" not in m.group(2):
+            if closed is None:
+                closed = {c.group(1) for c in _CLOSING.finditer(text)}
+            if name not in closed:
+                return m.group(0)
+        return "" if low in _INLINE else " "
+
+    return _TAG.sub(untag, text)
+
+
+def has_ascii_evasion(text: str) -> bool:
+    """For ASCII ``text``: True when it may hold what :func:`clean` changes besides ``%XX`` escapes and
+    camel-cased runs: markup characters (``<``, ``&``), NUL, ESC (terminal escapes) or a hyphen at the
+    end of a line (a hyphenated hard wrap). Substring tests only (the fast path's price)."""
+    return "<" in text or "&" in text or "\x00" in text or "\x1b" in text or "-\n" in text or "-\r\n" in text
 
 
 def is_simple_ascii(text: str) -> bool:
-    """ASCII without markup characters, ``%XX`` escapes or NUL (camel-cased runs not looked at)."""
-    return (
-        text.isascii() and "<" not in text and "&" not in text and "\x00" not in text and not has_percent_escape(text)
-    )
+    """ASCII without markup characters, NUL, ESC, a hyphen ending a line or ``%XX`` escapes (camel-cased
+    runs not looked at)."""
+    return text.isascii() and not has_ascii_evasion(text) and not has_percent_escape(text)
 
 
 def is_plain(text: str) -> bool:
@@ -172,7 +247,7 @@ def is_plain(text: str) -> bool:
 def strip_markup(text: str) -> str:
     """Tags removed and HTML entities unescaped (only when the text has ``<...>`` or ``&...;``)."""
     if "<" in text and ">" in text:
-        text = _TAG.sub(_untag, text)
+        text = strip_tags(text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
     return text
@@ -191,10 +266,9 @@ def _deobfuscate(text: str, fold: bool) -> str:
     t = _tables()
     if "%" in text:
         text = percent_decode(text)
+    text = join_hyphen_wraps(strip_terminal_escapes(text))
     if not text.isascii():
-        text = undo_overrides(text)
-        for c in set(text) & t.ignorable:
-            text = text.replace(c, "")
+        text = drop_ignorables(undo_overrides(text), t.ignorable)
     text = strip_markup(text)
     if fold:  # the text tiers only: the embedding model reads camel case itself (its thresholds were fitted so)
         text = split_camel_runs(text)
@@ -207,9 +281,8 @@ def _deobfuscate(text: str, fold: bool) -> str:
         text = text.casefold()
         if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
             text = unicodedata.normalize("NFKC", text)
+    text = drop_ignorables(text, t.ignorable)  # entities may decode to some; NFKC yields none in practice
     chars = set(text)
-    for c in chars & t.ignorable:  # NFKC yields none in practice; cheap to make sure
-        text = text.replace(c, "")
     table = t.confusable_lower if fold else t.confusable
     for c in chars & table.keys():
         text = text.replace(c, table[c])
