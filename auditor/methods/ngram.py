@@ -44,13 +44,14 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
+from ..text.edits import values_in
 from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
-    from ..text.kernels import NgramScanner
+    from ..text.edits import values_in
 
 
 #: the fewest tokens an item may have for a text tier to vouch for it (``short_min_n``'s default; the
@@ -60,6 +61,11 @@ if TYPE_CHECKING:
 SHORT_MIN_N = 3
 #: the view of the user's turns joined (chat adapters), scanned besides ``text`` where they are not contiguous
 USER = "user"
+#: the most sibling eval items (those sharing n-grams with the same training text) a copy is weighed against
+SIBLINGS = 32
+#: a copy of an item is proof of it against a sibling when the n-grams found cover this share of the
+#: tokens in which the item differs from the sibling (its n-grams the sibling lacks)
+SIBLING_COVER = 0.5
 #: the n-gram size that finds template text shared by most eval items (``template_share``)
 TEMPLATE_N = 8
 #: the fewest eval items that must share an n-gram for it to be template text
@@ -260,15 +266,13 @@ class NgramIndex(Index[NgramConfig]):
             if key not in best or pair.matched > best[key].matched:
                 best[key] = pair
         lengths: dict[int, int] = {}  # token counts of the texts a short item was found in
-        words: dict[int, set[str]] = {}  # token sets of the texts a copy with values was found in
         shapes = {key: self._shape(pair) for key, pair in best.items()}
-        copies: dict[int, list[int]] = {}  # per training record, the items it holds a copy of
-        for (d, pos), (copy, _) in shapes.items():
-            if copy:
-                copies.setdefault(d, []).append(pos)
+        found_in: dict[int, list[_Pair]] = {}  # per training record, the items it shares n-grams with
+        for (d, _), pair in best.items():
+            found_in.setdefault(d, []).append(pair)
         for (d, pos), pair in sorted(best.items()):
             copy, coverage = shapes[(d, pos)]
-            because = self._doubt(pair, copies[d], scanned, words) if copy else self._janitor(pair, coverage)
+            because = self._doubt(pair, found_in[d], scanned) if copy else self._janitor(pair, coverage)
             if because is None:
                 continue
             conclusive = copy and not because
@@ -332,25 +336,33 @@ class NgramIndex(Index[NgramConfig]):
         coverage = float(_covered(found, int(self.item_n[pair.pos]), item.length).sum() / item.length)
         return pair.matched / total >= self.config.threshold or coverage >= self.config.cover, coverage
 
-    def _doubt(self, pair: _Pair, copies: list[int], scanned: Sequence[str], words: dict[int, set[str]]) -> str:
-        """Why a copy of the item is no proof of *this* item ("" when it is): the training text is as
-        much a copy of a sibling eval item (another item it holds a copy of) and holds none of this
-        item's n-grams that the sibling lacks (items that differ in a value, questions sharing a
-        passage); or the item's values (tokens with a digit) are not in the training text."""
+    def _doubt(self, pair: _Pair, others: list[_Pair], scanned: Sequence[str]) -> str:
+        """Why a copy of the item is no proof of *this* item ("" when it is):
+
+        - a sibling eval item shares n-grams with the same text, and the n-grams found cover less than
+          :data:`SIBLING_COVER` of the tokens in which the item differs from it (its n-grams the
+          sibling lacks): items that differ in a word or a value, questions sharing a passage. Siblings
+          are weighed in order of n-grams found, :data:`SIBLINGS` at most;
+        - the text lacks the item's values (:func:`~auditor.text.edits.values_in`: numbers, ids,
+          dates, as words with a digit), or holds them in another order."""
         item = self._item(pair.pos)
-        for other in copies:
-            if other == pair.pos:
+        n = int(self.item_n[pair.pos])
+        found = np.isin(item.grams, pair.hashes)
+        for other in sorted(others, key=lambda o: -o.matched)[:SIBLINGS]:
+            if other.pos == pair.pos:
                 continue
-            differs = np.setdiff1d(item.distinct, self._item(other).distinct, assume_unique=True)
-            if len(differs) and not np.isin(differs, pair.hashes).any():
-                ev = self.eval_records[other]
-                return f"the training text is as much a copy of eval item {ev.dataset}#{ev.id}, which differs from this one where the text does"
-        if item.values:
-            if pair.text not in words:
-                words[pair.text] = set(tokens(scanned[pair.text]))
-            missing = sorted(item.values - words[pair.text])
-            if missing:
-                return f"the item's values {', '.join(missing[:5])} are not in the training text"
+            differs = ~np.isin(item.grams, self._item(other.pos).distinct)  # n-grams the sibling lacks
+            if not differs.any():
+                continue
+            part = _covered(differs, n, item.length).sum()  # the tokens in which the item differs
+            if _covered(differs & found, n, item.length).sum() < SIBLING_COVER * part:
+                ev = self.eval_records[other.pos]
+                return (
+                    f"the text holds too little of what tells this item from eval item {ev.dataset}#{ev.id}"
+                    " (the n-grams found are mostly ones that item holds too)"
+                )
+        if item.values and not values_in(self.eval_records[pair.pos].view(self.config.eval_view), scanned[pair.text]):
+            return f"the training text lacks the item's values ({', '.join(sorted(item.values)[:5])}) or holds them in another order"
         return ""
 
     def _janitor(self, pair: _Pair, coverage: float | None) -> str | None:

@@ -64,6 +64,29 @@ def values_kept(eval_text: str, train_text: str) -> bool:
     return common_in_order(ev, tr) >= shared - 1
 
 
+def values_in(eval_text: str, train_text: str) -> bool:
+    """True when every value of the eval text (a token with a digit, as
+    :func:`~auditor.text.normalize.tokens` splits it, so ``10.5`` and ``10 . 5`` are the same values) is
+    in the training text, as many times, and in the item's order (not checked where both hold hundreds of
+    values: :func:`common_in_order`). What a copy must keep to prove the item, not a sibling of it that
+    differs in a value (``sides as 4 and 5`` / ``sides as 5 and 6``). Stricter than :func:`values_kept`.
+
+    >>> values_in("the other two sides as 4 and 5", "Q: the other two sides as 4 and 5. Thanks")
+    True
+    >>> values_in("the other two sides as 4 and 5", "the other two sides as 5 and 6")
+    False
+    >>> values_in("go from 10 to 20", "go from 20 to 10"), values_in("no values here", "none")
+    (False, True)
+    """
+    ev = [t for t in tokens(eval_text) if any(ch.isdigit() for ch in t)]
+    if not ev:
+        return True
+    tr = [t for t in tokens(train_text) if any(ch.isdigit() for ch in t)]
+    if Counter(ev) - Counter(tr):
+        return False
+    return len(ev) * len(tr) > 90_000 or common_in_order(ev, tr) == len(ev)
+
+
 def common_in_order(a: list[str], b: list[str]) -> int:
     """Length of the longest common subsequence of ``a`` and ``b`` (0 where both are long: 300 x 300
     values and more, so that a table of numbers costs no quadratic time; the caller then reads the
