@@ -171,7 +171,7 @@ def _tar_members(p: str, want: Callable[[str], bool]) -> Iterator[Member]:
                 except (tarfile.TarError, EOFError, OSError) as e:
                     raise _tar_error(p, e) from None
                 try:
-                    with registered(Member(p, info.name, info.size, spooled.open)) as m:
+                    with registered(Member(p, _name(info.name), info.size, spooled.open)) as m:
                         yield m
                 finally:
                     spooled.discard()
@@ -181,6 +181,13 @@ def _no_end(p: str, offset: int) -> InputError:
     return InputError(
         p, None, f"truncated or corrupt tar archive (no end-of-archive marker where it stops, at byte {offset})"
     )
+
+
+def _name(name: str) -> str:
+    """A tar member's name as sources show it: ``./train/a.json`` → ``train/a.json``."""
+    while name.startswith("./"):
+        name = name[2:]
+    return name
 
 
 def _plain_file(p: str) -> bool:
@@ -221,7 +228,7 @@ def _tar_in_place(p: str, want: Callable[[str], bool]) -> Iterator[Member]:
             def opener(info: tarfile.TarInfo = info) -> IO[bytes]:
                 return io.BufferedReader(_Slice(open(p, "rb"), info.offset_data, info.size), buffer_size=1 << 16)
 
-            with registered(Member(p, info.name, info.size, opener)) as m:
+            with registered(Member(p, _name(info.name), info.size, opener)) as m:
                 yield m
 
 
