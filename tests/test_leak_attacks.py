@@ -1,10 +1,12 @@
 """Issue 37: the second adversarial round, each attack built by :mod:`leak_attacks` on real text.
 
 Every test runs the real audit (default methods, default engine) and counts what it finds of the
-planted eval items: conclusive, or at least suspected where the issue says so. Before this change
-each attack here was a PASS with exit 0: light edits inside long documents 8/20, the first 60 % of a
-query 10/50, prompt-keyed JSON objects 0/50, rendered (templated) eval items 0/50; sibling items that
-differ only in a value, and questions that share a passage, were conclusive.
+planted eval items: conclusive, or at least suspected where the issue says so. The code before this
+change, run on this file (``a4ddaa6``): light edits inside long documents 15/20 found; the two-swap
+queries partly missed; the first / last 60 % of a query 30/50 and 18/50; prompt-keyed JSON objects
+0/50 (both shapes); token lists 0/50 conclusive; queries inside rendered eval items 41/50 (ReAct) and
+46/50 (short template); sibling items (tau2-retail, tau2-airline, API-Bank, BFCL values shifted) and
+questions sharing a passage conclusive. 14 of these 17 tests failed there.
 """
 
 from __future__ import annotations

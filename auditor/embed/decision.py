@@ -15,7 +15,9 @@ and decides:
 
 * **conclusive** — ``score >= conclusive`` (``conclusive_code`` when both sides are code) and the slot values agree: every number of the eval
   segment occurs in the training segment (``values == 1``) and the two do not carry disjoint sets
-  of names/numbers (``conflict == 0``). Conclusive findings decide the verdict.
+  of names/numbers (``conflict == 0``); for code, instead of the values, the training code may define
+  a function the eval code defines (its signature: :func:`auditor.embed.evidence.same_signature`).
+  Conclusive findings decide the verdict.
 * **suspected** — otherwise ``score >= suspected``: a recall-oriented band, kept and ranked for
   review (``conclusive = false``), never dropped; ``fail_on = "suspected"`` makes them count.
 
@@ -74,14 +76,17 @@ class Decision:
     def score(self, p: Parts) -> float:
         return p.cosine + self.w_align * p.align_f1 + self.w_margin * max(0.0, min(self.margin_cap, p.margin))
 
-    def classify(self, p: Parts, code: bool = False) -> str | None:
-        """``"conclusive"``, ``"suspected"`` or None for one candidate (``code``: both sides are code)."""
+    def classify(self, p: Parts, code: bool = False, signature: bool = False) -> str | None:
+        """``"conclusive"``, ``"suspected"`` or None for one candidate (``code``: both sides are code;
+        ``signature``: the training code defines a function the eval code defines, by name)."""
         s = self.score(p)
         conclusive, suspected = (
             (self.conclusive_code, self.suspected_code) if code else (self.conclusive, self.suspected)
         )
-        # code rewrites rename identifiers and change example values: no slot-value requirement there
-        if s >= conclusive and (code or (p.values >= 1.0 and not p.conflict)):
+        values = p.values >= 1.0 and not p.conflict
+        # code needs the same evidence as text: its values, or (a rewrite renames the example values) its
+        # signature; a high score alone is a function of the same kind (``string_xor`` / ``xor(a, b)``)
+        if s >= conclusive and (values or (code and signature)):
             return CONCLUSIVE
         if s >= suspected:
             return SUSPECTED
@@ -94,6 +99,6 @@ class Decision:
                 f"score = cosine + {self.w_align:g}*align_f1 + {self.w_margin:g}*clip(margin, 0, {self.margin_cap:g}); "
                 f"conclusive: score >= {self.conclusive:g} with every eval number present and no entity conflict; "
                 f"suspected: score >= {self.suspected:g}; code on both sides: {self.conclusive_code:g} / "
-                f"{self.suspected_code:g}, no value check"
+                f"{self.suspected_code:g}, conclusive with every eval number present or the eval function's name defined"
             ),
         }

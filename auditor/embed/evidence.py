@@ -66,6 +66,32 @@ class Parts:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
 
+_DEFINED = re.compile(
+    r"\b(?:def|function|func|fn|class)\s+([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\s*=\s*(?:function\b|\([^()]*\)\s*=>)"
+)
+
+
+def defined_names(code: str) -> set[str]:
+    """The functions and classes ``code`` defines, by name (Python ``def`` / ``class``, JavaScript
+    ``function`` and arrow functions, Go ``func``, Rust ``fn``).
+
+    >>> sorted(defined_names("def string_xor(a: str, b: str) -> str:\\n    ...\\nconst add = (x, y) => x + y"))
+    ['add', 'string_xor']
+    """
+    return {a or b for a, b in _DEFINED.findall(code)}
+
+
+def same_signature(eval_code: str, train_code: str) -> bool:
+    """True when the training code defines a function (or class) of the eval code's, by name: a copy of
+    *that* item's code, not of another function of the same kind.
+
+    >>> same_signature("def string_xor(a, b):", "def string_xor(x, y): return x"), same_signature("def string_xor(a, b):", "def xor(A, B):")
+    (True, False)
+    """
+    wanted = defined_names(eval_code)
+    return bool(wanted) and bool(wanted & defined_names(train_code))
+
+
 def numbers(text: str) -> set[str]:
     return {m.replace(",", ".").lstrip("+") for m in _NUMBER.findall(text)}
 

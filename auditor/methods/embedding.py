@@ -45,7 +45,7 @@ import numpy as np
 from ..embed.align import TokenAligner
 from ..embed.cache import EmbeddingCache
 from ..embed.decision import CONCLUSIVE, Decision
-from ..embed.evidence import Parts, lexical, values_agree
+from ..embed.evidence import Parts, lexical, same_signature, values_agree
 from ..embed.gate import MODES as GATES
 from ..embed.gate import RULES as GATE_RULES
 from ..embed.gate import LexicalGate
@@ -572,7 +572,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         out: list[Finding] = []
         for u, pos, parts, score, i, tseg, rank, is_code in self._candidates(units, vecs):
             tr, view, _, _ = units[u]
-            tier = self.rule.classify(parts, is_code)
+            signature = is_code and same_signature(self.seg_text[i], tseg.text)
+            tier = self.rule.classify(parts, is_code, signature)
             if decide and tier is None:
                 continue
             f = self.finding(

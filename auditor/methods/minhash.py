@@ -21,7 +21,7 @@ to ``threshold``, mode ``jaccard``), where a record that keeps the item's values
 (:func:`auditor.text.edits.all_values_kept`) is a suspected finding, a rewording around the same slots
 (``suspected_band``). A second channel compares word sets (``word_set_threshold``), whatever the edits'
 positions; its matches are suspected where a word or value was replaced (:mod:`auditor.text.edits`),
-and any match is suspected where the record lacks the item's values (:func:`~auditor.text.edits.values_in`:
+and any match is suspected where the record lacks the item's values (:func:`~auditor.text.edits.values_match`:
 a sibling item around other numbers, ids or dates is no copy of it). Items with fewer than ``min_shingles``
 distinct shingles (10: about 12 words) are not indexed, and the report counts them: on items that
 short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
@@ -51,7 +51,7 @@ from rapidfuzz import fuzz
 from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text import minhash_sketch as sk
-from ..text.edits import all_values_kept, substituted, values_in, values_kept
+from ..text.edits import all_values_kept, substituted, values_kept, values_match
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
@@ -407,7 +407,7 @@ class MinHashIndex(Index[MinHashConfig]):
             eval_text, train_text = self.eval_records[p].view(cfg.eval_view), batch[i].view(ev["train_view"])
             if ev.get("tier") == "suspected":
                 f.conclusive = False
-            elif not values_in(eval_text, train_text) or (
+            elif not values_match(eval_text, train_text) or (
                 ev["measure"] == "word_set"
                 and (not values_kept(eval_text, train_text) or substituted(eval_text, train_text))
             ):

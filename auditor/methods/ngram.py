@@ -44,14 +44,14 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
-from ..text.edits import values_in
+from ..text.edits import values_match
 from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
-    from ..text.edits import values_in
+    pass
 
 
 #: the fewest tokens an item may have for a text tier to vouch for it (``short_min_n``'s default; the
@@ -178,7 +178,7 @@ class NgramIndex(Index[NgramConfig]):
         """Eval item ``pos``'s n-grams in order and its values."""
         item = self._items.get(pos)
         if item is None:
-            toks = self._item_tokens(tokens(self.eval_records[pos].view(self.config.eval_view)))
+            toks = self._item_tokens_at(pos)
             grams = ngram_hashes(token_hashes(toks), int(self.item_n[pos]))
             values = frozenset(t for t in toks if any(c.isdigit() for c in t))
             item = self._items[pos] = _Item(grams, np.unique(grams), len(toks), values)
@@ -343,8 +343,8 @@ class NgramIndex(Index[NgramConfig]):
           :data:`SIBLING_COVER` of the tokens in which the item differs from it (its n-grams the
           sibling lacks): items that differ in a word or a value, questions sharing a passage. Siblings
           are weighed in order of n-grams found, :data:`SIBLINGS` at most;
-        - the text lacks the item's values (:func:`~auditor.text.edits.values_in`: numbers, ids,
-          dates, as words with a digit), or holds them in another order."""
+        - the copy (:meth:`_span`) lacks the item's values, holds others in their place or holds them
+          in another order (:func:`~auditor.text.edits.values_match`: numbers, ids, dates)."""
         item = self._item(pair.pos)
         n = int(self.item_n[pair.pos])
         found = np.isin(item.grams, pair.hashes)
@@ -361,9 +361,28 @@ class NgramIndex(Index[NgramConfig]):
                     f"the text holds too little of what tells this item from eval item {ev.dataset}#{ev.id}"
                     " (the n-grams found are mostly ones that item holds too)"
                 )
-        if item.values and not values_in(self.eval_records[pair.pos].view(self.config.eval_view), scanned[pair.text]):
-            return f"the training text lacks the item's values ({', '.join(sorted(item.values)[:5])}) or holds them in another order"
+        if item.values and not values_match(" ".join(self._item_tokens_at(pair.pos)), self._span(pair, scanned)):
+            shown = ", ".join(sorted(item.values)[:5])
+            return f"the copy lacks the item's values ({shown}), holds others in their place, or in another order"
         return ""
+
+    def _item_tokens_at(self, pos: int) -> list[str]:
+        return self._item_tokens(tokens(self.eval_records[pos].view(self.config.eval_view)))
+
+    def _span(self, pair: _Pair, scanned: Sequence[str]) -> str:
+        """The part of the training text the copy fills: from its first n-gram found to its last, widened
+        by the item's tokens before the first and after the last n-gram found in the item (where a
+        sibling's other value would stand)."""
+        toks = tokens(scanned[pair.text])
+        n = int(self.item_n[pair.pos])
+        at = np.flatnonzero(np.isin(ngram_hashes(token_hashes(toks), n), pair.hashes))
+        item = self._item(pair.pos)
+        inside = np.flatnonzero(np.isin(item.grams, pair.hashes))
+        if not len(at) or not len(inside):
+            return " ".join(toks)
+        start = max(0, int(at[0]) - int(inside[0]))
+        end = min(len(toks), int(at[-1]) + n + item.length - (int(inside[-1]) + n))
+        return " ".join(toks[start:end])
 
     def _janitor(self, pair: _Pair, coverage: float | None) -> str | None:
         """Why a partial copy is suspected: an item of ``n`` tokens or more shares an ``n``-token run
