@@ -6,13 +6,22 @@ item cannot hide behind them (one implementation, used by every text tier throug
 :mod:`auditor.text.evasion`):
 
 * **percent-encoding** decoded (``%20``, ``quote_plus`` output, a query inside a URL);
-* text under a **right-to-left override** (U+202E) put in reading order (reversed Latin text);
+* **terminal escapes** (ANSI colours ``\\x1b[31m``, other CSI codes, OSC 8 hyperlinks and titles) made
+  word boundaries;
+* **hyphenated hard wraps** joined (``informa-`` at the end of a line, ``tion`` on the next: a hyphen
+  after a lower-case letter, a letter after the newline);
+* text under a **right-to-left override** (U+202E) put in reading order, only where the override
+  reverses something: when the reversed reading has more words than the stored one
+  (:func:`~auditor.text.evasion.wordiness`: reversed Latin text), never for text stored forwards;
 * Unicode **default-ignorable** code points are dropped (zero-width space / joiners, soft hyphen,
   word joiner, bidi controls, variation selectors, tags: ``Default_Ignorable_Code_Point`` of UAX #44,
   derived here from ``unicodedata`` as format characters (Cf) minus prepended concatenation marks,
-  plus variation selectors and the listed others);
+  plus variation selectors and the listed others), except where they stand for spaces: joining more
+  than 24 letters of a whitespace-free chunk (every space replaced by U+200B or a Hangul filler),
+  they become spaces (:func:`~auditor.text.evasion.drop_ignorables`);
 * where the text carries **markup**, HTML entities are unescaped (``&nbsp;`` → a space) and tags are
-  removed (``<b>`` and other inline tags join, block tags break words);
+  removed (``<b>`` and other inline tags join, block tags break words): only what has the shape of a
+  tag (:func:`strip_tags`), so a stray ``<`` (``score<threshold. … x>0``) never swallows prose;
 * **camel-cased runs** of three humps or more split (``BookAFlightToParis``; ``iPhone`` stays), by
   ``normalize`` only: ``clean`` keeps them for the embedding model, which reads camel case itself;
 * **confusables** map to an ASCII skeleton (Cyrillic ``а`` → ``a``; Unicode TR39 data plus Latin
@@ -22,8 +31,9 @@ item cannot hide behind them (one implementation, used by every text tier throug
 * **combining marks on Latin letters** dropped (``é``, ``ạ``, ``e`` + U+0301), other scripts' kept.
 
 ``normalize`` then applies case folding, turns punctuation and symbols into spaces and collapses
-whitespace. Plain ASCII text without ``<``, ``&``, a ``%XX`` escape or a camel-cased run takes a fast
-path (``str.translate``), which gives the same result. JSON-escaped and base64 text inside
+whitespace. Plain ASCII text without ``<``, ``&``, ESC, a hyphen ending a line, a ``%XX`` escape or a
+camel-cased run takes a fast path (``str.translate``), which gives the same result. None of these
+steps deletes text it cannot prove is encoding or markup. JSON-escaped and base64 text inside
 tool-call arguments is decoded where calls become text
 (:func:`auditor.records.toolcalls.canonical_value`). :data:`NORMALIZATION_VERSION` names this
 normalization for persisted indexes.
@@ -42,6 +52,12 @@ True
 ('https x example search q book a flight', 'book a flight')
 >>> normalize("BookAFlightToParis"), normalize("ϲheap flights"), normalize("fεεs"), normalize("किताब")
 ('book a flight to paris', 'cheap flights', 'fees', 'किताब')
+>>> normalize("if a<b and c>d, book it"), normalize("\\u202eBook a flight")
+('if a b and c d book it', 'book a flight')
+>>> normalize("Book\\u200ba\\u200bflight\\u200bto\\u200bParis\\u200bnext\\u200bweek")
+'book a flight to paris next week'
+>>> normalize("\\x1b[31mBook\\x1b[0m a fl-\\night")
+'book a flight'
 """
 
 from __future__ import annotations
