@@ -192,3 +192,25 @@ def test_a_report_without_the_section_loads_and_a_bad_one_is_refused():
     bad = {**check, "contaminated_items": 0, "verdict": "pass", "not_checked": [{"method": "ngram", "reason": 7}]}
     with pytest.raises(ValueError, match=r"checks\[0\]\.not_checked\[0\]\.reason: a string expected"):
         check_report({"verdict": "pass", "checks": [bad], "datasets": {}, "findings": []})
+
+
+def test_a_default_tier_that_indexed_no_eval_item_is_named_and_decides_nothing(tmp_path):
+    """WebShop's test goals of at most 10 words are too short for ``minhash`` (10 word 3-grams): among
+    the defaults it is named and clean data (goals 3000–3300, none of them) passes (``exact`` and ``ngram`` check every item); named
+    alone, it checked nothing and the check is incomplete."""
+    short = [g for g in _goals("webshop:0:500") if len(g.split()) <= 10]
+    ev, train = tmp_path / "short.jsonl", tmp_path / "plain.jsonl"
+    ev.write_text("".join(json.dumps({"id": f"s{i}", "text": g}) + "\n" for i, g in enumerate(short)))
+    train.write_text(
+        "".join(json.dumps({"id": f"w{i}", "text": g}) + "\n" for i, g in enumerate(_goals("webshop:3000:3300")))
+    )
+    code, output, out = _audit(tmp_path, "--eval", str(ev), "--train", str(train))
+    assert code == 0 and output.startswith("auditor: PASS — ")
+    [minhash] = [n for n in _not_checked(out) if n["method"] == "minhash"]
+    assert minhash["status"] == "nothing_indexed" and not minhash["incomplete"]
+    assert f"not checked: minhash — indexed none of the {len(short)} eval items (fewer than min_shingles=10" in output
+    code, output, out = _audit(tmp_path, "--eval", str(ev), "--train", str(train), "--method", "minhash")
+    assert code == 1 and output.startswith("auditor: INCOMPLETE — ")
+    assert (
+        "not checked: minhash — indexed none of" in output and "asked for, so the check is at best incomplete" in output
+    )

@@ -25,10 +25,13 @@ records of a training set (:meth:`~auditor.methods.base.Index.reads`, counted du
 :class:`SearchedStage`), each with its reason (``checks[].not_checked``; the report says "not
 checked: …"). A method the check *asked for* that checked nothing makes it ``incomplete`` at best
 (:attr:`~auditor.report.results.NotChecked.incomplete`): every method a check names (``--method``,
-``methods = [...]``), and of the defaults the text tiers (:data:`TEXT_VIEWS`: conclusive methods
-that read a record's text, ``exact``, ``ngram``, ``minhash``). The defaults' methods for one kind of
-data — ``calls`` (tool calls), ``id`` and ``entities`` (evidence only, never counted) — and a method
-not selected are named and decide nothing: data without tool calls has no calls to miss.
+``methods = [...]``), and of the defaults a text tier (:data:`TEXT_VIEWS`: a conclusive method that
+reads a record's text, ``exact``, ``ngram``, ``minhash``) that read none of a training set's records.
+The rest is named and decides nothing: a default tier that indexed no eval item (``minhash`` on items
+too short to shingle: the items are the other tiers', and one no conclusive tier covers is unchecked
+already, ``uncovered_items``), the defaults' methods for one kind of data — ``calls`` (tool calls),
+``id`` and ``entities`` (evidence only, never counted) —, since data without tool calls has no calls
+to miss, and a method not selected.
 
 >>> from auditor.methods import create
 >>> exact = create("exact").build(list(ds["ev"].records()))  # "fine": too short to index
@@ -131,9 +134,12 @@ def _not_run(name: str, named: Sequence[str] | None) -> str:
     return f"not installed{_extras(cls)}"
 
 
-def _asked(ix: Index, named: Sequence[str] | None) -> bool:
-    """Does checking nothing with ``ix`` make the check incomplete (see the module doc)?"""
-    return named is not None or (ix.conclusive and bool(TEXT_VIEWS & set(ix.searched_views())))
+def _asked(ix: Index, named: Sequence[str] | None, status: str) -> bool:
+    """Does checking nothing with ``ix`` (``status``) make the check incomplete (see the module doc)?"""
+    if named is not None:
+        return True
+    text_tier = ix.conclusive and bool(TEXT_VIEWS & set(ix.searched_views()))
+    return text_tier and status == NOTHING_SEARCHED
 
 
 def not_checked(
@@ -151,16 +157,18 @@ def not_checked(
     out: list[NotChecked] = []
     for ix, stats in zip(indexes, method_stats or [ix.stats() for ix in indexes]):
         total, missing = stats["eval_items"], stats["eval_not_indexed"]
-        asked = _asked(ix, named)
         if total and missing >= total:
             reasons = "; ".join(f"{r}: {n:,}" for r, n in stats["not_indexed_reasons"].items())
             why = f"indexed none of the {total:,} eval items" + (f" ({reasons})" if reasons else "")
-            out.append(NotChecked(ix.name, NOTHING_INDEXED, why, incomplete=asked))
+            out.append(NotChecked(ix.name, NOTHING_INDEXED, why, incomplete=_asked(ix, named, NOTHING_INDEXED)))
             continue
         for name, n in train_records.items():
             if n and not searched.get(name, Counter())[ix.name]:
                 why = f"read none of its {n:,} records: {ix.unread()}"
-                out.append(NotChecked(ix.name, NOTHING_SEARCHED, why, dataset=name, incomplete=asked))
+                gap = NotChecked(
+                    ix.name, NOTHING_SEARCHED, why, dataset=name, incomplete=_asked(ix, named, NOTHING_SEARCHED)
+                )
+                out.append(gap)
     ran = {ix.name for ix in indexes}
     out += [NotChecked(m, NOT_RUN, _not_run(m, named)) for m in methods.names() if m not in ran]
     return out
