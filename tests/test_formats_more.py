@@ -809,3 +809,66 @@ def test_nothing_is_written_beside_the_inputs(tmp_path):
         res, _ = audit(tmp_path, d / target, name=f"r{i}")
         assert res.exit_code == 1, (target, res.output)
     assert sorted(str(p.relative_to(d)) + str(p.stat().st_mtime_ns) for p in d.rglob("*")) == before
+
+
+# --- combinations ----------------------------------------------------------------------------------
+
+
+def test_parquet_and_arrow_members_and_a_zipped_save_to_disk_folder(tmp_path):
+    import pyarrow.parquet as pq
+
+    def write(folder, records):
+        ds = save_to_disk(folder, records[:1])
+        pq.write_table(_table(records[1:]), folder / "rest.parquet")
+        p = folder / "hf.zip"
+        with zipfile.ZipFile(p, "w") as z:
+            for f in sorted(ds.iterdir()):
+                z.write(f, f"ds/{f.name}")  # the metadata JSON is left out, its .arrow data read
+            z.write(folder / "rest.parquet", "rest.parquet")
+        return p
+
+    doc = check_pair(tmp_path, write)
+    assert _sources(doc) == {f"{tmp_path / 'leaky' / 'hf.zip'}!ds/data-00000-of-00001.arrow#0"}
+    tr = next(d for d in doc["datasets"].values() if d["role"] == "train")
+    assert tr["records"] == 2
+
+
+def test_archive_through_a_url(tmp_path):
+    pytest.importorskip("fsspec", reason="the [remote] extra is not installed")
+    (tmp_path / "leaky").mkdir()
+    p = _tar(tmp_path / "leaky", LEAKY, "d.tar.gz", "w:gz")
+    z = _zip(tmp_path / "leaky", LEAKY)
+    for i, f in enumerate((p, z)):
+        res, out = audit(tmp_path, f"file://{f}", name=f"r{i}")
+        assert res.exit_code == 1, res.output
+        assert report(out)["checks"][0]["contaminated_items"] == 1
+
+
+def test_inspect_with_encoding_and_a_datasets_folder(tmp_path):
+    p = _latin1(tmp_path, LEAKY)
+    res = cli("inspect", str(p))
+    assert res.exit_code == 0 and "not valid UTF-8" in res.output  # inspect skips and says why
+    res = cli("inspect", str(p), "--encoding", "latin-1", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["records"] == 2 and "café crème" in json.dumps(doc["first"], ensure_ascii=False)
+    ds = save_to_disk(tmp_path, LEAKY)
+    res = cli("inspect", str(ds), "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["formats"] == {str(ds / "data-00000-of-00001.arrow"): "arrow"}
+
+
+def test_new_formats_read_alike_in_workers(tmp_path):
+    """The scan's workers read archives, encodings and Arrow files as the serial reader does."""
+    d = tmp_path / "in"
+    d.mkdir()
+    _zip(d, LEAKY)
+    _latin1(d, LEAKY)
+    save_to_disk(d, LEAKY)
+    ev = write_eval(tmp_path)
+    for i, target in enumerate([d / "data.zip", d / "train.jsonl", d / "ds"]):
+        extra = ("--train-encoding", "latin-1") if target.name == "train.jsonl" else ()
+        out = tmp_path / f"r{i}"
+        res = cli("audit", "--eval", str(ev), "--train", str(target), "--workers", "2", "--report-dir", str(out), *extra)
+        assert res.exit_code == 1, (target, res.output)
+        assert report(out)["checks"][0]["contaminated_items"] == 1

@@ -47,11 +47,16 @@ def _param(value: str) -> tuple[str, object]:
     metavar="KEY=VALUE",
     help="embedding method parameter, e.g. model=/path/to/model or w_margin=1.5 (repeatable).",
 )
+@click.option(
+    "--encoding", default=None, help="Text encoding of the eval files (latin-1, cp1252, utf-16 ...; default UTF-8)."
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the automatic split and rewrites.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 @index_dir_option("Index folder; embeddings are cached in its embeddings/ (default: $AUDITOR_INDEX_DIR or indexes/).")
 @embed_cache_option()
-def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, index_dir, embed_cache, model_cache):
+def calibrate(
+    eval_, eval_format, text_field, pairs, params, encoding, seed, as_json, index_dir, embed_cache, model_cache
+):
     """Print precision and recall per threshold of the embedding method, to choose a threshold.
 
     Positives are rewrites of eval items (automatic) or label-1 pairs (--pairs); hard negatives are
@@ -61,7 +66,14 @@ def calibrate(eval_, eval_format, text_field, pairs, params, seed, as_json, inde
         records = []
         if not pairs:
             ds = Dataset(
-                DatasetSpec(name="calibrate", paths=[eval_], role="eval", format=eval_format, text_field=text_field)
+                DatasetSpec(
+                    name="calibrate",
+                    paths=[eval_],
+                    role="eval",
+                    format=eval_format,
+                    text_field=text_field,
+                    encoding=encoding,
+                )
             )
             records = list(ds.records())
         method_params = dict(_param(p) for p in params)
