@@ -205,6 +205,7 @@ def test_a_sibling_item_is_no_proof(tmp_path, ref):
     brighter' desk lamp) were conclusive at n-gram share 0.5-0.72; now at most suspected."""
     records = _bundled(ref)
     norm = {r.ordinal: normalize(r.view("query")) for r in records}
+    whole = {r.ordinal: " ".join(normalize(v) for v in r.views.values() if isinstance(v, str)) for r in records}
     report = run_audit(_self_config(tmp_path, ref))
     cross = [
         f
@@ -213,10 +214,7 @@ def test_a_sibling_item_is_no_proof(tmp_path, ref):
     ]
     partial = [(f["eval_id"], f["train_id"], f["score"]) for f in cross if f["score"] < 1.0]
     assert partial == []
-    assert (
-        all(f" {norm[f['eval_ordinal']]} " in f" {norm[f['train_ordinal']]} " for f in cross if f["score"] == 1.0)
-        or ref == "api-bank"
-    )
+    assert all(f" {norm[f['eval_ordinal']]} " in f" {whole[f['train_ordinal']]} " for f in cross)
 
 
 def test_sibling_with_other_values_is_not_conclusive(tmp_path):
