@@ -45,7 +45,7 @@ def adapter_for(path: str | Path, fmt: str | None) -> type[Adapter]:
     :attr:`AdapterOptions.member_format`)."""
     if fmt is None:
         return detect(path)
-    if fmt != "archive" and archive_kind(path) is not None:
+    if fmt != "archive" and archive_kind(path, by_content=True) is not None:
         return get_adapter("archive")
     return get_adapter(fmt)
 

@@ -68,13 +68,10 @@ def hf_folder(folder: str | Path) -> HfFolder | None:
         if not isinstance(splits, list):
             splits = sorted(p.name for p in d.iterdir() if (p / "state.json").is_file())
         return HfFolder(d, "dataset_dict", splits=[str(s) for s in splits], metadata=meta)
-    if (d / "state.json").is_file():
-        doc = _load(d / "state.json")
-        listed = doc.get("_data_files") if isinstance(doc, dict) else None
-        if not isinstance(listed, list) or not listed:
-            raise InputError(str(d / "state.json"), None, "a datasets state.json without _data_files: no data listed")
+    state = _state(d)
+    if state is not None:
         files = []
-        for entry in listed:
+        for entry in state:
             name = entry.get("filename") if isinstance(entry, dict) else None
             if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):
                 raise InputError(str(d / "state.json"), None, f"a _data_files entry that names no file: {entry!r}")
@@ -95,6 +92,25 @@ def hf_folder(folder: str | Path) -> HfFolder | None:
             return HfFolder(d, "cache", splits=sorted(by_split), metadata=meta)
         return HfFolder(d, "cache", data_files=next(iter(by_split.values())), metadata=meta)
     return None
+
+
+def _state(d: Path) -> list | None:
+    """The ``_data_files`` of ``d/state.json`` when it is a datasets state file (another program's
+    ``state.json`` is not: None); an unreadable one beside ``.arrow`` files is an :class:`InputError`."""
+    if not (d / "state.json").is_file():
+        return None
+    try:
+        doc = _load(d / "state.json")
+    except InputError:
+        if any(d.glob("*.arrow")):
+            raise
+        return None
+    if not isinstance(doc, dict) or "_data_files" not in doc:
+        return None
+    listed = doc["_data_files"]
+    if not isinstance(listed, list) or not listed:
+        raise InputError(str(d / "state.json"), None, "a datasets state.json whose _data_files list no data")
+    return listed
 
 
 def describe_choice(hf: HfFolder) -> str:
