@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..io.members import SEP
 from ..records.fields import FIELDS, field_counts, id_known
 from ..records.record import Record, split_source
 
@@ -41,7 +42,14 @@ class Searched:
             self.whole.setdefault(path, Counter())[reason] += 1
 
     def render(self, path: str, name: bool = False) -> list[str]:
-        """Lines for file ``path`` (``name``: say which file, for a dataset of several)."""
+        """Lines for file ``path`` (``name``: say which file, for a dataset of several); an archive's
+        lines are its members' (``ARCHIVE!MEMBER``), each named."""
+        members = [p for p in self.views if p.startswith(path + SEP)]
+        if members and path not in self.views:
+            return [line for m in members for line in self._render(m, True)]
+        return self._render(path, name)
+
+    def _render(self, path: str, name: bool) -> list[str]:
         views = self.views.get(path)
         if not views:
             return []
