@@ -869,6 +869,30 @@ def test_new_formats_read_alike_in_workers(tmp_path):
     for i, target in enumerate([d / "data.zip", d / "train.jsonl", d / "ds"]):
         extra = ("--train-encoding", "latin-1") if target.name == "train.jsonl" else ()
         out = tmp_path / f"r{i}"
-        res = cli("audit", "--eval", str(ev), "--train", str(target), "--workers", "2", "--report-dir", str(out), *extra)
+        res = cli(
+            "audit", "--eval", str(ev), "--train", str(target), "--workers", "2", "--report-dir", str(out), *extra
+        )
         assert res.exit_code == 1, (target, res.output)
         assert report(out)["checks"][0]["contaminated_items"] == 1
+
+
+@pytest.mark.parametrize("name", ["train.jsonl.bz2", "train.jsonl.xz", "train.csv"])
+def test_write_clean_keeps_compression_and_writes_utf8(tmp_path, name):
+    p = tmp_path / name
+    if name.endswith(".csv"):  # cp1252 with a declared encoding; the cleaned copy is UTF-8
+        body = "id;text\n" + "".join(f"{r['id']};{_flat(r)} – café\n" for r in LEAKY)
+        p.write_bytes(body.encode("cp1252"))
+        extra: tuple[str, ...] = ("--train-encoding", "cp1252")
+    else:
+        p.write_bytes(COMPRESSORS[name.rsplit(".", 1)[1]](jl(*LEAKY)))
+        extra = ()
+    res, _ = audit(tmp_path, p, "--write-clean", str(tmp_path / "c"), *extra)
+    assert res.exit_code == 1, res.output
+    (written,) = (tmp_path / "c").glob(f"*/{name}")
+    data = written.read_bytes()
+    if name.endswith(".csv"):
+        assert data.decode("utf-8") == f"id;text\nt2;{LEAKY[1]['text']} – café\n"
+    else:
+        assert json.loads(bz2.decompress(data) if name.endswith("bz2") else lzma.decompress(data)) == LEAKY[1]
+    res = cli("verify", str(tmp_path / "c" / "split.toml"))
+    assert res.exit_code == 0, res.output
