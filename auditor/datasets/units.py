@@ -212,7 +212,7 @@ def read_whole(dataset: str, item: Record | Skip, position: int) -> Record | Ski
     >>> read_whole("t", Record("t", "r1", "t.jsonl:6", {"query": "Hi"}, raw={"id": "r1", "query": "Hi"}), 5).views
     {'query': 'Hi'}
     >>> read_whole("t", Skip("t.jsonl:5", "invalid JSON"), 4)
-    Skip(source='t.jsonl:5', reason='invalid JSON', raw=None)
+    Skip(source='t.jsonl:5', reason='invalid JSON', raw=None, key=None)
     """
     skip = item
     if isinstance(item, Skip):

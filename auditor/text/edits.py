@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from .normalize import tokens
@@ -66,9 +67,9 @@ def values_kept(eval_text: str, train_text: str) -> bool:
 
 def values_match(eval_text: str, train_text: str) -> bool:
     """True when ``train_text`` (the copy: a training view, or the span of a longer text that the copy
-    fills) holds the eval text's values well enough to be a copy of *that* item: its values are
-    tokens with a digit (:func:`~auditor.text.normalize.tokens`, so ``10.5`` and ``10 . 5`` agree; or
-    :func:`chunks`, so ``4.4`` and ``44`` agree: either reading passes); at most
+    fills) holds the eval text's values well enough to be a copy of *that* item: its values are its
+    runs of digits, read in the text as it is (so ``10.5`` and ``10 . 5`` agree, and ``In2023`` holds
+    ``2023``) or in its :func:`chunks` (so ``4.4`` and ``44`` agree): either reading passes; at most
     half of them dropped and not the only one (a light edit drops a value; a text without the item's
     values matches its template), none *replaced* by another value (``sides as 4 and 5`` / ``sides
     as 5 and 6``: a sibling item), and those kept in the item's order, one swap of neighbours allowed
@@ -83,14 +84,21 @@ def values_match(eval_text: str, train_text: str) -> bool:
     >>> values_match("status of the interface on node 42", "status of the interface on node"), values_match("no values", "x")
     (False, True)
     """
-    return _values_match(tokens(eval_text), tokens(train_text)) or _values_match(chunks(eval_text), chunks(train_text))
+    return _values_match(_DIGITS.findall(eval_text), _DIGITS.findall(train_text)) or _values_match(
+        _chunk_digits(eval_text), _chunk_digits(train_text)
+    )
 
 
-def _values_match(eval_words: list[str], train_words: list[str]) -> bool:
-    ev = [t for t in eval_words if any(ch.isdigit() for ch in t)]
+_DIGITS = re.compile(r"\d+")
+
+
+def _chunk_digits(text: str) -> list[str]:
+    return [d for c in chunks(text) for d in _DIGITS.findall(c)]
+
+
+def _values_match(ev: list[str], tr: list[str]) -> bool:
     if not ev:
         return True
-    tr = [t for t in train_words if any(ch.isdigit() for ch in t)]
     missing = sum((Counter(ev) - Counter(tr)).values())
     if missing and (2 * missing > len(ev) or Counter(tr) - Counter(ev)):
         return False
