@@ -4,8 +4,15 @@ Each eval item's normalized tokens are cut into n-grams of ``n`` words (default 
 lm-eval decontamination size). Items shorter than ``n`` use their full length as ``n`` (as NeMo
 Curator does): their one n-gram is the whole item, so a finding means the item's whole token
 sequence stands inside the training text. A training record's score for an eval item is the
-fraction of the item's distinct n-grams that occur in the record; a finding needs
-``score >= threshold``.
+fraction of the item's distinct n-grams that occur in the record.
+
+**Decision** (docs/methods.md, "When an n-gram copy is conclusive"). A *copy* is ``score >= threshold``
+or n-grams covering ``cover`` of the item's tokens (a light edit); it is conclusive when it is a copy of
+*this* item — it holds half of what tells the item from any sibling eval item sharing n-grams with the
+same text, and the item's values (:func:`~auditor.text.edits.values_match`) — else suspected, saying
+why (``suspected_because``). Any shared ``n``-gram of an item of ``n`` tokens or more is at least
+suspected (lm-eval's janitor rule). Template text most eval items share is left out of them
+(``template_share``, :func:`template_grams`).
 
 **Short items.** Such a containment is conclusive from ``min_n`` tokens (8). Items of
 ``short_min_n`` (3) to ``min_n - 1`` tokens are checked the same way, but their findings are
@@ -31,6 +38,11 @@ index is a sorted array of ``(hash, eval item)`` pairs, so memory follows the ev
 >>> f = NgramIndex().build([short]).search([tr])[0]
 >>> f.score, f.evidence["n"], f.conclusive, f.evidence["tier"]
 (1.0, 6, False, 'suspected')
+>>> a = Record("bench", "a", "b#2", {"query": "please tell me what is the area of a right triangle whose other two sides are 4 and 5"})
+>>> tr = Record("train", "t3", "t:3", {"text": "Please tell me: what is the area of a right triangle whose other two sides are 5 and 6?"})
+>>> f = NgramIndex().build([a]).search([tr])[0]
+>>> f.conclusive, f.evidence["suspected_because"][:26]
+(False, "the copy lacks the item's ")
 """
 
 from __future__ import annotations
@@ -47,7 +59,7 @@ from ..records.record import FIELDS, TEXT, Record
 from ..text.edits import values_match
 from ..text.kernels import NgramScanner
 from ..text.normalize import tokens
-from ..text.tokens import ngram_hashes, token_hashes
+from ..text.tokens import covered_tokens, ngram_hashes, token_hashes
 from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
@@ -166,7 +178,7 @@ class NgramIndex(Index[NgramConfig]):
         inside = np.isin(ngram_hashes(token_hashes(toks), TEMPLATE_N), self.template)
         if not inside.any():
             return None
-        kept = [t for t, covered in zip(toks, _covered(inside, TEMPLATE_N, len(toks))) if not covered]
+        kept = [t for t, covered in zip(toks, covered_tokens(inside, TEMPLATE_N, len(toks))) if not covered]
         return kept if len(kept) >= self.config.short_min_n else None
 
     def _item_tokens(self, toks: list[str]) -> list[str]:
@@ -333,7 +345,7 @@ class NgramIndex(Index[NgramConfig]):
             return True, None
         item = self._item(pair.pos)
         found = np.isin(item.grams, pair.hashes)
-        coverage = float(_covered(found, int(self.item_n[pair.pos]), item.length).sum() / item.length)
+        coverage = float(covered_tokens(found, int(self.item_n[pair.pos]), item.length).sum() / item.length)
         return pair.matched / total >= self.config.threshold or coverage >= self.config.cover, coverage
 
     def _doubt(self, pair: _Pair, others: list[_Pair], scanned: Sequence[str]) -> str:
@@ -354,8 +366,8 @@ class NgramIndex(Index[NgramConfig]):
             differs = ~np.isin(item.grams, self._item(other.pos).distinct)  # n-grams the sibling lacks
             if not differs.any():
                 continue
-            part = _covered(differs, n, item.length).sum()  # the tokens in which the item differs
-            if _covered(differs & found, n, item.length).sum() < SIBLING_COVER * part:
+            part = covered_tokens(differs, n, item.length).sum()  # the tokens in which the item differs
+            if covered_tokens(differs & found, n, item.length).sum() < SIBLING_COVER * part:
                 ev = self.eval_records[other.pos]
                 return (
                     f"the text holds too little of what tells this item from eval item {ev.dataset}#{ev.id}"
@@ -413,19 +425,6 @@ class _Item:
     distinct: np.ndarray
     length: int
     values: frozenset[str]
-
-
-def _covered(starts: np.ndarray, n: int, length: int) -> np.ndarray:
-    """Which of ``length`` tokens lie in an n-gram whose start is marked in ``starts``.
-
-    >>> _covered(np.array([True, False, False, False, True]), 3, 7).astype(int).tolist()
-    [1, 1, 1, 0, 1, 1, 1]
-    """
-    marks = np.zeros(length + 1, dtype=np.int64)
-    at = np.flatnonzero(starts)
-    np.add.at(marks, at, 1)
-    np.add.at(marks, np.minimum(at + n, length), -1)
-    return np.cumsum(marks[:length]) > 0
 
 
 def template_grams(all_tokens: Sequence[list[str]], share: float) -> np.ndarray:

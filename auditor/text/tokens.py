@@ -42,3 +42,16 @@ def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
         for j in range(n):
             h = h * _P + th[j : j + count]
     return h
+
+
+def covered_tokens(starts: np.ndarray, n: int, length: int) -> np.ndarray:
+    """Which of ``length`` tokens lie in an n-gram whose start is marked in ``starts``.
+
+    >>> covered_tokens(np.array([True, False, False, False, True]), 3, 7).astype(int).tolist()
+    [1, 1, 1, 0, 1, 1, 1]
+    """
+    marks = np.zeros(length + 1, dtype=np.int64)
+    at = np.flatnonzero(starts)
+    np.add.at(marks, at, 1)
+    np.add.at(marks, np.minimum(at + n, length), -1)
+    return np.cumsum(marks[:length]) > 0
