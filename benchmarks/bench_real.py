@@ -5,16 +5,22 @@
     python benchmarks/bench_real.py --startup                 # CPU of start-up (imports, a 1-record audit)
 
 **Corpus.** Real text only, no invented words: prose from this machine (the man pages under
-/usr/share/man, decompressed and stripped of roff/mdoc macros, and the docstrings of the installed
-standard library and numpy, read with ``inspect``) and the records of public datasets
+/usr/share/man, decompressed and stripped of roff/mdoc macros, less the pre-release gcloud_alpha/beta
+copies; the docstrings of the standard library and of DOC_PACKAGES, read with ``inspect`` in a child
+process, and pydoc's topics; the AWS API documentation in botocore's service files, HTML tags
+dropped) and the records of public datasets
 (/work/shared/data: LLaMA-Factory, Glaive, ToolBench, WebShop, BFCL, API-Bank, NESTFUL, tau-bench,
 ToolAlpaca; tests/data/foreign), which give the user turns, instructions and answers. Left out:
 stabletoolbench/, tool-mvr/ and steptool/ of shared/data, which hold StableToolBench test queries, and
 any string or paragraph sharing a 13-word window (lower-cased, punctuation dropped) with a test query.
-Records come in three shapes, mixed in one JSON Lines file: chat (``{"messages": [{"role",
-"content"}]}``, 25 % of the bytes), Alpaca (``{"instruction", "input", "output"}``, 15 %) and plain
-text (``{"text"}``: a run of consecutive paragraphs of one man page or module, 60 %). Above the size of
-the prose pool (about PROSE_MB) paragraphs recur in other documents, as they do in web crawls.
+Records come in three
+shapes, mixed in one JSON Lines file (by count 40 % chat, 25 % Alpaca, 35 % text; ``shape_mb`` in the
+JSON gives the bytes): chat (``{"messages": [{"role", "content"}]}``: 1-3 user turns, an optional
+system turn, assistant turns that are dataset answers or prose), Alpaca (``{"instruction", "input",
+"output"}``, ``input`` prose or empty) and plain text (``{"text"}``: 200-2,500 words of consecutive
+paragraphs). Prose is read from a cursor over shuffled blocks of consecutive documents, so no paragraph
+recurs before the whole pool (62 MB here) is read; beyond it (``prose_passes`` > 1) paragraphs recur in
+other documents, as they do in web crawls.
 Everything is drawn from ``random.Random(seed)``; the pools are cached under --work-dir.
 
 **Plants.** ``--plants`` (default 50) each of three kinds of distinct bundled StableToolBench test
@@ -677,6 +683,7 @@ def build_corpus(
     plants: dict[str, dict] = {}
     size = line = 0
     shapes: dict[str, int] = {"chat": 0, "alpaca": 0, "text": 0}
+    shape_bytes: dict[str, int] = {"chat": 0, "alpaca": 0, "text": 0}
     with (
         open(folder / "train.jsonl", "w", encoding="utf-8") as f,
         open(folder / "peers" / "train.jsonl", "w", encoding="utf-8") as g,
@@ -698,12 +705,14 @@ def build_corpus(
             f.write(s)
             g.write(json.dumps({"text": flatten(rec)}, ensure_ascii=False) + "\n")
             size += len(s.encode("utf-8"))
+            shape_bytes[shape] += len(s.encode("utf-8"))
             line += 1
     (folder / "plants.json").write_text(json.dumps(plants, indent=1))
     return {
         "mb": round(size / 1e6, 2),
         "records": line,
         "shapes": shapes,
+        "shape_mb": {k: round(v / 1e6, 2) for k, v in shape_bytes.items()},
         "peers_mb": round((folder / "peers" / "train.jsonl").stat().st_size / 1e6, 2),
         "plants": {k: len(v) for k, v in chosen.items()},
         "seed": seed,
@@ -999,11 +1008,45 @@ def machine() -> dict:
         "python": platform.python_version(),
         "loadavg_at_end": [round(x, 2) for x in load],
         "note": "shared with other agents",
+        "git": git_state(),
     }
 
 
+def git_state() -> dict:
+    """The commit measured, and the files under auditor/ that differ from it (others edit the tree)."""
+
+    def git(*a: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()
+
+    return {
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "uncommitted_auditor_files": git("status", "--porcelain", "--", "auditor").splitlines(),
+    }
+
+
+def suspected(r: dict) -> str:
+    """Planted lines (and unplanted ones) with only suspected findings: auditor's review list."""
+    s = r.get("suspected_only")
+    if not s:
+        return "-"
+    return f"{sum(s['found'].values())} planted ({', '.join(f'{v} {k}' for k, v in s['found'].items() if v) or 'none'}), {s['false_positives']} unplanted"
+
+
 def print_table(res: dict) -> None:
-    hdr = ["tool", "MB", "CPU-s", "MB/CPU-s", "× janitor", "wall-s", "peak MB", "verbatim", "embedded", "edited", "FP"]
+    hdr = [
+        "tool",
+        "MB",
+        "CPU-s",
+        "MB/CPU-s",
+        "× janitor",
+        "wall-s",
+        "peak MB",
+        "verbatim",
+        "embedded",
+        "edited",
+        "FP",
+        "suspected only",
+    ]
     n = res["corpus"]["plants"]
     rows = []
     for r in res["runs"]:
@@ -1019,6 +1062,7 @@ def print_table(res: dict) -> None:
                 f"{r['peak_tree_rss_mb']:.0f}",
                 *(f"{f.get(k, '-')}/{n[k]}" for k in ("verbatim", "embedded", "edited")),
                 str(r.get("false_positives", "-")),
+                suspected(r),
             ]
         )
     w = [max(len(x) for x in col) for col in zip(hdr, *rows)]
@@ -1182,7 +1226,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="cProfile a default-methods audit, --workers 1")
     ap.add_argument("--profile-mb", type=float, default=10)
     ap.add_argument("--startup", action="store_true", help="CPU of start-up: imports, a 1-record audit")
+    ap.add_argument("--show", metavar="JSON", help="print the table of a results file and stop")
     args = ap.parse_args()
+    if args.show:
+        return print_table(json.loads(Path(args.show).read_text()))
     RESULTS.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
     if args.profile:
