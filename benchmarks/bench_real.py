@@ -873,6 +873,7 @@ def score(found: set[int], plants: dict[str, dict]) -> dict:
 
 
 def run_all(args: argparse.Namespace) -> dict:
+    state = machine()  # the commit measured and the load, before the runs
     work = Path(args.work_dir)
     evals = eval_queries()
     pool = load_pools(work, evals)
@@ -991,7 +992,7 @@ def run_all(args: argparse.Namespace) -> dict:
     return {
         "bench": "bench_real",
         "date": time.strftime("%Y-%m-%d"),
-        "machine": machine(),
+        "machine": state | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": machine()["loadavg"]},
         "command": "python " + " ".join([str(Path(sys.argv[0]))] + sys.argv[1:]),
         "corpus": corpus,
         "pool": {k: pool[k] for k in ("pool_mb", "sha256", "seconds")}
@@ -1006,7 +1007,7 @@ def machine() -> dict:
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "loadavg_at_end": [round(x, 2) for x in load],
+        "loadavg": [round(x, 2) for x in load],
         "note": "shared with other agents",
         "git": git_state(),
     }
