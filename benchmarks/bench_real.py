@@ -1126,6 +1126,15 @@ def profile(args: argparse.Namespace) -> dict:
                 "cum_s": round(ct, 2),
             }
         )
+    auditor_fns = [(k, v) for k, v in st.stats.items() if "/auditor/" in k[0]]  # type: ignore[attr-defined]
+    cumulative = [
+        {
+            "function": f"{fn.replace(str(REPO) + '/', '')}:{ln}({name})",
+            "cum_s": round(v[3], 2),
+            "cum_share": round(v[3] / total, 3),
+        }
+        for (fn, ln, name), v in sorted(auditor_fns, key=lambda kv: kv[1][3], reverse=True)[:30]
+    ]
     print(f"profile: {corpus['mb']} MB, CPU {m['cpu_s']} s (profiled), own time total {total:.1f} s")
     print(f"| {'function':70} | calls | own s | share | cum s |")
     for r in rows:
@@ -1140,6 +1149,7 @@ def profile(args: argparse.Namespace) -> dict:
         "profile_cmd": cmd,
         "own_time_total_s": round(total, 2),
         "top": rows,
+        "top_cumulative_auditor": cumulative,
     }
 
 
