@@ -831,7 +831,9 @@ def janitor_worker(eval_path: str, train_path: str, out_path: str) -> None:
     with open(train_path, encoding="utf-8") as f:
         for i, line in enumerate(f):
             text = json.loads(line)["text"]
-            # clean_python's own steps: its contaminated 13-grams, then the clean chunks
+            # clean_python's own steps: its contaminated 13-grams, then the clean chunks; flagged when a
+            # 13-gram is registered (clean_python(text) != [text] would also flag every clean string of
+            # under 200 characters: _split_chunks keeps no slice shorter than minimum_slice_length)
             hits = [(None, *idx) for g, idx in jan_mod.word_ngrams_indices(text, 13) if norm(g) in dirt]
             janitor._split_chunks(text, hits)
             if hits:
