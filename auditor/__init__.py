@@ -18,6 +18,7 @@ from .adapters.base import Adapter
 from .audit.manifest import load_manifest, parse_manifest
 from .audit.run import AuditConfig, CheckSpec, run_audit
 from .datasets.dataset import Dataset, DatasetSpec
+from .detector import Detector
 from .engines.base import Engine
 from .errors import (
     AuditorError,
@@ -43,6 +44,7 @@ __all__ = [
     "ConfigError",
     "Dataset",
     "DatasetSpec",
+    "Detector",
     "Engine",
     "Finding",
     "FindingStore",

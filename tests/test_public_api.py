@@ -21,6 +21,7 @@ def test_public_names_are_pinned():
             "ConfigError",
             "Dataset",
             "DatasetSpec",
+            "Detector",
             "Engine",
             "Finding",
             "FindingStore",

@@ -1,0 +1,431 @@
+"""A detector for data pipelines: built once from eval sets, then asked about any record or stream.
+
+:class:`Detector` holds the same eval indexes an audit builds (:mod:`auditor.methods`) and searches
+whatever a pipeline hands it, one record or a batch at a time: strings, JSON-like dicts (the rows of
+Hugging Face ``datasets``, datatrove documents' metadata, Ray Data batches) or
+:class:`~auditor.records.record.Record` objects. A training record is read as ``auditor audit`` reads
+one of a JSON Lines file: the same adapter choice by its fields (or ``format=``), the same ``fields``
+view (:func:`auditor.datasets.units.read_whole`), so a record gives the findings it gives in a run.
+
+>>> d = Detector(["Book a table for two at an Italian place tonight near the station"], methods=["exact"])
+>>> d.contains("book a table for two at an italian place tonight near the station")
+True
+>>> [f.method for f in d.search(["Something else entirely", {"text": "Book a table for two at an "
+...  "Italian place tonight near the station"}])]
+['exact']
+>>> list(d.filter(["keep me, I am harmless", "Book a table for two at an Italian place tonight near the station"]))
+['keep me, I am harmless']
+
+**Boilerplate.** ``auditor audit`` masks training-set boilerplate (lines and n-grams found in a large
+share of the training records, :mod:`auditor.text.boilerplate`) for the methods with
+``mask_boilerplate`` on (``ngram`` and ``embedding`` by default). Masking never hides eval text, so
+``exact`` and ``ngram`` find the same with or without it; it changes the scores of a tier that compares
+whole records (``embedding``, ``minhash`` with ``mask_boilerplate = true``), where a shared system
+prompt dilutes the similarity. A detector sees one record at a time and cannot tell boilerplate from
+content, so it masks nothing unless given the training data (``boilerplate_from=``: paths), in which
+it detects boilerplate from the same sample the audit reads and masks it the same way.
+
+**Saving and shipping.** :meth:`Detector.save` writes a folder (``detector.json``, the eval items as
+``eval.jsonl``, each method's index in the checksummed, no-pickle index format of
+:mod:`auditor.store.indexes`); :meth:`Detector.load` verifies and memory-maps it. A loaded detector
+pickles as its folder's path (for the worker processes of the caller's own pipeline: pickle is never
+the file format), so each worker maps the same index files instead of receiving a copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import methods as _methods
+from ._version import __version__
+from .adapters import AdapterOptions, get_adapter
+from .adapters import registry as adapter_registry
+from .adapters._fields import extract
+from .adapters._rows import RowAdapter
+from .adapters.base import Adapter
+from .datasets.dataset import Dataset, DatasetSpec
+from .datasets.sameness import require_distinct_items
+from .datasets.units import read_whole
+from .errors import ConfigError, IndexFileError
+from .methods.base import Finding, Index, Searcher
+from .records.record import Record, Skip
+from .store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
+from .text import masking
+
+__all__ = ["Detector"]
+
+FORMAT = "auditor-detector"
+VERSION = 1
+
+#: what a detector is given as eval items: a bundled name or path, a spec, or the items themselves
+EvalSource = str | DatasetSpec | Sequence[Any]
+
+
+class Detector:
+    """Eval indexes built once; :meth:`search`, :meth:`contains`, :meth:`filter` any training text.
+
+    ``evals``: a bundled name or a path (``"stabletoolbench"``, ``"data/test.jsonl"``), a
+    :class:`DatasetSpec`, a list of eval items (strings or dicts, read as a JSON Lines file of them
+    would be), or a mapping of eval dataset name to any of these. ``methods``: the methods to run
+    (default: those ``auditor audit`` runs by default); ``method_params``: method → parameters, as a
+    manifest's ``[methods.NAME]`` tables. ``format``: the training records' format (an adapter name,
+    e.g. ``"alpaca"``; default: chosen from each dict's fields as the audit chooses it from a file's
+    first record). ``boilerplate_from``: training files to detect boilerplate in (see the module).
+    ``name``: the ``check`` and training dataset name findings carry.
+    """
+
+    def __init__(
+        self,
+        evals: EvalSource | Mapping[str, EvalSource],
+        methods: Sequence[str] | None = None,
+        method_params: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        format: str | None = None,
+        boilerplate_from: str | Sequence[str] | None = None,
+        name: str = "detector",
+    ):
+        self.name = name
+        self.format = format
+        self.method_names = list(methods) if methods is not None else _methods.default_methods()
+        if not self.method_names:
+            raise ConfigError("a detector needs at least one method")
+        self.method_params = {m: dict(p) for m, p in (method_params or {}).items()}
+        for m in [*self.method_names, *self.method_params]:
+            _methods.get(m)
+        self.eval_records = _eval_records(evals)
+        require_distinct_items(self.eval_records)
+        self.indexes: list[Index] = [
+            _methods.create(m, self.method_params.get(m)).build(self.eval_records) for m in self.method_names
+        ]
+        self.boilerplate_from = [boilerplate_from] if isinstance(boilerplate_from, str) else boilerplate_from
+        self._folder: str | None = None
+        self._setup()
+
+    # -- state shared by the constructors -------------------------------------------------------
+    def _setup(self) -> None:
+        self._adapters: dict[tuple[str, ...], Adapter] = {}
+        self._searchers: list[Searcher] = list(self.indexes)
+        self._masker = None
+        if self.boilerplate_from:
+            train = Dataset(DatasetSpec(self.name, list(self.boilerplate_from), role="train", format=self.format))
+            self._masker = masking.prepare(self.indexes, [train], self.eval_records)
+            self._searchers = list(self._masker.indexes)
+        self.search([""])  # builds what the methods build lazily (kernels) before threads share them
+
+    # -- searching ------------------------------------------------------------------------------
+    def records(self, items: Iterable[Any], start: int = 0) -> Iterator[Record]:
+        """``items`` as the training records a search reads (positions from ``start`` are their ids
+        when they have none, and their ordinals): strings, dicts or :class:`Record` objects (kept)."""
+        for i, item in enumerate(items, start):
+            rec = self._record(item, i)
+            if rec is not None:
+                yield rec
+
+    def _record(self, item: Any, position: int) -> Record | None:
+        if isinstance(item, Record):
+            return item
+        source = f"{self.name}:{position + 1}"
+        if isinstance(item, str):
+            rec: Record | Skip = extract(self._adapter(None), item, position, source)
+        elif isinstance(item, Mapping):
+            obj = dict(item)
+            adapter = self._adapter(obj)
+            rec = (
+                adapter.one(obj, position, source)
+                if isinstance(adapter, RowAdapter)
+                else extract(adapter, obj, position, source)
+            )
+        else:
+            raise TypeError(f"a detector searches strings, dicts or Records, not {type(item).__name__}")
+        rec = read_whole(self.name, rec, position)
+        if isinstance(rec, Skip):
+            return None  # nothing to search in it (no string at all)
+        rec.ordinal = position
+        return rec
+
+    def _adapter(self, obj: dict | None) -> Adapter:
+        """The adapter a record is read with: ``format``, else the one that would read a JSON Lines file
+        whose first record is ``obj`` (cached by its field names)."""
+        key = tuple(obj) if obj is not None else ()
+        adapter = self._adapters.get(key)
+        if adapter is None:
+            if self.format is not None:
+                cls = get_adapter(self.format)
+            elif obj is None:
+                cls = get_adapter("jsonl")
+            else:
+                order = sorted(
+                    (a for a in adapter_registry().values() if "lines" in a.layouts), key=lambda a: (a.priority, a.name)
+                )
+                cls = next((a for a in order if a.sniff(Path(f"{self.name}.jsonl"), [obj])), get_adapter("jsonl"))
+            adapter = self._adapters[key] = cls(self.name, AdapterOptions())
+        return adapter
+
+    def search(self, items: Iterable[Any], start: int = 0) -> list[Finding]:
+        """Every finding of the eval items in ``items`` (strings, dicts or Records), with the evidence
+        ``auditor audit`` reports; ``train_ordinal`` is an item's position (from ``start``), or a
+        Record's own ordinal."""
+        batch: list[Record] = []
+        own: list[int] = []
+        for i, item in enumerate(items, start):
+            rec = self._record(item, i)
+            if rec is None:
+                continue
+            own.append(rec.ordinal)
+            batch.append(dataclasses.replace(rec, ordinal=len(batch)))
+        findings: list[Finding] = []
+        if not batch:
+            return findings
+        for searcher in self._searchers:
+            for f in searcher.search(batch):
+                f.check = self.name
+                f.train_ordinal = own[f.train_ordinal]
+                findings.append(f)
+        findings.sort(key=lambda f: (f.train_ordinal, f.eval_dataset, f.eval_ordinal, f.method))
+        return findings
+
+    def flags(self, items: Sequence[Any], suspected: bool = False, start: int = 0) -> list[bool]:
+        """For each item of ``items``: does it hold an eval item (a conclusive finding; with
+        ``suspected``, a suspected one too)?"""
+        hit = {f.train_ordinal for f in self.search(items, start) if f.conclusive or (suspected and f.suspected)}
+        return [start + i in hit for i in range(len(items))]
+
+    def contains(self, text: Any, suspected: bool = False) -> bool:
+        """Does ``text`` (a string, dict or Record) hold an eval item? (see :meth:`flags`)"""
+        return self.flags([text], suspected)[0]
+
+    def filter(self, items: Iterable[Any], suspected: bool = False, batch_size: int = 512) -> Iterator[Any]:
+        """The items of ``items`` that hold no eval item, in order, searched ``batch_size`` at a time
+        (what ``auditor audit --write-clean`` keeps: records behind conclusive findings are removed)."""
+        for batch in _batches(items, batch_size):
+            for item, bad in zip(batch, self.flags(batch, suspected)):
+                if not bad:
+                    yield item
+
+    def clean(self, items: Iterable[Any], suspected: bool = False) -> tuple[list[Any], list[Finding]]:
+        """``(kept, findings)``: the items holding no eval item and every finding (all of ``items`` read)."""
+        data = list(items)
+        findings = self.search(data)
+        hit = {f.train_ordinal for f in findings if f.conclusive or (suspected and f.suspected)}
+        return [x for i, x in enumerate(data) if i not in hit], findings
+
+    # -- pipeline callables -----------------------------------------------------------------------
+    def keep(self, row: Mapping[str, Any]) -> bool:
+        """``Dataset.filter(detector.keep)`` (Hugging Face ``datasets``): True for a row holding no eval item."""
+        return not self.flags([row])[0]
+
+    def keep_batch(self, batch: Mapping[str, Sequence[Any]]) -> list[bool]:
+        """``Dataset.filter(detector.keep_batch, batched=True, num_proc=N)``: a column batch's rows to keep."""
+        return [not bad for bad in self.flags(_rows(batch))]
+
+    def findings_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int]) -> dict[str, list[str]]:
+        """``Dataset.map(detector.findings_batch, batched=True, with_indices=True)``: a column
+        ``auditor_findings`` holding each row's findings as a JSON list (:meth:`Finding.to_dict`), its
+        ``train_ordinal`` the row's index."""
+        rows = _rows(batch)
+        found: dict[int, list[dict]] = {}
+        for f in self.search(rows):
+            f.train_ordinal = int(indices[f.train_ordinal])
+            found.setdefault(f.train_ordinal, []).append(dict(f.to_dict()))
+        return {"auditor_findings": [json.dumps(found.get(int(ix), [])) for ix in indices]}
+
+    # -- persistence --------------------------------------------------------------------------------
+    def save(self, folder: str | Path) -> Path:
+        """Write this detector to ``folder`` (see the module); returns its path. Methods without a
+        persisted index (``exact``, ``calls`` ...) are rebuilt from the eval items on load."""
+        root = Path(folder)
+        root.mkdir(parents=True, exist_ok=True)
+        lines = [json.dumps(_record_dict(r), ensure_ascii=False, sort_keys=True) for r in self.eval_records]
+        data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+        (root / "eval.jsonl").write_bytes(data)
+        saved = []
+        for ix in self.indexes:
+            state = ix.state()
+            if state is None:
+                continue
+            fp = fingerprint_records(self.eval_records, ix.config.eval_view)
+            path = save_index(root / "indexes", ix.name, ix.params(), fp, state[0], state[1])
+            saved.append({"method": ix.name, "folder": str(path.relative_to(root))})
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "auditor": __version__,
+            "name": self.name,
+            "format_of_train": self.format,
+            "methods": self.method_names,
+            "method_params": self.method_params,
+            "boilerplate_from": self.boilerplate_from,
+            "eval_sha256": hashlib.sha256(data).hexdigest(),
+            "indexes": saved,
+        }
+        doc["checksum"] = _checksum(doc)
+        (root / "detector.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+        return root
+
+    @classmethod
+    def load(cls, folder: str | Path, *, verify: bool = True) -> Detector:
+        """A detector :meth:`save` wrote, its indexes memory-mapped. Every file is checked against its
+        checksum and each index must find a sample of its own eval items (as the audit checks a
+        persisted index); a bad folder is an :class:`~auditor.errors.IndexFileError`."""
+        root = Path(folder)
+        where = str(root / "detector.json")
+        try:
+            doc = json.loads((root / "detector.json").read_text())
+        except (OSError, ValueError) as e:
+            raise IndexFileError(f"{where}: unreadable detector description: {e}") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise IndexFileError(f"{where}: not an auditor detector")
+        if doc.get("version") != VERSION:
+            raise IndexFileError(f"{where}: detector format version {doc.get('version')}, this auditor reads {VERSION}")
+        if doc.get("checksum") != _checksum(doc):
+            raise IndexFileError(f"{where}: checksum mismatch (description modified)")
+        data = (root / "eval.jsonl").read_bytes()
+        if verify and hashlib.sha256(data).hexdigest() != doc.get("eval_sha256"):
+            raise IndexFileError(f"{root / 'eval.jsonl'}: checksum mismatch (truncated or modified)")
+        self = cls.__new__(cls)
+        self.name = doc["name"]
+        self.format = doc.get("format_of_train")
+        self.method_names = list(doc["methods"])
+        self.method_params = doc.get("method_params") or {}
+        self.boilerplate_from = doc.get("boilerplate_from")
+        self.eval_records = [
+            _dict_record(json.loads(line)) for line in data.decode("utf-8", "surrogatepass").splitlines()
+        ]
+        folders = {e["method"]: root / e["folder"] for e in doc.get("indexes", [])}
+        self.indexes = []
+        for m in self.method_names:
+            ix = _methods.create(m, self.method_params.get(m))
+            if m not in folders:
+                self.indexes.append(ix.build(self.eval_records))
+                continue
+            sub = folders[m]
+            if sub.parent != root / "indexes":
+                raise IndexFileError(f"{where}: index folder outside the detector folder")
+            fp = fingerprint_records(self.eval_records, ix.config.eval_view)
+            if verify:
+                read_index_folder(sub, m, ix.params(), fp)  # checksums of the description and every array
+            arrays, meta = _mapped(sub)
+            if verify:
+                restore_verified(ix, self.eval_records, arrays, meta, str(sub))
+            else:
+                ix.restore(self.eval_records, arrays, meta)
+            self.indexes.append(ix)
+        self._folder = str(root.resolve())
+        self._setup()
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._folder is not None:  # a loaded detector ships as its folder: workers map the same files
+            return {"folder": self._folder}
+        state = {k: v for k, v in vars(self).items() if k != "_adapters"}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "folder" in state:
+            vars(self).update(vars(Detector.load(state["folder"], verify=False)))
+            return
+        vars(self).update(state)
+        self._adapters = {}
+
+    def __repr__(self) -> str:
+        sets = sorted({r.dataset for r in self.eval_records})
+        return f"Detector({len(self.eval_records)} eval items of {', '.join(sets)}; methods {', '.join(self.method_names)})"
+
+
+def _eval_records(evals: EvalSource | Mapping[str, EvalSource]) -> list[Record]:
+    sources: list[tuple[str, EvalSource]]
+    if isinstance(evals, Mapping):
+        sources = list(evals.items())
+    elif isinstance(evals, str):
+        sources = [(_name_of(evals), evals)]
+    elif isinstance(evals, DatasetSpec):
+        sources = [(evals.name, evals)]
+    else:
+        sources = [("eval", evals)]
+    out: list[Record] = []
+    for name, src in sources:
+        if isinstance(src, str):
+            out.extend(Dataset(DatasetSpec(name, [src], role="eval")).records())
+        elif isinstance(src, DatasetSpec):
+            out.extend(Dataset(dataclasses.replace(src, role="eval")).records())
+        else:
+            adapter = get_adapter("jsonl")(name, AdapterOptions())
+            ordinal = 0
+            for i, item in enumerate(src):
+                rec = extract(adapter, item, i, f"{name}:{i + 1}")
+                if isinstance(rec, Skip):
+                    raise ConfigError(f"eval item {i} of '{name}': {rec.reason}")
+                rec.ordinal = ordinal
+                ordinal += 1
+                out.append(rec)
+    if not out:
+        raise ConfigError("a detector needs at least one eval item")
+    return out
+
+
+def _name_of(source: str) -> str:
+    if "/" in source or "." in Path(source).name:
+        return Path(source).name.split(".")[0] or "eval"
+    return source.split(":")[0]
+
+
+def _rows(batch: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """A column batch (``{"text": [...], "id": [...]}``) as its rows."""
+    columns = list(batch)
+    n = len(batch[columns[0]]) if columns else 0
+    return [{c: batch[c][i] for c in columns} for i in range(n)]
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for x in items:
+        batch.append(x)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _record_dict(r: Record) -> dict[str, Any]:
+    return {
+        "dataset": r.dataset,
+        "id": r.id,
+        "source": r.source,
+        "views": r.views,
+        "meta": r.meta,
+        "raw": r.raw,
+        "split": r.split,
+        "ordinal": r.ordinal,
+    }
+
+
+def _dict_record(d: dict[str, Any]) -> Record:
+    return Record(
+        d["dataset"], d["id"], d["source"], d["views"], d.get("meta") or {}, d.get("raw"), d.get("split"), d["ordinal"]
+    )
+
+
+def _checksum(doc: dict[str, Any]) -> str:
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _mapped(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """An index folder's arrays memory-mapped read-only (checked already by :func:`read_index_folder`)."""
+    doc = json.loads((folder / "index.json").read_text())
+    arrays = {}
+    for name, entry in (doc.get("arrays") or {}).items():
+        path = folder / str(entry["file"])
+        if path.parent != folder:
+            raise IndexFileError(f"{folder}: array file outside the index folder")
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        arrays[name] = np.asarray(arr) if arr.size == 0 else arr
+    return arrays, doc.get("meta") or {}
