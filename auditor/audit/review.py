@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ..report._items import record_label
+from ..report.proof import proof_texts, where
 from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, review_id, reviewable
 
 if TYPE_CHECKING:
@@ -147,19 +149,19 @@ def decide_findings(
 
 def describe(report: Report, f: FindingRow, decisions: Decisions, n: int, total: int) -> list[str]:
     """The lines shown for one finding: which records, score, decision, both texts, the evidence."""
-    ev = report.texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
-    tr = report.texts.get(f"{f['train_dataset']}#{f.get('train_ordinal', '')}")
+    ev, tr = proof_texts(report.texts, f)
     evidence = ", ".join(
         f"{k}={v}" for k, v in (f.get("evidence") or {}).items() if isinstance(v, (int, float, str)) and k != "tier"
     )
     current = decisions.get(f)
+    spot = where(f)
     return [
         "",
         f"[{n}/{total}] review id {review_id(f)} — check {f['check']}: {f['method']} score {float(f['score']):.3f}, "
         f"{decisions.decision_of(f)}" + (f" ({current.note})" if current and current.note else ""),
-        f"  eval item      {f.get('eval_ref') or f['eval_dataset'] + ' ' + str(f['eval_id'])} ({f['eval_source']})",
+        f"  eval item      {record_label(f, 'eval')}",
         f"    {_shown(ev, f['eval_source'])}",
-        f"  training record {f.get('train_ref') or f['train_dataset'] + ' ' + str(f['train_id'])} ({f['train_source']})",
+        f"  training record {record_label(f, 'train')}" + (f", {spot}" if spot else ""),
         f"    {_shown(tr, f['train_source'])}",
         f"  evidence: {evidence or '(none recorded)'}",
     ]
@@ -170,6 +172,15 @@ def _shown(text: str | None, source: str) -> str:
         return f"(text not kept in report.json: open {source})"
     text = " ".join(text.split())
     return text if len(text) <= SNIPPET else text[:SNIPPET] + " …"
+
+
+LIST_SNIPPET = 160  # characters of the eval text on a --list line
+
+
+def list_snippet(shown: str) -> str:
+    """A shown text (:func:`describe`'s line) cut to :data:`LIST_SNIPPET` characters for ``--list``."""
+    shown = shown.strip()
+    return shown if len(shown) <= LIST_SNIPPET else shown[:LIST_SNIPPET].rstrip(" …") + " …"
 
 
 PROMPT = "[c]onfirm (it is contamination) / [d]ismiss (it is not) / [s]kip / [n]ote / [q]uit"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..audit.decisions import CONFIRMED, DECISIONS_FILE, DISMISSED, Decisions
-from ..audit.review import decide_findings, describe, suspected, walk
+from ..audit.review import decide_findings, describe, list_snippet, suspected, walk
 from ..report import Report, escape_line
 from . import main
 from ._common import library_errors
@@ -71,8 +71,9 @@ def review_cmd(
             known = Decisions.load(path)
             items = suspected(report, known, revisit=True)
             for n, f in enumerate(items, 1):
-                head = describe(report, f, known, n, len(items))[1]
-                click.echo(escape_line(head))
+                lines = describe(report, f, known, n, len(items))
+                click.echo(escape_line(lines[1]))
+                click.echo(escape_line(f"    eval: {list_snippet(lines[3])}"))
             click.echo(f"{len(items)} suspected findings; decisions file: {escape_line(path)}")
             return
         scripted = confirm or dismiss or confirm_unreviewed or dismiss_unreviewed

@@ -14,6 +14,7 @@ renderings (and any later section that lists items).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,34 @@ def eval_ref(f: FindingRow) -> str:
 
 def train_ref(f: FindingRow) -> str:
     return f.get("train_ref") or f"{f['train_dataset']} {f['train_id']}"
+
+
+_LINE = re.compile(r":(\d+)$")
+
+
+def record_label(f: FindingRow, side: str) -> str:
+    """How a reader is shown one side's record (``side``: ``"eval"`` / ``"train"``): its ref and
+    source, numbered one way. A record without an id of its own is numbered by its 0-based position
+    (``corpus 824``) while its source names its 1-based line (``text.jsonl:825``): then the source
+    alone names it.
+
+    >>> f = {"train_dataset": "corpus", "train_id": "824", "train_source": "corpus/text.jsonl:825"}
+    >>> record_label(f, "train")
+    'corpus (corpus/text.jsonl:825)'
+    >>> record_label({**f, "train_id": "q-7"}, "train")
+    'corpus q-7 (corpus/text.jsonl:825)'
+    """
+    ref = eval_ref(f) if side == "eval" else train_ref(f)
+    rid, source = str(f.get(f"{side}_id", "")), str(f.get(f"{side}_source", ""))
+    m = _LINE.search(source)
+    if m and rid.isdigit() and int(m.group(1)) == int(rid) + 1:
+        name = str(f.get(f"{side}_dataset", ""))
+        head = f"{name} {rid}"
+        if ref == head:
+            ref = name
+        elif ref.startswith(head + " ("):  # a dataset of several files: "corpus 824 (text.jsonl)"
+            ref = name
+    return f"{ref} ({source})" if source else ref
 
 
 @dataclass

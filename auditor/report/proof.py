@@ -46,7 +46,11 @@ def proof_texts(texts: Mapping[str, str], f: FindingRow) -> tuple[str | None, st
     the matched string (:func:`auditor.text.proof.proof_keys`), else, from a report that names no
     span, the record's text."""
     ev = texts.get(f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}")
-    keys = proof_keys(f["train_dataset"], f.get("train_ordinal", ""), f.get("evidence") or {})
+    evidence = f.get("evidence") or {}
+    keys = proof_keys(f["train_dataset"], f.get("train_ordinal", ""), evidence)
+    field = evidence.get("field") if isinstance(evidence, dict) else None
+    if field:  # a report naming the field but no span: the whole string's key still holds it
+        keys.append(f"{f['train_dataset']}#{f.get('train_ordinal', '')} {field}")
     return ev, next((texts[k] for k in keys if k in texts), None)
 
 

@@ -1,0 +1,101 @@
+"""A reviewer's day with a report (issue 40): ``auditor review`` shows both texts of every suspected
+finding whatever the training record's shape, the notes name the report and what the findings are,
+a record is numbered one way, report.md explains its error types, and the CI pieces say what they do.
+
+Real runs through the CLI on small files written here (no mocks): each training file holds one record
+that shares the first 14 words of an eval item and then goes its own way, which the n-gram tier finds
+as a *suspected* finding (shared 13-token runs, too little to be a copy), in a named field (Alpaca
+``output``, a ``completion`` named by ``--train-text-field``), a chat turn or a plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli import main
+
+WORDS = (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
+    "upsilon phi chi psi omega red green blue mug lamp chair table river stone"
+).split()
+LEAKED = 5  # the eval item half-copied into training record HOST
+HOST = 40
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _shape(kind: str, text: str) -> dict:
+    if kind == "alpaca":
+        return {"instruction": "write it", "input": "", "output": text}
+    if kind == "chat":
+        return {"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": text}]}
+    if kind == "text":
+        return {"text": text}
+    return {"prompt": "answer", "completion": text}  # "named": --train-text-field completion
+
+
+def _write(tmp_path: Path, kind: str) -> tuple[Path, Path, str]:
+    rng = random.Random(7)
+    evals = [{"id": f"q{i}", "text": _words(rng, 25)} for i in range(20)]
+    half = " ".join(evals[LEAKED]["text"].split()[:14]) + " but then something else entirely " + _words(rng, 12)
+    train = [_shape(kind, _words(rng, 40)) for _ in range(60)]
+    train[HOST] = _shape(kind, half)
+    ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    ev.write_text("".join(json.dumps(x) + "\n" for x in evals))
+    tr.write_text("".join(json.dumps(x) + "\n" for x in train))
+    return ev, tr, half
+
+
+def _audit(tmp_path: Path, kind: str) -> tuple[Path, str, str]:
+    ev, tr, half = _write(tmp_path, kind)
+    extra = ["--train-text-field", "completion"] if kind == "named" else []
+    rep = tmp_path / "rep"
+    res = CliRunner().invoke(  # names relative to tmp_path (the tests run there): sources as a user sees them
+        main, ["audit", "--eval", ev.name, "--train", tr.name, "--report-dir", "rep", "--index-dir", "ix", *extra]
+    )
+    assert res.exit_code in (0, 1), res.output
+    return rep / "report.json", res.output, half
+
+
+@pytest.mark.parametrize("kind", ["alpaca", "chat", "text", "named"])
+def test_review_shows_both_texts_for_every_record_shape(tmp_path, kind, monkeypatch):
+    """Before: ``(text not kept in report.json: open train.jsonl:41)`` for a finding in a named field
+    though report.json held the text under ``"train#40 output"``. Now both texts, for every shape, and
+    ``--list`` shows the eval text."""
+    monkeypatch.chdir(tmp_path)
+    report_json, _, half = _audit(tmp_path, kind)
+    report = json.loads(report_json.read_text())
+    suspected = [f for f in report["findings"] if (f.get("evidence") or {}).get("tier") == "suspected"]
+    assert suspected, report["findings"]
+    eval_text = next(json.loads(line)["text"] for i, line in enumerate((tmp_path / "eval.jsonl").open()) if i == LEAKED)
+    walked = CliRunner().invoke(main, ["review", str(report_json)], input="q\n")
+    assert walked.exit_code == 0, walked.output
+    assert "text not kept" not in walked.output
+    assert eval_text in walked.output and half in walked.output
+    listed = CliRunner().invoke(main, ["review", str(report_json), "--list"])
+    assert listed.exit_code == 0 and "eval: " + " ".join(eval_text.split()[:10]) in listed.output, listed.output
+
+
+def test_one_numbering_and_notes_say_what_the_findings_are(tmp_path, monkeypatch):
+    """Before: ``training record train 40 (train.jsonl:41)`` (0-based beside 1-based), ``(possible
+    paraphrases)`` for shared 13-token runs, and ``review them with: auditor review REPORT.json``."""
+    monkeypatch.chdir(tmp_path)
+    report_json, out, _ = _audit(tmp_path, "alpaca")
+    walked = CliRunner().invoke(main, ["review", str(report_json)], input="q\n").output
+    assert f"training record train (train.jsonl:{HOST + 1})" in walked
+    assert f"train {HOST} " not in walked
+    assert "possible paraphrases" not in out
+    assert "unreviewed: 1 suspected eval item (ngram: shared word n-grams or partial copies)" in out
+    report = json.loads(report_json.read_text())
+    notes = [n for c in report["checks"] for n in c["notes"] if "suspected findings" in n]
+    assert notes and all("auditor review rep/report.json" in n and "REPORT.json" not in n for n in notes), notes
+    assert all("possible paraphrases" not in n for n in notes)
+    md = (report_json.parent / "report.md").read_text()
+    assert "Findings below the conclusive bar (ngram: shared word n-grams or partial copies)" in md
