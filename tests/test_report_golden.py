@@ -10,7 +10,8 @@ Two audits from the README, run through the CLI exactly as written (plus ``--rep
 
 For each, ``report.json`` must equal its golden file byte for byte once the few truly volatile values
 are masked (:data:`VOLATILE_RUN_KEYS`: when it ran, how long it took, CPU seconds and rates, peak
-memory; the tool's version; the repository's own path in dataset file names). Masking parses the JSON
+memory; the tool's version; the repository's own path in dataset file names; the report folder the
+suspected note's review command names). Masking parses the JSON
 and writes it back with the report's own settings, and the test first checks that this round trip
 reproduces the written bytes, so key order, number formats (``0`` vs ``0.0``) and escaping are compared
 too. ``report.md``, ``report.html`` and ``junit.xml`` are compared the same way (the run's start time
@@ -108,9 +109,14 @@ def run_readme_audit(name: str, tmp: Path) -> dict[str, str]:
     out, idx = tmp / f"{name}-report", tmp / f"{name}-indexes"
     res = CliRunner().invoke(main, [*AUDITS[name], "--report-dir", str(out), "--index-dir", str(idx)])
     assert res.exit_code == 1, res.output  # both README audits find leaked items
-    files = {"report.json": masked_json((out / "report.json").read_text(encoding="utf-8"))}
+    # the report's own folder, named in the suspected note's review command: a path of this run
+    here = {
+        file: (out / file).read_text(encoding="utf-8").replace(str(out), "<report-dir>")
+        for file in ("report.json", *RENDERINGS)
+    }
+    files = {"report.json": masked_json(here["report.json"])}
     for rendering in RENDERINGS:
-        files[rendering] = masked_text((out / rendering).read_text(encoding="utf-8"))
+        files[rendering] = masked_text(here[rendering])
     return files
 
 

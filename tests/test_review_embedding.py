@@ -87,7 +87,7 @@ def test_embedding_review_loop_survives_reordered_training_files(tmp_path):
     listed = re.findall(r"webshop:0:500#(\d+) in \S+ \(([a-z: ]+): ", junit)
     assert listed and all((status == "suspected: unreviewed") == (eid in items) for eid, status in listed)
     assert any(status == "suspected: unreviewed" for _, status in listed)
-    assert "unreviewed; possible paraphrases" in junit
+    assert "unreviewed; embedding: possible paraphrases" in junit
 
     # dismiss them all: the same command passes
     res = runner.invoke(

@@ -479,7 +479,14 @@ def _finish_check(
             f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}"
         )
     if review:
-        notes.append(suspected_note(counts, config.fail_on))
+        notes.append(
+            suspected_note(
+                counts,
+                config.fail_on,
+                methods=(f.method for f in mine if f.suspected and (f.eval_dataset, f.eval_ordinal) in review),
+                report_json=os.path.join(config.report_dir, "report.json") if config.report_dir else "REPORT.json",
+            )
+        )
     for ix in indexes:  # how a method read the eval side (e.g. template text left out of the items)
         notes.extend(ix.notes())
     method_stats = [ix.stats() for ix in indexes]

@@ -31,8 +31,9 @@ training set's records (:func:`auditor.audit.unchecked.not_checked`) leaves the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 #: what counts against a check's allowance (``fail_on`` / ``--fail-on``)
 FAIL_ON = ("conclusive", "suspected", "unreviewed")
@@ -92,8 +93,48 @@ def combine(verdicts: list[str]) -> Verdict:
     return "incomplete" if "incomplete" in verdicts else "pass"
 
 
-def suspected_note(counts: ItemCounts, fail_on: str) -> str:
-    """The check's note on its suspected items: how many, how reviewed, and whether they count."""
+#: what a suspected finding of a method is, in words (a method not named here: "<method> matches")
+SUSPECTED_KINDS = {
+    "embedding": "possible paraphrases",
+    "ngram": "shared word n-grams or partial copies",
+    "minhash": "near-duplicates below the copy bar",
+    "exact": "copies of part of the item",
+    "calls": "shared tool calls",
+    "entities": "shared identifiers",
+}
+
+
+def suspected_kinds(methods: Iterable[str]) -> str:
+    """What the suspected findings of ``methods`` are, in words, by method, in a stable order.
+
+    >>> suspected_kinds(["ngram", "embedding", "ngram"])
+    'embedding: possible paraphrases; ngram: shared word n-grams or partial copies'
+    >>> suspected_kinds([])
+    'below the conclusive bar'
+    """
+    named = sorted(set(methods))
+    if not named:
+        return "below the conclusive bar"
+    return "; ".join(f"{m}: {SUSPECTED_KINDS.get(m, 'matches')}" for m in named)
+
+
+def unreviewed_kinds(report: Any) -> str:
+    """:func:`suspected_kinds` of a report's unreviewed suspected findings (``report.findings`` rows)."""
+    return suspected_kinds(
+        str(f.get("method"))
+        for f in report.findings
+        if not f.get("conclusive", True)
+        and (f.get("evidence") or {}).get("tier") == "suspected"
+        and (f.get("decision") or "unreviewed") == "unreviewed"
+    )
+
+
+def suspected_note(
+    counts: ItemCounts, fail_on: str, methods: Iterable[str] = (), report_json: str = "REPORT.json"
+) -> str:
+    """The check's note on its suspected items: how many, what they are (``methods``: those of its
+    suspected findings), how reviewed, whether they count, and the command that reviews them
+    (``report_json``: the report's path, when known)."""
     review = ", ".join(
         f"{n} {what}"
         for n, what in (
@@ -108,6 +149,6 @@ def suspected_note(counts: ItemCounts, fail_on: str) -> str:
         "unreviewed": "an unreviewed one fails the check (fail_on = unreviewed)",
     }.get(fail_on, "unreviewed ones do not decide the verdict (fail_on = conclusive)")
     return (
-        f"{counts.suspected} eval items have only suspected findings (possible paraphrases, listed for review): "
-        f"{review}; {how}; review them with: auditor review REPORT.json"
+        f"{counts.suspected} eval items have only suspected findings ({suspected_kinds(methods)}; listed for "
+        f"review): {review}; {how}; review them with: auditor review {report_json}"
     )

@@ -16,7 +16,7 @@ from .. import engines
 from ..audit.decisions import DECISIONS_FILE
 from ..audit.manifest import load_manifest
 from ..audit.run import AuditConfig, CheckSpec, run_audit
-from ..audit.verdict import FAIL_ON
+from ..audit.verdict import FAIL_ON, unreviewed_kinds
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
@@ -259,7 +259,7 @@ def _run_and_write(config, report_dir: str) -> None:
         if waiting:  # never a quiet pass over suspected findings nobody looked at
             json_path = next((p for p in written if str(p).endswith(".json")), "REPORT.json")
             click.echo(
-                f"unreviewed: {waiting} suspected eval item{'s' if waiting != 1 else ''} (possible paraphrases) "
+                f"unreviewed: {waiting} suspected eval item{'s' if waiting != 1 else ''} ({unreviewed_kinds(report)}) "
                 f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
                 + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
             )

@@ -1,4 +1,4 @@
-"""The review list: *suspected* findings (possible paraphrases), ranked, with both texts side by side.
+"""The review list: *suspected* findings (possible paraphrases, partial copies …), ranked, with both texts side by side.
 
 Suspected findings (``conclusive = false``, ``evidence.tier = "suspected"``; see
 :mod:`auditor.embed.decision`) do not decide the verdict unless ``fail_on = "suspected"`` or
@@ -49,6 +49,13 @@ def review_items(report: Report, check: str | None = None) -> list[FindingRow]:
     return sorted(fs, key=lambda f: (-float(f["score"]), f["check"], f["eval_dataset"], f.get("eval_ordinal", 0)))
 
 
+def _kinds(items: list[FindingRow]) -> str:
+    """What the listed findings are, by method (:func:`auditor.audit.verdict.suspected_kinds`)."""
+    from ..audit.verdict import suspected_kinds
+
+    return suspected_kinds(str(f.get("method")) for f in items)
+
+
 def _evidence(f: FindingRow) -> str:
     return evidence_summary(f)
 
@@ -67,7 +74,7 @@ def review_markdown(report: Report) -> list[str]:
     lines = [
         f"## Suspected findings (review list): {len(items)}",
         "",
-        "Possible paraphrases below the conclusive bar. Unreviewed ones do not decide the verdict unless "
+        f"Findings below the conclusive bar ({_kinds(items)}). Unreviewed ones do not decide the verdict unless "
         '`fail_on = "suspected"` or `"unreviewed"`; confirmed ones count as contamination, dismissed ones '
         "never. Decide them with `auditor review report.json` (the decisions file is read by every later "
         "run). Best first; both texts side by side.",
@@ -108,7 +115,8 @@ def review_html(report: Report) -> str:
         )
     more = f"<p class='muted'>{len(items) - REVIEW_SHOWN} more in report.json.</p>" if len(items) > REVIEW_SHOWN else ""
     return (
-        f"<p class='muted'>{len(items)} possible paraphrases below the conclusive bar, best first. Unreviewed "
+        f"<p class='muted'>{len(items)} findings below the conclusive bar ({escape(_kinds(items))}), best first. "
+        "Unreviewed "
         'ones do not decide the verdict unless <code>fail_on = "suspected"</code> or <code>"unreviewed"</code>; '
         "confirmed ones count as contamination, dismissed ones never. Decide them with "
         "<code>auditor review report.json</code>.</p>"
@@ -133,6 +141,6 @@ def review_junit_note(report: Report, check: str) -> str:
         by[f.get("decision") or "unreviewed"] = by.get(f.get("decision") or "unreviewed", 0) + 1
     state = ", ".join(f"{by[k]} {k}" for k in ("unreviewed", "confirmed", "dismissed") if k in by)
     return (
-        f"{len(items)} suspected findings ({state}; possible paraphrases, review list in report.md/html; "
+        f"{len(items)} suspected findings ({state}; {_kinds(items)}; review list in report.md/html; "
         f"decide them with auditor review): {top}"
     )
