@@ -8,7 +8,6 @@ import json
 import pytest
 
 from auditor import Dataset, DatasetSpec, Detector
-
 from tests.test_detector import _key, audit_findings, planted_rows, write_jsonl
 
 datasets = pytest.importorskip("datasets")
