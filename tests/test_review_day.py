@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli import main
+from auditor.report._errortypes import MEANINGS
 
 WORDS = (
     "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
@@ -99,3 +100,25 @@ def test_one_numbering_and_notes_say_what_the_findings_are(tmp_path, monkeypatch
     assert all("possible paraphrases" not in n for n in notes)
     md = (report_json.parent / "report.md").read_text()
     assert "Findings below the conclusive bar (ngram: shared word n-grams or partial copies)" in md
+
+
+def test_error_types_table_says_what_the_labels_are(tmp_path, monkeypatch):
+    """Before: report.md's "Error types" table (``ungrounded_identifier 1``) with no word of what it
+    means. Now a sentence, the docs section, and each label's meaning, in report.md and report.html."""
+    from test_agent_adapters import write_caft
+
+    monkeypatch.chdir(tmp_path)
+    caft = write_caft(tmp_path)
+    res = CliRunner().invoke(
+        main, ["audit", "--eval", "webshop:0:50", "--train", caft.name, "--report-dir", "rep", "--index-dir", "ix"]
+    )
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    section = md.split("## Error types", 1)[1].split("\n## ", 1)[0]
+    assert "deterministic labels of tool-use failures" in section and "docs/report.md#error-types" in section
+    assert "| caft\\_example | 1 |" in section
+    assert "- `ungrounded_identifier`: an id-like argument found neither in the user's text" in section
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "deterministic labels of tool-use failures" in html and "<code>ungrounded_identifier</code>: " in html
+    docs = (Path(__file__).parents[1] / "docs" / "report.md").read_text()
+    assert "## Error types" in docs and all(f"| `{lb}` |" in docs for lb in MEANINGS)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..methods import registry
 from . import _svg
 from . import counts as tally
+from ._errortypes import DOCS, INTRO, MEANINGS
 from ._items import ItemRow, counts_line, item_rows, methods_in
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .provenance import statement
@@ -381,8 +382,12 @@ def _error_types(value: Any) -> str:
     if not labels:
         return "<p class='muted'>No tool-use errors labelled.</p>"
     rows = [[_e(name), *(_e(counts.get(lb, 0)) for lb in labels)] for name, counts in value.items()]
-    return "<p class='muted'>Records per dataset with each tool-use error label.</p>" + _table(
-        ["dataset", *labels], rows, set(range(1, len(labels) + 1))
+    meanings = "".join(f"<li><code>{_e(lb)}</code>: {_e(MEANINGS[lb])}</li>" for lb in labels if lb in MEANINGS)
+    intro = _e(INTRO).replace("`novel_error_types`", "<code>novel_error_types</code>")
+    return (
+        f"<p class='muted'>{intro} Every label: <code>{_e(DOCS)}</code> in the auditor repository.</p>"
+        + _table(["dataset", *labels], rows, set(range(1, len(labels) + 1)))
+        + (f"<ul class='muted'>{meanings}</ul>" if meanings else "")
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import counts as tally
+from ._errortypes import DOCS, INTRO, MEANINGS
 from ._items import ItemRow, counts_line, item_rows, methods_in
 from ._md import md
 from .proof import evidence_summary, pair_markdown
@@ -122,7 +123,7 @@ def _error_types(value: Any) -> list[str]:
     lines = [
         "## Error types",
         "",
-        "Records per dataset with each tool-use error label (`auditor/audit/errortypes.py`).",
+        f"{INTRO} Rules: `auditor/audit/errortypes.py`; every label: {DOCS} in the auditor repository.",
         "",
         "| dataset | " + " | ".join(md(lb) for lb in labels) + " |",
         "|---|" + "---:|" * len(labels),
@@ -130,6 +131,8 @@ def _error_types(value: Any) -> list[str]:
     for name, counts in value.items():
         counts = counts if isinstance(counts, dict) else {}
         lines.append(f"| {md(name)} | " + " | ".join(md(counts.get(lb, 0)) for lb in labels) + " |")
+    lines.append("")
+    lines += [f"- `{lb}`: {md(MEANINGS[lb])}" for lb in labels if lb in MEANINGS]
     return [*lines, ""]
 
 
