@@ -214,7 +214,34 @@ def _apply_overrides(
         config.engine_options.setdefault(engine, {}).update(options)
 
 
-def _run_and_write(config, report_dir: str) -> None:
+def output_options(f):
+    """``--format`` (``text``, or ``json``: the report on stdout and nothing else, the other lines on
+    stderr) and ``--quiet`` (only the summary line; with ``json``, only the report)."""
+    f = click.option(
+        "--quiet", "-q", is_flag=True, help="Print only the summary line (with --format json: only the report)."
+    )(f)
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="What stdout gets: text lines, or json: report.json's document and nothing else (other lines go to stderr).",
+    )(f)
+
+
+def ran_phrase(report) -> str:
+    """The methods each check ran, for the summary line (``methods: exact, ngram``; per check when
+    they differ: ``methods: a (exact), b (exact, ngram)``)."""
+    runs = [(c.name, ", ".join(c.methods)) for c in report.checks]
+    if not runs:
+        return ""
+    if len({m for _, m in runs}) == 1:
+        return f" [methods: {runs[0][1]}]"
+    return " [methods: " + "; ".join(f"{escape_line(n)} ({m})" for n, m in runs) + "]"
+
+
+def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: bool = False) -> None:
     """Run the audit and write its report (before the cleaned data, so a fault there keeps it)."""
     check_report_dir(report_dir)  # before any long work
     config.report_dir = report_dir  # run_audit refuses a clean folder overlapping it, before the audit
@@ -249,23 +276,36 @@ def _run_and_write(config, report_dir: str) -> None:
     # nor change the exit status the verdict gives
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    to_json = output_format == "json"
     try:
-        click.echo(report.summary_line())
+        if to_json:
+            sys.stdout.write(report.to_json())
+            sys.stdout.flush()
+
+        def say(line: str) -> None:
+            if not quiet:
+                click.echo(line, err=to_json)
+
+        summary = report.summary_line() + ran_phrase(report)
+        if to_json:
+            say(summary)
+        else:
+            click.echo(summary)
         for c in report.checks:  # what did not run, or searched nothing: a reader sees what a verdict covers
             for line in tally.not_checked_lines(c, name=len(report.checks) > 1):
-                click.echo(escape_line(line))
-        click.echo(f"report: {', '.join(escape_line(str(p)) for p in written)}")
+                say(escape_line(line))
+        say(f"report: {', '.join(escape_line(str(p)) for p in written)}")
         waiting = sum(tally.unreviewed(c) for c in report.checks)
         if waiting:  # never a quiet pass over suspected findings nobody looked at
             json_path = next((p for p in written if str(p).endswith(".json")), "REPORT.json")
-            click.echo(
+            say(
                 f"unreviewed: {waiting} suspected eval item{'s' if waiting != 1 else ''} ({unreviewed_kinds(report)}) "
                 f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
                 + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
             )
         if report.extra.get("clean"):
             clean = report.extra["clean"]
-            click.echo(
+            say(
                 f"cleaned training data: {escape_line(str(clean['dir']))} "
                 f"(re-audit: auditor verify {escape_line(str(clean['manifest']))})"
             )
@@ -342,6 +382,7 @@ def _run_and_write(config, report_dir: str) -> None:
 @fail_on_option
 @decisions_option(f"{DECISIONS_FILE} in the current folder")
 @engine_options
+@output_options
 def audit(
     train,
     eval_,
@@ -359,6 +400,8 @@ def audit(
     fail_on,
     decisions,
     engine_flags,
+    output_format,
+    quiet,
     **fields,
 ):
     """Audit training data against eval data in one check and write a report.
@@ -406,7 +449,7 @@ def audit(
             fail_on,
             decisions,
         )
-        _run_and_write(config, report_dir or fresh_report_dir(config, "audit"))
+        _run_and_write(config, report_dir or fresh_report_dir(config, "audit"), output_format, quiet)
 
 
 @main.command()
@@ -430,6 +473,7 @@ def audit(
 @fail_on_option
 @decisions_option(f"{DECISIONS_FILE} beside the manifest, or the manifest's decisions key")
 @engine_options
+@output_options
 def verify(
     manifest,
     report_dir,
@@ -440,6 +484,8 @@ def verify(
     fail_on,
     decisions,
     engine_flags,
+    output_format,
+    quiet,
 ):
     """Verify every check of a split manifest (TOML) and write a report.
 
@@ -457,4 +503,6 @@ def verify(
             fail_on,
             decisions,
         )
-        _run_and_write(config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem))
+        _run_and_write(
+            config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem), output_format, quiet
+        )
