@@ -41,6 +41,7 @@ from click.testing import CliRunner
 from helpers import GOLDEN, REPO, golden_path, read_golden
 
 from auditor.cli import main
+from auditor.report._md import md
 
 AUDITS = {
     "quickstart": ["audit", "--eval", "webshop:0:500", "--train", "webshop:500:"],
@@ -111,7 +112,11 @@ def run_readme_audit(name: str, tmp: Path) -> dict[str, str]:
     assert res.exit_code == 1, res.output  # both README audits find leaked items
     # the report's own folder, named in the suspected note's review command: a path of this run
     here = {
-        file: (out / file).read_text(encoding="utf-8").replace(str(out), "<report-dir>")
+        file: (out / file)
+        .read_text(encoding="utf-8")
+        .replace(str(out), "<report-dir>")
+        # ... as report.md escapes it
+        .replace(md(str(out)), "<report-dir>")
         for file in ("report.json", *RENDERINGS)
     }
     files = {"report.json": masked_json(here["report.json"])}

@@ -108,9 +108,9 @@ def test_provenance_entries_are_typed_and_write_back_unchanged():
     report = Report.from_dict(doc)
     (entry,) = report.provenance
     assert isinstance(entry, ProvenanceResult)
-    assert (entry.verdict, entry.held_out_records, entry.records_total) == ("fail", 42, 11587)
-    assert entry.by_split == {"test": 42} and len(entry.records) == 11587
-    assert entry["held_out_records"] == 42  # the dict form still reads
+    assert (entry.verdict, entry.held_out_records, entry.records_total) == ("fail", 43, 11587)
+    assert entry.by_split == {"test": 43} and len(entry.records) == 11587
+    assert entry["held_out_records"] == 43  # the dict form still reads
     assert report.to_json() == read_golden("split", "report.json")
     assert statement(entry) == statement(doc["provenance"][0])  # a JSON object is read the same
     bad = dict(doc, provenance=[{"records_total": 3}])

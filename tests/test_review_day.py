@@ -11,6 +11,7 @@ as a *suspected* finding (shared 13-token runs, too little to be a copy), in a n
 from __future__ import annotations
 
 import json
+import re
 import random
 from pathlib import Path
 
@@ -122,3 +123,23 @@ def test_error_types_table_says_what_the_labels_are(tmp_path, monkeypatch):
     assert "deterministic labels of tool-use failures" in html and "<code>ungrounded_identifier</code>: " in html
     docs = (Path(__file__).parents[1] / "docs" / "report.md").read_text()
     assert "## Error types" in docs and all(f"| `{lb}` |" in docs for lb in MEANINGS)
+
+
+def test_provenance_statement_counts_the_goals_the_audit_finds(tmp_path):
+    """Before: ``auditor provenance examples/split.toml --statement`` said 42 leaked goals where the
+    audit finds 43: the entry attributed by exact + ngram while the check (and the README's audit) also
+    runs minhash, whose word-set match alone finds test goal 177 ("im looking for wall art for hanging
+    through the wall") in training goal 7136. The entry now runs the check's methods, and the statement
+    names what attributed its records."""
+    repo = Path(__file__).parents[1]
+    found = int(re.search(r"It finds (\d+) leaked test goals", (repo / "README.md").read_text()).group(1))
+    res = CliRunner().invoke(
+        main,
+        ["provenance", str(repo / "examples" / "split.toml"), "--statement", "--report-dir", str(tmp_path / "p")],
+    )
+    assert res.exit_code == 1, res.output
+    assert f"and {found} (0.4%) to the held-out split 'test' ({found} source items:" in res.output
+    assert "Attributed by: exact, ngram, minhash, id." in res.output
+    doc = json.loads((tmp_path / "p" / "provenance.json").read_text())
+    entry = doc[0] if isinstance(doc, list) else doc.get("provenance", [doc])[0]
+    assert any(r["source_id"] == "177" and r["held_out"] for r in entry["records"])

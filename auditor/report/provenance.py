@@ -78,6 +78,8 @@ def statement(entry: ProvenanceResult | dict[str, Any]) -> str:
             f" {entry.conflicts} record{'s' if entry.conflicts != 1 else ''} carry an id naming one "
             "source item while the content matches another."
         )
+    if entry.methods:  # what attributed them: a check run with other methods may count other items
+        text += f" Attributed by: {', '.join(entry.methods)}."
     text += f" Verdict: {entry.verdict.upper()} (allowed held-out records: {entry.allowance})."
     return text
 
