@@ -11,8 +11,8 @@ as a *suspected* finding (shared 13-token runs, too little to be a copy), in a n
 from __future__ import annotations
 
 import json
-import re
 import random
+import re
 from pathlib import Path
 
 import pytest
