@@ -225,6 +225,18 @@ class Detector:
         """``Dataset.filter(detector.keep_batch, batched=True, num_proc=N)``: a column batch's rows to keep."""
         return [not bad for bad in self.flags(_rows(batch))]
 
+    def drop_batch(self, batch: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+        """``ray.data.Dataset.map_batches(detector.drop_batch)`` (Ray Data; any column batch, lists or
+        NumPy arrays): the batch without its rows holding an eval item."""
+        keep = [not bad for bad in self.flags(_rows(batch))]
+        out: dict[str, Any] = {}
+        for column, values in batch.items():
+            if isinstance(values, np.ndarray):
+                out[column] = values[np.asarray(keep, dtype=bool)]
+            else:
+                out[column] = [v for v, k in zip(values, keep) if k]
+        return out
+
     def findings_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int]) -> dict[str, list[str]]:
         """``Dataset.map(detector.findings_batch, batched=True, with_indices=True)``: a column
         ``auditor_findings`` holding each row's findings as a JSON list (:meth:`Finding.to_dict`), its
