@@ -206,7 +206,7 @@ def test_steptool_sample_shows_the_matched_stabletoolbench_query_in_chromium(tmp
     assert _flat(query[:-1]) in _flat(tr) and "AutoGPT" not in tr
 
     md = (out / "report.md").read_text()
-    section = md.split("### Texts of the first")[1]
+    section = md.split("### Texts of ")[1]
     row = next(line for line in section.splitlines() if line.startswith("| **"))
     assert "training record (conversations\\[1\\].value" in section
     train_cell = row.split(" | ")[1]

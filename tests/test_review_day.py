@@ -143,3 +143,50 @@ def test_provenance_statement_counts_the_goals_the_audit_finds(tmp_path):
     doc = json.loads((tmp_path / "p" / "provenance.json").read_text())
     entry = doc[0] if isinstance(doc, list) else doc.get("provenance", [doc])[0]
     assert any(r["source_id"] == "177" and r["held_out"] for r in entry["records"])
+
+
+def _sides(html: str) -> list[str]:
+    """The text of each side of each proof panel (captions dropped, tags kept)."""
+    out = []
+    for m in re.finditer(r"<div class='pair'>(.*?)</div></div><div class='src'>", html, re.S):
+        for side in m.group(1).split("</div><div>"):
+            out.append(re.sub(r"<div class='where'>.*?</div>", "", side))
+    return out
+
+
+def test_every_conclusive_and_suspected_item_has_a_proof_in_view(tmp_path, monkeypatch):
+    """Before: report.html gave a proof panel to the first 12 items only (12 of 19 conclusive ones in
+    the issue's case), and a match embedded 2,500 characters into a training text sat below the fold of
+    its scroll box. Now every conclusive and suspected item has its panel (report.md its texts), and
+    each highlighted run starts within LEAD characters of its box's top."""
+    from auditor.report.proof import LEAD
+
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(3)
+    evals = [{"id": f"q{i}", "text": _words(rng, 30)} for i in range(40)]
+    train = [{"text": _words(rng, 60)} for _ in range(200)]
+    for k in range(20):  # 20 leaked items, each deep inside a long training text
+        train[k * 7] = {"text": _words(rng, 450) + " " + evals[k]["text"] + " " + _words(rng, 40)}
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps(x) + "\n" for x in evals))
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(x) + "\n" for x in train))
+    res = CliRunner().invoke(
+        main, ["audit", "--eval", "e.jsonl", "--train", "t.jsonl", "--report-dir", "rep", "--index-dir", "ix"]
+    )
+    assert res.exit_code == 1, res.output
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    proven = {
+        f["eval_ordinal"]
+        for f in report["findings"]
+        if f["conclusive"] or (f.get("evidence") or {}).get("tier") == "suspected"
+    }
+    assert len(proven) >= 20
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert html.count("<div class='finding' id='item-") == len(proven) > 12
+    sides = _sides(html)
+    assert len(sides) == 2 * len(proven)
+    for side in sides:
+        assert "<mark>" in side, side[:300]
+        lead = re.sub(r"<span class='cut'>.*?</span>", "", side.split("<mark>", 1)[0])
+        assert len(re.sub(r"<[^>]+>", "", lead).strip()) <= LEAD, side[:400]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert md.count("\n#### ") == len(proven) and md.count("**") >= 4 * len(proven)

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from .results import CheckResult, ProvenanceResult
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
-TEXT_ITEMS = 12  # items shown with their texts side by side
+TEXT_ITEMS = 12  # evidence-only items shown with their texts side by side (conclusive, suspected: all)
+PROOF_ITEMS = 1000  # conclusive and suspected items listed, each with its proof, at most
 SHOWN_CHARS = 3000
 _CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts", "decisions"}
 
@@ -334,17 +335,20 @@ def _findings(report: Report) -> str:
     rows = item_rows(fs)
     if not rows:
         return "<p>No findings.</p>"
-    shown = rows[:TOP_ITEMS]
+    # every conclusive and suspected item is listed with its proof (up to PROOF_ITEMS), the rest up to TOP_ITEMS
+    proven = sum(1 for r in rows if _proves(r))
+    shown = rows[: max(TOP_ITEMS, min(proven, PROOF_ITEMS))]
+    boxed = {i for i, r in enumerate(shown) if _proves(r) or i < TEXT_ITEMS}
     methods = methods_in(rows, fs)
     conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in fs}
     out = [
         f"<p class='muted'>{_e(counts_line(rows, fs, len(shown)))} Method columns: the best score "
-        "(blank: not found); texts of the first items below, the word runs they share highlighted.</p>"
+        "(blank: not found); texts of every conclusive and suspected item below (of the first others too), the word runs they share highlighted and in view.</p>"
     ]
     table_rows = []
     for i, r in enumerate(shown):
         more = f" <span class='muted'>(+{len(r.train_refs) - 3})</span>" if len(r.train_refs) > 3 else ""
-        anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i < TEXT_ITEMS else _e(r.eval_ref)
+        anchor = f"<a href='#item-{i}'>{_e(r.eval_ref)}</a>" if i in boxed else _e(r.eval_ref)
         table_rows.append(
             [_path(r.check), anchor, status_html(r.status), _path(", ".join(r.train_refs[:3])) + more]
             + [f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods]
@@ -352,9 +356,15 @@ def _findings(report: Report) -> str:
     heads = [m if conclusive.get(m, True) else f"{m} (evidence)" for m in methods]
     numeric = set(range(4, 4 + len(methods)))
     out.append(_table(["check", "eval item", "status", "training records", *heads], table_rows, numeric))
-    for i, r in enumerate(shown[:TEXT_ITEMS]):
-        out.append(_finding_box(report, r, i))
+    for i, r in enumerate(shown):
+        if i in boxed:
+            out.append(_finding_box(report, r, i))
     return "".join(out)
+
+
+def _proves(r: ItemRow) -> bool:
+    """Whether an item's row gets its proof box whatever its rank: conclusive and suspected ones."""
+    return r.status == "conclusive" or r.status.startswith("suspected")
 
 
 def _finding_box(report: Report, r: ItemRow, i: int) -> str:

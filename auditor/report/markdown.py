@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from . import Report
 
 TOP_ITEMS = 30
-TEXT_ITEMS = 10
+TEXT_ITEMS = 10  # evidence-only items shown with their texts (conclusive, suspected: all)
+PROOF_ITEMS = 1000  # conclusive and suspected items listed, each with its texts, at most
 SNIPPET = 600
 
 
@@ -170,7 +171,8 @@ def _clean(value: Any) -> list[str]:
 def _findings(report: Report) -> list[str]:
     findings = report.findings
     rows = item_rows(findings)
-    shown = rows[:TOP_ITEMS]
+    proven = sum(1 for r in rows if _proves(r))  # every conclusive and suspected item, with its texts
+    shown = rows[: max(TOP_ITEMS, min(proven, PROOF_ITEMS))]
     lines = ["## Top findings", ""]
     if not rows:
         return [*lines, "No findings.", ""]
@@ -190,12 +192,18 @@ def _findings(report: Report) -> list[str]:
         scores = " | ".join(f"{r.scores[m]:.3f}" if m in r.scores else "" for m in methods)
         lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {md(r.status)} | {train} | {scores} |")
     lines.append("")
-    texts = shown[:TEXT_ITEMS]  # contaminated items first (item_rows), then evidence-only ones
+    # conclusive and suspected items first (item_rows), all of them; then the first evidence-only ones
+    texts = [r for i, r in enumerate(shown) if _proves(r) or i < TEXT_ITEMS]
     if texts:
-        lines += [f"### Texts of the first {len(texts)} items (contaminated first)", ""]
+        lines += [f"### Texts of {len(texts)} items (every conclusive and suspected one, first)", ""]
     for r in texts:
         lines += _finding_texts(report, r)
     return lines
+
+
+def _proves(r: ItemRow) -> bool:
+    """Whether an item is shown with its texts whatever its rank: conclusive and suspected ones."""
+    return r.status == "conclusive" or r.status.startswith("suspected")
 
 
 def _finding_texts(report: Report, r: ItemRow) -> list[str]:

@@ -39,6 +39,7 @@ RUNS = (8, 4, 2)
 HTML_CHARS = 3000  # characters of a text shown in report.html (besides its highlighted runs)
 MD_CHARS = 600  # ... in report.md
 CONTEXT = 200  # characters kept before the first and after the last highlighted run, at least
+LEAD = 240  # report.html: characters at most before the first highlighted run (it stays in view)
 
 
 def proof_texts(texts: Mapping[str, str], f: FindingRow) -> tuple[str | None, str | None]:
@@ -208,8 +209,14 @@ def shared_runs(a: str, b: str, k: int = RUNS[0], fallback: bool = True) -> tupl
     return [], []
 
 
-def _window(text: str, runs: list[tuple[int, int]], limit: int) -> tuple[int, int]:
-    """The range of ``text`` shown: all of it when short, else around the runs (never cutting one)."""
+def _window(text: str, runs: list[tuple[int, int]], limit: int, lead: int | None = None) -> tuple[int, int]:
+    """The range of ``text`` shown: all of it when short, else around the runs (never cutting one).
+    With ``lead`` (report.html, whose texts sit in scroll boxes), the first run starts at most ``lead``
+    characters in, short text or not, so the highlighted part is in view without scrolling; the rest
+    of the room goes after it."""
+    if lead is not None and runs and (runs[0][0] > lead or len(text) > limit):
+        a = max(0, runs[0][0] - lead)
+        return a, min(len(text), max(a + limit, runs[-1][1]))
     if len(text) <= limit:
         return 0, len(text)
     if not runs:
@@ -222,10 +229,12 @@ def _window(text: str, runs: list[tuple[int, int]], limit: int) -> tuple[int, in
     return a, b
 
 
-def _render(text: str, runs: list[tuple[int, int]], limit: int, esc: Callable[[str], str], mark: str) -> str:
-    """``text`` in its window, escaped by ``esc``, each run wrapped as ``mark`` says
+def _render(
+    text: str, runs: list[tuple[int, int]], limit: int, esc: Callable[[str], str], mark: str, lead: int | None = None
+) -> str:
+    """``text`` in its window (:func:`_window`), escaped by ``esc``, each run wrapped as ``mark`` says
     (``"html"``: ``<mark>``; ``"md"``: bold), each cut written as :data:`auditor.text.proof.CUT`."""
-    a, b = _window(text, runs, limit)
+    a, b = _window(text, runs, limit, lead)
     out, pos = [], a
     for s, e in runs:
         if e <= a or s >= b:
@@ -250,9 +259,13 @@ def render_marked(text: str, runs: list[tuple[int, int]], limit: int = HTML_CHAR
 
 
 def highlight_html(eval_text: str, train_text: str, limit: int = HTML_CHARS) -> tuple[str, str]:
-    """Both texts as HTML, the shared word runs in ``<mark>``, each cut to a window around its runs."""
+    """Both texts as HTML, the shared word runs in ``<mark>``, each cut to a window that starts at most
+    :data:`LEAD` characters before its first run (in view in a scroll box, no script needed)."""
     ra, rb = shared_runs(eval_text, train_text)
-    return _render(eval_text, ra, limit, escape, "html"), _render(train_text, rb, limit, escape, "html")
+    return (
+        _render(eval_text, ra, limit, escape, "html", LEAD),
+        _render(train_text, rb, limit, escape, "html", LEAD),
+    )
 
 
 def _missing_html() -> str:
