@@ -277,3 +277,48 @@ def test_docs_name_the_hooks_and_the_actions_inputs_that_exist():
     for cited in re.findall(r"`((?:\.|examples/|tests/)?[\w./-]+\.(?:ya?ml|py))`", section):
         assert cited == ".pre-commit-config.yaml" or (REPO / cited).is_file(), cited  # that one is the user's
     assert ".github/workflows/contamination.yml" not in section  # cited before it existed; the example is in examples/
+
+
+def test_action_installs_the_readmes_torch_and_documents_fail_on_and_decisions(tmp_path):
+    """Issue 40: the install step ran torch from the PyTorch CPU index, not the README's line; fail-on
+    was described as conclusive/suspected only; there was no decisions input. Now the README's line, the
+    three values described, and a decisions file given to the action decides the verdict."""
+    readme_torch = re.search(r"pip install (torch==[\d.]+)", (REPO / "README.md").read_text()).group(1)
+    install = next(s for s in ACTION["runs"]["steps"] if s.get("name") == "Install auditor")["run"]
+    assert f"python -m pip install {readme_torch}\n" in install and "download.pytorch.org" not in install
+    described = ACTION["inputs"]["fail-on"]["description"]
+    assert all(v in described for v in ("conclusive", "suspected", "unreviewed"))
+    assert "decisions" in ACTION["inputs"]
+    env = _shim(tmp_path)
+    data = _data_repo(tmp_path / "work")
+    _leak(data)
+    ran, outputs, code = _run_action(data, env, install="false", **{"report-dir": "r1"})
+    assert code == 1
+    report = json.loads((data / "r1" / "report.json").read_text())
+    assert report["checks"][0]["contaminated_items"] == LEAKED
+    # an empty decisions file the action is pointed to: read (named in the report), verdict unchanged
+    (data / "review").mkdir()
+    ran, outputs, code = _run_action(data, env, install="false", **{"report-dir": "r2", "decisions": "review/d.json"})
+    assert code == 1 and outputs["verdict"] == "fail"
+    report = json.loads((data / "r2" / "report.json").read_text())
+    assert str(report["decisions"]["file"]).endswith("review/d.json"), report["decisions"]
+
+
+def test_a_passing_hook_still_prints_the_unreviewed_line(tmp_path):
+    """Issue 40: pre-commit hides a passing hook's output, so "unreviewed: 1 suspected …" went unseen.
+    The hooks are verbose: a clean commit with one suspected finding passes and prints it (no --verbose
+    given to pre-commit here)."""
+    env = _shim(tmp_path)
+    hooks = _hook_repo(tmp_path / "hooks", package=False)
+    data = _data_repo(tmp_path / "data")
+    goal = next(t for _, t in _goals("0:100") if len(t.split()) >= 14)
+    # the first 13 words of a test goal (one shared 13-gram of a longer item: suspected, not a copy)
+    words = goal.split()
+    with open(data / "data" / "train.jsonl", "a") as f:
+        f.write(json.dumps({"id": "partial", "text": " ".join(words[:13]) + " and then nothing alike at all"}) + "\n")
+    _git(data, "add", "data/train.jsonl")
+    cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "auditor-verify-system"]
+    done = subprocess.run(cmd, cwd=data, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"\.Passed\n", done.stdout)
+    assert re.search(r"unreviewed: 1 suspected eval item \(ngram: [^)]*\) nobody has decided", done.stdout), done.stdout
