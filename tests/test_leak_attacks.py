@@ -272,3 +272,35 @@ def test_questions_sharing_a_passage(tmp_path):
     conclusive = {(f["eval_id"], f["train_id"], f["method"]) for f in report.findings if f["conclusive"]}
     assert {e for e, _, _ in conclusive} == {"p2q2"}, sorted(conclusive)[:5]
     assert {t for _, t, _ in conclusive} == {"hit"}
+
+
+def test_a_templated_item_copied_whole_is_conclusive_however_short_its_own_part(tmp_path):
+    """Rendered items whose own part is short (5-7-word requests in the ReAct prompt): left without their
+    template they are short items (suspected when found alone), but a training text holding the rendered
+    item whole, template and all, is a copy of it: conclusive."""
+    asks = [
+        "Book a table for four tonight.", "What is the weather in Oslo?", "Convert ten euros to dollars.",
+        "Find flights from Rome to Lima.", "Show me vegan pasta recipes.", "Who won the last Tour de France?",
+        "Translate good morning into Greek.", "List museums open in Prague today.", "Play some jazz from the fifties.",
+        "Track my parcel from Hamburg please.", "Summarize the news about volcanoes.", "Set an alarm for six thirty.",
+        "How tall is Mount Kilimanjaro?", "Recommend a sci-fi novel for teens.", "Order pizza with extra olives.",
+        "Check the score of the cricket final.", "Where can I rent kayaks nearby?", "Define the word ephemeral.",
+        "Suggest a gift for my grandmother.", "Compare iPhone and Pixel cameras.",
+    ]  # fmt: skip
+    evals = [{"id": f"e{k}", "prompt": TEMPLATES["react"].format(query=a)} for k, a in enumerate(asks)]
+    eval_path = _write(tmp_path / "eval.jsonl", [json.dumps(e) + "\n" for e in evals])
+    rows = [chat(f"r{i}", filler(i)) for i in range(200)]
+    rows += [chat(f"w{k}", "Earlier turn.\n" + e["prompt"] + "\nObservation: ok") for k, e in enumerate(evals[:10])]
+    rows += [chat(f"b{k}", asks[k]) for k in range(10, 20)]
+    report = run_audit(_templated_config(tmp_path, eval_path, _write(tmp_path / "train.jsonl", rows)))
+    conclusive = {f["eval_id"] for f in report.findings if f["conclusive"]}
+    assert conclusive == {f"e{k}" for k in range(10)}
+    assert all(
+        f["evidence"].get("whole_item") for f in report.findings if f["conclusive"] and f["method"] == "ngram"
+    ), [
+        (f["eval_id"], f["train_id"], f["evidence"])
+        for f in report.findings
+        if f["conclusive"] and f["method"] == "ngram"
+    ][:3]
+    suspected = {f["eval_id"] for f in report.findings if f["evidence"].get("tier") == "suspected"}
+    assert {f"e{k}" for k in range(10, 20)} <= suspected

@@ -12,7 +12,7 @@ or n-grams covering ``cover`` of the item's tokens (a light edit); it is conclus
 same text, and the item's values (:func:`~auditor.text.edits.values_match`) — else suspected, saying
 why (``suspected_because``). Any shared ``n``-gram of an item of ``n`` tokens or more is at least
 suspected (lm-eval's janitor rule). Template text most eval items share is left out of them
-(``template_share``, :func:`template_grams`).
+(``template_share``, :func:`~auditor.text.tokens.shared_grams`).
 
 **Short items.** Such a containment is conclusive from ``min_n`` tokens (8). Items of
 ``short_min_n`` (3) to ``min_n - 1`` tokens are checked the same way, but their findings are
@@ -58,8 +58,8 @@ from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
 from ..text.edits import values_match
 from ..text.kernels import NgramScanner
-from ..text.normalize import tokens
-from ..text.tokens import covered_tokens, ngram_hashes, token_hashes
+from ..text.normalize import normalize, tokens
+from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class NgramIndex(Index[NgramConfig]):
         self.totals = np.zeros(len(self.eval_records), dtype=np.int64)
         self.item_n = np.zeros(len(self.eval_records), dtype=np.int64)
         all_toks = [tokens(ev.view(cfg.eval_view)) for ev in self.eval_records]
-        self.template = template_grams(all_toks, cfg.template_share)
+        self.template = shared_grams(all_toks, TEMPLATE_N, cfg.template_share, TEMPLATE_MIN_ITEMS)
         for pos, toks in enumerate(all_toks):
             toks = self._item_tokens(toks)
             n = min(cfg.n, len(toks))
@@ -165,10 +165,13 @@ class NgramIndex(Index[NgramConfig]):
         """State the tables imply (built and restored alike): per-item state built on first use, and
         how many items held template text."""
         self._items: dict[int, _Item] = {}
-        self.templated = 0
+        #: the items that held template text (searched without it)
+        self.templated: frozenset[int] = frozenset()
         if len(self.template):
             view = self.config.eval_view
-            self.templated = sum(1 for ev in self.eval_records if self._stripped(tokens(ev.view(view))) is not None)
+            self.templated = frozenset(
+                pos for pos, ev in enumerate(self.eval_records) if self._stripped(tokens(ev.view(view))) is not None
+            )
 
     def _stripped(self, toks: list[str]) -> list[str] | None:
         """``toks`` without the tokens of template n-grams, or None when they hold none (or nothing
@@ -211,7 +214,7 @@ class NgramIndex(Index[NgramConfig]):
         short = int(((self.item_n > 0) & (self.item_n < self._conclusive_n)).sum())
         out = super().stats() | {"short_items": short}
         if self.templated:
-            out["templated_items"] = self.templated
+            out["templated_items"] = len(self.templated)
         return out
 
     def notes(self) -> list[str]:
@@ -219,7 +222,7 @@ class NgramIndex(Index[NgramConfig]):
         if not self.templated:
             return []
         return [
-            f"ngram: {self.templated} of {len(self.eval_records)} eval items share template text "
+            f"ngram: {len(self.templated)} of {len(self.eval_records)} eval items share template text "
             f"({TEMPLATE_N}-token runs held by {self.config.template_share:.0%} of the items or more), "
             "left out of them: each is searched for what is left"
         ]
@@ -289,6 +292,9 @@ class NgramIndex(Index[NgramConfig]):
                 continue
             conclusive = copy and not because
             evidence: dict = {"user_turns": True} if pair.text >= len(batch) else {}
+            if pos in self.templated and self._holds_whole(pos, scanned[pair.text]):
+                conclusive, because = True, ""  # the item as it stands, template and all: a copy of it
+                evidence["whole_item"] = True
             if coverage is not None:
                 evidence["coverage"] = round(coverage, 4)
             f = self.finding(
@@ -301,7 +307,8 @@ class NgramIndex(Index[NgramConfig]):
                 train_views=list(self.config.train_views),
                 **evidence,
             )
-            if conclusive and self.item_n[pos] < self._conclusive_n:  # a short item: containment is no proof ...
+            if conclusive and self.item_n[pos] < self._conclusive_n and "whole_item" not in evidence:
+                # a short item: containment is no proof ...
                 if d not in lengths:
                     lengths[d] = len(tokens(texts[d]))
                 if lengths[d] == self.item_n[pos]:  # ... but the whole text being the item is
@@ -315,6 +322,11 @@ class NgramIndex(Index[NgramConfig]):
                     f.evidence["suspected_because"] = because
             out.append(f)
         return out
+
+    def _holds_whole(self, pos: int, text: str) -> bool:
+        """Whether ``text`` holds eval item ``pos`` whole, its template text included (an item whose
+        own part is short is then still proven by a verbatim copy)."""
+        return f" {normalize(self.eval_records[pos].view(self.config.eval_view))} " in f" {normalize(text)} "
 
     def _pairs(self, scanned: Sequence[str]) -> list[_Pair]:
         """Per (scanned text, eval item) with an n-gram found: how many, and which (their hashes)."""
@@ -425,24 +437,6 @@ class _Item:
     distinct: np.ndarray
     length: int
     values: frozenset[str]
-
-
-def template_grams(all_tokens: Sequence[list[str]], share: float) -> np.ndarray:
-    """The :data:`TEMPLATE_N`-gram hashes (sorted) that at least ``share`` of the items (and
-    :data:`TEMPLATE_MIN_ITEMS` of them) hold: text every item is rendered in; none when ``share`` is 0.
-
-    >>> items = [f"answer the question below and then stop question {w} is what".split() for w in "abcd"]
-    >>> len(template_grams(items, 0.5)), len(template_grams(items[:2], 0.5)), len(template_grams(items, 0))
-    (1, 0, 0)
-    """
-    if share <= 0:
-        return np.empty(0, dtype=np.uint64)
-    per_item = [np.unique(ngram_hashes(token_hashes(t), TEMPLATE_N)) for t in all_tokens if len(t) >= TEMPLATE_N]
-    if len(per_item) < TEMPLATE_MIN_ITEMS:
-        return np.empty(0, dtype=np.uint64)
-    grams, counts = np.unique(np.concatenate(per_item), return_counts=True)
-    need = max(TEMPLATE_MIN_ITEMS, share * len(all_tokens))
-    return grams[counts >= need]
 
 
 def _split_user(user: str, text: str) -> bool:
