@@ -172,9 +172,13 @@ class Detector:
         """Every finding of the eval items in ``items`` (strings, dicts or Records), with the evidence
         ``auditor audit`` reports; ``train_ordinal`` is an item's position (from ``start``), or a
         Record's own ordinal."""
+        return self._search(enumerate(items, start))
+
+    def _search(self, numbered: Iterable[tuple[int, Any]]) -> list[Finding]:
+        """:meth:`search` of ``(position, item)`` pairs (a batch of rows numbered by the pipeline)."""
         batch: list[Record] = []
         own: list[int] = []
-        for i, item in enumerate(items, start):
+        for i, item in numbered:
             rec = self._record(item, i)
             if rec is None:
                 continue
@@ -243,8 +247,7 @@ class Detector:
         ``train_ordinal`` the row's index."""
         rows = _rows(batch)
         found: dict[int, list[dict]] = {}
-        for f in self.search(rows):
-            f.train_ordinal = int(indices[f.train_ordinal])
+        for f in self._search(zip(map(int, indices), rows)):
             found.setdefault(f.train_ordinal, []).append(dict(f.to_dict()))
         return {"auditor_findings": [json.dumps(found.get(int(ix), [])) for ix in indices]}
 

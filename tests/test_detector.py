@@ -172,3 +172,15 @@ def test_boilerplate_from_masks_as_the_audit_does(tmp_path, stb):
     masked = Detector("stabletoolbench", ["minhash"], params, boilerplate_from=str(path))
     assert {_key(f) for f in masked.search(rows)} == cli
     assert len({_key(f) for f in Detector("stabletoolbench", ["minhash"], params).search(rows)}) < len(cli)
+
+
+def test_a_batch_of_rows_numbered_by_the_pipeline_keeps_their_positions():
+    """Rows without an id are named by their position in the whole dataset, as ``auditor audit``
+    names the lines of a file, not by their place in the batch."""
+    text = "Book a table for two at an Italian place tonight near the station"
+    d = Detector([text], methods=["exact"])
+    cells = d.findings_batch({"text": ["x", text]}, [500, 501])["auditor_findings"]
+    assert json.loads(cells[0]) == [] and [(f["train_id"], f["train_ordinal"]) for f in json.loads(cells[1])] == [
+        ("501", 501)
+    ]
+    assert [(f.train_id, f.train_ordinal) for f in d.search(["x", text], start=10)] == [("11", 11)]
