@@ -7,6 +7,7 @@ True
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 W, H = 420, 210
@@ -14,10 +15,41 @@ PAD_L, PAD_B, PAD_T, PAD_R = 40, 34, 36, 16
 CHAR_W = 7  # approximate width of one character of the 11-12 px chart text
 
 
+#: each chart class's look as SVG presentation attributes, so a chart drawn where report.html's stylesheet
+#: is absent (a notebook's output, nbconvert's HTML) looks as it does in the report (where the stylesheet's
+#: rules, the same values, take precedence): without them a track is a full black bar
+LOOK = {
+    "bar": {"fill": "#3a6fb0"},
+    "track": {"fill": "#e8ecf2"},
+    "axis": {"stroke": "#555"},
+    "title": {"font-size": "12", "font-weight": "600"},
+    "tick": {"font-size": "11", "fill": "#333"},
+    "thr": {"fill": "#c0262d"},
+    "cellt": {"font-size": "11"},
+    "threshold": {"stroke": "#c0262d", "stroke-width": "2", "stroke-dasharray": "5 3"},
+}
+_CLASS = re.compile(r'class="([\w ]+)"')
+
+
+def _styled(m: re.Match) -> str:
+    """``class="tick thr"`` with its classes' presentation attributes (later classes win); an attribute
+    the element sets itself (a cell's ``fill``) is not repeated."""
+    look: dict[str, str] = {}
+    for name in m.group(1).split():
+        look.update(LOOK.get(name, {}))
+    return m.group(0) + "".join(f' {k}="{v}"' for k, v in look.items())
+
+
 def _svg(width: int, height: int, body: list[str], label: str) -> str:
+    """One chart: ``body`` in an ``<svg>``, each element carrying its class's look (:data:`LOOK`).
+
+    >>> _svg(10, 10, ['<rect class="track" width="5" height="5"/>'], "x").count('fill="#e8ecf2"')
+    1
+    """
+    inner = _CLASS.sub(_styled, "".join(body))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="{escape(label)}" '
-        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">' + "".join(body) + "</svg>"
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">' + inner + "</svg>"
     )
 
 
