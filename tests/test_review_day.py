@@ -101,6 +101,11 @@ def test_one_numbering_and_notes_say_what_the_findings_are(tmp_path, monkeypatch
     assert all("possible paraphrases" not in n for n in notes)
     md = (report_json.parent / "report.md").read_text()
     assert "Findings below the conclusive bar (ngram: shared word n-grams or partial copies)" in md
+    # report.md / report.html name the record one way too: its source line, not "train #40" beside it
+    html = (report_json.parent / "report.html").read_text()
+    for page in (md, html):
+        assert f"train (train.jsonl:{HOST + 1})" in page and f"train #{HOST}" not in page
+        assert f"train {HOST} " not in page and f"train {HOST}<" not in page
 
 
 def test_error_types_table_says_what_the_labels_are(tmp_path, monkeypatch):

@@ -35,11 +35,30 @@ def train_ref(f: FindingRow) -> str:
 _LINE = re.compile(r":(\d+)$")
 
 
+def _positional(f: FindingRow, side: str) -> bool:
+    """Whether one side's record has no id of its own: its id is its 0-based position and its source
+    names the 1-based line (``text.jsonl:825`` for id ``824``)."""
+    rid, source = str(f.get(f"{side}_id", "")), str(f.get(f"{side}_source", ""))
+    m = _LINE.search(source)
+    return bool(m and rid.isdigit() and int(m.group(1)) == int(rid) + 1)
+
+
+def shown_ref(f: FindingRow, side: str) -> str:
+    """How reports name one side's record (``side``: ``"eval"`` / ``"train"``), numbered one way: its
+    ref, or for a record without an id of its own (:func:`_positional`) its dataset and source line,
+    never its 0-based position beside the 1-based line.
+
+    >>> f = {"train_dataset": "corpus", "train_id": "824", "train_source": "corpus/text.jsonl:825"}
+    >>> shown_ref(f, "train"), shown_ref({**f, "train_id": "q-7"}, "train")
+    ('corpus (corpus/text.jsonl:825)', 'corpus q-7')
+    """
+    if _positional(f, side):
+        return f"{f.get(f'{side}_dataset', '')} ({f.get(f'{side}_source', '')})"
+    return eval_ref(f) if side == "eval" else train_ref(f)
+
+
 def record_label(f: FindingRow, side: str) -> str:
-    """How a reader is shown one side's record (``side``: ``"eval"`` / ``"train"``): its ref and
-    source, numbered one way. A record without an id of its own is numbered by its 0-based position
-    (``corpus 824``) while its source names its 1-based line (``text.jsonl:825``): then the source
-    alone names it.
+    """:func:`shown_ref` with the record's source (once).
 
     >>> f = {"train_dataset": "corpus", "train_id": "824", "train_source": "corpus/text.jsonl:825"}
     >>> record_label(f, "train")
@@ -47,17 +66,8 @@ def record_label(f: FindingRow, side: str) -> str:
     >>> record_label({**f, "train_id": "q-7"}, "train")
     'corpus q-7 (corpus/text.jsonl:825)'
     """
-    ref = eval_ref(f) if side == "eval" else train_ref(f)
-    rid, source = str(f.get(f"{side}_id", "")), str(f.get(f"{side}_source", ""))
-    m = _LINE.search(source)
-    if m and rid.isdigit() and int(m.group(1)) == int(rid) + 1:
-        name = str(f.get(f"{side}_dataset", ""))
-        head = f"{name} {rid}"
-        if ref == head:
-            ref = name
-        elif ref.startswith(head + " ("):  # a dataset of several files: "corpus 824 (text.jsonl)"
-            ref = name
-    return f"{ref} ({source})" if source else ref
+    ref, source = shown_ref(f, side), str(f.get(f"{side}_source", ""))
+    return ref if _positional(f, side) or not source else f"{ref} ({source})"
 
 
 @dataclass
@@ -96,14 +106,14 @@ def item_rows(findings: list[FindingRow]) -> list[ItemRow]:
         key = (f["check"], f["eval_dataset"], f.get("eval_ordinal"), f["eval_id"])
         row = rows.get(key)
         if row is None:
-            row = rows[key] = ItemRow(f["check"], eval_ref(f), f)
+            row = rows[key] = ItemRow(f["check"], shown_ref(f, "eval"), f)
         row.conclusive |= bool(f.get("conclusive", True))
         status = finding_status(f)
         if _STANDING.index(status) < _STANDING.index(row.status):
             row.status = status
         m = f["method"]
         row.scores[m] = max(row.scores.get(m, float("-inf")), float(f["score"]))
-        ref = train_ref(f)
+        ref = shown_ref(f, "train")
         if ref not in row.train_refs:
             row.train_refs.append(ref)
     return sorted(rows.values(), key=lambda r: (not r.conclusive, -len(r.scores), _rank(r.best), r.check, r.eval_ref))

@@ -26,6 +26,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from ._items import shown_ref
 from ._md import md as _md
 from .proof import evidence_summary, snippet_html, snippet_markdown, where
 
@@ -87,8 +88,8 @@ def review_markdown(report: Report) -> list[str]:
         spot = f" ({_md(where(f))})" if where(f) else ""
         lines.append(
             f"| {n} | {_md(f['check'])} | {float(f['score']):.3f} | {_md(_decision(f))} | "
-            f"{_md(f['eval_dataset'])} #{_md(f['eval_id'])}: {ev} | "
-            f"{_md(f['train_dataset'])} #{_md(f['train_id'])}{spot}: {tr} | {_md(_evidence(f))} |"
+            f"{_md(shown_ref(f, 'eval'))}: {ev} | "
+            f"{_md(shown_ref(f, 'train'))}{spot}: {tr} | {_md(_evidence(f))} |"
         )
     if len(items) > REVIEW_SHOWN:
         lines.append(f"\n{len(items) - REVIEW_SHOWN} more in report.json (`findings[].conclusive = false`).")
@@ -109,8 +110,8 @@ def review_html(report: Report) -> str:
             f"<tr><td class='n'>{n}</td><td>{escape(str(f['check']))}</td>"
             f"<td class='n'>{float(f['score']):.3f}</td>"
             f"<td class='decision d-{escape(str(f.get('decision') or 'unreviewed'))}'>{escape(_decision(f))}</td>"
-            f"<td><b>{escape(str(f['eval_dataset']))} #{escape(str(f['eval_id']))}</b><br>{ev}</td>"
-            f"<td><b>{escape(str(f['train_dataset']))} #{escape(str(f['train_id']))}</b>{spot}<br>{tr}</td>"
+            f"<td><b>{escape(shown_ref(f, 'eval'))}</b><br>{ev}</td>"
+            f"<td><b>{escape(shown_ref(f, 'train'))}</b>{spot}<br>{tr}</td>"
             f"<td class='ev'>{escape(_evidence(f))}</td></tr>"
         )
     more = f"<p class='muted'>{len(items) - REVIEW_SHOWN} more in report.json.</p>" if len(items) > REVIEW_SHOWN else ""
