@@ -195,3 +195,20 @@ def test_every_conclusive_and_suspected_item_has_a_proof_in_view(tmp_path, monke
         assert len(re.sub(r"<[^>]+>", "", lead).strip()) <= LEAD, side[:400]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert md.count("\n#### ") == len(proven) and md.count("**") >= 4 * len(proven)
+
+
+def test_review_shows_a_named_fields_text_when_the_finding_names_no_span(tmp_path, monkeypatch):
+    """A report whose finding names its field but no span (an older writer, a hand-edited report) still
+    finds the field's text report.json keeps under ``"train#40 output"``."""
+    from auditor.audit.decisions import Decisions
+    from auditor.audit.review import describe
+    from auditor.report import Report
+
+    monkeypatch.chdir(tmp_path)
+    report_json, _, half = _audit(tmp_path, "alpaca")
+    report = Report.load(str(report_json))
+    assert f"train#{HOST} output" in report.texts
+    (f,) = [f for f in report.findings if (f.get("evidence") or {}).get("tier") == "suspected"]
+    f["evidence"].pop("span")
+    lines = describe(report, f, Decisions(None), 1, 1)
+    assert lines[5].strip() == half and "text not kept" not in "\n".join(lines)
