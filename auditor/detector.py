@@ -106,6 +106,7 @@ class Detector:
         ]
         self.boilerplate_from = [boilerplate_from] if isinstance(boilerplate_from, str) else boilerplate_from
         self._folder: str | None = None
+        self._checksum: str | None = None
         self._setup()
 
     # -- state shared by the constructors -------------------------------------------------------
@@ -333,18 +334,24 @@ class Detector:
                 ix.restore(self.eval_records, arrays, meta)
             self.indexes.append(ix)
         self._folder = str(root.resolve())
+        self._checksum = str(doc["checksum"])
         self._setup()
         return self
 
     def __getstate__(self) -> dict[str, Any]:
         if self._folder is not None:  # a loaded detector ships as its folder: workers map the same files
-            return {"folder": self._folder}
+            # with the description's checksum: a pipeline cache keyed on the pickle (datasets' fingerprint)
+            # changes when the folder does, and a worker refuses a folder saved over meanwhile
+            return {"folder": self._folder, "checksum": self._checksum}
         state = {k: v for k, v in vars(self).items() if k != "_adapters"}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "folder" in state:
-            vars(self).update(vars(Detector.load(state["folder"], verify=False)))
+            loaded = Detector.load(state["folder"], verify=False)
+            if loaded._checksum != state.get("checksum"):
+                raise IndexFileError(f"{state['folder']}: the detector folder changed after this detector was loaded")
+            vars(self).update(vars(loaded))
             return
         vars(self).update(state)
         self._adapters = {}

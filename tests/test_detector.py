@@ -184,3 +184,14 @@ def test_a_batch_of_rows_numbered_by_the_pipeline_keeps_their_positions():
         ("501", 501)
     ]
     assert [(f.train_id, f.train_ordinal) for f in d.search(["x", text], start=10)] == [("11", 11)]
+
+
+def test_a_shipped_detector_refuses_a_folder_saved_over_since(tmp_path):
+    first = Detector.load(
+        Detector(["Book a table for two at an Italian place tonight"], methods=["exact"]).save(tmp_path / "d")
+    )
+    shipped = pickle.dumps(first)
+    Detector(["Another eval item entirely, long enough to count"], methods=["exact"]).save(tmp_path / "d")
+    assert pickle.dumps(Detector.load(tmp_path / "d")) != shipped  # a cache keyed on the pickle sees the change
+    with pytest.raises(auditor.IndexFileError, match="changed"):
+        pickle.loads(shipped)
