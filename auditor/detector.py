@@ -61,6 +61,10 @@ from .text import masking
 
 __all__ = ["Detector"]
 
+#: searched once when a detector is made, so the kernels the methods build on first use (ngram's) exist before
+#: threads share it; what stays lazy (minhash's window classes) any thread computes to the same value
+_WARM_UP = " ".join(f"warm up the search kernels of every method with word{i} and its neighbours" for i in range(40))
+
 FORMAT = "auditor-detector"
 VERSION = 1
 
@@ -118,7 +122,7 @@ class Detector:
             train = Dataset(DatasetSpec(self.name, list(self.boilerplate_from), role="train", format=self.format))
             self._masker = masking.prepare(self.indexes, [train], self.eval_records)
             self._searchers = list(self._masker.indexes)
-        self.search([""])  # builds what the methods build lazily (kernels) before threads share them
+        self.search([_WARM_UP])  # builds what the methods build lazily (kernels) before threads share them
 
     # -- searching ------------------------------------------------------------------------------
     def records(self, items: Iterable[Any], start: int = 0) -> Iterator[Record]:
