@@ -91,3 +91,18 @@ def test_plots_carry_their_look_without_a_stylesheet():
     assert re.search(r'<rect class="bar" fill="#3a6fb0" x="\S+" y="\S+" width="0\.0"', svg)
     hist = _svg.histogram([0.9, 0.95], 0.5, "ngram")
     assert 'class="threshold" stroke="#c0262d"' in hist and 'class="axis" stroke="#555"' in hist
+
+
+def test_nbconvert_html_of_a_notebook_draws_the_charts_with_their_colours(tmp_path, monkeypatch):
+    """Issue 40: nbconvert's HTML of a notebook has no report.html stylesheet, so a chart's track drew
+    as a full black bar. Executed and exported for real: every chart rectangle carries its own fill."""
+    nbconvert = pytest.importorskip("nbconvert", reason="nbconvert is in the test extra")
+    monkeypatch.setenv("AUDITOR_SHARED_DATA", str(SHARED))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    nb = nbformat.read(REPO / "notebooks" / "caft_split_audit.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    html, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    charts = re.findall(r"<svg [^>]*class=\"chart\".*?</svg>", html, re.S)
+    assert charts
+    rects = [r for svg in charts for r in re.findall(r"<rect [^>]*>", svg)]
+    assert rects and all(" fill=" in r for r in rects), [r for r in rects if " fill=" not in r][:3]
