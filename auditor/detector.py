@@ -50,6 +50,7 @@ from .adapters import registry as adapter_registry
 from .adapters._fields import extract
 from .adapters._rows import RowAdapter
 from .adapters.base import Adapter
+from .audit.indexes import build_index
 from .datasets.dataset import Dataset, DatasetSpec
 from .datasets.sameness import require_distinct_items
 from .datasets.units import read_whole
@@ -82,6 +83,8 @@ class Detector:
     manifest's ``[methods.NAME]`` tables. ``format``: the training records' format (an adapter name,
     e.g. ``"alpaca"``; default: chosen from each dict's fields as the audit chooses it from a file's
     first record). ``boilerplate_from``: training files to detect boilerplate in (see the module).
+    ``index_dir``: build or reuse the indexes there as ``auditor audit --index-dir`` does (the same
+    folders: an index a run persisted is reused when the eval data and parameters match, and checked).
     ``name``: the ``check`` and training dataset name findings carry.
     """
 
@@ -93,6 +96,7 @@ class Detector:
         *,
         format: str | None = None,
         boilerplate_from: str | Sequence[str] | None = None,
+        index_dir: str | None = None,
         name: str = "detector",
     ):
         self.name = name
@@ -106,7 +110,7 @@ class Detector:
         self.eval_records = _eval_records(evals)
         require_distinct_items(self.eval_records)
         self.indexes: list[Index] = [
-            _methods.create(m, self.method_params.get(m)).build(self.eval_records) for m in self.method_names
+            build_index(m, self.method_params.get(m), self.eval_records, index_dir) for m in self.method_names
         ]
         self.boilerplate_from = [boilerplate_from] if isinstance(boilerplate_from, str) else boilerplate_from
         self._folder: str | None = None

@@ -195,3 +195,30 @@ def test_a_shipped_detector_refuses_a_folder_saved_over_since(tmp_path):
     assert pickle.dumps(Detector.load(tmp_path / "d")) != shipped  # a cache keyed on the pickle sees the change
     with pytest.raises(auditor.IndexFileError, match="changed"):
         pickle.loads(shipped)
+
+
+def test_index_dir_reuses_the_indexes_auditor_audit_persisted(tmp_path, stb):
+    rows = planted_rows(stb, n=30, leaks=5, seed=5)
+    path = write_jsonl(tmp_path / "train.jsonl", rows)
+    index_dir = tmp_path / "indexes"
+    report = run_audit(
+        AuditConfig(
+            datasets={
+                "stabletoolbench": DatasetSpec("stabletoolbench", ["stabletoolbench"], role="eval"),
+                "train": DatasetSpec("train", [str(path)], role="train"),
+            },
+            checks=[CheckSpec("c", train=["train"], eval=["stabletoolbench"], methods=["ngram", "minhash"])],
+            findings_store="memory",
+            index_dir=str(index_dir),
+        )
+    )
+
+    def persisted():
+        return {
+            p.name: (p / "index.json").stat().st_mtime_ns for p in index_dir.iterdir() if not p.name.startswith(".")
+        }
+
+    before = persisted()
+    d = Detector("stabletoolbench", ["ngram", "minhash"], index_dir=str(index_dir))
+    assert len(before) == 2 and persisted() == before  # reused, not rebuilt and written again
+    assert {_key(f) for f in d.search(rows)} == {_key(f) for f in report.findings}
