@@ -37,6 +37,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,7 +57,7 @@ from .audit.indexes import build_index
 from .datasets.dataset import Dataset, DatasetSpec
 from .datasets.sameness import require_distinct_items
 from .datasets.units import read_whole
-from .errors import ConfigError, IndexFileError
+from .errors import ConfigError, IndexFileError, OutputError
 from .methods.base import Finding, Index, Searcher
 from .records.record import Record, Skip
 from .store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
@@ -263,9 +266,31 @@ class Detector:
     # -- persistence --------------------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
         """Write this detector to ``folder`` (see the module); returns its path. Methods without a
-        persisted index (``exact``, ``calls`` ...) are rebuilt from the eval items on load."""
-        root = Path(folder)
-        root.mkdir(parents=True, exist_ok=True)
+        persisted index (``exact``, ``calls`` ...) are rebuilt from the eval items on load.
+
+        The folder is written beside ``folder`` and renamed into place: a detector folder there is
+        replaced whole (a reader never sees half of either); any other non-empty folder is refused
+        (:class:`~auditor.errors.OutputError`)."""
+        final = Path(folder)
+        if final.exists() and (not final.is_dir() or (any(final.iterdir()) and not (final / "detector.json").exists())):
+            raise OutputError(str(final), "is not empty and not a detector folder; give a new or empty folder")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+        try:
+            self._write(root)
+            old = None
+            if final.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
+                os.replace(final, old / "detector")
+            os.replace(root, final)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        return final
+
+    def _write(self, root: Path) -> None:
         lines = [json.dumps(_record_dict(r), ensure_ascii=False, sort_keys=True) for r in self.eval_records]
         data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
         (root / "eval.jsonl").write_bytes(data)
@@ -291,7 +316,6 @@ class Detector:
         }
         doc["checksum"] = _checksum(doc)
         (root / "detector.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
-        return root
 
     @classmethod
     def load(cls, folder: str | Path, *, verify: bool = True) -> Detector:

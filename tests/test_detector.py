@@ -222,3 +222,18 @@ def test_index_dir_reuses_the_indexes_auditor_audit_persisted(tmp_path, stb):
     d = Detector("stabletoolbench", ["ngram", "minhash"], index_dir=str(index_dir))
     assert len(before) == 2 and persisted() == before  # reused, not rebuilt and written again
     assert {_key(f) for f in d.search(rows)} == {_key(f) for f in report.findings}
+
+
+def test_save_replaces_a_detector_folder_whole_and_refuses_another_folder(tmp_path):
+    d = Detector(["Book a table for two at an Italian place tonight"], methods=["exact", "ngram"])
+    folder = d.save(tmp_path / "d")
+    Detector(["Another eval item entirely, long enough to count"], methods=["ngram"]).save(folder)
+    assert len(list((folder / "indexes").iterdir())) == 1  # no index of the old one left behind
+    assert Detector.load(folder).method_names == ["ngram"]
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]  # no temporary folder left
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("not a detector")
+    with pytest.raises(auditor.OutputError):
+        d.save(other)
+    assert (other / "notes.txt").exists()
