@@ -64,3 +64,17 @@ def test_json_on_stdout_of_the_real_process(tmp_path):
     )
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["verdict"] == "fail"
+
+
+def test_verify_format_json_names_each_checks_methods(tmp_path):
+    manifest = tmp_path / "split.toml"
+    manifest.write_text(
+        '[datasets.test]\npath = "webshop:0:100"\nrole = "eval"\n\n'
+        '[datasets.train]\npath = "webshop:100:300"\nrole = "train"\n\n'
+        '[[checks]]\nname = "a"\ntrain = ["train"]\neval = ["test"]\nmethods = ["exact"]\n\n'
+        '[[checks]]\nname = "b"\ntrain = ["train"]\neval = ["test"]\nmethods = ["exact", "ngram"]\n'
+    )
+    res = CliRunner().invoke(main, ["verify", str(manifest), "--report-dir", str(tmp_path / "r"), "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    assert [c["name"] for c in json.loads(res.stdout)["checks"]] == ["a", "b"]
+    assert res.stderr.splitlines()[0].endswith("[methods: a (exact); b (exact, ngram)]")
