@@ -18,7 +18,6 @@ from .adapters.base import Adapter
 from .audit.manifest import load_manifest, parse_manifest
 from .audit.run import AuditConfig, CheckSpec, run_audit
 from .datasets.dataset import Dataset, DatasetSpec
-from .detector import Detector
 from .engines.base import Engine
 from .errors import (
     AuditorError,
@@ -31,6 +30,7 @@ from .errors import (
     RegistryError,
     ScanError,
 )
+from .integrations.detector import Detector
 from .methods import Finding, Index, MethodConfig
 from .records.record import Record, Skip
 from .report import Report

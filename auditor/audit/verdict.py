@@ -35,6 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..report.kinds import suspected_kinds
+
 #: what counts against a check's allowance (``fail_on`` / ``--fail-on``)
 FAIL_ON = ("conclusive", "suspected", "unreviewed")
 Verdict = Literal["pass", "fail", "incomplete"]
@@ -91,31 +93,6 @@ def combine(verdicts: list[str]) -> Verdict:
     if "fail" in verdicts:
         return "fail"
     return "incomplete" if "incomplete" in verdicts else "pass"
-
-
-#: what a suspected finding of a method is, in words (a method not named here: "<method> matches")
-SUSPECTED_KINDS = {
-    "embedding": "possible paraphrases",
-    "ngram": "shared word n-grams or partial copies",
-    "minhash": "near-duplicates below the copy bar",
-    "exact": "copies of part of the item",
-    "calls": "shared tool calls",
-    "entities": "shared identifiers",
-}
-
-
-def suspected_kinds(methods: Iterable[str]) -> str:
-    """What the suspected findings of ``methods`` are, in words, by method, in a stable order.
-
-    >>> suspected_kinds(["ngram", "embedding", "ngram"])
-    'embedding: possible paraphrases; ngram: shared word n-grams or partial copies'
-    >>> suspected_kinds([])
-    'below the conclusive bar'
-    """
-    named = sorted(set(methods))
-    if not named:
-        return "below the conclusive bar"
-    return "; ".join(f"{m}: {SUSPECTED_KINDS.get(m, 'matches')}" for m in named)
 
 
 def unreviewed_kinds(report: Any) -> str:

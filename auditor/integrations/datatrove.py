@@ -34,8 +34,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..detector import Detector
 from ..errors import MissingDependencyError
+from .detector import Detector
 
 try:
     from datatrove.pipeline.filters.base_filter import BaseFilter

@@ -51,8 +51,8 @@ def review_items(report: Report, check: str | None = None) -> list[FindingRow]:
 
 
 def _kinds(items: list[FindingRow]) -> str:
-    """What the listed findings are, by method (:func:`auditor.audit.verdict.suspected_kinds`)."""
-    from ..audit.verdict import suspected_kinds
+    """What the listed findings are, by method (:func:`auditor.report.kinds.suspected_kinds`)."""
+    from .kinds import suspected_kinds
 
     return suspected_kinds(str(f.get("method")) for f in items)
 

@@ -46,22 +46,22 @@ from typing import Any
 
 import numpy as np
 
-from . import methods as _methods
-from ._version import __version__
-from .adapters import AdapterOptions, get_adapter
-from .adapters import registry as adapter_registry
-from .adapters._fields import extract
-from .adapters._rows import RowAdapter
-from .adapters.base import Adapter
-from .audit.indexes import build_index
-from .datasets.dataset import Dataset, DatasetSpec
-from .datasets.sameness import require_distinct_items
-from .datasets.units import read_whole
-from .errors import ConfigError, IndexFileError, OutputError
-from .methods.base import Finding, Index, Searcher
-from .records.record import Record, Skip
-from .store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
-from .text import masking
+from .. import methods as _methods
+from .._version import __version__
+from ..adapters import AdapterOptions, get_adapter
+from ..adapters import registry as adapter_registry
+from ..adapters._fields import extract
+from ..adapters._rows import RowAdapter
+from ..adapters.base import Adapter
+from ..audit.indexes import build_index
+from ..datasets.dataset import Dataset, DatasetSpec
+from ..datasets.sameness import require_distinct_items
+from ..datasets.units import read_whole
+from ..errors import ConfigError, IndexFileError, OutputError
+from ..methods.base import Finding, Index, Searcher
+from ..records.record import Record, Skip
+from ..store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
+from ..text import masking
 
 __all__ = ["Detector"]
 
