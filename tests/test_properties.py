@@ -15,7 +15,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from auditor.adapters.chat import extract_task, parse_ref_id, parse_turns
@@ -260,12 +260,17 @@ def test_tool_call_parsing_never_raises_on_arbitrary_text(text):
 
 @SETTINGS
 @given(st.lists(st.binary(max_size=70000), min_size=1, max_size=4), st.sampled_from([".gz", ".zst"]))
+@example(frames=[b"\x00\x00\xfe\xff", b"\x00" * 13], suffix=".gz")  # a UTF-32 BOM: transcoded, not compared
 def test_compressed_readers_return_exactly_the_data_of_every_frame(frames, suffix):
+    """Byte for byte, except data that opens with a UTF-16 / UTF-32 byte-order mark: that is text in
+    that encoding, transcoded to UTF-8 by design (``tests/test_formats_more.py`` checks it)."""
     import gzip
 
     import zstandard
 
-    from auditor.io.compressed import open_binary
+    from auditor.io.compressed import BOMS, open_binary
+
+    assume(not any(b"".join(frames).startswith(bom) for bom, _, _ in BOMS))
 
     pack = gzip.compress if suffix == ".gz" else zstandard.ZstdCompressor().compress
     with tempfile.TemporaryDirectory() as d:
