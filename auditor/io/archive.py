@@ -298,7 +298,8 @@ class _Spooled:
 
 def _spool(tf: tarfile.TarFile, info: tarfile.TarInfo) -> _Spooled:
     f = tf.extractfile(info)
-    assert f is not None  # a regular member
+    if f is None:  # callers pass regular members only; a link or device has no data to read
+        raise tarfile.TarError(f"{info.name} is not a regular file")
     if info.size <= SPOOL_MEMORY:
         data = f.read()
         if len(data) != info.size:

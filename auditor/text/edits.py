@@ -58,11 +58,7 @@ def values_kept(eval_text: str, train_text: str) -> bool:
     """
     ev = [c for c in chunks(eval_text) if any(ch.isdigit() for ch in c)]
     tr = [c for c in chunks(train_text) if any(ch.isdigit() for ch in c)]
-    missing = sum((Counter(ev) - Counter(tr)).values())
-    if missing and 2 * missing > len(ev):
-        return False
-    shared = sum((Counter(ev) & Counter(tr)).values())
-    return common_in_order(ev, tr) >= shared - 1
+    return _kept(ev, tr, replaced=True)
 
 
 def values_match(eval_text: str, train_text: str) -> bool:
@@ -84,8 +80,8 @@ def values_match(eval_text: str, train_text: str) -> bool:
     >>> values_match("status of the interface on node 42", "status of the interface on node"), values_match("no values", "x")
     (False, True)
     """
-    return _values_match(_DIGITS.findall(eval_text), _DIGITS.findall(train_text)) or _values_match(
-        _chunk_digits(eval_text), _chunk_digits(train_text)
+    return _kept(_DIGITS.findall(eval_text), _DIGITS.findall(train_text), replaced=False) or _kept(
+        _chunk_digits(eval_text), _chunk_digits(train_text), replaced=False
     )
 
 
@@ -96,11 +92,12 @@ def _chunk_digits(text: str) -> list[str]:
     return [d for c in chunks(text) for d in _DIGITS.findall(c)]
 
 
-def _values_match(ev: list[str], tr: list[str]) -> bool:
-    if not ev:
-        return True
+def _kept(ev: list[str], tr: list[str], replaced: bool) -> bool:
+    """The eval values ``ev`` kept by ``tr``: at most half of them missing (none, when ``replaced`` is
+    False and ``tr`` holds a value ``ev`` lacks: a value replaced), the shared ones in order (one swap
+    of neighbours allowed). No values: kept."""
     missing = sum((Counter(ev) - Counter(tr)).values())
-    if missing and (2 * missing > len(ev) or Counter(tr) - Counter(ev)):
+    if missing and (2 * missing > len(ev) or (not replaced and Counter(tr) - Counter(ev))):
         return False
     shared = sum((Counter(ev) & Counter(tr)).values())
     return common_in_order(ev, tr) >= shared - 1
