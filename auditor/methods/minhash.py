@@ -51,6 +51,7 @@ from rapidfuzz import fuzz
 from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text import minhash_sketch as sk
+from ..text.batch import token_batch
 from ..text.edits import all_values_kept, substituted, values_kept, values_match
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
@@ -257,10 +258,13 @@ class MinHashIndex(Index[MinHashConfig]):
         """Text in one of its views, else in ``text`` (what :meth:`_units` falls back on)."""
         return any(record.views.get(v) for v in self.config.train_views) or bool(record.view(TEXT))
 
-    def _units(self, batch: Sequence[Record]) -> list[tuple[int, str, np.ndarray]]:
-        """(record position in batch, view name, positional shingle hashes) for each view to search."""
+    def _units(self, batch: Sequence[Record]) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
+        """(record position in batch, view name, positional shingle hashes, token hashes) for each view
+        to search. Word shingles come from the token hashes of the scan's shared
+        :class:`~auditor.text.batch.TokenBatch` (each text normalized once for the exact, n-gram and
+        MinHash tiers); character shingles from ``normalize`` of each text (token hashes then empty)."""
         cfg = self.config
-        out = []
+        views: list[tuple[int, str, str]] = []
         for i, tr in enumerate(batch):
             seen = set()
             names = [v for v in cfg.train_views if tr.views.get(v)] or [TEXT]
@@ -269,10 +273,15 @@ class MinHashIndex(Index[MinHashConfig]):
                 if not text or text in seen:
                     continue
                 seen.add(text)
-                h = shingle_hashes(text, cfg.shingle, cfg.shingle_size)
-                if len(h):
-                    out.append((i, v, h))
-        return out
+                views.append((i, v, text))
+        if cfg.shingle == "word":
+            tb, positions = token_batch([text for _, _, text in views])
+            words = tb.text_token_hashes(positions)
+            shingles = [ngram_hashes(th, cfg.shingle_size) for th in words]
+        else:
+            shingles = [shingle_hashes(text, cfg.shingle, cfg.shingle_size) for _, _, text in views]
+            words = [np.empty(0, dtype=np.uint64)] * len(views)
+        return [(i, v, h, th) for (i, v, _), h, th in zip(views, shingles, words) if len(h)]
 
     def _window_classes(self) -> list[tuple[int, int]]:
         if self._classes is None:
@@ -308,7 +317,7 @@ class MinHashIndex(Index[MinHashConfig]):
         units = self._units(batch)
         if not units:
             return []
-        folded = [sk.fold(h, cfg.scheme) for _, _, h in units]
+        folded = [sk.fold(h, cfg.scheme) for _, _, h, _ in units]
         if cfg.mode == "jaccard":
             uniq = [distinct(f) for f in folded]
             offs = np.concatenate(([0], np.cumsum([len(u) for u in uniq])[:-1]))
@@ -328,7 +337,7 @@ class MinHashIndex(Index[MinHashConfig]):
     def _word_pairs(self, batch, units) -> list[tuple[int, int, float, int, int, int]]:
         """Word-set candidates verified: ``(unit, eval position, jaccard, shared, eval words, train words)``."""
         cfg = self.config
-        wsets = [distinct(token_hashes(tokens(batch[i].view(v)))) for i, v, _ in units]
+        wsets = [distinct(th) if len(th) else distinct(token_hashes(tokens(batch[i].view(v)))) for i, v, _, th in units]
         ok = [u for u, w in enumerate(wsets) if len(w)]
         if not ok:
             return []

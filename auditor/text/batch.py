@@ -186,6 +186,22 @@ class TokenBatch:
         hashes = np.fromiter((xxhash.xxh64_intdigest(t[:-1]) for t in distinct), dtype=np.uint64, count=len(distinct))
         return hashes[_int32s(encoded.indices)]
 
+    def text_token_hashes(self, positions: Sequence[int]) -> list[np.ndarray]:
+        """The token hashes of the texts at ``positions`` (each :func:`~auditor.text.tokens.token_hashes`
+        of ``tokens(texts[p])``, its separator left out), from :meth:`token_hashes` of the whole batch,
+        computed once per batch (remembered in :attr:`memo`).
+
+        >>> from auditor.text.tokens import token_hashes
+        >>> b = TokenBatch(["a b", "", "c"])
+        >>> [h.tolist() == token_hashes(t.split()).tolist() for h, t in zip(b.text_token_hashes([2, 1, 0]), ["c", "", "a b"])]
+        [True, True, True]
+        """
+        hashes = self.memo.get("token hashes")
+        if hashes is None:
+            hashes = self.memo["token hashes"] = self.token_hashes()
+        starts = self.token_starts.tolist()
+        return [hashes[starts[p] : starts[p + 1] - 1] for p in positions]
+
     def token_array(self) -> pa.Array:
         """Every token followed by its space, as an Arrow ``large_binary`` array over :attr:`data`."""
         if self._array is None:
