@@ -226,7 +226,7 @@ def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
     >>> drop_ignorables("Find\\u3164me\\u3164a\\u3164cheap\\u3164flight\\u3164to\\u3164Paris,\\u3164please", zwsp)
     'Find me a cheap flight to Paris, please'
     """
-    present = set(text) & set(ignorable)
+    present = set(text) & ignorable
     if not present:
         return text
     cls = "".join(map(re.escape, sorted(present)))
@@ -254,8 +254,9 @@ def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
 
 # -- camel-cased runs ------------------------------------------------------------------------------
 
-#: a run of non-space characters with at least one lower-case letter followed by a capital (matched
-#: from the run's start only, the rest possessively: twice as fast as the plain pattern)
+#: a run of non-space characters with at least one lower-case letter followed by a capital: what a
+#: candidate for splitting is (:func:`_camel_candidates` finds the same runs without it; the tests'
+#: reference path, tests/reference_paths.py, uses it)
 _CAMEL_CANDIDATE = re.compile(r"(?<!\S)\S*?[a-z][A-Z]\S*+")
 #: the humps that count: ``aB`` and ``ABc`` (``HTTPServer`` -> ``HTTP Server``); letters only, so
 #: upper-case codes (``8DT4XZ``, ASINs) and text in one case never split, whatever its digits
@@ -302,14 +303,61 @@ def _words_run_together(run: str) -> bool:
     return all(_WORDS.fullmatch(letters) for letters in _LETTER_RUN.findall(run))
 
 
-def _split_token(m: re.Match) -> str:
-    run = m.group(0)
-    return " ".join(_SPLIT.split(run)) if _words_run_together(run) else run
+#: the ASCII characters ``str.isspace`` (and ``\s`` of a ``str`` pattern) holds to be whitespace
+_ASCII_WHITESPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _camel_candidates(text: str) -> tuple[bytes, list[tuple[int, int]]]:
+    """The case classes of ``text`` (:data:`CASE_CLASSES`, one byte per character) and the spans of its
+    whitespace-delimited runs that hold a lower-case letter followed by a capital: what
+    :data:`_CAMEL_CANDIDATE` matches, found with ``bytes.find`` on the classes and ``str.find`` /
+    ``rfind`` for the whitespace around each hit (C loops; the pattern steps through every run of the
+    text in Python's regex engine). The whitespace is ``str.isspace``'s, as that of the pattern's ``\\s``.
+
+    >>> _camel_candidates("see BookAFlight and\u00a0iPhone, x")[1]
+    [(4, 15), (20, 27)]
+    """
+    classes = text.encode("ascii", "replace").translate(CASE_CLASSES)
+    p = classes.find(b"aA")
+    if p < 0:
+        return classes, []
+    if text.isascii():
+        spaces = [c for c in _ASCII_WHITESPACE if c in text]
+    else:
+        spaces = [c for c in set(text) if c.isspace()]
+    n = len(text)
+    ahead = dict.fromkeys(spaces, -1)  # the next occurrence of each whitespace character at or after a hit
+    spans = []
+    prev = 0
+    while p >= 0:
+        start = prev
+        for c in spaces:
+            at = text.rfind(c, prev, p)
+            if at >= start:
+                start = at + 1
+        end = n
+        for c in spaces:
+            at = ahead[c]
+            if at < p and at != n:
+                at = ahead[c] = text.find(c, p) % (n + 1)  # -1 (none) -> n
+            end = min(end, at)
+        spans.append((start, end))
+        prev = end
+        p = classes.find(b"aA", end)
+    return classes, spans
+
+
+def _humped(classes: bytes, start: int, end: int) -> bool:
+    """At least :data:`MIN_HUMPS` pieces between the humps of ``classes[start:end]`` (``aA`` and ``AAa``
+    in the case classes, neither overlapping itself): the first test of :func:`_words_run_together`,
+    without a regular expression (``iPhone``, ``JavaScript`` stop here)."""
+    return classes.count(b"aA", start, end) + classes.count(b"AAa", start, end) + 1 >= MIN_HUMPS
 
 
 def has_camel_run(text: str) -> bool:
     """True when :func:`split_camel_runs` changes ``text``."""
-    return any(_words_run_together(m.group(0)) for m in _CAMEL_CANDIDATE.finditer(text))
+    classes, spans = _camel_candidates(text)
+    return any(_humped(classes, a, b) and _words_run_together(text[a:b]) for a, b in spans)
 
 
 def split_camel_runs(text: str) -> str:
@@ -324,9 +372,17 @@ def split_camel_runs(text: str) -> str:
     >>> split_camel_runs("I'mPlanningATripToParis,AndThenRome. (JavaScript, iPhone)")
     "I'm Planning A Trip To Paris,And Then Rome. (JavaScript, iPhone)"
     """
-    if not may_have_camel_run(text.encode("ascii", "replace")):
+    classes, spans = _camel_candidates(text)
+    pieces: list[str] = []
+    done = 0
+    for a, b in spans:
+        if _humped(classes, a, b) and _words_run_together(run := text[a:b]):
+            pieces += (text[done:a], " ".join(_SPLIT.split(run)))
+            done = b
+    if not pieces:
         return text
-    return _CAMEL_CANDIDATE.sub(_split_token, text)
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 # -- combining marks on Latin letters ---------------------------------------------------------------

@@ -68,6 +68,7 @@ import re
 import string
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import xxhash
@@ -269,7 +270,7 @@ def strip_markup(text: str) -> str:
     return text
 
 
-def _deobfuscate(text: str, fold: bool) -> str:
+def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_camel_runs) -> str:
     """Evasion undone, in this order: percent-encoding decoded; right-to-left overrides put in reading
     order; ignorables dropped; markup stripped; camel-cased runs split (when ``fold``: for
     :func:`normalize`, not :func:`clean`); confusables mapped (so that
@@ -277,7 +278,8 @@ def _deobfuscate(text: str, fold: bool) -> str:
     when ``fold``); confusables mapped again (what NFKC and folding produced); combining marks on
     Latin letters dropped.
 
-    Works on the distinct characters of the text (``str.replace`` per character found), which is
+    ``split`` splits camel-cased runs (the tests pass a reference implementation). Works on the
+    distinct characters of the text (``str.replace`` per character found), which is
     several times faster than ``str.translate`` with a table for mostly-ASCII text."""
     t = _tables()
     if "%" in text:
@@ -287,7 +289,7 @@ def _deobfuscate(text: str, fold: bool) -> str:
         text = drop_ignorables(undo_overrides(text), t.ignorable)
     text = strip_markup(text)
     if fold:  # the text tiers only: the embedding model reads camel case itself (its thresholds were fitted so)
-        text = split_camel_runs(text)
+        text = split(text)
     if text.isascii():
         return text.lower() if fold else text
     for c in set(text) & t.confusable.keys():

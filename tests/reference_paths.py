@@ -1,0 +1,108 @@
+"""The plain reference paths the scan's fast paths are compared with (issue 36: speed never costs a finding).
+
+Each function here does what a fast path of the package does, the plain way: one text at a time,
+with the regular expressions and per-text calls that the fast path replaces.
+
+* :func:`split_camel_runs` / :func:`has_camel_run`: the candidate runs found with the regular
+  expression :data:`auditor.text.evasion._CAMEL_CANDIDATE` (the package finds them with
+  ``bytes.find`` on case classes);
+* :func:`normalize` / :func:`tokens`: no ASCII fast path (``is_plain``), every text through
+  ``_deobfuscate`` and the Unicode path's space classes, camel runs split by :func:`split_camel_runs`;
+* :func:`joined`: a :class:`~auditor.text.batch.TokenBatch` buffer built from :func:`normalize` of each
+  text (the package translates plain ASCII for the whole batch in bytes);
+* :func:`minhash_units`: MinHash shingles and word sets from :func:`tokens` of each text (the package
+  reads them from the scan's shared token batch).
+
+:func:`reference_paths` swaps all of them in for a test (every ``auditor`` module's binding of the
+replaced functions), so a whole audit can run on the reference paths and be compared with the default.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from auditor.methods import minhash
+from auditor.records.record import TEXT
+from auditor.text import batch, evasion
+from auditor.text import normalize as norm
+from auditor.text.tokens import token_hashes
+
+
+def _split_token(m: re.Match) -> str:
+    run = m.group(0)
+    return " ".join(evasion._SPLIT.split(run)) if evasion._words_run_together(run) else run
+
+
+def split_camel_runs(text: str) -> str:
+    if not evasion.may_have_camel_run(text.encode("ascii", "replace")):
+        return text
+    return evasion._CAMEL_CANDIDATE.sub(_split_token, text)
+
+
+def has_camel_run(text: str) -> bool:
+    return any(evasion._words_run_together(m.group(0)) for m in evasion._CAMEL_CANDIDATE.finditer(text))
+
+
+def normalize(text: str) -> str:
+    if not text:
+        return ""
+    text = norm._deobfuscate(text, fold=True, split=split_camel_runs)
+    for c in set(text):
+        if not c.isalnum() and norm._is_space_class(c):
+            text = text.replace(c, " ")
+    return " ".join(text.split())
+
+
+def tokens(text: str) -> list[str]:
+    return normalize(text).split()
+
+
+def joined(texts: list[str]) -> bytes:
+    return batch._SEPARATOR.join([normalize(t).encode("utf-8") for t in texts] + [b""])
+
+
+def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
+    cfg = self.config
+    out = []
+    for i, tr in enumerate(records):
+        seen = set()
+        for v in [v for v in cfg.train_views if tr.views.get(v)] or [TEXT]:
+            text = tr.view(v)
+            if not text or text in seen:
+                continue
+            seen.add(text)
+            h = minhash.shingle_hashes(text, cfg.shingle, cfg.shingle_size)  # through tokens() below
+            if len(h):
+                out.append((i, v, h, token_hashes(tokens(text))))
+    return out
+
+
+@contextmanager
+def reference_paths(monkeypatch) -> Iterator[None]:
+    """Every ``auditor`` module's binding of a fast function replaced by its reference here (the
+    token batch remembered by the scan is dropped before and after)."""
+    swaps = {
+        evasion.split_camel_runs: split_camel_runs,
+        evasion.has_camel_run: has_camel_run,
+        norm.normalize: normalize,
+        norm.tokens: tokens,
+        batch._joined: joined,
+    }
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith("auditor"):
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, types.FunctionType) and value in swaps:
+                monkeypatch.setattr(module, attr, swaps[value])
+    monkeypatch.setattr(minhash.MinHashIndex, "_units", minhash_units)
+    batch.forget_batch()
+    try:
+        yield
+    finally:
+        batch.forget_batch()

@@ -1,0 +1,184 @@
+"""The scan's fast paths give what their plain reference paths give (tests/reference_paths.py), so
+speed never costs a finding: on every string of every file in ../shared/data and tests/data/foreign,
+on generated strings, and for whole audits of real training sets run both ways.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import reference_paths as ref
+from click.testing import CliRunner
+from helpers import REPO, SHARED, shared_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.cli import main
+from auditor.text import evasion
+from auditor.text.batch import TokenBatch
+from auditor.text.normalize import normalize
+
+FOREIGN = REPO / "tests" / "data" / "foreign"
+
+
+def _strings(value, out: list[str]) -> None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            out.extend(k for k in v if isinstance(k, str))
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def _file_strings(path: Path) -> list[str]:
+    """Every string of a JSON / JSON Lines file (keys too); any other text file whole, by line blocks."""
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8", errors="replace")
+    out: list[str] = []
+    try:
+        _strings(json.loads(text), out)
+        return out
+    except ValueError:
+        pass
+    lines = text.splitlines()
+    for line in lines:
+        try:
+            _strings(json.loads(line), out)
+        except ValueError:
+            out.append(line)
+    return out
+
+
+def _text_files(root: Path) -> list[Path]:
+    skip = {".parquet", ".arrow", ".zip", ".tar", ".png", ".jpg", ".pdf", ".bz2", ".xz", ".npy", ".db"}
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() not in skip)
+
+
+def _camel_alphabet() -> list[str]:
+    return [*"aAbBzZ09,.-_ ", "\t", "\n", "\x0b", "\x1c", "\x1f", "\u00a0", "\u2009", "\u3000", "é", "İ", "\ud800"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(_camel_alphabet() + ["Book", "A", "Flight", "To", "Paris", "I"]), max_size=40).map("".join)
+)
+def test_camel_runs_found_as_the_regular_expression_finds_them(text):
+    assert evasion.split_camel_runs(text) == ref.split_camel_runs(text)
+    assert evasion.has_camel_run(text) == ref.has_camel_run(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_normalizes_as_the_reference(text):
+    assert normalize(text) == ref.normalize(text)
+
+
+def _roots() -> list[Path]:
+    return [FOREIGN, *([SHARED] if SHARED.is_dir() else [])]
+
+
+@pytest.mark.parametrize("root", _roots(), ids=lambda p: p.name)
+def test_every_string_of_every_real_file_normalizes_and_batches_as_the_reference(root):
+    files = _text_files(root)
+    assert len(files) >= 10
+    checked = 0
+    for path in files:
+        texts = _file_strings(path)
+        for i in range(0, len(texts), 1024):
+            chunk = texts[i : i + 1024]
+            fast = [normalize(t) for t in chunk]
+            slow = [ref.normalize(t) for t in chunk]
+            bad = [t for t, a, b in zip(chunk, fast, slow) if a != b]
+            assert not bad, f"{path.relative_to(root)}: normalize differs from the reference on {bad[0][:200]!r}"
+            batch = TokenBatch(chunk)
+            assert [batch.normalized(k) for k in range(len(chunk))] == [s.encode() for s in slow], path
+            checked += len(chunk)
+    assert checked > 1000
+
+
+def _audit(tmp_path: Path, name: str, args: list[str]) -> dict:
+    out = tmp_path / name
+    res = CliRunner().invoke(
+        main, ["audit", *args, "--workers", "1", "--report-dir", str(out / "r"), "--index-dir", str(out / "i")]
+    )
+    assert res.exit_code in (0, 1), res.output
+    return json.loads((out / "r" / "report.json").read_text())
+
+
+def _comparable(report: dict) -> dict:
+    def drop(o):
+        if isinstance(o, dict):
+            return {k: drop(v) for k, v in o.items() if not k.endswith("_s") and "path" not in k and k != "notes"}
+        if isinstance(o, list):
+            return [drop(x) for x in o]
+        return o
+
+    return {"findings": report["findings"], "checks": drop(report["checks"])}
+
+
+def _disguised_plants(tmp_path: Path) -> Path:
+    """Foreign prose with StableToolBench test queries planted in the forms the fast paths treat
+    apart: camel-cased, inside HTML, with curly quotes and non-breaking spaces, percent-encoded."""
+    stb = json.loads(shared_file("stabletoolbench/solvable_queries/test_instruction/G1_instruction.json").read_text())
+    queries = [q["query"] for q in stb[:40]]
+    prose = [t for t in _file_strings(FOREIGN / "arena-hard" / "model_answer_gpt-4-0314.jsonl") if len(t) > 200]
+    forms = [
+        lambda q: "".join(w[:1].upper() + w[1:] for w in q.split()[:12]) + " " + " ".join(q.split()[12:]),
+        lambda q: f'<div class="q"><p>{q.replace(" ", " <b>", 1)}</b></p></div>',
+        lambda q: "\u201c" + q.replace(" ", "\u00a0", 3) + "\u201d \u2014 asked",
+        lambda q: "search?q=" + q.replace(" ", "%20"),
+    ]
+    path = tmp_path / "plants.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for i, q in enumerate(queries):
+            text = f"{prose[i % len(prose)]}\n\n{forms[i % len(forms)](q)}\n\n{prose[(i + 7) % len(prose)]}"
+            fh.write(json.dumps({"text": text}) + "\n")
+            fh.write(json.dumps({"text": prose[(i + 3) % len(prose)]}) + "\n")
+    return path
+
+
+def _cases(tmp_path: Path) -> list[tuple[str, list[str]]]:
+    cases = [("webshop", ["--eval", "webshop:0:500", "--train", "webshop:500:"])]
+    if SHARED.is_dir():
+        cases.append(("plants", ["--eval", "stabletoolbench", "--train", str(_disguised_plants(tmp_path))]))
+        mvr = SHARED / "tool-mvr/data/training_data/selected_Toolbench_V.json"
+        if mvr.is_file():
+            cases.append(("tool-mvr", ["--eval", "stabletoolbench", "--train", str(mvr)]))
+    for path in sorted(FOREIGN.glob("*/*.jsonl"))[:6]:
+        cases.append((path.parent.name, ["--eval", "stabletoolbench", "--train", str(path)]))
+    return cases
+
+
+@pytest.mark.slow
+def test_whole_audits_on_the_reference_paths_give_the_same_findings(tmp_path, monkeypatch):
+    found = 0
+    for name, args in _cases(tmp_path):
+        fast = _audit(tmp_path, f"{name}-fast", args)
+        with ref.reference_paths(monkeypatch):
+            slow = _audit(tmp_path, f"{name}-ref", args)
+        monkeypatch.undo()
+        assert _comparable(fast) == _comparable(slow), name
+        found += len(fast["findings"])
+    assert found > 0
+
+
+def test_a_disguised_plant_is_found_on_both_paths(tmp_path, monkeypatch):
+    if not SHARED.is_dir():
+        pytest.skip(f"needs {SHARED} (StableToolBench test queries): auditor data fetch stabletoolbench")
+    args = ["--eval", "stabletoolbench", "--train", str(_disguised_plants(tmp_path)), "--method", "exact"]
+    args += ["--method", "ngram", "--method", "minhash"]
+    fast = _audit(tmp_path, "fast", args)
+    with ref.reference_paths(monkeypatch):
+        slow = _audit(tmp_path, "ref", args)
+    assert _comparable(fast) == _comparable(slow)
+    conclusive = {f["train_ordinal"] for f in fast["findings"] if f["conclusive"]}
+    assert len(conclusive) >= 30, sorted(conclusive)  # 40 plants, each on an even line
