@@ -17,8 +17,8 @@ scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
 Plain ASCII text is lowered and has punctuation and control characters turned into spaces by one
 ``bytes.translate`` of the whole batch — exactly what ``normalize`` does to it — after its ``%XX``
-escapes are decoded and its camel-cased runs split (found with one numpy pass over the batch, then
-:func:`auditor.text.evasion.split_camel_runs` on those texts only), and runs of spaces are squeezed
+escapes are decoded and its camel-cased runs split (candidates and their humps found with numpy over the
+whole batch, only runs with enough humps read as words in Python), and runs of spaces are squeezed
 with numpy; any other text goes through ``normalize`` itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
 checks it against ``normalize`` on real data and adversarial strings).
 
@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
-from .evasion import percent_decode, split_camel_runs
+from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
 from .normalize import has_ascii_evasion, is_plain, normalize
 
 _SPACE = 32
@@ -224,33 +224,33 @@ def _shifted(positions: np.ndarray, by: int) -> np.ndarray:
 def _joined(texts: list[str]) -> bytes:
     """The texts joined by separators (and one after the last), each as ``normalized_bytes`` gives it,
     spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII)
-    is copied as it is and translated in one call for the batch, camel-cased runs split
-    (:func:`~auditor.text.evasion.split_camel_runs`, only in the texts where one pass over the batch
-    found a lower-case letter before a capital); any other text goes through ``normalize``.
+    is copied as it is and translated in one call for the batch, its camel-cased runs split
+    (:func:`_split_camel_runs`, for the whole batch at once); any other text goes through ``normalize``.
 
     >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", ""])
     b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 '
     """
     pieces: list[bytes] = []
-    plain: list[str | None] = []  # the text a piece copies, where it is copied
     for text in texts:
-        t = percent_decode(text) if _simple(text) and "%" in text else text
-        if _simple(t):
-            pieces.append(t.encode("ascii"))
-            plain.append(t)
-        else:
-            pieces.append(normalize(text).encode("utf-8"))
-            plain.append(None)
+        if (
+            text.isascii()
+            and "<" not in text  # has_ascii_evasion, inlined: this loop runs once per text of the scan
+            and "&" not in text
+            and "\x00" not in text
+            and "\x1b" not in text
+            and "-\n" not in text
+            and "-\r\n" not in text
+        ):
+            if "%" not in text:
+                pieces.append(text.encode("ascii"))
+                continue
+            t = percent_decode(text)
+            if _simple(t):
+                pieces.append(t.encode("ascii"))
+                continue
+        pieces.append(normalize(text).encode("utf-8"))
     pieces.append(b"")
-    raw = _SEPARATOR.join(pieces)
-    out = raw.translate(_BATCH_BYTES)
-    changed = False
-    for i in _after_lower(raw, out, pieces):
-        copied = plain[i]
-        if copied is not None and (split := split_camel_runs(copied)) != copied:
-            pieces[i] = split.encode("ascii")  # what ``normalize`` lowers and translates
-            changed = True
-    return _SEPARATOR.join(pieces).translate(_BATCH_BYTES) if changed else out
+    return _split_camel_runs(_SEPARATOR.join(pieces)).translate(_BATCH_BYTES)
 
 
 def _simple(t: str) -> bool:
@@ -259,19 +259,51 @@ def _simple(t: str) -> bool:
     return t.isascii() and not has_ascii_evasion(t)
 
 
-def _after_lower(raw: bytes, out: bytes, pieces: list[bytes]) -> list[int]:
-    """Indexes of the pieces of ``raw`` (joined by separators) where a lower-case letter is followed
-    by a capital, from ``out`` (``raw`` translated): a capital is a byte the translation
-    changed into a letter, so only changed bytes (capitals, punctuation) are looked at."""
-    r, o = np.frombuffer(raw, dtype=np.uint8), np.frombuffer(out, dtype=np.uint8)
-    changed = np.flatnonzero(r != o)
-    caps = changed[(changed > 0) & (o[changed] >= 97) & (o[changed] <= 122)]
-    before = r[caps - 1]
-    caps = caps[(before >= 97) & (before <= 122)]
-    if not len(caps):
-        return []
-    ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + len(_SEPARATOR))
-    return np.unique(np.searchsorted(ends, caps, side="right")).tolist()
+#: byte -> 1 (ASCII lower-case letter), 2 (capital), 3 (ASCII whitespace, as ``str.isspace``), 0 (other)
+_CLASSES = np.array(
+    [1 if 97 <= i <= 122 else 2 if 65 <= i <= 90 else 3 if chr(i) in _ASCII_WHITESPACE else 0 for i in range(256)],
+    dtype=np.uint8,
+)
+
+
+def _split_camel_runs(raw: bytes) -> bytes:
+    """:func:`~auditor.text.evasion.split_camel_runs` of every plain piece of a joined batch at once.
+
+    The candidate runs (whitespace-delimited, holding a lower-case letter before a capital) are found
+    with numpy over the whole buffer, their humps counted there too; only runs with enough humps are
+    read as words (:func:`~auditor.text.evasion._words_run_together`) in Python. A separator holds
+    spaces, so no run crosses two pieces, and pieces that ``normalize`` wrote hold no capital.
+
+    >>> _split_camel_runs(b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis")
+    b'Book A Flight To Paris iPhone \\x00 x Find Me A Hotel Near Paris'
+    """
+    c = _CLASSES[np.frombuffer(raw, dtype=np.uint8)]
+    lower_upper = (c[:-1] == 1) & (c[1:] == 2)
+    hits = np.flatnonzero(lower_upper)
+    if not len(hits):
+        return raw
+    spaces = np.flatnonzero(c == 3)
+    at = np.searchsorted(spaces, hits)  # the first space after each hit (a hit is a letter)
+    bounds = np.concatenate(([-1], spaces, [len(raw)]))
+    starts, ends = bounds[at] + 1, bounds[at + 1]
+    first = np.concatenate(([True], starts[1:] != starts[:-1]))
+    starts, ends = starts[first], ends[first]
+    humps = np.zeros(len(c) + 1, dtype=np.int32)  # humps[i + 1]: a hump (aA, AAa) starts at i
+    humps[1:] = np.concatenate((lower_upper, [False]))
+    humps[1:-2] |= (c[:-2] == 2) & (c[1:-1] == 2) & (c[2:] == 1)
+    counted = np.cumsum(humps)  # counted[i]: humps starting before i
+    enough = counted[ends] - counted[starts] + 1 >= MIN_HUMPS
+    out: list[bytes] = []
+    done = 0
+    for a, b in zip(starts[enough].tolist(), ends[enough].tolist()):
+        run = raw[a:b].decode("ascii")
+        if _words_run_together(run):
+            out += (raw[done:a], " ".join(_SPLIT.split(run)).encode("ascii"))
+            done = b
+    if not out:
+        return raw
+    out.append(raw[done:])
+    return b"".join(out)
 
 
 def _squeeze(joined: bytes) -> np.ndarray:
