@@ -89,6 +89,11 @@ class OutputError(AuditorError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class FetchError(AuditorError):
+    """A public release that could not be downloaded (a host not reached, an HTTP error) or whose bytes
+    are not the pinned ones (``auditor data fetch``)."""
+
+
 class InternalError(RuntimeError):
     """A bug in auditor, never bad input: deliberately *not* an :class:`AuditorError`, so the CLI does
     not turn it into a one-line "bad input" message but shows it, traceback and cause, to be reported

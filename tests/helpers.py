@@ -22,8 +22,14 @@ def shared_file(rel: str) -> Path:
     """Path of a file in ../shared/data, skipping the test (with the reason) when it is absent."""
     path = SHARED / rel
     if not path.exists():
-        pytest.skip(f"real data not available: {path} is absent (../shared/data holds the public releases)")
+        pytest.skip(f"real data not available: {path} is absent; {fetch_hint(rel)}")
     return path
+
+
+def fetch_hint(rel: str = "") -> str:
+    """How to get the public release holding ``rel`` (a path under ../shared/data; empty: all of them)."""
+    name = rel.split("/", 1)[0] if "/" in rel else "all"
+    return f"fetch it with: auditor data fetch {name} (docs/data.md; AUDITOR_SHARED_DATA picks the folder)"
 
 
 GOLDEN = REPO / "tests" / "data" / "golden"  # reports of the README's audits (tests/test_report_golden.py)

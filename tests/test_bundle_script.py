@@ -11,8 +11,9 @@ from helpers import REPO, shared_file
 DATA = REPO / "auditor" / "data"
 #: written by hand, not by the script (the Apache-2.0 text it copies, the notices of three releases); the
 #: confusables table and the gate's background and synonyms have their own scripts
-#: (scripts/build_confusables.py, scripts/build_gate_background.py, scripts/build_gate_synonyms.py)
-OWN_SCRIPT = ("confusables", "gate_background", "gate_synonyms")
+#: (scripts/build_confusables.py, scripts/build_gate_background.py, scripts/build_gate_synonyms.py), and so
+#: have the pinned public releases auditor data fetch downloads (scripts/build_releases.py)
+OWN_SCRIPT = ("confusables", "gate_background", "gate_synonyms", "releases")
 KEPT = {"stabletoolbench/LICENSE", "stabletoolbench/NOTICE", "tau2/NOTICE", "webshop/NOTICE"}
 
 

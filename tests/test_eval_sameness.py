@@ -9,7 +9,7 @@ import os
 
 import pytest
 from click.testing import CliRunner
-from helpers import SHARED, shared_file
+from helpers import SHARED, fetch_hint, shared_file
 from test_readers import ICL, LF, jsonl, read
 
 from auditor.adapters import detect
@@ -104,7 +104,7 @@ def test_no_bundled_eval_set_trips_the_rule():
 def test_no_data_file_in_shared_data_trips_the_rule():
     """Every data file in ../shared/data read as an eval set with its detected format (docs/formats.md)."""
     if not SHARED.exists():
-        pytest.skip(f"real data not available: {SHARED} is absent")
+        pytest.skip(f"real data not available: {SHARED} is absent; {fetch_hint()}")
     checked, worst = 0, (0.0, "")
     for folder, _, files in os.walk(SHARED):
         for f in sorted(files):

@@ -62,11 +62,15 @@ def test_toolmvr_notebook_without_the_data_names_a_source_a_reviewer_can_fetch(t
     text = _run(REPO / "notebooks" / "toolmvr_reviewer_audit.ipynb", tmp_path)
     assert "Traceback" not in text and "MISSING" in text and "PROVENANCE.md" not in text
     assert "git clone https://github.com/zhymma/Tool-MVR" in text
+    assert f"auditor data fetch tool-mvr --dest {empty.resolve()}" in text
     assert "6a3652bad4efaa28484e0208d9c412f6071aea1d" in text
     assert f"shared data: {empty.resolve()} (present)" in text
 
 
-@pytest.mark.skipif(not (REPO.parent / "shared" / "data").is_dir(), reason="needs ../shared/data beside the checkout")
+@pytest.mark.skipif(
+    not (REPO.parent / "shared" / "data").is_dir(),
+    reason="needs ../shared/data beside the checkout: auditor data fetch all",
+)
 def test_notebook_finds_the_shared_data_beside_its_checkout_not_the_package(tmp_path, monkeypatch):
     """Without AUDITOR_SHARED_DATA, the folder is found from the notebook's own folder (notebooks/ ->
     ../../shared/data), wherever the package is installed."""
