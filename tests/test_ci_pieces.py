@@ -304,6 +304,19 @@ def test_action_installs_the_readmes_torch_and_documents_fail_on_and_decisions(t
     assert str(report["decisions"]["file"]).endswith("review/d.json"), report["decisions"]
 
 
+def _suspect(data: Path) -> None:
+    """Stage a training record holding the first 13 words of a test goal (one shared 13-gram of a longer
+    item: suspected, not a copy)."""
+    goal = next(t for _, t in _goals("0:100") if len(t.split()) >= 14)
+    words = goal.split()
+    with open(data / "data" / "train.jsonl", "a") as f:
+        f.write(json.dumps({"id": "partial", "text": " ".join(words[:13]) + " and then nothing alike at all"}) + "\n")
+    _git(data, "add", "data/train.jsonl")
+
+
+UNREVIEWED = re.compile(r"unreviewed: 1 suspected eval item \(ngram: [^)]*\) nobody has decided")
+
+
 def test_a_passing_hook_still_prints_the_unreviewed_line(tmp_path):
     """Issue 40: pre-commit hides a passing hook's output, so "unreviewed: 1 suspected …" went unseen.
     The hooks are verbose: a clean commit with one suspected finding passes and prints it (no --verbose
@@ -311,14 +324,107 @@ def test_a_passing_hook_still_prints_the_unreviewed_line(tmp_path):
     env = _shim(tmp_path)
     hooks = _hook_repo(tmp_path / "hooks", package=False)
     data = _data_repo(tmp_path / "data")
-    goal = next(t for _, t in _goals("0:100") if len(t.split()) >= 14)
-    # the first 13 words of a test goal (one shared 13-gram of a longer item: suspected, not a copy)
-    words = goal.split()
-    with open(data / "data" / "train.jsonl", "a") as f:
-        f.write(json.dumps({"id": "partial", "text": " ".join(words[:13]) + " and then nothing alike at all"}) + "\n")
-    _git(data, "add", "data/train.jsonl")
+    _suspect(data)
     cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "auditor-verify-system"]
     done = subprocess.run(cmd, cwd=data, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"\.Passed\n", done.stdout)
-    assert re.search(r"unreviewed: 1 suspected eval item \(ngram: [^)]*\) nobody has decided", done.stdout), done.stdout
+    assert UNREVIEWED.search(done.stdout), done.stdout
+
+
+def _clone_of_this_checkout(root: Path) -> tuple[Path, str]:
+    """A git clone of this repository (its committed state, as a user's repo: URL serves it) and the
+    full hash of its HEAD, what docs/report.md tells users to pin as ``rev:``."""
+    subprocess.run([*GIT, "clone", "-q", str(REPO), str(root)], check=True, capture_output=True, timeout=120)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    return root, head.stdout.strip()
+
+
+def _documented_config(repo: Path, rev: str) -> dict:
+    """docs/report.md's .pre-commit-config.yaml that names a repository URL, with ``repo:`` and ``rev:``
+    the user's own (a clone of this checkout and its commit); its rev: placeholder has a commit's form."""
+    section = (REPO / "docs" / "report.md").read_text().split("\n## In CI\n", 1)[1].split("\n## ", 1)[0]
+    configs = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+    config = next(c for c in configs if isinstance(c, dict) and c["repos"][0]["repo"] != "local")
+    assert re.fullmatch(r"[0-9a-f]{40}", str(config["repos"][0]["rev"])), "rev: is shown as a full commit hash"
+    assert "v0.1.0" not in yaml.safe_dump(config)  # no such tag exists
+    config["repos"][0] |= {"repo": str(repo), "rev": rev}
+    return config
+
+
+def test_try_repo_on_a_clone_at_its_commit_hash_passes_and_prints_the_unreviewed_line(tmp_path):
+    """The pin docs/report.md documents (no release tag exists): ``pre-commit try-repo`` on a temp git
+    clone of this checkout with ``--ref`` its HEAD's full hash runs the hook that commit ships; a commit
+    with a suspected finding passes and prints the unreviewed line. ``--ref v0.1.0`` (documented
+    before) is no ref of it and fails."""
+    env = _shim(tmp_path)
+    clone, head = _clone_of_this_checkout(tmp_path / "auditor")
+    data = _data_repo(tmp_path / "data")
+    _suspect(data)
+    cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(clone), "auditor-verify-system", "--ref", head]
+    done = subprocess.run(cmd, cwd=data, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"\.Passed\n", done.stdout) and UNREVIEWED.search(done.stdout), done.stdout
+    cmd[-1] = "v0.1.0"
+    bad = subprocess.run(cmd, cwd=data, env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "v0.1.0" in bad.stdout + bad.stderr
+
+
+def test_the_documented_config_with_a_pinned_commit_runs_its_hook(tmp_path):
+    """docs/report.md's .pre-commit-config.yaml as written, but for ``repo:``/``rev:`` (a clone and its
+    HEAD hash) and the hook id (the system hook, which needs no virtualenv: the next test runs the
+    documented one): ``pre-commit run`` fails the commit that leaks and passes the clean data, its
+    ``files:`` pattern matching the data's paths."""
+    env = _shim(tmp_path)
+    clone, head = _clone_of_this_checkout(tmp_path / "auditor")
+    config = _documented_config(clone, head)
+    config["repos"][0]["hooks"][0]["id"] = "auditor-verify-system"
+    data = _data_repo(tmp_path / "data")
+    (data / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    _git(data, "add", ".pre-commit-config.yaml")
+    _git(data, "commit", "-qm", "pre-commit config")
+    run = [sys.executable, "-m", "pre_commit", "run", "--all-files"]
+    clean = subprocess.run(run, cwd=data, env=env, capture_output=True, text=True, timeout=120)
+    assert clean.returncode == 0 and "goals: pass, 0 conclusive + 0 suspected" in clean.stdout, clean.stdout
+    _leak(data)
+    leaking = subprocess.run(run[:-1], cwd=data, env=env, capture_output=True, text=True, timeout=120)
+    assert leaking.returncode == 1 and f"goals: fail, {LEAKED} conclusive" in leaking.stdout, leaking.stdout
+
+
+@pytest.mark.slow
+def test_the_documented_config_verbatim_installs_its_hook_at_the_pinned_commit(tmp_path):
+    """The same config with the documented hook id (``auditor-verify``, language python): pre-commit
+    builds its virtualenv from the clone at the pinned commit; a passing run prints the unreviewed line."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    clone, head = _clone_of_this_checkout(tmp_path / "auditor")
+    data = _data_repo(tmp_path / "data")
+    (data / ".pre-commit-config.yaml").write_text(yaml.safe_dump(_documented_config(clone, head)))
+    _git(data, "add", ".pre-commit-config.yaml")
+    _suspect(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run"], cwd=data, env=env, capture_output=True, text=True, timeout=540
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"\.Passed\n", done.stdout) and UNREVIEWED.search(done.stdout), done.stdout
+
+
+def _top_level_names(text: str) -> list[str]:
+    """The backticked names of ``text`` outside parentheses (the list items, not their explanations)."""
+    depth, kept = 0, []
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and ch not in "()":
+            kept.append(ch)
+    return re.findall(r"`([\w-]+)`", "".join(kept))
+
+
+def test_every_documented_input_and_output_is_the_actions():
+    """The other direction of test_docs_name_the_hooks_and_the_actions_inputs_that_exist: the inputs and
+    outputs docs/report.md lists are exactly action.yml's, none missing and none that does not exist."""
+    section = (REPO / "docs" / "report.md").read_text().split("\n## In CI\n", 1)[1].split("\n## ", 1)[0]
+    listed = re.search(r"Inputs: (.*?)Outputs: (.*?)\. \[", section, re.S)
+    assert listed, "docs/report.md's In CI no longer lists the action's inputs and outputs"
+    assert _top_level_names(listed.group(1)) == list(ACTION["inputs"])
+    assert sorted(_top_level_names(listed.group(2))) == sorted(ACTION["outputs"])
+    assert _top_level_names("`a` (`x` (`y`)), `b`") == ["a", "b"]
