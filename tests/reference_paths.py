@@ -10,6 +10,8 @@ with the regular expressions and per-text calls that the fast path replaces.
   ``_deobfuscate`` and the Unicode path's space classes, camel runs split by :func:`split_camel_runs`;
 * :func:`joined`: a :class:`~auditor.text.batch.TokenBatch` buffer built from :func:`normalize` of each
   text (the package translates plain ASCII for the whole batch in bytes);
+* :func:`batch_units`: the exact tier's units (the whole text, each non-blank line) hashed from
+  :func:`normalize` of each (the package reads the lines of plain texts from the batch's buffer);
 * :func:`minhash_units`: MinHash shingles and word sets from :func:`tokens` of each text (the package
   reads them from the scan's shared token batch).
 
@@ -29,7 +31,7 @@ import numpy as np
 
 from auditor.methods import minhash
 from auditor.records.record import TEXT
-from auditor.text import batch, evasion
+from auditor.text import batch, evasion, kernels
 from auditor.text import normalize as norm
 from auditor.text.tokens import token_hashes
 
@@ -67,6 +69,17 @@ def joined(texts: list[str]) -> bytes:
     return batch._SEPARATOR.join([normalize(t).encode("utf-8") for t in texts] + [b""])
 
 
+def batch_units(tb: batch.TokenBatch, lines: bool) -> list[list[tuple[str, int]]]:
+    units = [[("whole", norm.text_hash(normalize(t)))] for t in tb.texts]
+    if lines:
+        for k, text in enumerate(tb.texts):
+            if "\n" in text:
+                for i, line in enumerate(text.split("\n"), start=1):
+                    if line.strip():
+                        units[k].append((f"line {i}", norm.text_hash(normalize(line))))
+    return units
+
+
 def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
     cfg = self.config
     out = []
@@ -93,6 +106,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         norm.normalize: normalize,
         norm.tokens: tokens,
         batch._joined: joined,
+        kernels._batch_units: batch_units,
     }
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("auditor"):
