@@ -217,7 +217,8 @@ def _batch_units(batch: TokenBatch, lines: bool) -> list[list[tuple[str, int]]]:
     units = [[("whole", h)] for h in batch.whole_hashes()]
     if not lines:
         return units
-    plain, other = [], []
+    plain: list[int] = []
+    other: list[int] = []
     for k, text in enumerate(batch.texts):
         if "\n" in text:
             (plain if "%" not in text and _simple(text) else other).append(k)
