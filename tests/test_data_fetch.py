@@ -19,6 +19,7 @@ import threading
 import urllib.parse
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from helpers import REPO, SHARED, shared_file
@@ -227,6 +228,21 @@ def test_the_documented_releases_are_the_pinned_ones():
     total = sum(len(r.files) for r in PINS.values())
     size = round(sum(r.size for r in PINS.values()) / 1e6)
     assert f"every release ({total} files, {size} MB)" in text and f"each of the {total} was checked" in text
+
+
+def test_every_data_option_is_in_the_cli_table():
+    """The CLI table (README's CLI section, or docs/cli.md where it lives) names each option of the
+    ``auditor data`` commands."""
+    cli_doc = REPO / "docs" / "cli.md"
+    table = cli_doc.read_text() if cli_doc.exists() else (REPO / "README.md").read_text().split("\n## CLI\n")[1]
+    group = main.commands["data"]
+    assert isinstance(group, click.Group) and set(group.commands) == {"fetch", "list"}
+    assert "`auditor data fetch NAME\\|all`" in table and "`auditor data list`" in table
+    for cmd in group.commands.values():
+        for param in cmd.params:
+            if isinstance(param, click.Option):
+                flag = max(param.opts, key=len)
+                assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", table), f"auditor data {cmd.name} {flag}"
 
 
 def test_the_destination_is_shared_data_by_default_or_as_set(server, tmp_path, monkeypatch):
