@@ -288,11 +288,12 @@ def _split_camel_runs(raw: bytes) -> bytes:
     starts, ends = bounds[at] + 1, bounds[at + 1]
     first = np.concatenate(([True], starts[1:] != starts[:-1]))
     starts, ends = starts[first], ends[first]
-    humps = np.zeros(len(c) + 1, dtype=np.int32)  # humps[i + 1]: a hump (aA, AAa) starts at i
-    humps[1:] = np.concatenate((lower_upper, [False]))
-    humps[1:-2] |= (c[:-2] == 2) & (c[1:-1] == 2) & (c[2:] == 1)
-    counted = np.cumsum(humps)  # counted[i]: humps starting before i
-    enough = counted[ends] - counted[starts] + 1 >= MIN_HUMPS
+    # humps (aA, AAa) starting in each run: aA are the hits; AAa looked for only after a capital
+    caps = np.flatnonzero(c[:-2] == 2)
+    caps = caps[(c[caps + 1] == 2) & (c[caps + 2] == 1)]
+    count = np.searchsorted(hits, ends) - np.searchsorted(hits, starts)
+    count += np.searchsorted(caps, ends) - np.searchsorted(caps, starts)
+    enough = count + 1 >= MIN_HUMPS
     out: list[bytes] = []
     done = 0
     for a, b in zip(starts[enough].tolist(), ends[enough].tolist()):
