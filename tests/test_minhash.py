@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
+from datasketch.lsh import _optimal_param
 
 from auditor.audit.run import AuditConfig, CheckSpec, build_index, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
@@ -75,9 +76,16 @@ def test_window_signatures_are_signatures_of_each_window(stb):
 
 
 def test_band_parameters_are_datasketchs():
-    for t, p in ((0.4, 128), (0.5, 64), (0.7, 256)):
-        lsh = MinHashLSH(threshold=t, num_perm=p)
-        assert sk.lsh_params(t, p) == (lsh.b, lsh.r)
+    """The vectorized optimiser picks what datasketch's (scipy quad) picks, over thresholds, permutation
+    counts and weights (264 such cases were checked when it was written; each quad run costs ~0.1 s,
+    so the test keeps a spread of them), and past its range datasketch itself answers."""
+    cases = [(round(0.1 * k, 1), 128, w) for k in range(1, 10) for w in ((0.5, 0.5), (0.3, 0.7))]
+    cases += [(0.6 - 0.2, 128, (0.5, 0.5)), (0.05, 64, (0.5, 0.5)), (0.95, 64, (0.9, 0.1)), (0.7, 256, (0.5, 0.5))]
+    for t, p, weights in cases:
+        # the optimiser MinHashLSH runs (it refuses a result of one band; lsh_params takes it)
+        assert sk.lsh_params(t, p, *weights) == _optimal_param(t, p, *weights), (t, p, weights)
+    lsh = MinHashLSH(threshold=0.5, num_perm=1024)
+    assert sk.lsh_params(0.5, 1024) == (lsh.b, lsh.r)
 
 
 def test_planted_near_duplicate_found_with_verified_score(tmp_path, stb):
