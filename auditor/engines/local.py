@@ -28,6 +28,7 @@ process that dies raises :class:`~auditor.errors.ScanError`.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 import os
 import time
@@ -44,6 +45,7 @@ from ..errors import ConfigError, ScanError
 from ..methods.base import Finding
 from ..scan.driver import dataset_bytes, run_scan
 from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
+from ..scan.progress import LiveCounts, progress_shown
 from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
 from .lifecycle import (
     WorkerStopped,
@@ -59,8 +61,8 @@ from .workers import CoreMeter, balanced_split
 _WORKER: dict = {}
 
 
-def _init_worker(job: ScanJob, reader: UnitReader) -> None:
-    _WORKER["job"], _WORKER["reader"] = job, reader
+def _init_worker(job: ScanJob, reader: UnitReader, live: LiveCounts | None = None) -> None:
+    _WORKER["job"], _WORKER["reader"], _WORKER["live"] = job, reader, live
 
 
 def _startup_cpu() -> float:
@@ -74,7 +76,8 @@ def _startup_cpu() -> float:
 def _work(unit: Unit, numbered_from: int | None, count_only: bool, reader: UnitReader | None) -> UnitResult:
     startup = _startup_cpu()
     with stoppable_task():
-        res = scan_unit(_WORKER["job"], reader or _WORKER["reader"], unit, numbered_from, count_only)
+        live = None if count_only else _WORKER.get("live")
+        res = scan_unit(_WORKER["job"], reader or _WORKER["reader"], unit, numbered_from, count_only, live)
     res.cpu_s += startup
     return res
 
@@ -142,10 +145,14 @@ class LocalEngine(Engine):
         self.workers_used = parallel or 1
         if parallel and self.split_bytes is None:  # a multiple of the workers: none is left alone at the end
             units = dataset.plan(balanced_split(dataset_bytes(dataset), parallel, cut))
+        shown = progress_shown(self.progress)
         if not parallel:
-            yield from run_scan(_in_process, job, dataset, stats, units, progress=self.progress)
+            live = LiveCounts() if shown else None
+            here = functools.partial(_in_process, live=live)
+            yield from run_scan(here, job, dataset, stats, units, progress=self.progress, live=live)
             return
         ctx = _context()
+        live = LiveCounts(shared=True, context=ctx) if shown else None
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang).
         # Workers ignore Ctrl-C and die with this process (lifecycle); this process shuts them down.
@@ -155,14 +162,14 @@ class LocalEngine(Engine):
                 parallel,
                 mp_context=ctx,
                 initializer=init_worker,
-                initargs=(os.getpid(), _init_worker, (job, dataset.reader())),
+                initargs=(os.getpid(), _init_worker, (job, dataset.reader(), live)),
             )
         try:
 
             def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
                 return self._ordered(pool, tasks, count_only, reader)
 
-            yield from run_scan(run, job, dataset, stats, units, progress=self.progress)
+            yield from run_scan(run, job, dataset, stats, units, progress=self.progress, live=live)
         except BaseException:  # Ctrl-C, a failed unit, or the consumer stopped early
             stop_children_since(before)
             raise
@@ -274,6 +281,8 @@ def _context():
     return ctx
 
 
-def _in_process(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
+def _in_process(
+    job: ScanJob, reader: UnitReader, tasks, count_only: bool, live: LiveCounts | None = None
+) -> Iterator[UnitResult]:
     for unit, start in tasks:
-        yield scan_unit(job, reader, unit, start, count_only)
+        yield scan_unit(job, reader, unit, start, count_only, None if count_only else live)

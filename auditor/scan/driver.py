@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..io.files import file_size
 from ..methods.base import Finding
 from .job import ScanJob, ScanStats, UnitResult
-from .progress import ScanProgress
+from .progress import LiveCounts, ScanProgress
 
 
 class UnitMerger:
@@ -78,12 +78,16 @@ def run_scan(
     stats: ScanStats,
     units: list[Unit],
     progress: bool | None = None,
+    live: LiveCounts | None = None,
 ) -> Iterator[Finding]:
-    """The scan every engine runs: units through ``run_units``, results merged in order."""
+    """The scan every engine runs: units through ``run_units``, results merged in order.
+
+    ``live``: the counts ``run_units`` adds each batch to (given to :func:`~auditor.scan.job.scan_unit`
+    wherever it runs), which the progress bar reads; without it the bar moves per unit."""
     start, cpu0 = time.perf_counter(), time.process_time()
     size = dataset_bytes(dataset)
     stats.bytes += size
-    bar = ScanProgress(dataset.name, size, enabled=progress)
+    bar = ScanProgress(dataset.name, size, enabled=progress, live=live)
     reader = dataset.reader()
     merger = UnitMerger(job, dataset, stats)
     try:
@@ -91,7 +95,8 @@ def run_scan(
         if dataset.split_by_position:
             starts = _ordinal_starts(run_units, job, dataset, reader, units)
         for unit, res in zip(units, run_units(job, reader, list(zip(units, starts)), False)):
-            bar.advance(res.records, res.chars)
+            if live is None:
+                bar.advance(res.records, res.chars)
             yield from merger.add(unit, res)
         merger.finish()
     finally:

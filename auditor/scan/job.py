@@ -27,7 +27,7 @@ from typing import Any
 from ..datasets.units import Unit, UnitReader, UnitStats
 from ..methods.base import Finding, Searcher
 from ..records.record import TEXT, Record
-from .progress import peak_rss_mb
+from .progress import LiveCounts, peak_rss_mb
 from .stage import Batch, Stage
 from .stages import SearchStage
 
@@ -103,9 +103,17 @@ def batched(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
 
 
 def scan_unit(
-    job: ScanJob, reader: UnitReader, unit: Unit, numbered_from: int | None, count_only: bool = False
+    job: ScanJob,
+    reader: UnitReader,
+    unit: Unit,
+    numbered_from: int | None,
+    count_only: bool = False,
+    live: LiveCounts | None = None,
 ) -> UnitResult:
     """A worker's whole task: read ``unit`` and run every stage of ``job`` over each batch of it.
+
+    ``live``: each batch's records and characters are added to it as the batch is done (the progress
+    bar reads it; :class:`~auditor.scan.progress.LiveCounts`).
 
     ``count_only``: read and count only (the counting pass of a position-range split). Bad input is
     reported in the result (``stats.error``), never raised; each stage's counts of the unit travel in
@@ -121,8 +129,8 @@ def scan_unit(
         return res
     try:
         for records in batched(reader.read(unit, ustats, numbered_from), job.batch_size):
-            for r in records:  # r.raw is kept: a finding names the field it matched from it
-                res.chars += len(r.view(TEXT))
+            chars = sum(len(r.view(TEXT)) for r in records)  # r.raw is kept: a finding names its field
+            res.chars += chars
             res.records += len(records)
             batch = Batch(records)
             for stage in job.stages:
@@ -133,6 +141,8 @@ def scan_unit(
                     if by_ordinal[f.train_ordinal].meta.get("positional_id"):
                         res.positional.add(f.train_ordinal)
                 res.findings.extend(batch.findings)
+            if live is not None:
+                live.add(len(records), chars)
     finally:
         res.counts = [stage.take_counts() for stage in job.stages]
     res.cpu_s = time.process_time() - cpu0
