@@ -7,10 +7,9 @@ import re
 import subprocess
 import sys
 
-import click
 import pytest
 from click.testing import CliRunner
-from helpers import REPO, shared_file
+from helpers import shared_file
 
 from auditor.cli import main
 from auditor.report import Report
@@ -179,43 +178,3 @@ def test_registry_methods_formats_inspect():
     assert "tau2-tasks" in invoke("formats").output
     doc = json.loads(invoke("inspect", "tau2-airline:test", "-n", "1", "--json").output)
     assert doc["records"] == 20 and doc["first"][0]["split"] == "test"
-
-
-def test_every_command_is_documented_in_readme():
-    readme = (REPO / "README.md").read_text()
-    for name in main.commands:
-        assert f"`auditor {name}" in readme, f"command '{name}' is not in the README's CLI table"
-
-
-def test_ci_runs_the_readme_test_command():
-    readme = (REPO / "README.md").read_text()
-    blocks = re.findall(r"```bash\n(.*?)```", readme, re.S)
-    test_cmd = next(b.strip() for b in blocks if "pytest" in b)
-    ci = (REPO / ".ci" / "run").read_text()
-    assert test_cmd in ci.splitlines()
-
-
-def _readme_cli_rows() -> dict[str, str]:
-    """``auditor NAME`` → its row of the README's CLI table."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("\n## CLI\n", 1)[1].split("\n## ", 1)[0]
-    rows = {}
-    for line in section.splitlines():
-        m = re.match(r"\| `auditor ([a-z-]+)[^`]*` \|(.*)\|\s*$", line)
-        if m:
-            rows[m.group(1)] = line
-    return rows
-
-
-def test_every_cli_option_is_in_the_readme_table():
-    rows = _readme_cli_rows()
-    missing = []
-    for name, cmd in sorted(main.commands.items()):
-        row = rows.get(name, "")
-        for param in cmd.params:
-            if not isinstance(param, click.Option) or param.name == "help":
-                continue
-            flag = max(param.opts, key=len)  # the long form
-            if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", row):
-                missing.append(f"auditor {name} {flag}")
-    assert not missing, f"options missing from the README's CLI table: {missing}"

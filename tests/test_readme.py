@@ -1,4 +1,5 @@
-"""The README's examples run as written and the figures it quotes are what the tool prints."""
+"""The README's set-up commands and the figures it and docs/cli.md quote are what the tool prints (the
+commands themselves run in tests/test_doc_blocks.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from auditor.cli import main
 from auditor.datasets.dataset import DatasetSpec
 
 README = (REPO / "README.md").read_text()
+CLI_DOC = (REPO / "docs" / "cli.md").read_text()
+NOTEBOOKS = (REPO / "notebooks" / "README.md").read_text()
 
 
 def _contaminated(train: str, eval_: str, methods: list[str] | None = None) -> int:
@@ -28,34 +31,38 @@ def test_quick_start_figures():
     """Command 1 of the set-up and the choice-model variant named beside it."""
     found = int(re.search(r"It finds (\d+) leaked test goals", README).group(1))
     choice = int(re.search(r"`--train webshop:1500:` finds (\d+)", README).group(1))
-    assert "auditor audit --eval webshop:0:500 --train webshop:500:\n" in README
+    assert re.search(
+        r"```bash\npip install -e \. && auditor audit --eval webshop:0:500 --train webshop:500: +# exit 1\n", README
+    )
     assert _contaminated("webshop:500:", "webshop:0:500") == found
     assert _contaminated("webshop:1500:", "webshop:0:500") == choice
 
 
-def test_notebook_figures_in_the_readme():
-    m = re.search(r"(\d+)/20 airline and (\d+)/40 retail test tasks", README)
+def test_notebook_figures_in_the_notebooks_readme():
+    m = re.search(r"(\d+)/20 airline and (\d+)/40 retail test tasks", NOTEBOOKS)
     methods = ["exact", "ngram", "id"]  # the notebook's
     assert _contaminated("tau2-airline:train", "tau2-airline:test", methods) == int(m.group(1))
     assert _contaminated("tau2-retail:train", "tau2-retail:test", methods) == int(m.group(2))
 
 
-def test_example_manifest_runs_as_the_readme_says(tmp_path):
-    assert "auditor verify examples/split.toml" in README
+def test_example_manifest_runs_as_docs_cli_says(tmp_path):
+    assert "auditor verify examples/split.toml" in CLI_DOC
     res = CliRunner().invoke(
         main, ["verify", str(REPO / "examples" / "split.toml"), "--report-dir", str(tmp_path / "r")]
     )
     assert res.exit_code == 1, res.output  # both checks find leaked items
     doc = json.loads((tmp_path / "r" / "report.json").read_text())
     found = int(re.search(r"It finds (\d+) leaked test goals", README).group(1))
-    retail = int(re.search(r"(\d+)/40 retail test tasks", README).group(1))
+    assert int(re.search(r"(\d+) of WebShop's 500 test goals", CLI_DOC).group(1)) == found
+    retail = int(re.search(r"(\d+)/40 retail test tasks", CLI_DOC).group(1))
     assert [c["contaminated_items"] for c in doc["checks"]] == [found, retail]
-    assert doc["provenance"][0]["held_out_records"] > 0  # WebShop training goals copied from test goals
+    traced = int(re.search(r"exit 1: (\d+) training goals trace to the test split", CLI_DOC).group(1))
+    assert doc["provenance"][0]["held_out_records"] == traced  # WebShop training goals copied from test goals
     res = CliRunner().invoke(
         main,
         ["provenance", str(REPO / "examples" / "split.toml"), "--statement"] + ["--report-dir", str(tmp_path / "p")],
     )
-    assert res.exit_code == 1 and "to the held-out split 'test'" in res.output
+    assert res.exit_code == 1 and f" {traced} (0.4%) to the held-out split 'test'" in res.output
 
 
 def test_quick_start_audit_needs_no_optional_extra(tmp_path):
