@@ -279,9 +279,8 @@ def _plain_line_units(batch: TokenBatch, ks: list[int], units: list[list[tuple[s
     text_of = np.repeat(np.arange(len(texts)), per_text)
     keep = np.flatnonzero(ok[text_of] & ((hi > lo) | marked))
     t = text_of[keep]
-    base = (
-        starts[ks_arr[t]] - lo[first_line[t]]
-    )  # batch token index of each line's text's first token, less its U index
+    # a line's first token in the batch: its text's first token there, plus its place in the text
+    base = starts[ks_arr[t]] - lo[first_line[t]]
     offs = batch.token_offsets
     a, b = offs[lo[keep] + base], offs[hi[keep] + base] - 1
     view = batch.data.data
