@@ -34,7 +34,7 @@ The bound is optimistic: a right finding's score here is its unit's best (under 
 "segment"`` only some of a unit's segments may be read), and a pair of which one side only is code is
 held to the code bar. Built with both corrected (commit a25f5d5, reverted in 780bcf5), the first
 layer stopped 18.5 % of what the gate passes on the main corpus and made the tier no faster
-(docs/scale.md, "Built, measured end to end, reverted").
+(benchmarks/results/HISTORY.md, "The gate's ceiling: a one-layer prefilter, built, measured end to end, reverted").
 """
 
 from __future__ import annotations

@@ -209,6 +209,10 @@ def _check_json(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     dataset = Dataset(DatasetSpec("doc", [str(path)]))
     records = list(dataset.records())
     assert len(records) == 1, f"{block.name}: read as {len(records)} records"
+    heading = [h for h in block.page.read_text().splitlines()[: block.line] if h.startswith("#")][-1]
+    named = re.search(r"\(`([\w-]+)`", heading)  # "### CAFT schema (`caft`, JSON Lines)"
+    if named:
+        assert dataset.formats() == {str(path): named.group(1)}, f"{block.name}: not read as {named.group(1)}"
 
 
 def _check_tree(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

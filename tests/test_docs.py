@@ -79,6 +79,7 @@ def _anchors(text: str) -> set[str]:
 def test_readme_is_a_front_door_and_links_resolve():
     assert len(README) <= 5_000, len(README)
     pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "notebooks" / "README.md", *DOCS.glob("*.md")]
+    pages.append(REPO / "benchmarks" / "results" / "HISTORY.md")
     for path in pages:
         for target, fragment in re.findall(r"\]\(([^)#:]*)(?:#([^)]*))?\)", path.read_text()):
             page = (path.parent / target) if target else path
