@@ -108,19 +108,22 @@ def mismatch(shown: str, actual: str) -> str | None:
 # -- a workspace: a temp folder beside a copy of examples/ and the public releases -------------------------
 
 
-def workspace(base: Path, needs_shared: bool) -> Path:
-    """``base/work`` holding a copy of ``examples/``; ``base/shared/data`` is the public releases, so a
-    command's ``../shared/data/...`` reads them as it does from a checkout beside them."""
+def workspace(base: Path) -> Path:
+    """``base/work`` holding a copy of ``examples/``; ``base/shared/data`` is the public releases (when this
+    checkout has them), so a command's ``../shared/data/...`` reads them as it does from a checkout beside them."""
     work = base / "work"
     shutil.copytree(REPO / "examples", work / "examples")
-    if needs_shared:
-        if not SHARED.is_dir():
-            import pytest
-
-            pytest.skip(f"the block reads ../shared/data, absent here; {fetch_hint()}")
+    if SHARED.is_dir():
         (base / "shared").mkdir()
         (base / "shared" / "data").symlink_to(SHARED.resolve())
     return work
+
+
+def needs_absent_data(text: str) -> str | None:
+    """Why ``text`` cannot run here (it reads ../shared/data, which is absent), else None."""
+    if "../shared/data" in text and not SHARED.is_dir():
+        return f"reads ../shared/data, absent here; {fetch_hint()}"
+    return None
 
 
 def bash(script: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
