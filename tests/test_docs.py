@@ -81,6 +81,8 @@ def test_readme_is_a_front_door_and_links_resolve():
     pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "notebooks" / "README.md", *DOCS.glob("*.md")]
     pages.append(REPO / "benchmarks" / "results" / "HISTORY.md")
     for path in pages:
+        headings = re.findall(r"^#+ (.*)$", path.read_text(), re.M)
+        assert len(headings) == len(set(headings)), f"{path.name}: a heading twice (its #section is ambiguous)"
         for target, fragment in re.findall(r"\]\(([^)#:]*)(?:#([^)]*))?\)", path.read_text()):
             page = (path.parent / target) if target else path
             assert page.exists(), f"{path.name}: broken link {target}"
