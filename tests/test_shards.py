@@ -181,9 +181,9 @@ def test_three_checks_read_the_training_set_once(corpus, monkeypatch):
     scanned: list = []
     real = local.scan_unit
 
-    def counting(job, reader, unit, numbered_from, count_only=False):
+    def counting(job, reader, unit, numbered_from, count_only=False, live=None):
         scanned.append((unit.path, unit.part_no))
-        return real(job, reader, unit, numbered_from, count_only)
+        return real(job, reader, unit, numbered_from, count_only, live)
 
     monkeypatch.setattr(local, "scan_unit", counting)
     config = _config(corpus, checks=3, workers=1, split_bytes=SPLIT)
