@@ -95,3 +95,17 @@ def mmlu_questions(n: int = 60, start: int = 0) -> list:
     return [
         Record("mmlu", str(i), f"sociology_test.csv:{i + 1}", {"text": q}, ordinal=start + i) for i, q in enumerate(qs)
     ]
+
+
+def json_strings(value, out: list[str], limit: int | None = None) -> None:
+    """The string values (and keys) of a parsed JSON document, appended to ``out`` (up to ``limit``)."""
+    stack = [value]
+    while stack and (limit is None or len(out) < limit):
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            out.extend(k for k in v if isinstance(k, str))
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)

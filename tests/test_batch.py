@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 import pytest
-from helpers import shared_file
+from helpers import json_strings, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,20 +119,6 @@ def test_every_ascii_character_normalizes_as_the_reference():
     _check(["".join(chars), "".join(reversed(chars))])
 
 
-def _strings(value, out: list[str], limit: int) -> None:
-    """The string values (and keys) of a parsed JSON document, up to ``limit``."""
-    stack = [value]
-    while stack and len(out) < limit:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
-            out.extend(k for k in v if isinstance(k, str))
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-
-
 REAL = [
     "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json",
     "toolbench/data_example/answer/G1_answer/10_ChatGPT_DFS_woFilter_w2.json",
@@ -146,7 +132,7 @@ REAL = [
 def test_real_strings_normalize_as_the_reference(rel):
     doc = json.loads(shared_file(rel).read_text(encoding="utf-8"))
     texts: list[str] = []
-    _strings(doc, texts, 4000)
+    json_strings(doc, texts, 4000)
     assert len(texts) > 20
     for i in range(0, len(texts), 512):
         _check(texts[i : i + 512])

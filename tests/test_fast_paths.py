@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import reference_paths as ref
 from click.testing import CliRunner
-from helpers import REPO, SHARED, shared_file
+from helpers import REPO, SHARED, json_strings, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,19 +24,6 @@ from auditor.text.normalize import normalize
 FOREIGN = REPO / "tests" / "data" / "foreign"
 
 
-def _strings(value, out: list[str]) -> None:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
-            out.extend(k for k in v if isinstance(k, str))
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-
-
 def _file_strings(path: Path) -> list[str]:
     """Every string of a JSON / JSON Lines file (keys too); any other text file whole, by line blocks."""
     raw = path.read_bytes()
@@ -45,14 +32,14 @@ def _file_strings(path: Path) -> list[str]:
     text = raw.decode("utf-8", errors="replace")
     out: list[str] = []
     try:
-        _strings(json.loads(text), out)
+        json_strings(json.loads(text), out)
         return out
     except ValueError:
         pass
     lines = text.splitlines()
     for line in lines:
         try:
-            _strings(json.loads(line), out)
+            json_strings(json.loads(line), out)
         except ValueError:
             out.append(line)
     return out
