@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from auditor import methods
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.text import boilerplate
+from auditor.masking import boilerplate
 
 SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from auditor import methods
 from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.masking.boilerplate import BoilerplateConfig, detect
+from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
-from auditor.text.boilerplate import BoilerplateConfig, detect
-from auditor.text.masking import Masker
 
 SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 STEPTOOL = SHARED / "steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json"

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec
+from auditor.masking.boilerplate import BoilerplateConfig, detect
+from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
-from auditor.text.boilerplate import BoilerplateConfig, detect
-from auditor.text.masking import Masker
 
 SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 FILES = [

@@ -1,6 +1,6 @@
 """Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python benchmarks/bench_minhash.py``.
 
-1. Signature speed: docs/s of :func:`auditor.text.minhash_sketch.signatures` against datasketch
+1. Signature speed: docs/s of :func:`auditor.methods._minhash_sketch.signatures` against datasketch
    ``MinHash.bulk`` in the same run, on the bundled eval queries plus WebShop goals (word 3-gram
    shingles), after checking that both give identical hash values.
 2. Quality: eval = half of the bundled StableToolBench + tau2 queries; train = chat records (the
@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.methods import _minhash_sketch as sk
 from auditor.methods.minhash import MinHashIndex, shingle_hashes  # noqa: E402
 from auditor.records.record import Record
-from auditor.text import minhash_sketch as sk
 
 RATES = (0.02, 0.05, 0.1, 0.2, 0.3)
 

@@ -29,9 +29,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from auditor.methods import _kernels as kernels
 from auditor.methods import minhash
 from auditor.records.record import TEXT
-from auditor.text import batch, evasion, kernels
+from auditor.text import batch, evasion
 from auditor.text import normalize as norm
 from auditor.text.tokens import token_hashes
 

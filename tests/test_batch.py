@@ -19,9 +19,9 @@ from helpers import json_strings, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.text import kernels
+from auditor.methods import _kernels as kernels
+from auditor.methods._kernels import _select, exact_units, exact_units_batch
 from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, token_batch
-from auditor.text.kernels import _select, exact_units, exact_units_batch
 from auditor.text.normalize import clean, is_plain, normalize, text_hash, tokens
 
 ADVERSARIAL = [

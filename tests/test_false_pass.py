@@ -21,9 +21,9 @@ from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ChangedFileError
 from auditor.io.files import check_unchanged, file_state
+from auditor.masking.boilerplate import BoilerplateConfig, detect
+from auditor.masking.masker import Masker
 from auditor.records.record import Record
-from auditor.text.boilerplate import BoilerplateConfig, detect
-from auditor.text.masking import Masker
 from auditor.text.normalize import tokens
 
 SYSTEM = (

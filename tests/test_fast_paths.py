@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.cli import main
-from auditor.text import evasion, kernels
+from auditor.methods import _kernels as kernels
+from auditor.text import evasion
 from auditor.text.batch import TokenBatch
 from auditor.text.normalize import normalize
 

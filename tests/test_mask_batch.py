@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec
+from auditor.masking.boilerplate import MASK, Boilerplate, BoilerplateConfig, detect
+from auditor.masking.masker import Masker
 from auditor.records.record import TEXT, Record
-from auditor.text.boilerplate import MASK, Boilerplate, BoilerplateConfig, detect
-from auditor.text.masking import Masker
 from tests.helpers import shared_file
 
 POLICY = "You are a helpful travel agent. Always confirm the booking with the user before paying."

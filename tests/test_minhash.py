@@ -13,8 +13,8 @@ from datasketch.lsh import _optimal_param
 from auditor.audit.run import AuditConfig, CheckSpec, build_index, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
+from auditor.methods import _minhash_sketch as sk
 from auditor.methods.minhash import MinHashIndex, shingle_hashes
-from auditor.text import minhash_sketch as sk
 
 
 def bundled(name: str) -> list:

@@ -50,12 +50,12 @@ from .. import methods
 from ..datasets.dataset import Dataset
 from ..engines import Engine, get_engine
 from ..errors import ConfigError, did_you_mean
+from ..masking import masker as masking
 from ..methods.base import Finding, Searcher
 from ..records.record import Record
 from ..report.results import ProvenanceResult
 from ..scan.job import ScanJob, ScanStats
 from ..scan.stages import MaskStage, SearchStage
-from ..text import masking
 from .indexes import build_index
 
 if TYPE_CHECKING:

@@ -27,6 +27,8 @@ from ..datasets.sameness import require_distinct_items
 from ..datasets.summary import DatasetSummary
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
+from ..masking import boilerplate
+from ..masking import masker as masking
 from ..methods.base import Finding
 from ..report import Report
 from ..report.results import CheckResult, EvalSubset, FindingRow, MatrixCell, RunStats, SideCounts
@@ -37,7 +39,6 @@ from ..scan.stages import MaskStage, SearchStage
 from ..store import findings as stores
 from ..store.findings import FindingStore
 from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
-from ..text import boilerplate, masking
 from .clean import check_apart, clean_hits, plan_clean, write_clean, write_clean_manifest
 from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, annotate, classify
 from .errortypes import ErrorTypes, ErrorTypeStage

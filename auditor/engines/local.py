@@ -262,8 +262,8 @@ class _Cancelled(Exception):
 WORKER_MODULES = (
     "auditor.engines.local",
     "auditor.methods",
-    "auditor.text.boilerplate",
-    "auditor.text.masking",
+    "auditor.masking.boilerplate",
+    "auditor.masking.masker",
     "auditor.scan.job",
     # the modules of the audit's stages (a job is unpickled from them): named, not imported
     "auditor.audit.errortypes",

@@ -17,7 +17,7 @@ True
 ['keep me, I am harmless']
 
 **Boilerplate.** ``auditor audit`` masks training-set boilerplate (lines and n-grams found in a large
-share of the training records, :mod:`auditor.text.boilerplate`) for the methods with
+share of the training records, :mod:`auditor.masking.boilerplate`) for the methods with
 ``mask_boilerplate`` on (``ngram`` and ``embedding`` by default). Masking never hides eval text, so
 ``exact`` and ``ngram`` find the same with or without it; it changes the scores of a tier that compares
 whole records (``embedding``, ``minhash`` with ``mask_boilerplate = true``), where a shared system
@@ -58,10 +58,10 @@ from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
 from ..datasets.units import read_whole
 from ..errors import ConfigError, IndexFileError, OutputError
+from ..masking import masker
 from ..methods.base import Finding, Index, Searcher
 from ..records.record import Record, Skip
 from ..store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
-from ..text import masking
 
 __all__ = ["Detector"]
 
@@ -127,7 +127,7 @@ class Detector:
         self._masker = None
         if self.boilerplate_from:
             train = Dataset(DatasetSpec(self.name, list(self.boilerplate_from), role="train", format=self.format))
-            self._masker = masking.prepare(self.indexes, [train], self.eval_records)
+            self._masker = masker.prepare(self.indexes, [train], self.eval_records)
             self._searchers = list(self._masker.indexes)
         self.search([_WARM_UP])  # builds what the methods build lazily (kernels) before threads share them
 

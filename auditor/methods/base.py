@@ -131,7 +131,7 @@ class MethodConfig:
 
     eval_view: str = QUERY
     train_views: tuple[str, ...] = (QUERY, TEXT)
-    #: ignore training-set boilerplate (lines / n-grams in a large share of training records; auditor.text.boilerplate)
+    #: ignore training-set boilerplate (lines / n-grams in a large share of training records; auditor.masking.boilerplate)
     mask_boilerplate: bool = True
 
     #: parameter → (lowest, highest) allowed; every other int parameter is bounded by
@@ -189,7 +189,7 @@ class Searcher(Protocol):
     a batch of training records, and the counters a worker's copy kept while searching.
 
     Every :class:`Index` is one; so are the scan's wrappers that are not a method of their own:
-    :class:`~auditor.text.masking.MaskingIndex` (an index that sees masked records) and the
+    :class:`~auditor.masking.masker.MaskingIndex` (an index that sees masked records) and the
     provenance attributor (:mod:`auditor.audit.provenance`). Findings carry the training record's
     ``train_ordinal`` as the engine numbered it, so the engine can renumber them across work units.
     """

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text.kernels import exact_units_batch
 from ..text.normalize import normalize, text_hash, tokens
+from ._kernels import exact_units_batch
 from .base import Finding, Index, MethodConfig
 from .ngram import SHORT_MIN_N
 

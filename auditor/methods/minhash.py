@@ -3,7 +3,7 @@
 Each eval item's normalized text (:mod:`auditor.text.normalize`, shared with the exact tier) is cut into
 shingles (word ``shingle_size``-grams by default, character grams with ``shingle="char"``), hashed to
 64 bits, and sketched into a ``num_perm`` MinHash signature with datasketch's permutation scheme
-(:mod:`auditor.text.minhash_sketch`, vectorized). Signatures are cut into bands of rows chosen for
+(:mod:`auditor.methods._minhash_sketch`, vectorized). Signatures are cut into bands of rows chosen for
 ``lsh_threshold`` by datasketch's optimiser; a training view that shares a band key with an eval item
 is a *candidate*. Every candidate is then **verified** on the exact shingle sets:
 
@@ -18,10 +18,10 @@ is a *candidate*. Every candidate is then **verified** on the exact shingle sets
 A finding needs ``score >= threshold``; candidates below it are counted as ``rejected`` in
 :meth:`MinHashIndex.stats` and never reported, except in the *suspected band* (``suspected_threshold``
 to ``threshold``, mode ``jaccard``), where a record that keeps the item's values in order
-(:func:`auditor.text.edits.all_values_kept`) is a suspected finding, a rewording around the same slots
+(:func:`auditor.methods._edits.all_values_kept`) is a suspected finding, a rewording around the same slots
 (``suspected_band``). A second channel compares word sets (``word_set_threshold``), whatever the edits'
-positions; its matches are suspected where a word or value was replaced (:mod:`auditor.text.edits`),
-and any match is suspected where the record lacks the item's values (:func:`~auditor.text.edits.values_match`:
+positions; its matches are suspected where a word or value was replaced (:mod:`auditor.methods._edits`),
+and any match is suspected where the record lacks the item's values (:func:`~auditor.methods._edits.values_match`:
 a sibling item around other numbers, ids or dates is no copy of it). Items with fewer than ``min_shingles``
 distinct shingles (10: about 12 words) are not indexed, and the report counts them: on items that
 short one changed word flips the meaning (WebShop "wireless bluetooth speaker" / "... soundbar" has
@@ -50,11 +50,11 @@ from rapidfuzz import fuzz
 
 from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text import minhash_sketch as sk
 from ..text.batch import token_batch
-from ..text.edits import all_values_kept, substituted, values_kept, values_match
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
+from . import _minhash_sketch as sk
+from ._edits import all_values_kept, substituted, values_kept, values_match
 from .base import Finding, Index, MethodConfig
 
 MODES = ("jaccard", "containment")
@@ -428,7 +428,7 @@ class MinHashIndex(Index[MinHashConfig]):
 
     def _reworded(self, score: float, p: int, train_text: str) -> bool:
         """A shingle Jaccard below ``threshold`` in the suspected band, the record keeping the values of
-        eval item ``p`` in order (:func:`~auditor.text.edits.all_values_kept`)."""
+        eval item ``p`` in order (:func:`~auditor.methods._edits.all_values_kept`)."""
         cfg = self.config
         if cfg.mode != "jaccard" or not 0 < cfg.suspected_threshold <= score:
             return False

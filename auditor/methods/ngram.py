@@ -9,7 +9,7 @@ fraction of the item's distinct n-grams that occur in the record.
 **Decision** (docs/methods.md, "When an n-gram copy is conclusive"). A *copy* is ``score >= threshold``
 or n-grams covering ``cover`` of the item's tokens (a light edit); it is conclusive when it is a copy of
 *this* item — it holds half of what tells the item from any sibling eval item sharing n-grams with the
-same text, and the item's values (:func:`~auditor.text.edits.values_match`) — else suspected, saying
+same text, and the item's values (:func:`~auditor.methods._edits.values_match`) — else suspected, saying
 why (``suspected_because``). Any shared ``n``-gram of an item of ``n`` tokens or more is at least
 suspected (lm-eval's janitor rule). Template text most eval items share is left out of them
 (``template_share``, :func:`~auditor.text.tokens.shared_grams`).
@@ -56,10 +56,10 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
-from ..text.edits import values_match
-from ..text.kernels import NgramScanner
 from ..text.normalize import normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
+from ._edits import values_match
+from ._kernels import NgramScanner
 from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class NgramIndex(Index[NgramConfig]):
         return self
 
     def _scanner(self):
-        """The batch kernel (:mod:`auditor.text.kernels`), built once from the eval vocabulary and tables."""
+        """The batch kernel (:mod:`auditor.methods._kernels`), built once from the eval vocabulary and tables."""
         scanner = self._kernel
         if scanner is None or scanner.tables is not self.tables:
             vocab = (t for ev in self.eval_records for t in tokens(ev.view(self.config.eval_view)))
@@ -368,7 +368,7 @@ class NgramIndex(Index[NgramConfig]):
           sibling lacks): items that differ in a word or a value, questions sharing a passage. Siblings
           are weighed in order of n-grams found, :data:`SIBLINGS` at most;
         - the copy (:meth:`_span`) lacks the item's values, holds others in their place or holds them
-          in another order (:func:`~auditor.text.edits.values_match`: numbers, ids, dates)."""
+          in another order (:func:`~auditor.methods._edits.values_match`: numbers, ids, dates)."""
         item = self._item(pair.pos)
         n = int(self.item_n[pair.pos])
         found = np.isin(item.grams, pair.hashes)

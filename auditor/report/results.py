@@ -134,7 +134,7 @@ class CheckResult(JsonObject):
     notes: list[str] = field(default_factory=list)
     matrix: list[MatrixCell] = field(default_factory=list)
     eval_subsets: list[EvalSubset] = field(default_factory=list)
-    boilerplate: dict[str, Any] = field(default_factory=dict)  # the masker's report (auditor.text.boilerplate)
+    boilerplate: dict[str, Any] = field(default_factory=dict)  # the masker's report (auditor.masking.boilerplate)
     novel_error_types: list[Any] = field(default_factory=list)  # auditor.audit.errortypes
 
 

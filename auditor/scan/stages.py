@@ -1,6 +1,6 @@
 """The scan's built-in stages: boilerplate masking (:class:`MaskStage`) and index search (:class:`SearchStage`).
 
-A check's share of a scan is a mask stage for its :class:`~auditor.text.masking.Masker` followed by a
+A check's share of a scan is a mask stage for its :class:`~auditor.masking.masker.Masker` followed by a
 search stage over the masker's indexes; findings of a search stage are labelled with its check.
 
 >>> from auditor.datasets.dataset import Dataset, DatasetSpec
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ..datasets.account import Shift
+from ..masking.boilerplate import MaskCounts
+from ..masking.masker import Masker
 from ..methods.base import Searcher
-from ..text.boilerplate import MaskCounts
-from ..text.masking import Masker
 from .stage import Batch, Stage
 
 

@@ -2,7 +2,7 @@
 
 System prompts, tool schemas and policy text recur in most records of an agent training set. An eval
 item that quotes a policy sentence would otherwise "occur" in every training record. Before a check
-scans its training sets, :func:`auditor.text.masking.prepare` reads a sample of them (the first ``sample`` records) and
+scans its training sets, :func:`auditor.masking.masker.prepare` reads a sample of them (the first ``sample`` records) and
 :func:`detect` finds
 
 * **lines** whose normalized text occurs in at least ``share`` of the sampled records, and
@@ -50,9 +50,9 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import TEXT, Record
-from .batch import TokenBatch
-from .batch_mask import _GUARDED, _PLAIN, _REMOVED, _SHARED, MASK, BatchMask, _spans
-from .normalize import normalize, text_hash, tokens
+from ..text.batch import TokenBatch
+from ..text.normalize import normalize, text_hash, tokens
+from .batch import _GUARDED, _PLAIN, _REMOVED, _SHARED, MASK, BatchMask, _spans
 
 
 @dataclass
@@ -132,7 +132,7 @@ class Boilerplate:
 
     def _mask_words(self, lines: list[str], norms: list[str], states: list[int]) -> list[str]:
         """``lines`` with masked words (``norms``: each line's ``normalize()``, so its tokens)."""
-        from .tokens import ngram_hashes, token_hashes
+        from ..text.tokens import ngram_hashes, token_hashes
 
         toks_per_line = [norm.split() for norm in norms]  # tokens(line), without normalizing twice
         flat = [t for ts in toks_per_line for t in ts]
@@ -263,7 +263,7 @@ class Boilerplate:
 
 def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
     """Sorted distinct hashes of every word ``k``-gram of ``eval_texts`` (as the ngram tier hashes them)."""
-    from .tokens import ngram_hashes, token_hashes
+    from ..text.tokens import ngram_hashes, token_hashes
 
     grams = [ngram_hashes(token_hashes(tokens(t)), k) for t in eval_texts if t]
     return np.unique(np.concatenate(grams)) if grams else np.empty(0, dtype=np.uint64)
@@ -271,7 +271,7 @@ def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
 
 def _eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndarray:
     """Whether each word k-gram of the token hashes ``th`` is one of the eval items' (a bool per start)."""
-    from .tokens import ngram_hashes
+    from ..text.tokens import ngram_hashes
 
     if not len(eval_grams):
         return np.zeros(max(0, len(th) - k + 1), dtype=bool)
@@ -286,7 +286,7 @@ def _spare_straddled(norms: list[str], states: list[int], k: int, eval_grams: np
     """``states`` with every removed line that holds a word of an eval ``k``-gram occurring in the
     whole text (``norms``: its lines, normalized) shared instead: masked word by word around the
     eval words. An occurrence straddling line breaks is held by no line alone (issue: ToolRL's row 42)."""
-    from .tokens import token_hashes
+    from ..text.tokens import token_hashes
 
     toks = [norm.split() for norm in norms]
     th = token_hashes([t for ts in toks for t in ts])
@@ -310,7 +310,7 @@ def detect(
     >>> bp.mask_record(recs[3], ("text",)).views["text"], len(bp.spared)
     ('[masked] book a one way flight from boston to denver for two adults next friday\\n[masked] 3', 1)
     """
-    from .tokens import token_hashes
+    from ..text.tokens import token_hashes
 
     cfg = config or BoilerplateConfig()
     eval_texts = [t for t in eval_texts if t]
@@ -404,7 +404,7 @@ class _CommonNgrams:
 
     def census(self, k: int, eval_grams: np.ndarray) -> tuple[np.ndarray, int]:
         """The common n-grams and how many of them hold an eval ``k``-gram."""
-        from .tokens import ngram_hashes
+        from ..text.tokens import ngram_hashes
 
         if not len(eval_grams) or not len(self.common):
             return self.common, 0
@@ -425,7 +425,7 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     that cross a record boundary dropped, so each record counts each of its n-grams once, as if
     counted record by record.
     """
-    from .tokens import ngram_hashes
+    from ..text.tokens import ngram_hashes
 
     if not len(lens) or int(lens.sum()) < n:
         return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .normalize import tokens
+from ..text.normalize import tokens
 
 #: words whose addition or removal never changes what is asked (function words, courtesy)
 LIGHT_WORDS = frozenset(

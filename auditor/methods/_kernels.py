@@ -26,9 +26,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import xxhash
 
-from .batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, VocabLookup, _simple, forget_batch, token_batch
-from .evasion import _ASCII_WHITESPACE
-from .tokens import _P
+from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, VocabLookup, _simple, forget_batch, token_batch
+from ..text.evasion import _ASCII_WHITESPACE
+from ..text.tokens import _P
 
 
 class NgramScanner:

@@ -1,9 +1,9 @@
 """Boilerplate masking applied to a check's scan: which indexes see masked training records, and how.
 
 :func:`prepare` samples a check's training sets, detects their boilerplate
-(:func:`auditor.text.boilerplate.detect_sample`) and returns a :class:`Masker`: the check's indexes, those
+(:func:`auditor.masking.boilerplate.detect_sample`) and returns a :class:`Masker`: the check's indexes, those
 that mask boilerplate wrapped in a :class:`MaskingIndex`, whose :meth:`~MaskingIndex.search` sees the
-training records with boilerplate masked (:class:`~auditor.text.boilerplate.Boilerplate`, what is masked
+training records with boilerplate masked (:class:`~auditor.masking.boilerplate.Boilerplate`, what is masked
 and the promise that eval text never is). The calling process may mask a batch once
 (:meth:`Masker.premask_batch`) and carry the masked views along to the workers.
 """

@@ -1,4 +1,4 @@
-"""Boilerplate masking of a whole batch of texts at once: what :meth:`auditor.text.boilerplate.Boilerplate.mask_text`
+"""Boilerplate masking of a whole batch of texts at once: what :meth:`auditor.masking.boilerplate.Boilerplate.mask_text`
 does text by text (and keeps as the reference), with each distinct line normalized and hashed once
 and the words to mask worked out with numpy over the batch. The output is the same, text for text
 (``tests/test_mask_batch.py``); eval-item text is never masked.
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .batch import TokenBatch
+from ..text.batch import TokenBatch
 
 if TYPE_CHECKING:
     from .boilerplate import Boilerplate
@@ -64,7 +64,7 @@ class BatchMask:
 
     def _spare_straddled(self) -> None:
         """Each removed line holding a word of an eval k-gram occurrence is shared instead (as
-        :func:`~auditor.text.boilerplate._spare_straddled` decides text by text). Such an occurrence
+        :func:`~auditor.masking.boilerplate._spare_straddled` decides text by text). Such an occurrence
         lies inside the line (looked for once per distinct line) or crosses one of its line breaks
         (looked for among the windows that do, within one text), so only those windows are hashed."""
         bp, u, k = self.bp, self.unique, self.bp.config.protect_n
@@ -133,7 +133,7 @@ class BatchMask:
     def _hits(self, th: np.ndarray, n: int, member: Any, candidates: np.ndarray | None = None) -> np.ndarray:
         """Starts of the word n-grams within one text whose hash ``member`` accepts (among the
         ``candidates`` starts, a bool per start, when given)."""
-        from .tokens import ngram_hashes
+        from ..text.tokens import ngram_hashes
 
         grams = ngram_hashes(th, n)
         if not len(grams):
@@ -205,7 +205,7 @@ def _grams_at(th: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
     >>> _grams_at(th, np.array([0, 4, 7]), 3).tolist() == ngram_hashes(th, 3)[[0, 4, 7]].tolist()
     True
     """
-    from .tokens import _P
+    from ..text.tokens import _P
 
     h = np.zeros(len(starts), dtype=np.uint64)
     with np.errstate(over="ignore"):
