@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from auditor import methods
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.masking import boilerplate
+from auditor.masking import detect
 
 SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
 
@@ -52,7 +52,7 @@ def main() -> None:
     ev = list(Dataset(DatasetSpec("eval", ["tau2-airline"], role="eval")).records())
     bp = timed(
         "boilerplate detect (2000 sample)",
-        lambda: boilerplate.detect(train[:2000], [e.view("query") for e in ev]),
+        lambda: detect.detect(train[:2000], [e.view("query") for e in ev]),
         min(2000, len(train)),
         sum(len(r.view("text")) for r in train[:2000]),
     )

@@ -31,7 +31,8 @@ from pathlib import Path
 from auditor import methods
 from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.masking.boilerplate import BoilerplateConfig, detect
+from auditor.masking.base import BoilerplateConfig
+from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec
-from auditor.masking.boilerplate import BoilerplateConfig, detect
+from auditor.masking.base import BoilerplateConfig
+from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
 

@@ -21,7 +21,8 @@ from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ChangedFileError
 from auditor.io.files import check_unchanged, file_state
-from auditor.masking.boilerplate import BoilerplateConfig, detect
+from auditor.masking.base import BoilerplateConfig
+from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import Record
 from auditor.text.normalize import tokens

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec
-from auditor.masking.boilerplate import MASK, Boilerplate, BoilerplateConfig, detect
+from auditor.masking.base import MASK, BoilerplateConfig
+from auditor.masking.boilerplate import Boilerplate
+from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import TEXT, Record
 from tests.helpers import shared_file

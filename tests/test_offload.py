@@ -19,7 +19,7 @@ from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import get_engine
 from auditor.errors import InputError
-from auditor.masking.boilerplate import detect_sample
+from auditor.masking.detect import detect_sample
 
 EVAL = "webshop:0:200"
 
@@ -163,7 +163,7 @@ def test_checks_sharing_a_sample_count_it_once_and_detect_what_each_alone_would(
     boilerplate equals a detect() of its own, with protection decided per check's eval texts."""
     from itertools import islice
 
-    from auditor.masking.boilerplate import detect
+    from auditor.masking.detect import detect
 
     goals = _goals()
     preamble = "please read the request below carefully and answer it with the tools you were given today"

@@ -27,7 +27,7 @@ from ..datasets.sameness import require_distinct_items
 from ..datasets.summary import DatasetSummary
 from ..engines import Engine, engine_class, get_engine
 from ..errors import ConfigError, OutputError, did_you_mean
-from ..masking import boilerplate
+from ..masking import detect
 from ..masking import masker as masking
 from ..methods.base import Finding
 from ..report import Report
@@ -359,7 +359,7 @@ def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: E
             ds.plan()  # each file's state from now on (the workers' sample read checks it)
         train_sets.extend(train_ds)
         calls.append((train_ds, [evals[i][3] for i in members]))
-    pending = engine.offload(boilerplate.detect_sample, calls, train_sets)
+    pending = engine.offload(detect.detect_sample, calls, train_sets)
     try:
         built = [
             [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]

@@ -7,17 +7,13 @@ and the words to mask worked out with numpy over the batch. The output is the sa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..text.batch import TokenBatch
-
-if TYPE_CHECKING:
-    from .boilerplate import Boilerplate
-
-MASK = "[masked]"
-_PLAIN, _GUARDED, _SHARED, _REMOVED = 0, 1, 2, 3  # line states in Boilerplate.mask_text
+from ..text.tokens import _P, ngram_hashes
+from .base import MASK, MaskSets, spans
 
 
 class BatchMask:
@@ -28,7 +24,7 @@ class BatchMask:
     ``text``, ``covered``): what :meth:`Boilerplate._mask_words` computes per text, for all at once.
     """
 
-    def __init__(self, bp: Boilerplate, texts: Sequence[str]):
+    def __init__(self, bp: MaskSets, texts: Sequence[str]):
         self.bp = bp
         self.given = list(texts)
         self.lines = [line for t in self.given if t for line in t.split("\n")]
@@ -119,7 +115,7 @@ class BatchMask:
             ngrams = (
                 bp.ngrams if (bp.ngrams[1:] > bp.ngrams[:-1]).all() else np.unique(bp.ngrams)
             )  # sorted, as detected
-            covered |= _spans(self._hits(th, n, lambda g: _sorted_member(g, ngrams)), n, len(th))
+            covered |= spans(self._hits(th, n, lambda g: _sorted_member(g, ngrams)), n, len(th))
         if covered.any():
             covered &= ~self.guarded[self.line]
             if len(bp.eval_grams) and covered.any():
@@ -127,14 +123,12 @@ class BatchMask:
                 ends = np.concatenate(([0], np.cumsum(covered)))
                 touching = (ends[k : len(th) + 1] - ends[: len(th) - k + 1]) > 0 if len(th) >= k else None
                 hits = self._hits(th, k, lambda g: _sorted_member(g, bp.eval_grams), touching)
-                covered &= ~_spans(hits, k, len(th))
+                covered &= ~spans(hits, k, len(th))
         self.covered = covered
 
     def _hits(self, th: np.ndarray, n: int, member: Any, candidates: np.ndarray | None = None) -> np.ndarray:
         """Starts of the word n-grams within one text whose hash ``member`` accepts (among the
         ``candidates`` starts, a bool per start, when given)."""
-        from ..text.tokens import ngram_hashes
-
         grams = ngram_hashes(th, n)
         if not len(grams):
             return np.zeros(0, dtype=np.int64)
@@ -205,20 +199,8 @@ def _grams_at(th: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
     >>> _grams_at(th, np.array([0, 4, 7]), 3).tolist() == ngram_hashes(th, 3)[[0, 4, 7]].tolist()
     True
     """
-    from ..text.tokens import _P
-
     h = np.zeros(len(starts), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(k):
             h = h * _P + th[starts + j]
     return h
-
-
-def _spans(starts: np.ndarray, width: int, length: int) -> np.ndarray:
-    """A bool per position of ``length``: inside ``[s, s + width)`` for some ``s`` of ``starts``.
-
-    >>> _spans(np.array([1, 2]), 2, 5).tolist()
-    [False, True, True, True, False]
-    """
-    edges = np.bincount(starts, minlength=length + width) - np.bincount(starts + width, minlength=length + width)
-    return np.cumsum(edges[:length]) > 0

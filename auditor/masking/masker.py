@@ -1,7 +1,7 @@
 """Boilerplate masking applied to a check's scan: which indexes see masked training records, and how.
 
 :func:`prepare` samples a check's training sets, detects their boilerplate
-(:func:`auditor.masking.boilerplate.detect_sample`) and returns a :class:`Masker`: the check's indexes, those
+(:func:`auditor.masking.detect.detect_sample`) and returns a :class:`Masker`: the check's indexes, those
 that mask boilerplate wrapped in a :class:`MaskingIndex`, whose :meth:`~MaskingIndex.search` sees the
 training records with boilerplate masked (:class:`~auditor.masking.boilerplate.Boilerplate`, what is masked
 and the promise that eval text never is). The calling process may mask a batch once
@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..records.record import Record
-from .boilerplate import Boilerplate, BoilerplateConfig, MaskCounts, detect_sample
+from .base import BoilerplateConfig
+from .boilerplate import Boilerplate, MaskCounts
+from .detect import detect_sample
 
 if TYPE_CHECKING:
     from ..methods.base import Finding, Index, Searcher, SharedModel
