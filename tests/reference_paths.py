@@ -29,8 +29,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from auditor.methods import _kernels as kernels
-from auditor.methods import minhash
+from auditor.methods import _exact_kernel, minhash
 from auditor.records.record import TEXT
 from auditor.text import batch, evasion
 from auditor.text import normalize as norm
@@ -107,7 +106,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         norm.normalize: normalize,
         norm.tokens: tokens,
         batch._joined: joined,
-        kernels._batch_units: batch_units,
+        _exact_kernel._batch_units: batch_units,
     }
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("auditor"):

@@ -19,8 +19,9 @@ from helpers import json_strings, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.methods import _kernels as kernels
-from auditor.methods._kernels import _select, exact_units, exact_units_batch
+from auditor.methods import _ngram_kernel
+from auditor.methods._exact_kernel import exact_units, exact_units_batch
+from auditor.methods._ngram_kernel import _select
 from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, token_batch
 from auditor.text.normalize import clean, is_plain, normalize, text_hash, tokens
 
@@ -276,7 +277,7 @@ def test_ngram_kernel_on_a_reordered_subset_equals_its_own_batch():
     H = np.concatenate(grams)
     P = np.concatenate([np.full(len(g), i, dtype=np.int64) for i, g in enumerate(grams)])
     order = np.argsort(H, kind="stable")
-    scanner = kernels.NgramScanner((t for e in evals for t in tokens(e)), {5: (H[order], P[order])})
+    scanner = _ngram_kernel.NgramScanner((t for e in evals for t in tokens(e)), {5: (H[order], P[order])})
     texts = [f"user {i}: " + evals[i % 2] + " thanks" for i in range(6)] + ["unrelated words only"]
     queries = [f"query {i}" for i in range(len(texts))]
     forget_batch()

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.cli import main
-from auditor.methods import _kernels as kernels
+from auditor.methods import _exact_kernel
 from auditor.text import evasion
 from auditor.text.batch import TokenBatch
 from auditor.text.normalize import normalize
@@ -79,7 +79,7 @@ _LINES = st.lists(
 @given(st.lists(_LINES.map("".join), max_size=6))
 def test_exact_line_units_are_the_reference_units(texts):
     batch = TokenBatch(texts)
-    assert kernels._batch_units(batch, True) == ref.batch_units(batch, True)
+    assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True)
 
 
 def _roots() -> list[Path]:
@@ -101,7 +101,7 @@ def test_every_string_of_every_real_file_normalizes_and_batches_as_the_reference
             assert not bad, f"{path.relative_to(root)}: normalize differs from the reference on {bad[0][:200]!r}"
             batch = TokenBatch(chunk)
             assert [batch.normalized(k) for k in range(len(chunk))] == [s.encode() for s in slow], path
-            assert kernels._batch_units(batch, True) == ref.batch_units(batch, True), path
+            assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True), path
             checked += len(chunk)
     assert checked > 1000
 

@@ -13,8 +13,8 @@ import pickle
 import numpy as np
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.methods import _kernels as kernels
-from auditor.methods._kernels import NgramScanner
+from auditor.methods import _ngram_kernel as kernels
+from auditor.methods._ngram_kernel import NgramScanner
 from auditor.text.normalize import tokens
 from auditor.text.tokens import ngram_hashes, token_hashes
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.normalize import normalize, text_hash, tokens
-from ._kernels import exact_units_batch
+from ._exact_kernel import exact_units_batch
 from .base import Finding, Index, MethodConfig
 from .ngram import SHORT_MIN_N
 

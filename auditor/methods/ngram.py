@@ -59,7 +59,7 @@ from ..records.record import FIELDS, TEXT, Record
 from ..text.normalize import normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
-from ._kernels import NgramScanner
+from ._ngram_kernel import NgramScanner
 from .base import Finding, Index, MethodConfig
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class NgramIndex(Index[NgramConfig]):
         return self
 
     def _scanner(self):
-        """The batch kernel (:mod:`auditor.methods._kernels`), built once from the eval vocabulary and tables."""
+        """The batch kernel (:mod:`auditor.methods._ngram_kernel`), built once from the eval vocabulary and tables."""
         scanner = self._kernel
         if scanner is None or scanner.tables is not self.tables:
             vocab = (t for ev in self.eval_records for t in tokens(ev.view(self.config.eval_view)))
