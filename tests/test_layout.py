@@ -1,15 +1,18 @@
-"""The package layout shows the pipeline, and its modules import each other without cycles.
+"""The package layout shows the pipeline: its modules import each other without cycles, its folders
+form layers that import only the layers below them, and no module is over 450 lines.
 
-The import graph is read from the source: every import that runs, at load time or inside a function
-(a deferred import is still an edge: it runs when the function is called); only imports under
-``TYPE_CHECKING`` are left out. ``from pkg import submodule`` is an edge to the submodule, as Python
-resolves it; a package's ``__init__`` importing its children is not a cycle. The folders (``io/``,
-``records/``, ..., ``audit/``, ``report/``) form a layering: no two of them import each other.
+The import graph is read from the source: every import, at load time, inside a function (a deferred
+import is still an edge: it runs when the function is called) or under ``TYPE_CHECKING`` (an edge
+for mypy: a type named from above is a dependency on it all the same). ``from pkg import
+submodule`` is an edge to the submodule, as Python resolves it; a package's ``__init__`` importing its
+children is not a cycle. The folders (``io/``, ``records/``, ..., ``audit/``, ``report/``) form the
+layering :data:`LAYERS`: a module imports only modules of its own folder and of the folders below it.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 
@@ -18,6 +21,7 @@ from helpers import REPO
 PACKAGE = REPO / "auditor"
 
 
+@functools.cache
 def _modules() -> dict[str, tuple[ast.Module, bool]]:
     out = {}
     for p in PACKAGE.rglob("*.py"):
@@ -49,13 +53,14 @@ def _type_checking_nodes(tree: ast.Module) -> set[int]:
     return out
 
 
-def import_graph(deferred: bool = True) -> dict[str, set[str]]:
-    """Module → the modules it imports; ``deferred``: imports inside functions and classes count too."""
+def import_graph(deferred: bool = True, typing: bool = True) -> dict[str, set[str]]:
+    """Module → the modules it imports; ``deferred``: imports inside functions and classes count too;
+    ``typing``: imports under ``TYPE_CHECKING`` count too."""
     mods = _modules()
     graph: dict[str, set[str]] = {}
     for mod, (tree, is_pkg) in mods.items():
         deps: set[str] = set()
-        skipped = _type_checking_nodes(tree)
+        skipped = set() if typing else _type_checking_nodes(tree)
         for node in tree.body:
             if not deferred and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue  # runs when called, not at import
@@ -67,6 +72,26 @@ def import_graph(deferred: bool = True) -> dict[str, set[str]]:
                 )
                 deps.update(t for t in names if t in mods and t != mod)
         graph[mod] = deps
+    return graph
+
+
+#: imports under ``TYPE_CHECKING`` that close a cycle, each with why it stands for now (the lead
+#: removes an entry when the work it names lands): importer → imported
+KNOWN_TYPE_CYCLES = {
+    # issue 38: the report model (Report, in the package's __init__, which imports its renderers) is
+    # moving to a module of its own below them (helper "runphases"); the renderers name it for mypy only
+    **{f"auditor.report.{m}": "auditor.report" for m in ("conda", "counts", "html", "junit", "markdown", "review")},
+}
+
+
+def checked_graph() -> dict[str, set[str]]:
+    """:func:`import_graph`, every kind of import, less the :data:`KNOWN_TYPE_CYCLES` edges."""
+    graph, loaded, run = import_graph(), import_graph(deferred=False), import_graph(deferred=False, typing=False)
+    for mod, dep in KNOWN_TYPE_CYCLES.items():
+        assert dep in loaded[mod] - run[mod], (
+            f"{mod} -> {dep} is no longer a TYPE_CHECKING import: drop it from KNOWN_TYPE_CYCLES"
+        )
+        graph[mod] = graph[mod] - {dep}
     return graph
 
 
@@ -133,9 +158,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles():
-    """None at load time, and none counting the imports that run inside functions."""
-    assert cycles(import_graph(deferred=False)) == []
-    assert cycles(import_graph()) == []
+    """None at load time, none counting the imports that run inside functions, and none counting the
+    imports made for type checking too."""
+    assert cycles(import_graph(deferred=False, typing=False)) == []
+    assert cycles(import_graph(typing=False)) == []
+    assert cycles(checked_graph()) == []
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -144,22 +171,77 @@ def test_cycle_finder_finds_a_cycle():
 
 def test_the_graph_counts_deferred_imports():
     """An import inside a function is an edge: the package has such imports, and the graph holds them."""
-    graph, loaded = import_graph(), import_graph(deferred=False)
+    graph, loaded = import_graph(typing=False), import_graph(deferred=False, typing=False)
     assert all(loaded[m] <= deps for m, deps in graph.items())
     assert any(deps - loaded[m] for m, deps in graph.items())
 
 
+def test_the_graph_counts_type_checking_imports():
+    """An import under ``TYPE_CHECKING`` is an edge: the package has such imports, and the graph holds them."""
+    graph, run = import_graph(), import_graph(typing=False)
+    assert all(run[m] <= deps for m, deps in graph.items())
+    assert any(deps - run[m] for m, deps in graph.items())
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n")
+    assert len(_type_checking_nodes(tree)) > 1
+
+
 def test_no_two_folders_import_each_other():
-    assert folder_pairs(import_graph()) == []
+    assert folder_pairs(checked_graph()) == []
     assert folder_pairs({"auditor.a.x": {"auditor.b.y"}, "auditor.b.y": set(), "auditor.b.z": {"auditor.a.x"}}) == [
         ("a", "b", ["auditor.a.x -> auditor.b.y", "auditor.b.z -> auditor.a.x"])
     ]
 
 
+#: the folders, lowest first: each imports only the folders before it (docs/architecture.md)
+LAYERS = (
+    "io",
+    "records",
+    "text",
+    "adapters",
+    "datasets",
+    "embed",
+    "methods",
+    "masking",
+    "scan",
+    "engines",
+    "store",
+    "report",
+    "audit",
+    "integrations",
+    "fetch",
+    "cli",
+)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """The imports of a module from a folder at or above its own layer in :data:`LAYERS` (its own
+    folder excepted), and of a folder not in it."""
+    rank = {f: i for i, f in enumerate(LAYERS)}
+    out = []
+    for mod, deps in sorted(graph.items()):
+        a = folder(mod)
+        for dep in sorted(deps):
+            b = folder(dep)
+            if a and b and a != b and (a not in rank or b not in rank or rank[b] > rank[a]):
+                out.append(f"{mod} -> {dep}")
+    return out
+
+
+def test_every_folder_is_a_layer_and_imports_only_those_below():
+    folders = {folder(m) for m in import_graph()} - {None}
+    assert folders == set(LAYERS), f"folders not in LAYERS: {folders - set(LAYERS)}; gone: {set(LAYERS) - folders}"
+    assert upward_imports(checked_graph()) == []
+
+
+def test_an_upward_import_is_found():
+    graph = {"auditor.text.a": {"auditor.methods.b"}, "auditor.methods.b": {"auditor.text.c"}, "auditor.text.c": set()}
+    assert upward_imports(graph) == ["auditor.text.a -> auditor.methods.b"]
+
+
 def test_the_scan_and_the_engines_never_import_the_audit():
     """The scan (job, stages, merger) sits below the engines, and neither knows the audit: the audit
     assembles the stages."""
-    for mod, deps in import_graph().items():
+    for mod, deps in checked_graph().items():
         if folder(mod) in ("scan", "engines"):
             assert not [d for d in deps if folder(d) in ("audit", "report", "cli", "store")], mod
         if folder(mod) == "scan":
@@ -167,10 +249,10 @@ def test_the_scan_and_the_engines_never_import_the_audit():
 
 
 def test_lower_stages_never_import_the_orchestration():
-    graph = import_graph()
+    graph = checked_graph()
     upper = ("auditor.audit", "auditor.report", "auditor.cli", "auditor.engines")
     for mod, deps in graph.items():
-        if mod.startswith(("auditor.io", "auditor.records", "auditor.text")):
+        if mod.startswith(("auditor.io", "auditor.records", "auditor.text", "auditor.masking")):
             assert not [d for d in deps if d.startswith(upper) or d == "auditor"], mod
 
 
@@ -182,3 +264,32 @@ def test_top_level_is_packages_not_a_flat_list():
 def test_import_auditor_in_a_fresh_interpreter():
     r = subprocess.run([sys.executable, "-c", "import auditor, auditor.cli"], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stderr
+
+
+#: the longest a module may be (CONTRIBUTING.md: "no module over 450 lines")
+MAX_LINES = 450
+#: modules still over it, each with the work that brings it under (the lead removes an entry when
+#: that work lands)
+KNOWN_LONG = {
+    "auditor/embed/gate.py": "issue 38: the embedding tier moves to auditor/methods/embedding/ (helper gate)",
+    "auditor/methods/embedding.py": "issue 38: the embedding tier moves to auditor/methods/embedding/ (helper gate)",
+    "auditor/audit/run.py": "issue 38: the audit's phases apart (helper runphases)",
+    "auditor/report/html.py": "issue 38: the report model and its renderers (helper runphases)",
+    "auditor/audit/clean.py": "issue 38: split by purpose (next commits)",
+    "auditor/cli/run.py": "issue 38: split by purpose (next commits)",
+    "auditor/integrations/detector.py": "issue 38: split by purpose (next commits)",
+    "auditor/methods/minhash.py": "issue 38: split by purpose (next commits)",
+    "auditor/records/callparse.py": "issue 38: split by purpose (next commits)",
+}
+
+
+def long_modules() -> dict[str, int]:
+    """Every module of the package over :data:`MAX_LINES` lines, with its count."""
+    counts = {str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
+    return {p: n for p, n in sorted(counts.items()) if n > MAX_LINES}
+
+
+def test_no_module_over_450_lines():
+    long = long_modules()
+    assert {p: n for p, n in long.items() if p not in KNOWN_LONG} == {}
+    assert [p for p in KNOWN_LONG if p not in long] == [], "under the limit now: drop it from KNOWN_LONG"

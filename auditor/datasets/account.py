@@ -13,17 +13,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..errors import ChangedFileError, ConfigError, InputError, did_you_mean
 from ..io.compressed import is_blank
+from ..io.filestate import FileState
 from ..records.record import split_source
 from .fingerprint import block_count, combine_blocks
-from .spec import DASHED_RANGE, is_position_range
+from .spec import DASHED_RANGE, DatasetSpec, is_position_range
 from .units import EVAL_SKIPS_LISTED, FINGERPRINT_MOD, MAX_SKIP_REASONS, OTHER_REASONS, Unit, UnitStats
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
 
 
 @dataclass
@@ -77,6 +75,23 @@ class Shift:
         return f"{head}:{int(line) + self.lines}" if sep and line.isdigit() else source
 
 
+class Accounted(Protocol):
+    """What an account reads of a dataset and fills in after a complete pass (a
+    :class:`~auditor.datasets.dataset.Dataset` is one): its spec, files and split, the stats it
+    counts into, the files' states when first read, and the fingerprints of the records and files."""
+
+    spec: DatasetSpec
+    files: list[Any]
+    split: str | None
+    stats: DatasetStats
+    _states: dict[str, FileState]
+    _records_sha256: str | None
+    _file_digests: dict[str, str]
+
+    @property
+    def role(self) -> str: ...
+
+
 class DatasetAccount:
     """Adds units' counts to a dataset's :class:`DatasetStats` in reading order, so a dataset read
     in parallel units is accounted exactly as one read serially: ordinals, line numbers and
@@ -85,7 +100,7 @@ class DatasetAccount:
     an unreadable file under ``on_error = "skip"`` is a skipped file whose later units are dropped.
     """
 
-    def __init__(self, dataset: Dataset):
+    def __init__(self, dataset: Accounted):
         self.dataset = dataset
         self.stats = dataset.stats = DatasetStats()
         self.seen_splits: Counter = Counter()
