@@ -37,7 +37,6 @@ that path is never replaced).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from typing import TYPE_CHECKING
 from ..errors import InputError, OutputError
 from ..io.atomic import atomic_write_text
 from ..io.jsonread import load_json
+from ..methods.base import content_hash
 
 if TYPE_CHECKING:
     from ..methods.base import Finding
@@ -79,7 +79,7 @@ def reviewable(f: FindingRow | Finding | Decision) -> bool:
 def review_id(f: FindingRow | Finding | Decision) -> str:
     """The short id of a finding's decision key (10 hex digits), shown in reports and taken by
     ``auditor review --confirm`` / ``--dismiss``."""
-    return hashlib.sha256("\x1f".join(key_of(f)).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return content_hash(*key_of(f))[:10]
 
 
 @dataclass(frozen=True)

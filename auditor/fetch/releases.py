@@ -37,13 +37,13 @@ from pathlib import Path
 
 from ..errors import ConfigError, FetchError, OutputError, did_you_mean
 from ..io.atomic import atomic_write_bytes
+from ..io.files import sha256_file
 
 RELEASES = Path(__file__).resolve().parent.parent / "data" / "releases.json"
 RELEASES_FORMAT = 1
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 #: downloads in flight at once (small files: the time is the round trips)
 PARALLEL = 8
-_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -120,21 +120,18 @@ def checkout_data_folder() -> Path | None:
     return None
 
 
-def sha256_of(path: Path) -> str | None:
-    """The SHA-256 of the file at ``path``, or None when there is none (or it cannot be read)."""
-    digest = hashlib.sha256()
+def _present_digest(path: Path) -> str | None:
+    """The SHA-256 of the file at ``path`` (:func:`~auditor.io.files.sha256_file`), or None when there
+    is none (or it cannot be read)."""
     try:
-        with open(path, "rb") as f:
-            while chunk := f.read(_CHUNK):
-                digest.update(chunk)
+        return sha256_file(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return None
-    return digest.hexdigest()
 
 
 def status(release: Release, dest: Path) -> int:
     """How many of ``release``'s files are in ``dest`` with their pinned SHA-256."""
-    return sum(sha256_of(dest / f.path) == f.sha256 for f in release.files)
+    return sum(_present_digest(dest / f.path) == f.sha256 for f in release.files)
 
 
 def download(file: ReleaseFile, base: str, timeout: float = 60.0) -> bytes:
@@ -167,7 +164,7 @@ def _one_line(reason: object) -> str:
 
 def _fetch_one(file: ReleaseFile, dest: Path, base: str, timeout: float) -> tuple[str, int]:
     target = dest / file.path
-    before = sha256_of(target)
+    before = _present_digest(target)
     if before == file.sha256:
         return "present", 0
     data = download(file, base, timeout)

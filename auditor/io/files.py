@@ -104,6 +104,9 @@ def base_suffix(path: str | Path) -> str:
 
 
 def sha256_file(path: str | Path) -> str:
+    """The SHA-256 (hex) of the file or URL at ``path``, read in 1 MiB blocks: the one file digest of
+    the package (bundled sets, the output folders' ledger, the fetched releases); OSError when it
+    cannot be read."""
     h = hashlib.sha256()
     with remote.open_url(str(path)) if is_url(path) else open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .atomic import atomic_write_bytes
+from .files import sha256_file
 
 #: the ledger's file name in every output folder
 LEDGER = ".auditor-written.json"
@@ -41,14 +42,6 @@ LEDGER = ".auditor-written.json"
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def sha256_path(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class Ledger:
@@ -78,7 +71,7 @@ class Ledger:
         expected = self.files.get(rel)
         if expected is None or path.is_symlink() or not path.is_file():
             return False
-        return sha256_path(path) == expected
+        return sha256_file(path) == expected
 
     def foreign(self, ignore: Callable[[str], bool] | None = None) -> list[str]:
         """Paths (inside the folder, sorted) of the files and links that are not auditor's unchanged
@@ -104,7 +97,7 @@ class Ledger:
 
     def add(self, rel: str, digest: str | None = None) -> None:
         """Record ``rel`` as written by auditor (its SHA-256: ``digest``, else read from the file)."""
-        self.files[rel] = digest if digest is not None else sha256_path(self.folder / rel)
+        self.files[rel] = digest if digest is not None else sha256_file(self.folder / rel)
 
     def save(self) -> Path:
         """Write the ledger into the folder (atomically); returns its path."""

@@ -78,7 +78,7 @@ class Finding:
     eval_ordinal: int = -1
     train_ordinal: int = -1
     check: str = ""
-    #: content hashes of the compared texts (:func:`text_hash`): the eval item's view and the training
+    #: content hashes of the compared texts (:func:`content_hash`): the eval item's view and the training
     #: text that matched; what a reviewer's decision is keyed on (:mod:`auditor.audit.decisions`), so it
     #: survives re-ordered or re-numbered training files
     eval_hash: str = ""
@@ -356,18 +356,18 @@ class Index(Searcher, ABC, Generic[C]):
             evidence=evidence,
             eval_ordinal=ev.ordinal,
             train_ordinal=tr.ordinal,
-            eval_hash=text_hash(ev.view(self.config.eval_view)),
-            train_hash=text_hash(*(tr.view(v) for v in train_views)),
+            eval_hash=content_hash(ev.view(self.config.eval_view)),
+            train_hash=content_hash(*(tr.view(v) for v in train_views)),
         )
 
 
-def text_hash(*texts: str) -> str:
+def content_hash(*texts: str) -> str:
     """A short content hash of ``texts`` (SHA-256 of them joined by a unit separator, 16 hex digits):
     the same text gives the same hash wherever and in whichever record order it is read.
 
-    >>> text_hash("book a flight") == text_hash("book a flight"), len(text_hash("a", "b"))
+    >>> content_hash("book a flight") == content_hash("book a flight"), len(content_hash("a", "b"))
     (True, 16)
-    >>> text_hash("a", "b") == text_hash("ab")
+    >>> content_hash("a", "b") == content_hash("ab")
     False
     """
     return hashlib.sha256("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:16]

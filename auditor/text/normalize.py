@@ -338,5 +338,7 @@ def tokens(text: str) -> list[str]:
 
 
 def text_hash(normalized: str) -> int:
-    """Stable 64-bit hash of an already normalized text (xxh64, seed 0)."""
+    """Stable 64-bit hash of an already normalized text (xxh64, seed 0): the lookup key of a text in
+    the scan (the exact tier's tables, boilerplate lines, the embedding cache). A finding's content
+    hash, what a review decision is keyed on, is :func:`auditor.methods.base.content_hash`."""
     return xxhash.xxh64_intdigest(normalized.encode("utf-8"))
