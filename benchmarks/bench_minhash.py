@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods.minhash import MinHashIndex, shingle_hashes  # noqa: E402
+from auditor.methods._shingles import shingle_hashes  # noqa: E402
+from auditor.methods.minhash import MinHashIndex  # noqa: E402
 from auditor.records.record import Record
 
 RATES = (0.02, 0.05, 0.1, 0.2, 0.3)

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from auditor.methods import _exact_kernel, minhash
+from auditor.methods import _exact_kernel, _shingles, minhash
 from auditor.records.record import TEXT
 from auditor.text import batch, evasion
 from auditor.text import normalize as norm
@@ -90,7 +90,7 @@ def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, n
             if not text or text in seen:
                 continue
             seen.add(text)
-            h = minhash.shingle_hashes(text, cfg.shingle, cfg.shingle_size)  # through tokens() below
+            h = _shingles.shingle_hashes(text, cfg.shingle, cfg.shingle_size)  # through tokens() below
             if len(h):
                 out.append((i, v, h, token_hashes(tokens(text))))
     return out

@@ -278,7 +278,6 @@ KNOWN_LONG = {
     "auditor/audit/clean.py": "issue 38: split by purpose (next commits)",
     "auditor/cli/run.py": "issue 38: split by purpose (next commits)",
     "auditor/integrations/detector.py": "issue 38: split by purpose (next commits)",
-    "auditor/methods/minhash.py": "issue 38: split by purpose (next commits)",
     "auditor/records/callparse.py": "issue 38: split by purpose (next commits)",
 }
 

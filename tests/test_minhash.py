@@ -14,7 +14,8 @@ from auditor.audit.run import AuditConfig, CheckSpec, build_index, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods.minhash import MinHashIndex, shingle_hashes
+from auditor.methods._shingles import shingle_hashes
+from auditor.methods.minhash import MinHashIndex
 
 
 def bundled(name: str) -> list:

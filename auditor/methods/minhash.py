@@ -55,12 +55,15 @@ from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from . import _minhash_sketch as sk
 from ._edits import all_values_kept, substituted, values_kept, values_match
+from ._shingles import distinct, intersections, packed, shingle_hashes
 from .base import Finding, Index, MethodConfig
 
 MODES = ("jaccard", "containment")
 SHINGLES = ("word", "char")
 #: block sizes of containment windows (~15% apart), so that few window classes cover every item length
 _LADDER = np.unique(np.round(1.15 ** np.arange(0, 60)).astype(np.int64))
+#: candidate pairs verified at once by :func:`intersections` (bounds its memory: ~16 bytes a word)
+_VERIFY_CHUNK = 65536
 
 
 @dataclass
@@ -100,27 +103,6 @@ class MinHashConfig(MethodConfig):
         "threshold": (0.0, 1.0),
         "lsh_threshold": (0.0, 1.0),
     }
-
-
-def distinct(a: np.ndarray) -> np.ndarray:
-    """Sorted distinct values of a 1-D array (sort-based; faster here than ``np.unique``'s hash path)."""
-    a = np.sort(a)
-    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
-
-
-def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarray:
-    """64-bit hashes of the shingles of ``normalize(text)``, in text order (with repeats).
-
-    >>> len(shingle_hashes("a b c d", "word", 3)), len(shingle_hashes("abcd", "char", 3))
-    (2, 2)
-    """
-    if shingle == "word":
-        return ngram_hashes(token_hashes(tokens(text)), size)
-    norm = normalize(text)
-    if not norm:
-        return np.empty(0, dtype=np.uint64)
-    cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    return ngram_hashes(sk.fmix(cps, 64), size)
 
 
 class MinHashIndex(Index[MinHashConfig]):
@@ -174,7 +156,7 @@ class MinHashIndex(Index[MinHashConfig]):
             sets.append(u)
             lengths.append(len(h))
             keep.append(pos)
-        self.eval_sh, self.eval_off = _packed(sets)
+        self.eval_sh, self.eval_off = packed(sets)
         self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
         self.item_len = np.array(lengths, dtype=np.int64)
         self._build_word_sets()
@@ -191,7 +173,7 @@ class MinHashIndex(Index[MinHashConfig]):
             else:
                 keep.append(pos)
             sets.append(u)
-        self.word_sh, self.word_off = _packed(sets)
+        self.word_sh, self.word_off = packed(sets)
         self.wkeys, self.wpos = self._lsh_table(self.word_sh, self.word_off, keep, self.wbands, self.wrows)
 
     def _lsh_table(
@@ -346,12 +328,12 @@ class MinHashIndex(Index[MinHashConfig]):
         sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
         pairs = self._lookup(sk.band_keys(sigs, self.wbands, self.wrows), np.array(ok, dtype=np.int64), words=True)
         self.counts["word_candidates"] += len(pairs)
-        tsh, toff = _packed(wsets)
+        tsh, toff = packed(wsets)
         out = []
         for lo in range(0, len(pairs), _VERIFY_CHUNK):
             u, p = pairs[lo : lo + _VERIFY_CHUNK, 0], pairs[lo : lo + _VERIFY_CHUNK, 1]
             ne, nt = self.word_off[p + 1] - self.word_off[p], toff[u + 1] - toff[u]
-            inter = _intersections(self.word_sh, self.word_off[p], ne, tsh, toff[u], nt)
+            inter = intersections(self.word_sh, self.word_off[p], ne, tsh, toff[u], nt)
             score = inter / (ne + nt - inter)
             hit = score >= cfg.word_set_threshold
             self.counts["word_rejected"] += int((~hit).sum())
@@ -457,38 +439,3 @@ class MinHashIndex(Index[MinHashConfig]):
             }
         )
         return s
-
-
-#: candidate pairs verified at once by :func:`_intersections` (bounds its memory: ~16 bytes a word)
-_VERIFY_CHUNK = 65536
-
-
-def _intersections(a: np.ndarray, a_start: np.ndarray, a_len: np.ndarray, b: np.ndarray, b_start: np.ndarray, b_len: np.ndarray) -> np.ndarray:  # fmt: skip
-    """|A_k ∩ B_k| for each pair ``k`` of distinct-hash sets ``A_k = a[a_start[k]:a_start[k] + a_len[k]]``
-    (``B_k`` likewise), vectorized: the pairs' hashes tagged with the pair, sorted, equal neighbours counted.
-
-    >>> a, b = np.array([1, 2, 3, 7], dtype=np.uint64), np.array([2, 3, 4, 7, 9], dtype=np.uint64)
-    >>> _intersections(a, np.array([0, 3]), np.array([3, 1]), b, np.array([0, 3]), np.array([3, 2])).tolist()
-    [2, 1]
-    """
-    k = len(a_len)
-    if not k:
-        return np.zeros(0, dtype=np.int64)
-
-    def gather(src: np.ndarray, start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        first = np.concatenate(([0], np.cumsum(n)[:-1]))
-        return np.repeat(np.arange(k), n), src[np.repeat(start - first, n) + np.arange(int(n.sum()))]
-
-    ka, ha = gather(a, a_start, a_len)
-    kb, hb = gather(b, b_start, b_len)
-    keys, hashes = np.concatenate((ka, kb)), np.concatenate((ha, hb))
-    order = np.lexsort((hashes, keys))
-    keys, hashes = keys[order], hashes[order]
-    same = (keys[1:] == keys[:-1]) & (hashes[1:] == hashes[:-1])
-    return np.bincount(keys[1:][same], minlength=k)
-
-
-def _packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Hash sets as one array and the offsets of each set in it (``offsets[i]:offsets[i + 1]``)."""
-    offsets = np.concatenate(([0], np.cumsum([len(s) for s in sets]))).astype(np.int64)
-    return (np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)), offsets
