@@ -276,8 +276,6 @@ KNOWN_LONG = {
     "auditor/audit/run.py": "issue 38: the audit's phases apart (helper runphases)",
     "auditor/report/html.py": "issue 38: the report model and its renderers (helper runphases)",
     "auditor/audit/clean.py": "issue 38: split by purpose (next commits)",
-    "auditor/cli/run.py": "issue 38: split by purpose (next commits)",
-    "auditor/integrations/detector.py": "issue 38: split by purpose (next commits)",
     "auditor/records/callparse.py": "issue 38: split by purpose (next commits)",
 }
 

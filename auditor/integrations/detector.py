@@ -35,11 +35,7 @@ the file format), so each worker maps the same index files instead of receiving 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +43,6 @@ from typing import Any
 import numpy as np
 
 from .. import methods as _methods
-from .._version import __version__
 from ..adapters import AdapterOptions, get_adapter
 from ..adapters import registry as adapter_registry
 from ..adapters._fields import extract
@@ -57,20 +52,17 @@ from ..audit.indexes import build_index
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.sameness import require_distinct_items
 from ..datasets.units import read_whole
-from ..errors import ConfigError, IndexFileError, OutputError
+from ..errors import ConfigError, IndexFileError
 from ..masking import masker
 from ..methods.base import Finding, Index, Searcher
 from ..records.record import Record, Skip
-from ..store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
+from ._folder import load_folder, save_folder
 
 __all__ = ["Detector"]
 
 #: searched once when a detector is made, so the kernels the methods build on first use (ngram's) exist before
 #: threads share it; what stays lazy (minhash's window classes) any thread computes to the same value
 _WARM_UP = " ".join(f"warm up the search kernels of every method with word{i} and its neighbours" for i in range(40))
-
-FORMAT = "auditor-detector"
-VERSION = 1
 
 #: what a detector is given as eval items: a bundled name or path, a spec, or the items themselves
 EvalSource = str | DatasetSpec | Sequence[Any]
@@ -271,101 +263,30 @@ class Detector:
         The folder is written beside ``folder`` and renamed into place: a detector folder there is
         replaced whole (a reader never sees half of either); any other non-empty folder is refused
         (:class:`~auditor.errors.OutputError`)."""
-        final = Path(folder)
-        if final.exists() and (not final.is_dir() or (any(final.iterdir()) and not (final / "detector.json").exists())):
-            raise OutputError(str(final), "is not empty and not a detector folder; give a new or empty folder")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        root = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-        try:
-            self._write(root)
-            old = None
-            if final.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
-                os.replace(final, old / "detector")
-            os.replace(root, final)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
-            raise
-        return final
-
-    def _write(self, root: Path) -> None:
-        lines = [json.dumps(_record_dict(r), ensure_ascii=False, sort_keys=True) for r in self.eval_records]
-        data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
-        (root / "eval.jsonl").write_bytes(data)
-        saved = []
-        for ix in self.indexes:
-            state = ix.state()
-            if state is None:
-                continue
-            fp = fingerprint_records(self.eval_records, ix.config.eval_view)
-            path = save_index(root / "indexes", ix.name, ix.params(), fp, state[0], state[1])
-            saved.append({"method": ix.name, "folder": str(path.relative_to(root))})
-        doc = {
-            "format": FORMAT,
-            "version": VERSION,
-            "auditor": __version__,
+        settings = {
             "name": self.name,
             "format_of_train": self.format,
             "methods": self.method_names,
             "method_params": self.method_params,
             "boilerplate_from": self.boilerplate_from,
-            "eval_sha256": hashlib.sha256(data).hexdigest(),
-            "indexes": saved,
         }
-        doc["checksum"] = _checksum(doc)
-        (root / "detector.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+        return save_folder(folder, settings, self.eval_records, self.indexes)
 
     @classmethod
     def load(cls, folder: str | Path, *, verify: bool = True) -> Detector:
         """A detector :meth:`save` wrote, its indexes memory-mapped. Every file is checked against its
         checksum and each index must find a sample of its own eval items (as the audit checks a
         persisted index); a bad folder is an :class:`~auditor.errors.IndexFileError`."""
-        root = Path(folder)
-        where = str(root / "detector.json")
-        try:
-            doc = json.loads((root / "detector.json").read_text())
-        except (OSError, ValueError) as e:
-            raise IndexFileError(f"{where}: unreadable detector description: {e}") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise IndexFileError(f"{where}: not an auditor detector")
-        if doc.get("version") != VERSION:
-            raise IndexFileError(f"{where}: detector format version {doc.get('version')}, this auditor reads {VERSION}")
-        if doc.get("checksum") != _checksum(doc):
-            raise IndexFileError(f"{where}: checksum mismatch (description modified)")
-        data = (root / "eval.jsonl").read_bytes()
-        if verify and hashlib.sha256(data).hexdigest() != doc.get("eval_sha256"):
-            raise IndexFileError(f"{root / 'eval.jsonl'}: checksum mismatch (truncated or modified)")
+        doc, eval_records, indexes = load_folder(folder, verify)
         self = cls.__new__(cls)
         self.name = doc["name"]
         self.format = doc.get("format_of_train")
         self.method_names = list(doc["methods"])
         self.method_params = doc.get("method_params") or {}
         self.boilerplate_from = doc.get("boilerplate_from")
-        self.eval_records = [
-            _dict_record(json.loads(line)) for line in data.decode("utf-8", "surrogatepass").splitlines()
-        ]
-        folders = {e["method"]: root / e["folder"] for e in doc.get("indexes", [])}
-        self.indexes = []
-        for m in self.method_names:
-            ix = _methods.create(m, self.method_params.get(m))
-            if m not in folders:
-                self.indexes.append(ix.build(self.eval_records))
-                continue
-            sub = folders[m]
-            if sub.parent != root / "indexes":
-                raise IndexFileError(f"{where}: index folder outside the detector folder")
-            fp = fingerprint_records(self.eval_records, ix.config.eval_view)
-            if verify:
-                read_index_folder(sub, m, ix.params(), fp)  # checksums of the description and every array
-            arrays, meta = _mapped(sub)
-            if verify:
-                restore_verified(ix, self.eval_records, arrays, meta, str(sub))
-            else:
-                ix.restore(self.eval_records, arrays, meta)
-            self.indexes.append(ix)
-        self._folder = str(root.resolve())
+        self.eval_records = eval_records
+        self.indexes = indexes
+        self._folder = str(Path(folder).resolve())
         self._checksum = str(doc["checksum"])
         self._setup()
         return self
@@ -446,40 +367,3 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             batch = []
     if batch:
         yield batch
-
-
-def _record_dict(r: Record) -> dict[str, Any]:
-    return {
-        "dataset": r.dataset,
-        "id": r.id,
-        "source": r.source,
-        "views": r.views,
-        "meta": r.meta,
-        "raw": r.raw,
-        "split": r.split,
-        "ordinal": r.ordinal,
-    }
-
-
-def _dict_record(d: dict[str, Any]) -> Record:
-    return Record(
-        d["dataset"], d["id"], d["source"], d["views"], d.get("meta") or {}, d.get("raw"), d.get("split"), d["ordinal"]
-    )
-
-
-def _checksum(doc: dict[str, Any]) -> str:
-    body = {k: v for k, v in doc.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _mapped(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """An index folder's arrays memory-mapped read-only (checked already by :func:`read_index_folder`)."""
-    doc = json.loads((folder / "index.json").read_text())
-    arrays = {}
-    for name, entry in (doc.get("arrays") or {}).items():
-        path = folder / str(entry["file"])
-        if path.parent != folder:
-            raise IndexFileError(f"{folder}: array file outside the index folder")
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        arrays[name] = np.asarray(arr) if arr.size == 0 else arr
-    return arrays, doc.get("meta") or {}
