@@ -39,7 +39,8 @@ from ..scan.stages import MaskStage, SearchStage
 from ..store import findings as stores
 from ..store.findings import FindingStore
 from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
-from .clean import check_apart, clean_hits, plan_clean, write_clean, write_clean_manifest
+from .clean import check_apart, clean_hits, plan_clean, write_clean
+from .clean_manifest import write_clean_manifest
 from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, annotate, classify
 from .errortypes import ErrorTypes, ErrorTypeStage
 from .indexes import build_index
