@@ -9,7 +9,8 @@ from helpers import shared_file
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods.calls import CallsIndex
-from auditor.records.callparse import Schemas, calls_from_value, parse_call_string
+from auditor.records.callparse import calls_from_value
+from auditor.records.pycalls import Schemas, parse_call_string
 from auditor.records.toolcalls import calls_view
 
 DOCS = [{"name": "get_weather", "parameters": {"type": "dict", "properties": {"city": {}, "days": {}}}}]

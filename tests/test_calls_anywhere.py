@@ -24,7 +24,8 @@ from auditor.audit.run import AuditConfig, CheckSpec, run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError
-from auditor.records.callparse import Schemas, calls_from_value
+from auditor.records.callparse import calls_from_value
+from auditor.records.pycalls import Schemas
 from auditor.records.toolcalls import calls_in_text, calls_view
 
 SEAL = REPO / "tests" / "data" / "foreign" / "seal-tools"

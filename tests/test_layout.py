@@ -275,7 +275,6 @@ KNOWN_LONG = {
     "auditor/methods/embedding.py": "issue 38: the embedding tier moves to auditor/methods/embedding/ (helper gate)",
     "auditor/audit/run.py": "issue 38: the audit's phases apart (helper runphases)",
     "auditor/report/html.py": "issue 38: the report model and its renderers (helper runphases)",
-    "auditor/records/callparse.py": "issue 38: split by purpose (next commits)",
 }
 
 

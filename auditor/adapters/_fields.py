@@ -11,8 +11,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..io.jsonread import dotted_get
-from ..records.callparse import Schemas, calls_from_value, default_schemas, unbound
+from ..records.callparse import calls_from_value, unbound
 from ..records.messages import MessageSelector, is_chat
+from ..records.pycalls import Schemas, default_schemas
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view
 

@@ -5,7 +5,7 @@ Two shapes, JSON Lines (files named ``.json`` hold JSON Lines too):
 - ``{code, api_call, provider, api_data}`` (``torchhub_train.json``, ``torchhub_eval.json``): the
   instruction sits in ``code`` (train: ``{'Instruction': …, 'Output': …}``; eval: ``###Instruction: …
   ###Output: …``, in a few HuggingFace / TensorFlow Hub records ``### Instruction: … ### Output: …``);
-  ``calls`` is ``api_call`` parsed with :mod:`ast` (positional arguments bound by the library's documented signature, :data:`auditor.records.callparse.KNOWN_SIGNATURES`). The id is the 1-based line
+  ``calls`` is ``api_call`` parsed with :mod:`ast` (positional arguments bound by the library's documented signature, :data:`auditor.records.pycalls.KNOWN_SIGNATURES`). The id is the 1-based line
   number, which for ``torchhub_eval.json`` is the ``question_id`` of the matching eval question.
 - eval questions ``{question_id, text, category}`` (``questions_<hub>_0_shot.jsonl``): ``query`` is
   ``text`` without the literal ``\\n`` the files end with; id ``question_id``.

@@ -36,8 +36,9 @@ from typing import Any
 
 from ..io.jsonread import iter_json_items, iter_jsonl
 from ..io.sniff import sniff
-from ..records.callparse import Schemas, calls_from_value, default_schemas, unbound
+from ..records.callparse import calls_from_value, unbound
 from ..records.messages import MessageSelector
+from ..records.pycalls import Schemas, default_schemas
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view
 from .base import Adapter, first_record

@@ -30,8 +30,9 @@ from typing import Any, cast
 from ..io.files import base_suffix
 from ..io.jsonread import LineSpan, iter_json_items, iter_jsonl, json_container, load_json
 from ..io.sniff import sniff
-from ..records.callparse import Schemas, calls_from_value
+from ..records.callparse import calls_from_value
 from ..records.messages import ROLE_ALIASES, MessageSelector, content_text
+from ..records.pycalls import Schemas
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.trajectory import Turn, extract_task, trajectory_views
 from ._rows import COLUMNAR_SUFFIXES, YAML_SUFFIXES, record_id, table_rows, table_writer

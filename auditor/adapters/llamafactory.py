@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io.remote import is_url
-from ..records.callparse import default_schemas
+from ..records.pycalls import default_schemas
 from ..records.record import Record, Skip
 from ..records.trajectory import Turn, trajectory_views
 from ._rows import RowAdapter, record_id

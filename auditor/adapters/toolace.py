@@ -2,7 +2,7 @@
 ``tool``; the system prompt lists the tools as JSON and an assistant turn calls them in Python-style
 text, ``[func1(a=1), Tool Name(b="x")]`` (ToolACE's tool names may hold spaces).
 
-Calls are parsed with :func:`auditor.records.callparse.parse_call_string` (never evaluated), positional
+Calls are parsed with :func:`auditor.records.pycalls.parse_call_string` (never evaluated), positional
 arguments bound through the tool list in the system prompt. Views: ``query`` (the first user turn;
 ``messages`` / ``--messages`` choose others), ``system``, ``calls``, ``observations`` (tool turns),
 ``answer`` (the last assistant text), ``text``. The id is ``id``, else the 0-based position.
@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..records.callparse import Schemas, default_schemas, parse_call_string
+from ..records.pycalls import Schemas, default_schemas, parse_call_string
 from ..records.record import Record, Skip
 from ..records.trajectory import Turn
 from ._rows import RowAdapter

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..records.callparse import default_schemas
+from ..records.pycalls import default_schemas
 from ..records.record import QUERY, TEXT, Record, Skip
 from ._fields import calls_and_meta
 from ._rows import RowAdapter, joined, record_id, text_of
