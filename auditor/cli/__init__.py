@@ -7,7 +7,8 @@ names each command's module and first line, so that ``auditor --help`` and ``aud
 no command and a command imports only its own module (``tests/test_startup.py``).
 
 Exit codes: 0 pass, 1 contamination above the allowance (or an incomplete check), 2 bad usage or
-unreadable input, 130 interrupted (Ctrl-C). A usage error is one line on stderr too, like every other
+unreadable input, 130 interrupted (Ctrl-C), 141 the reader of standard output closed it early (``| head``:
+128 + SIGPIPE, as a shell tool killed by the signal reports it; no message). A usage error is one line on stderr too, like every other
 error (:class:`OneLineUsageError`).
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
+import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -121,6 +124,42 @@ class LazyGroup(AuditorGroup):
                 rows.append((name, self.commands[name].get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _closed_stdout_ends_quietly():  # `auditor --help | head`
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _closed_stdout_ends_quietly():
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # what is still buffered fails here, not in the interpreter's exit
+            return result
+
+
+@contextlib.contextmanager
+def _closed_stdout_ends_quietly() -> Iterator[None]:
+    """A write to a stdout whose reader has gone (``auditor review R --list | head``) ends the command
+    with :data:`EXIT_BROKEN_PIPE` and no message, whichever command was writing."""
+    try:
+        yield
+    except BrokenPipeError:
+        _discard_stdout()
+        raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
+
+
+#: the exit status when the reader of stdout went away: 128 + SIGPIPE, as a killed shell tool's
+EXIT_BROKEN_PIPE = 141
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what is buffered does not fail
+    again (Python's documented way: docs.python.org/3/library/signal.html#note-on-sigpipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a test runner's buffer)
+        pass
 
 
 def commands() -> dict[str, click.Command]:

@@ -45,6 +45,8 @@ def library_errors() -> Iterator[None]:
         yield
     except AuditorError as e:
         raise AuditorClickError(str(e)) from None
+    except BrokenPipeError:  # the reader of stdout closed it (`| head`): a quiet end, not an error
+        raise
     except OSError as e:  # a file system fault no check caught first: still one line, exit 2
         where = f"{e.filename}: " if e.filename else ""
         raise AuditorClickError(f"{where}{describe_os_error(e)}") from None
