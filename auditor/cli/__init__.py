@@ -125,7 +125,6 @@ class LazyGroup(AuditorGroup):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _closed_stdout_ends_quietly():  # `auditor --help | head`
             return super().make_context(*args, **kwargs)
