@@ -13,12 +13,13 @@ everything else is internal and may change.
 ('fail', 41)
 """
 
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .adapters.base import Adapter
-from .audit.manifest import load_manifest, parse_manifest
-from .audit.run import AuditConfig, CheckSpec, run_audit
-from .datasets.dataset import Dataset, DatasetSpec
-from .engines.base import Engine
 from .errors import (
     AuditorError,
     ConfigError,
@@ -30,11 +31,56 @@ from .errors import (
     RegistryError,
     ScanError,
 )
-from .integrations.detector import Detector
-from .methods import Finding, Index, MethodConfig
-from .records.record import Record, Skip
-from .report import Report
-from .store.findings import FindingStore
+
+if TYPE_CHECKING:  # what mypy and editors see; at run time each name is imported when first used
+    from .adapters.base import Adapter
+    from .audit.manifest import load_manifest, parse_manifest
+    from .audit.run import AuditConfig, CheckSpec, run_audit
+    from .datasets.dataset import Dataset, DatasetSpec
+    from .engines.base import Engine
+    from .integrations.detector import Detector
+    from .methods import Finding, Index, MethodConfig
+    from .records.record import Record, Skip
+    from .report import Report
+    from .store.findings import FindingStore
+
+#: public name -> the module defining it, imported on first use (PEP 562): ``import auditor`` loads only
+#: the errors and the version, so a command that needs neither the pipeline nor numpy starts at once
+_LAZY = {
+    "Adapter": "auditor.adapters.base",
+    "AuditConfig": "auditor.audit.run",
+    "CheckSpec": "auditor.audit.run",
+    "Dataset": "auditor.datasets.dataset",
+    "DatasetSpec": "auditor.datasets.dataset",
+    "Detector": "auditor.integrations.detector",
+    "Engine": "auditor.engines.base",
+    "Finding": "auditor.methods",
+    "FindingStore": "auditor.store.findings",
+    "Index": "auditor.methods",
+    "MethodConfig": "auditor.methods",
+    "Record": "auditor.records.record",
+    "Report": "auditor.report",
+    "Skip": "auditor.records.record",
+    "load_manifest": "auditor.audit.manifest",
+    "parse_manifest": "auditor.audit.manifest",
+    "run_audit": "auditor.audit.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")  # a subpackage, once imported by this module
+        raise AttributeError(f"module 'auditor' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Adapter",

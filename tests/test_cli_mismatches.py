@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from helpers import REPO
 
 from auditor.audit.manifest import load_manifest
-from auditor.cli import main
+from auditor.cli import commands, main
 from auditor.errors import AuditorError
 
 README = (REPO / "README.md").read_text()
@@ -54,7 +54,7 @@ def test_write_clean_removes_what_its_help_says(tmp_path):
     """--write-clean removes the training records behind conclusive findings only: a record behind a
     suspected finding (WebShop's word-set near-duplicates with another value) stays."""
     for cmd in ("audit", "verify"):
-        text = " ".join(next(p for p in main.commands[cmd].params if p.name == "write_clean").help.split())
+        text = " ".join(next(p for p in commands()[cmd].params if p.name == "write_clean").help.split())
         assert "without the records behind conclusive findings" in text
     res = CliRunner().invoke(
         main,

@@ -47,7 +47,7 @@ NAMED = {
 @pytest.fixture
 def serial_engine(monkeypatch):
     """Registers ``serial`` for one test (the registry is put back afterwards)."""
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "ENGINES", base.ENGINES.copy())
 
     @dataclass
     class SerialOptions(EngineConfig):
@@ -135,7 +135,7 @@ def test_the_readme_audits_on_a_plugin_engine_write_the_golden_reports(serial_en
 def test_the_engine_in_the_docs_is_one_module_and_audits_as_the_local_engine(monkeypatch):
     """docs/architecture.md's engine, loaded as the module ``auditor.engines.serial`` would be: it
     registers itself and finds what the local engine finds."""
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "ENGINES", base.ENGINES.copy())
     doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     code = doc.split("```python\n", 1)[1].split("```", 1)[0]
     module = types.ModuleType("auditor.engines.serial")

@@ -106,7 +106,6 @@ class _GeneratedLines(JsonLinesAdapter):
     """Test adapter: JSON lines from a generator instead of a file (a 300 MB corpus never on disk)."""
 
     name = "test-generated-jsonl"
-    priority = 10_000  # never chosen by detection
 
     @classmethod
     def sniff(cls, path, sample):

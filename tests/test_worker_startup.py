@@ -13,7 +13,7 @@ import pytest
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.lifecycle import held_interrupts
-from auditor.engines.local import WORKER_MODULES, _context
+from auditor.engines.local import WORKER_MODULES, _context, worker_modules
 
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process CPU from /proc")
 
@@ -22,6 +22,20 @@ def test_every_preloaded_module_exists():
     # the forkserver ignores a module it cannot import: a renamed one would silently stop preloading
     for name in WORKER_MODULES:
         assert importlib.import_module(name).__name__ == name
+
+
+def test_the_modules_a_job_is_unpickled_from_are_preloaded_without_being_named():
+    """The audit's stages and the methods it uses are preloaded because they subclass Stage and Index
+    (the engine names no module of the audit's: it once listed them as strings)."""
+    import auditor.audit.run  # noqa: F401 (defines the audit's stages)
+    from auditor import methods
+
+    methods.get("exact")
+    preload = worker_modules()
+    assert set(WORKER_MODULES) <= set(preload) and len(preload) == len(set(preload))
+    for name in ("auditor.audit.errortypes", "auditor.audit.unchecked", "auditor.store.texts", "auditor.methods.exact"):
+        assert name in preload
+    assert "__main__" not in preload
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the forkserver start method is Linux's default here")

@@ -1,4 +1,5 @@
-"""Dataset format adapters. Importing this package registers every built-in adapter module.
+"""Dataset format adapters. Each built-in one is declared in :data:`~auditor.adapters.base.BUILTIN` (its
+name, its module, its place in the sniffing order) and imported when first asked for.
 
 Each module here defines one :class:`~auditor.adapters.base.Adapter` subclass; :func:`detect`
 picks the adapter for a file by content, :func:`get_adapter` by name. The writers adapters return
@@ -8,8 +9,6 @@ for cleaned output (:class:`RecordWriter`, :class:`ViewsWriter` for formats with
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from pathlib import Path
 from typing import cast
 
@@ -22,11 +21,7 @@ from ..io.remote import is_url
 from ..io.sniff import Sniffed, sniff
 from ._rows import TABLE_SUFFIXES, first_row
 from ._write import AtomicFile, RecordWriter, ViewsWriter
-from .base import Adapter, AdapterOptions, get_adapter, registry
-
-for _m in pkgutil.iter_modules(__path__):
-    if not _m.name.startswith("_") and _m.name != "base":
-        importlib.import_module(f"{__name__}.{_m.name}")
+from .base import ADAPTERS, Adapter, AdapterOptions, get_adapter, in_sniff_order, is_generic, registry
 
 
 def detect(path: str | Path) -> type[Adapter]:
@@ -82,13 +77,11 @@ def explain(path: str | Path) -> tuple[type[Adapter], str]:
             return get_adapter("arrow"), "an Arrow IPC file (by its content)"
     if suffix in TABLE_SUFFIXES:  # a named reader that recognizes the first row wins over the generic table
         row = first_row(path)
-        named = sorted((a for a in registry().values() if a.layouts and suffix in a.suffixes), key=_order)
+        named = in_sniff_order(a for a in registry().values() if a.layouts and suffix in a.suffixes)
         for adapter in named if row is not None else []:
             if adapter.sniff(path, [row]):
                 return adapter, f"suffix {suffix}; first row has the fields of format '{adapter.name}'"
-    table = sorted(
-        (a for a in registry().values() if not a.layouts and suffix in a.suffixes), key=lambda a: (a.priority, a.name)
-    )
+    table = in_sniff_order(a for a in registry().values() if not a.layouts and suffix in a.suffixes)
     for adapter in table:
         if adapter.sniff(path, None):
             return adapter, f"suffix {suffix}"
@@ -104,25 +97,22 @@ def explain(path: str | Path) -> tuple[type[Adapter], str]:
         # the generic reader reports the precise error (file, line, problem)
         name = "jsonl" if suffix == ".jsonl" else "json"
         return get_adapter(name), f"content {found.kind} ({found.reason}); generic {name} reader"
-    candidates = sorted((a for a in registry().values() if found.kind in a.layouts), key=lambda a: (a.priority, a.name))
+    candidates = in_sniff_order(a for a in registry().values() if found.kind in a.layouts)
     for adapter in candidates:
         if adapter.sniff(path, found.sample):
             return adapter, _why(adapter, found)
     return get_adapter("jsonl" if found.kind == "lines" else "json"), _why(None, found)
 
 
-def _order(adapter: type[Adapter]) -> tuple[int, str]:
-    return (adapter.priority, adapter.name)
-
-
 def _why(adapter: type[Adapter] | None, found: Sniffed) -> str:
     layout = {"lines": "JSON Lines", "array": "a JSON array", "object": "a JSON object"}.get(found.kind, found.kind)
-    if adapter is None or adapter.priority >= 999:
+    if adapter is None or is_generic(adapter):
         return f"{layout} ({found.reason}); no specific format matched its first record: generic reader"
     return f"{layout} ({found.reason}); first record has the fields of format '{adapter.name}'"
 
 
 __all__ = [
+    "ADAPTERS",
     "Adapter",
     "AdapterOptions",
     "AtomicFile",
@@ -132,5 +122,7 @@ __all__ = [
     "detect",
     "explain",
     "get_adapter",
+    "in_sniff_order",
+    "is_generic",
     "registry",
 ]

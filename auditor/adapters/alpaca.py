@@ -122,7 +122,6 @@ class AlpacaAdapter(RowAdapter):
     """Alpaca {instruction, input, output} (system, history; chosen/rejected): query = instruction + input."""
 
     name = "alpaca"
-    priority = 26
     columns = AlpacaColumns(fallback_response="response")
 
     @classmethod

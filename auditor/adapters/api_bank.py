@@ -66,7 +66,6 @@ class ApiBankAdapter(Adapter):
     name = "api-bank"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 16
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

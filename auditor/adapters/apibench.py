@@ -50,7 +50,6 @@ class ApiBenchAdapter(Adapter):
     name = "apibench"
     suffixes = (".json", ".jsonl")
     layouts = ("lines",)
-    priority = 19
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

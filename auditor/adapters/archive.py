@@ -69,7 +69,6 @@ class ArchiveAdapter(Adapter):
     name = "archive"
     suffixes = (".zip", ".tar", ".tgz", ".tbz2", ".txz")
     layouts = ()
-    priority = 1000
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

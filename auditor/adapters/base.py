@@ -1,15 +1,15 @@
 """The adapter protocol: one file per dataset format.
 
 An adapter turns one file into :class:`~auditor.records.record.Record` objects (or :class:`~auditor.records.record.Skip`
-for an item it cannot use, with the reason). Subclasses register themselves by ``name``; format
-detection asks each registered adapter's :meth:`Adapter.sniff` in ``priority`` order.
+for an item it cannot use, with the reason). Subclasses register themselves by ``name`` in
+:data:`ADAPTERS`; format detection asks each adapter's :meth:`Adapter.sniff` in the order of
+:data:`BUILTIN`, one list (:func:`in_sniff_order`).
 
 A new format is one new module in :mod:`auditor.adapters` defining a subclass::
 
     class MyFormat(Adapter):
         name = "my-format"
         suffixes = (".json",)
-        priority = 50
 
         @classmethod
         def sniff(cls, path, sample):
@@ -22,6 +22,9 @@ A new format is one new module in :mod:`auditor.adapters` defining a subclass::
         def writer(self, source, target):       # optional: cleaned output in this format
             return JsonArrayWriter(source, target)
 
+and, for a built-in one, one line in :data:`BUILTIN` at the place it is to be sniffed (a plugin's
+adapter, not listed, sniffs after every listed specific format, before the generic ones).
+
 A format that can be written back declares it by returning a
 :class:`~auditor.adapters.RecordWriter` from :meth:`Adapter.writer` (streamed, atomic; the
 cleaned training sets of ``--write-clean`` use it). The default returns None: the cleaner then
@@ -31,19 +34,61 @@ writes JSON Lines of the records' views.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import ConfigError, InputError, did_you_mean
+from ..errors import InputError
 from ..io.compressed import is_plain
 from ..io.files import file_size
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS, LineSpan
 from ..records.record import Record, Skip
+from ..registry import Registry
 from ._write import RecordWriter
 
-_REGISTRY: dict[str, type[Adapter]] = {}
+#: every format by name (``--*-format``, a manifest's ``format``): the built-in ones declared from
+#: :data:`BUILTIN` (imported on first use), any other subclass registered when its class is made
+ADAPTERS: Registry[type[Adapter]] = Registry("format", plural="known formats")
+
+#: every built-in adapter and its module, in the order detection sniffs them: the first whose
+#: :meth:`Adapter.sniff` accepts a file's sample reads it. Specific formats first (one whose records are
+#: a subset of another's shape before it: ``lmsys-chat`` before ``chat``), the generic readers last.
+#: ``tests/test_registry.py`` checks that every built-in adapter is here exactly once.
+BUILTIN: tuple[tuple[str, str], ...] = (
+    ("llamafactory", "auditor.adapters.llamafactory"),
+    ("tau2-tasks", "auditor.adapters.tau2_tasks"),
+    ("tau-bench-tasks", "auditor.adapters.tau_bench_tasks"),
+    ("refinetoolbench", "auditor.adapters.refinetoolbench"),
+    ("toolbench-answers", "auditor.adapters.toolbench_answers"),
+    ("api-bank", "auditor.adapters.api_bank"),
+    ("toolalpaca", "auditor.adapters.toolalpaca"),
+    ("bfcl", "auditor.adapters.bfcl"),
+    ("apibench", "auditor.adapters.apibench"),
+    ("nestful", "auditor.adapters.nestful"),
+    ("toolbench-queries", "auditor.adapters.toolbench_queries"),
+    ("glaive", "auditor.adapters.glaive"),
+    ("xlam", "auditor.adapters.xlam"),
+    ("toolace", "auditor.adapters.toolace"),
+    ("mt-bench", "auditor.adapters.mt_bench"),
+    ("caft", "auditor.adapters.caft"),
+    ("dolly", "auditor.adapters.dolly"),
+    ("alpaca", "auditor.adapters.alpaca"),
+    ("trl", "auditor.adapters.trl"),
+    ("lmsys-chat", "auditor.adapters.lmsys_chat"),
+    ("chat", "auditor.adapters.chat"),
+    ("webshop-goals", "auditor.adapters.webshop_goals"),
+    # generic readers: chosen when no specific format matched, or by suffix
+    ("jsonl", "auditor.adapters.generic_json"),
+    ("archive", "auditor.adapters.archive"),
+    ("arrow", "auditor.adapters.arrow_table"),
+    ("csv", "auditor.adapters.csv_table"),
+    ("json", "auditor.adapters.generic_json"),
+    ("parquet", "auditor.adapters.parquet_table"),
+    ("yaml", "auditor.adapters.yaml_file"),
+)
+_RANK = {name: float(i) for i, (name, _) in enumerate(BUILTIN)}
+_PLUGINS = _RANK["jsonl"] - 0.5  # where an adapter not in BUILTIN sniffs: before the generic readers
 
 
 @dataclass(frozen=True)
@@ -70,13 +115,11 @@ class Adapter(ABC):
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".jsonl")
     #: file layouts (:func:`auditor.io.sniff.sniff` kinds) this adapter reads; empty for non-JSON formats
     layouts: ClassVar[tuple[str, ...]] = ("array", "object")
-    #: detection order: lower sniffs first; generic fallbacks use 1000
-    priority: ClassVar[int] = 100
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.name:
-            _REGISTRY[cls.name] = cls
+            ADAPTERS.register(cls.name, cls)
 
     def __init__(self, dataset: str, options: AdapterOptions | None = None):
         self.dataset = dataset
@@ -145,21 +188,35 @@ class GenericAdapter(Adapter):
     """Base of the generic formats (json, jsonl, csv, parquet): chosen by suffix when no specific
     adapter recognizes a file, configured by ``text_field`` / ``id_field``, written back as read."""
 
-    priority = 1000
-
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
         return True
 
 
 def registry() -> dict[str, type[Adapter]]:
-    """All registered adapters by name (importing :mod:`auditor.adapters` registers the built-ins)."""
-    return dict(_REGISTRY)
+    """Every adapter by name, each imported (:data:`ADAPTERS` lists names without importing)."""
+    return ADAPTERS.all()
 
 
 def get_adapter(name: str) -> type[Adapter]:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown format '{name}'{did_you_mean(name, _REGISTRY)} (known formats: {known})") from None
+    """The adapter of format ``name``; :class:`~auditor.errors.ConfigError` for an unknown one."""
+    return ADAPTERS.get(name)
+
+
+def is_generic(adapter: type[Adapter]) -> bool:
+    """Is ``adapter`` a generic reader (json, jsonl, tables), chosen only when no specific format matched?"""
+    return issubclass(adapter, GenericAdapter)
+
+
+def in_sniff_order(adapters: Iterable[type[Adapter]]) -> list[type[Adapter]]:
+    """``adapters`` in the order detection asks them, :data:`BUILTIN`'s; one not listed (a plugin's)
+    after the listed specific ones and before the generic readers (those after ``jsonl``), by name.
+
+    >>> [a.name for a in in_sniff_order([get_adapter("json"), get_adapter("chat"), get_adapter("lmsys-chat")])]
+    ['lmsys-chat', 'chat', 'json']
+    """
+    return sorted(adapters, key=lambda a: (_RANK.get(a.name, _PLUGINS), a.name))
+
+
+for _name, _module in BUILTIN:
+    ADAPTERS.declare(_name, _module)

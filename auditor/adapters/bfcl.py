@@ -96,7 +96,6 @@ class BfclAdapter(Adapter):
     name = "bfcl"
     suffixes = (".json", ".jsonl")
     layouts = ("lines", "array")
-    priority = 18
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -103,7 +103,6 @@ class CaftAdapter(Adapter):
     name = "caft"
     suffixes = (".jsonl",)
     layouts = ("lines",)
-    priority = 25
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -169,7 +169,6 @@ class ChatAdapter(Adapter):
     name = "chat"
     suffixes = (".json", ".jsonl", *_ROW_FILES)
     layouts = ("array", "object", "lines")
-    priority = 30
     #: the keys holding the message list, tried in order
     message_keys: tuple[str, ...] = _MESSAGE_KEYS
     #: the keys holding the record id, tried in order (else the position)

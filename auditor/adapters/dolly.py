@@ -27,7 +27,6 @@ class DollyAdapter(RowAdapter):
     """Dolly {instruction, context, response, category}: query = instruction + context, split = category."""
 
     name = "dolly"
-    priority = 25
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -76,7 +76,6 @@ class JsonLinesAdapter(GenericAdapter):
     name = "jsonl"
     suffixes = (".jsonl", ".json")
     layouts = ("lines",)
-    priority = 999
 
     @classmethod
     def parts(cls, path: Path, split_bytes: int) -> list[LineSpan]:

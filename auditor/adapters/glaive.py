@@ -102,7 +102,6 @@ class GlaiveAdapter(RowAdapter):
     """Glaive function calling v2 {system, chat} and v1 {sample}: USER:/ASSISTANT:/FUNCTION RESPONSE: turns."""
 
     name = "glaive"
-    priority = 21
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

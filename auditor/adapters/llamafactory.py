@@ -103,7 +103,6 @@ class LlamaFactoryAdapter(RowAdapter):
     """A data file read through the dataset_info.json entry naming it (LLaMA-Factory alpaca / sharegpt)."""
 
     name = "llamafactory"
-    priority = 5
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -19,7 +19,6 @@ class LmsysChatAdapter(ChatAdapter):
     """LMSYS-Chat / WildChat {conversation_id, conversation[{role, content}]}."""
 
     name = "lmsys-chat"
-    priority = 29
     message_keys = ("conversation",)
     id_keys = ("conversation_id", "conversation_hash", "id")
 

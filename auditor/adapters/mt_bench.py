@@ -31,7 +31,6 @@ class MtBenchAdapter(RowAdapter):
     """MT-Bench / Arena-Hard questions {question_id, category, turns}: query = the first turn."""
 
     name = "mt-bench"
-    priority = 24
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -29,7 +29,6 @@ class NestfulAdapter(Adapter):
     name = "nestful"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 19
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -60,7 +60,6 @@ def _tools(docs: list[Any]) -> dict[str, Any]:
 class RefineToolBenchAdapter(Adapter):
     name = "refinetoolbench"
     suffixes = (".json",)
-    priority = 12
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

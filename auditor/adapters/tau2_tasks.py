@@ -59,7 +59,6 @@ class Tau2TasksAdapter(Adapter):
     name = "tau2-tasks"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 10
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

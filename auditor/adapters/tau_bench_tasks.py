@@ -24,7 +24,6 @@ class TauBenchTasksAdapter(Adapter):
     name = "tau-bench-tasks"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 11
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -81,7 +81,6 @@ class ToolAceAdapter(RowAdapter):
     """ToolACE {system, conversations[{from: user/assistant/tool, value}]}, calls as [func(a=1)] text."""
 
     name = "toolace"
-    priority = 23
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

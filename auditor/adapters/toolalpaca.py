@@ -39,7 +39,6 @@ class ToolAlpacaAdapter(Adapter):
     name = "toolalpaca"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 17
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -136,7 +136,6 @@ def _final_answer(steps: list[dict[str, Any]], fallback: Any) -> str:
 class ToolBenchAnswersAdapter(Adapter):
     name = "toolbench-answers"
     suffixes = (".json",)
-    priority = 15
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -24,7 +24,6 @@ class ToolBenchQueriesAdapter(Adapter):
     name = "toolbench-queries"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 20
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

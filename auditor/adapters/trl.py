@@ -85,7 +85,6 @@ class TrlAdapter(RowAdapter):
     """TRL prompt/completion and preference (prompt/chosen/rejected), plain or conversational."""
 
     name = "trl"
-    priority = 27
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

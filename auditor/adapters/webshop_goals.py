@@ -19,7 +19,6 @@ class WebShopGoalsAdapter(Adapter):
     name = "webshop-goals"
     suffixes = (".json",)
     layouts = ("array",)
-    priority = 40
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -28,7 +28,6 @@ class XlamAdapter(RowAdapter):
     """xLAM / APIGen {query, tools, answers}: the request and its expected calls."""
 
     name = "xlam"
-    priority = 22
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:

@@ -13,14 +13,16 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
-from ..audit.run import AuditConfig
 from ..errors import AuditorError
 from ..io.files import describe_os_error
+
+if TYPE_CHECKING:  # a type only: a command that makes no audit does not import the pipeline
+    from ..audit.run import AuditConfig
 
 #: where persisted indexes go when neither --index-dir, $AUDITOR_INDEX_DIR nor the manifest says
 DEFAULT_INDEX_DIR = "indexes"
@@ -43,6 +45,8 @@ def library_errors() -> Iterator[None]:
         yield
     except AuditorError as e:
         raise AuditorClickError(str(e)) from None
+    except BrokenPipeError:  # the reader of stdout closed it (`| head`): a quiet end, not an error
+        raise
     except OSError as e:  # a file system fault no check caught first: still one line, exit 2
         where = f"{e.filename}: " if e.filename else ""
         raise AuditorClickError(f"{where}{describe_os_error(e)}") from None

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..adapters import registry
+from ..adapters import in_sniff_order, is_generic, registry
 from ..errors import InputError
 from ..records.record import QUERY, Record, split_source
 from ..text.normalize import normalize
@@ -98,8 +98,8 @@ def _fix(holders: list[Record]) -> str:
 def _formats_for(raw: dict) -> list[str]:
     """Named (non-generic) formats whose detection accepts ``raw`` as a first record."""
     out = []
-    for adapter in sorted(registry().values(), key=lambda a: (a.priority, a.name)):
-        if adapter.priority >= 999 or not adapter.layouts:
+    for adapter in in_sniff_order(registry().values()):
+        if is_generic(adapter) or not adapter.layouts:
             continue
         try:
             if adapter.sniff(Path("eval.json"), [raw]):

@@ -1,7 +1,8 @@
 """Engines run a scan: the calling process plans work units, workers read and search them.
 
 Every engine implements :class:`Engine` and yields the same findings for the same input. Engines
-register themselves by ``name`` (as methods and adapters do; :func:`registry`); the built-in ones:
+register themselves by ``name`` in :data:`ENGINES` (an :class:`auditor.registry.Registry`, as methods and
+adapters do); the built-in ones, declared there by name and module and imported when first asked for:
 
 ``local`` (default)  :class:`auditor.engines.local.LocalEngine`, worker processes on every core
                      (``workers``; in-process for small inputs or ``workers = 1``)
@@ -43,14 +44,18 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..datasets.dataset import Dataset
-from ..errors import ConfigError, did_you_mean
+from ..errors import ConfigError
 from ..methods.base import Finding
+from ..registry import Registry
 from ..scan.job import ScanJob, ScanStats
 
 #: default size of a work unit cut from one large file
 DEFAULT_SPLIT_BYTES = 16 * 1024 * 1024
 
-_REGISTRY: dict[str, type[Engine]] = {}
+#: every engine by name; the built-in ones declared (their modules imported on first use)
+ENGINES: Registry[type[Engine]] = Registry("engine")
+ENGINES.declare("local", "auditor.engines.local")
+ENGINES.declare("ray", "auditor.engines.ray_engine")
 
 
 @dataclass
@@ -107,7 +112,7 @@ class Engine(ABC):
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.name:
-            _REGISTRY[cls.name] = cls
+            ENGINES.register(cls.name, cls)
 
     @abstractmethod
     def scan(self, job: ScanJob, dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
@@ -151,23 +156,18 @@ def timed_call(fn: Callable[..., Any], args: tuple) -> tuple[Any, float]:
 
 
 def registry() -> dict[str, type[Engine]]:
-    """Registered engines by name (importing :mod:`auditor.engines` registers the built-in ones)."""
-    return dict(_REGISTRY)
+    """Every engine by name, each imported (:func:`names` imports none)."""
+    return ENGINES.all()
 
 
 def names() -> list[str]:
-    """Registered engine names, the default (``local``) first."""
-    return sorted(_REGISTRY, key=lambda n: (n != "local", n))
+    """Every engine's name, the default (``local``) first; imports none."""
+    return sorted(ENGINES.names(), key=lambda n: (n != "local", n))
 
 
 def engine_class(name: str) -> type[Engine]:
     """The engine registered as ``name``; :class:`~auditor.errors.ConfigError` when none is."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown engine '{name}'{did_you_mean(name, names())} (engines: {', '.join(names())})"
-        ) from None
+    return ENGINES.get(name)
 
 
 def get_engine(name: str, **options: Any) -> Engine:
@@ -181,7 +181,7 @@ def get_engine(name: str, **options: Any) -> Engine:
     cls = engine_class(name)
     options = {k: v for k, v in options.items() if v is not None}
     params = inspect.signature(cls).parameters
-    others = {o for c in _REGISTRY.values() for o in c.Config.options()}
+    others = {o for c in registry().values() for o in c.Config.options()}
     options = {k: v for k, v in options.items() if k in params or k not in others}
     try:
         return cls(**options)

@@ -42,10 +42,11 @@ from typing import Any, ClassVar
 from ..datasets.dataset import Dataset
 from ..datasets.units import Unit, UnitReader
 from ..errors import ConfigError, ScanError
-from ..methods.base import Finding
+from ..methods.base import Finding, Index
 from ..scan.driver import dataset_bytes, run_scan
 from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
 from ..scan.progress import LiveCounts, progress_shown
+from ..scan.stage import Stage
 from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
 from .lifecycle import (
     WorkerStopped,
@@ -258,18 +259,30 @@ class _Cancelled(Exception):
 
 
 #: what every worker imports, loaded once by the forkserver, so that the workers forked from it start
-#: with them (a worker importing them itself spent ~0.3 s of CPU before its first unit)
+#: with them (a worker importing them itself spent ~0.3 s of CPU before its first unit); the modules of
+#: the job's stages and methods are added when the forkserver starts (:func:`worker_modules`)
 WORKER_MODULES = (
     "auditor.engines.local",
     "auditor.methods",
     "auditor.masking.boilerplate",
     "auditor.masking.masker",
     "auditor.scan.job",
-    # the modules of the audit's stages (a job is unpickled from them): named, not imported
-    "auditor.audit.errortypes",
-    "auditor.audit.unchecked",
-    "auditor.store.texts",
 )
+
+
+def worker_modules() -> list[str]:
+    """:data:`WORKER_MODULES`, then the module of every :class:`~auditor.scan.stage.Stage` and
+    :class:`~auditor.methods.base.Index` subclass made so far: what a job is unpickled from (the audit's
+    stages and the methods it named are imported before it warms the engine up). Declared by
+    subclassing, so the engine names no module of the audit's."""
+    found: dict[str, None] = dict.fromkeys(WORKER_MODULES)
+    todo: list[type] = [Stage, Index]
+    while todo:
+        cls = todo.pop()
+        found.setdefault(cls.__module__)
+        todo += cls.__subclasses__()
+    found.pop("__main__", None)  # the forkserver preloads it first anyway
+    return list(found)
 
 
 def _context():
@@ -277,7 +290,7 @@ def _context():
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
     # takes effect when this process starts its forkserver; "__main__" is multiprocessing's default
-    ctx.set_forkserver_preload(["__main__", *WORKER_MODULES])
+    ctx.set_forkserver_preload(["__main__", *worker_modules()])
     return ctx
 
 

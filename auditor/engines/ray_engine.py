@@ -48,7 +48,6 @@ from ..methods.base import Finding
 from ..scan.driver import run_scan
 from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
 from .base import DEFAULT_SPLIT_BYTES, Engine, EngineConfig, timed_call
-from .ray_embed import EmbedPool
 
 _JOB_CACHE: dict[str, ScanJob] = {}
 
@@ -176,6 +175,8 @@ class RayEngine(Engine):
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) - (self.embed_actors or 0))
 
     def scan(self, job: ScanJob | list, dataset: Dataset, stats: ScanStats) -> Iterator[Finding]:
+        from .ray_embed import EmbedPool  # the embedding actors' module (numpy, the ONNX glue): a scan's only
+
         if not isinstance(job, ScanJob):
             job = ScanJob.of(job, self.batch_size)
         self._init()

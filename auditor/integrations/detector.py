@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .. import methods as _methods
-from ..adapters import AdapterOptions, get_adapter
+from ..adapters import AdapterOptions, get_adapter, in_sniff_order
 from ..adapters import registry as adapter_registry
 from ..adapters._fields import extract
 from ..adapters._rows import RowAdapter
@@ -165,9 +165,7 @@ class Detector:
             elif obj is None:
                 cls = get_adapter("jsonl")
             else:
-                order = sorted(
-                    (a for a in adapter_registry().values() if "lines" in a.layouts), key=lambda a: (a.priority, a.name)
-                )
+                order = in_sniff_order(a for a in adapter_registry().values() if "lines" in a.layouts)
                 cls = next((a for a in order if a.sniff(Path(f"{self.name}.jsonl"), [obj])), get_adapter("jsonl"))
             adapter = self._adapters[key] = cls(self.name, AdapterOptions())
         return adapter

@@ -1,48 +1,74 @@
-"""Detection methods. Importing this package registers every built-in method module.
+"""Detection methods: :data:`BUILTIN` declares each built-in method by name and the module defining it,
+imported when the method is first asked for (:func:`get`), so that naming, listing or checking a
+method's name imports nothing else.
 
-:func:`create` makes an index by name with parameters; :func:`available` lists the methods whose
-optional dependencies are installed; :func:`default_methods` those a check runs when it names none.
+:func:`create` makes an index by name with parameters; :func:`names` lists every method (importing
+none); :func:`available` the methods whose optional dependencies are installed (importing each);
+:func:`default_methods` those a check runs when it names none.
+
+>>> names()
+['calls', 'embedding', 'entities', 'exact', 'id', 'minhash', 'ngram']
+>>> get("embeding")
+Traceback (most recent call last):
+...
+auditor.errors.ConfigError: unknown method 'embeding' (did you mean 'embedding'?) (methods: calls, embedding, entities, exact, id, minhash, ngram)
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
-from ..errors import ConfigError, did_you_mean
-from .base import Finding, Index, MethodConfig, registry
+from .base import METHODS, Finding, Index, MethodConfig, registry
 
-for _m in pkgutil.iter_modules(__path__):
-    if not _m.name.startswith("_") and _m.name != "base":
-        importlib.import_module(f"{__name__}.{_m.name}")
+#: method name -> the module (a file or a package) whose :class:`Index` subclass registers it
+BUILTIN = {
+    "calls": "auditor.methods.calls",
+    "embedding": "auditor.methods.embedding",
+    "entities": "auditor.methods.entities",
+    "exact": "auditor.methods.exact",
+    "id": "auditor.methods.ids",
+    "minhash": "auditor.methods.minhash",
+    "ngram": "auditor.methods.ngram",
+}
+for _name, _module in BUILTIN.items():
+    METHODS.declare(_name, _module)
 
 
 def names() -> list[str]:
-    return sorted(registry())
+    """Every method's name, sorted; imports none of them."""
+    return METHODS.names()
 
 
 def available() -> list[str]:
-    """Registered methods whose requirements are installed, in a stable order."""
-    return [n for n, cls in sorted(registry().items()) if not cls.missing_requirements()]
+    """Methods whose requirements are installed, in a stable order (imports each method's module)."""
+    return [n for n in names() if not get(n).missing_requirements()]
 
 
 def default_methods() -> list[str]:
     """The methods a check runs when it names none: available ones with ``in_default`` set."""
-    return [n for n in available() if registry()[n].in_default]
+    return [n for n in available() if get(n).in_default]
 
 
 def get(name: str) -> type[Index]:
-    try:
-        return registry()[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown method '{name}'{did_you_mean(name, names())} (methods: {', '.join(names())})"
-        ) from None
+    """The method class called ``name``; :class:`~auditor.errors.ConfigError` (with a did-you-mean hint)
+    for an unknown name."""
+    return METHODS.get(name)
 
 
 def create(name: str, params: dict[str, Any] | None = None) -> Index:
     return get(name)(**(params or {}))
 
 
-__all__ = ["Finding", "Index", "MethodConfig", "available", "create", "default_methods", "get", "names", "registry"]
+__all__ = [
+    "BUILTIN",
+    "METHODS",
+    "Finding",
+    "Index",
+    "MethodConfig",
+    "available",
+    "create",
+    "default_methods",
+    "get",
+    "names",
+    "registry",
+]

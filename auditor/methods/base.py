@@ -35,9 +35,12 @@ from typing import Any, ClassVar, Generic, Protocol, TypedDict, TypeVar, cast
 from ..errors import ConfigError, MissingDependencyError
 from ..records.fields import with_text_key
 from ..records.record import QUERY, TEXT, Record
+from ..registry import Registry
 from ..text.locate import locate_span
 
-_REGISTRY: dict[str, type[Index]] = {}
+#: every method by name: the built-in ones declared in :mod:`auditor.methods` (imported on first use),
+#: any other :class:`Index` subclass with a ``name`` registered when its class is made
+METHODS: Registry[type[Index]] = Registry("method")
 
 
 class FindingFields(TypedDict):
@@ -235,7 +238,7 @@ class Index(Searcher, ABC, Generic[C]):
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.name:
-            _REGISTRY[cls.name] = cls
+            METHODS.register(cls.name, cls)
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         missing = self.missing_requirements()
@@ -382,4 +385,5 @@ def _jsonable(obj: Any) -> Any:
 
 
 def registry() -> dict[str, type[Index]]:
-    return dict(_REGISTRY)
+    """Every method by name, each imported (:data:`METHODS` lists names without importing)."""
+    return METHODS.all()

@@ -2,10 +2,8 @@
 them, and persisted eval-side indexes.
 
 Finding stores register themselves by ``name`` (:class:`~auditor.store.findings.FindingStore`;
-manifest ``findings_store``), each with a nested ``Config`` of its own options; importing this
-package registers the built-in ones (``memory``, ``duckdb``).
+manifest ``findings_store``) in :data:`~auditor.store.findings.STORES`, each with a nested ``Config``
+of its own options; the built-in ``duckdb`` store is declared there and imported when first used.
 """
 
 from __future__ import annotations
-
-from . import findings_db  # noqa: F401 (registers the DuckDB store)

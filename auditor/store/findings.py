@@ -23,10 +23,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..errors import ConfigError, did_you_mean
 from ..methods.base import Finding
+from ..registry import Registry
 
-_REGISTRY: dict[str, type[FindingStore]] = {}
+#: every finding store by name (manifest ``findings_store``); ``duckdb`` declared, imported when first used
+STORES: Registry[type[FindingStore]] = Registry("findings store")
+STORES.declare("duckdb", "auditor.store.findings_db")
 
 
 @dataclass
@@ -62,7 +64,7 @@ class FindingStore(ABC):
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.name:
-            _REGISTRY[cls.name] = cls
+            STORES.register(cls.name, cls)
 
     @abstractmethod
     def add(self, f: Finding) -> None:
@@ -142,19 +144,19 @@ class MemoryFindingStore(FindingStore):
 
 
 def store_names() -> list[str]:
-    """Registered finding stores (importing :mod:`auditor.store` registers the built-in ones)."""
-    return sorted(_REGISTRY)
+    """Every finding store's name, sorted; imports none."""
+    return STORES.names()
 
 
 def store_class(name: str) -> type[FindingStore]:
-    """The store registered as ``name``; :class:`~auditor.errors.ConfigError` when none is."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        names = store_names()
-        raise ConfigError(
-            f"findings_store must be one of {', '.join(names)}, not '{name}'{did_you_mean(name, names)}"
-        ) from None
+    """The store registered as ``name``; :class:`~auditor.errors.ConfigError` when none is.
+
+    >>> store_class("memroy")
+    Traceback (most recent call last):
+    ...
+    auditor.errors.ConfigError: unknown findings store 'memroy' (did you mean 'memory'?) (findings stores: duckdb, memory)
+    """
+    return STORES.get(name)
 
 
 def make_store(name: str, keep: int = 5, **options: Any) -> FindingStore:
