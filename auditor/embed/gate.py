@@ -1,123 +1,72 @@
-"""The lexical gate of the ``embedding`` tier: a training unit reaches the MiniLM encoder only if it
-shares enough of some eval item's words (the dice rule) or rare words and values (count, span).
+"""The lexical gate of the ``embedding`` tier (on by default, ``gate = "lexical"``; ``"none"`` encodes
+every segment): a training unit reaches the MiniLM encoder only if one of its segments shares enough of
+some eval segment's words.
 
 Why: the encoder runs ~100–140 texts/s on a CPU core, and in a large corpus almost no text is a
-rewording of any eval item. A rewording keeps what makes the item that item — its slot values,
-names, numbers and rare content words — so a text that shares too few of them with every item is not
-a paraphrase of any. That is a lexical question answered on the batch's tokens in numpy, thousands of
-times faster than the encoder. A unit the gate passes is encoded and decided exactly as without the
-gate (same vectors, candidates and decision); a unit it stops gets no finding. By segment
-(:func:`auditor.embed.gate_select.keep_segments`, ``gate_by = "segment"``), only the segments of a unit that pass are encoded.
+rewording of any eval item. A rewording is mostly the item's words (or near-synonyms of them), so a
+text whose words weigh little against every item is not a paraphrase of any. That is a lexical question
+answered in numpy, thousands of times faster than the encoder. A unit the gate passes is encoded and
+decided exactly as without the gate (same vectors, candidates and decision); a unit it stops gets no
+finding (:func:`keep_units`).
 
-**Terms.** Texts are tokenized as every tier tokenizes them (:class:`auditor.text.batch.TokenBatch`:
-``normalize``, lower case, punctuation split), and each token is reduced to its :func:`stem` (a light
-English suffix strip, then at most :data:`PREFIX` letters; a token holding a digit — a value — is
-kept whole). An eval item's *terms* are its ``terms`` rarest stems that are not stop words, rarity
-being the IDF of a **background**: the document frequencies bundled in
-``auditor/data/gate_background.json`` (stems of 1,000+ real agent texts from Apache-2.0 / MIT
-sources that are neither benchmark sets scored here nor the throughput bench's corpus; notice in
-``gate_background.NOTICE``; rebuilt by ``scripts/build_gate_background.py``), blended with the
-eval side's own frequencies (a word common among the eval items tells none of them apart). A stem the
-background never saw is rarest.
+**Stems.** Texts are tokenized as every tier tokenizes them (:class:`auditor.text.batch.TokenBatch`:
+``normalize``, lower case, punctuation split), each token reduced to its :func:`stem` (a light English
+suffix strip, then at most :data:`PREFIX` letters; a token holding a digit, a value, is kept whole) and
+counted once per text. A stem's :meth:`~LexicalGate.weight` is its IDF over a **background** (the
+document frequencies bundled in ``auditor/data/gate_background.json``: stems of 40,333 real agent texts
+from Apache-2.0 / MIT sources that are neither benchmark sets scored here nor the throughput bench's
+corpus; notice in ``gate_background.NOTICE``; rebuilt by ``scripts/build_gate_background.py``) plus the
+eval side's own frequencies; stop words and one-letter stems weigh 0.
 
-**Rule.** A text passes when, for some item, it holds at least ``need`` of the item's terms, where
-``need`` is ``min_shared`` capped at the number of the item's *values* among its terms (numbers,
-names: stems of tokens holding a digit and of capitalised words not opening a sentence) and at least
-1: a rewording keeps an item's values, but may replace all but one of its ordinary words. An item without any term (stop words only) keeps the gate open: every text passes
-(``describe()["open_items"]``; under the dice rule with ``short``, it does not: see **Short texts**). Parameters ``min_shared`` and ``terms`` were chosen
-leave-one-file-out on the paraphrase benchmarks (``benchmarks/bench_gate.py``; docs/methods.md).
+**Rule** (weighted Dice). Each segment the encoder would read (a long one's first ``max_words`` words,
+cut where the model's tokenizer stops: :mod:`auditor.embed.reach`) passes when, for some eval segment,
+twice the weight of the distinct stems they share, over the text's stems' weight plus the item's, is at
+least ``dice`` (:data:`DICE`); a unit passes when one of its segments does. It counts the *text's* own
+words too: a window of unrelated text that happens to hold a couple of an item's rare words scores low,
+a rewording high. Code (a training unit with a ``doc`` segment, or a code eval item) is held to
+``dice_code`` (:data:`DICE_CODE`), because the decision holds code to lower thresholds.
 
-**Span rule** (``rule="span"``; the rule above is ``"count"``): a text passes when, for some item,
-the distinct item terms within one run of ``span`` × the item's token count (at least
-:data:`MIN_SPAN` tokens) weigh, by IDF, at least ``share`` of the item's terms' total IDF (with
-``by_values``: or hold all of the item's values). Fitted the same way; docs/methods.md gives the
-figures (at the only recall-safe share it stops about what the count rule stops).
+**Synonyms** (``synonyms``, :data:`SYNONYMS`; 0 turns them off): a text's stem also counts as an item's
+stem it neighbours at a cosine of at least ``synonyms`` in the bundled table of the model's own words
+(:mod:`auditor.embed.synonyms`: "freeway" for "highway", "urban" for "city"), earning the item stem's
+weight scaled down to its own where that is lower; an item stem counts at most once.
 
->>> g = LexicalGate(min_shared=2, terms=6).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
->>> g.item_terms(0)
-['sherat', 'adult', 'hotel', 'york', 'new']
->>> g.passes(["Reserve a Sheraton room in New York for two adults", "a recipe for apple pie"]).tolist()
+**Short texts** (``short``, :data:`SHORT`; 0 turns it off): a training unit's whole text of at most
+``short`` distinct content stems passes whatever it shares (:meth:`~LexicalGate.too_short`): a rewording
+of a short item can share none of its words ("Patterns of drug use in Britain reveal that:" → "The
+trend of substance abuse in the UK shows that:"), and such a text is cheap to encode. For the same
+reason an item without content stems ("Who are you?", "help me") does not open the gate to every text:
+its rewordings are short texts. With ``short = 0`` such an item opens it (``describe()["open_items"]``).
+
+The defaults are the method's; ``benchmarks/bench_gate.py`` fitted ``dice`` leave-one-file-out and
+docs/methods.md#lexical-gate gives the figures.
+
+>>> d = LexicalGate().fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+>>> notes = ("Sheraton release notes: the build script now checks compiler flags, drops a stale patch, "
+...          "refreshes translations for German and Polish; mirrors in New York were synced")
+>>> d.passes(["Reserve a Sheraton room in New York for two adults", notes]).tolist()
 [True, False]
->>> g.passes(["the weather in Paris", "a hotel for 2 adults"]).tolist()
-[False, True]
-
->>> s = LexicalGate(terms=8, by_values=False, rule="span", span=2, share=0.5).fit(
-...     ["Book a room at the Sheraton Hotel in New York for 2 adults"])
->>> far = "Sheraton " + "the agent waited for the api response " * 10 + "New York hotel"
->>> s.passes(["a Sheraton hotel room in New York", far]).tolist(), g.passes([far]).tolist()
-([True, False], [True])
-
-**Dice rule** (``rule="dice"``, the default rule of ``gate = "lexical"``): each segment the encoder
-would read (a long one's first ``max_words`` words, as the model reads it) passes when, for some item,
-the weighted Dice coefficient of their distinct content stems — twice the weight (:meth:`weight`, the
-IDF above; 0 for stop words) of the stems they share, over the text's stems' weight plus the item's —
-is at least ``dice``; a unit passes when one of its segments does. Unlike the rules above it counts
-the *text's* own words too: a window of unrelated text that happens to hold a couple of an item's
-rare words scores low, a rewording (mostly the item's words) high. Code (a training unit with a
-``doc`` segment, or a code eval item) is held to ``dice_code``, because the decision holds code to
-lower thresholds.
-
-**Synonyms** (``synonyms``, the dice rule only; 0, off, for this class, 0.7 for the method): a text's stem
-also counts as an item's stem it neighbours at a cosine of at least ``synonyms`` in the bundled table
-of the model's own words (:mod:`auditor.embed.synonyms`: "freeway" for "highway", "urban" for
-"city"), earning the item stem's weight scaled down to its own where that is lower; an item stem
-counts at most once. A rewording that swaps an item's words for near-synonyms then scores like one
-that keeps them, so the threshold can be higher for the same recall. The method uses every pair the
-table holds (its floor, 0.7: the bar is not fitted) and a threshold of 0.2 (0.12 without synonyms),
-chosen leave-one-file-out like the others (``bench_gate.py --rule short``); docs/methods.md gives the figures.
-
-**Short texts** (``short``, the dice rule only; 0, off, for this class, 8 for the method): a training
-unit's whole text of at most ``short`` distinct content stems passes whatever it shares
-(:meth:`too_short`). A rewording of a short item can share none of its words, not even a neighbour
-("Patterns of drug use in Britain reveal that:" → "The trend of substance abuse in the UK shows
-that:"), and a text that short says too little for its overlap to decide anything; it is also cheap to
-encode. Only a unit's whole text: the last line or a window of a long text is judged as before. For the
-same reason an item without content stems ("Who are you?", "help me") no longer opens the gate to every
-text (:attr:`closes_open_items`): its rewordings are short texts.
+>>> round(float(d.dice_scores_of([notes])[0]), 2), d.passes([notes], code=[True]).tolist()  # code: dice_code
+(0.19, [True])
 
 >>> item, reworded = "a new highway from a major city through farmland", "a freeway out of a large urban area"
->>> soft = LexicalGate(rule="dice", dice=0.2, synonyms=0.7).fit([item])
->>> plain = LexicalGate(rule="dice", dice=0.2).fit([item])
->>> [round(float(g.dice_scores_of([reworded])[0]), 2) for g in (plain, soft)], soft.passes([reworded]).tolist()
-([0.0, 0.36], [True])
+>>> [round(float(LexicalGate(synonyms=s).fit([item]).dice_scores_of([reworded])[0]), 2) for s in (0, SYNONYMS)]
+[0.0, 0.36]
 
->>> short = LexicalGate(rule="dice", dice=0.2, synonyms=0.7, short=8).fit(["Who are you?", "Patterns of drug use in Britain reveal that:"])
+>>> short = LexicalGate().fit(["Who are you?", "Patterns of drug use in Britain reveal that:"])
 >>> texts = ["The trend of substance abuse in the UK shows that:", "Tell me your name",
 ...          "changelog: the build script now checks compiler flags, drops a stale patch and refreshes translations"]
 >>> short.passes(texts, whole=[True] * 3).tolist(), short.passes(texts).tolist(), short.describe()["open_items"]
 ([True, True, False], [False, False, False], 1)
 
->>> d = LexicalGate(rule="dice").fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
->>> notes = ("Sheraton release notes: the build script now checks compiler flags, drops a stale patch, "
-...          "refreshes translations for German and Polish, fixes a crash when the cache directory is "
-...          "missing, documents the new logging option, bumps the minimum library version and moves "
-...          "the test fixtures; mirrors in New York were synced")
->>> d.passes(["Reserve a Sheraton room in New York for two adults", notes]).tolist()
-[True, False]
->>> d.passes([notes], code=[True]).tolist()  # as code: held to dice_code (0.08)
-[True]
-
-Two ways to ask more of a pair, off by default and not in the method's configuration, kept for
-``benchmarks/bench_gate_ceiling.py``, which measures them (each loses right findings before it stops
-much more: docs/scale.md#the-gates-ceiling): ``cover`` (the text must also hold at least that share
-of the item's weight) and ``common`` (they must share at least that many distinct content stems,
-or all of a shorter item's).
-
->>> strict = LexicalGate(rule="dice", common=2).fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
->>> d.passes(["Sheraton"]).tolist(), strict.passes(["Sheraton"]).tolist()
-([True], [False])
-
-Errors: :class:`~auditor.errors.ConfigError` (``min_shared`` / ``terms`` / ``rule`` / ``span`` /
-``share`` / ``dice`` / ``dice_code`` / ``cover`` / ``common`` / ``synonyms`` out of range),
-:class:`~auditor.errors.IndexFileError` (a damaged background or synonyms file).
+Errors: :class:`~auditor.errors.ConfigError` (``dice`` / ``dice_code`` / ``synonyms`` / ``short`` out of
+range), :class:`~auditor.errors.IndexFileError` (a damaged background or synonyms file).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -128,31 +77,32 @@ import numpy as np
 import pyarrow.compute as pc
 
 from ..errors import ConfigError, IndexFileError
-from ..text.batch import TokenBatch, token_batch
+from ..text.batch import TokenBatch
 from .synonyms import check_bar, neighbours
 
 if TYPE_CHECKING:
     from .reach import ModelReach
 
-_SERIALS = itertools.count()
 BACKGROUND = Path(__file__).resolve().parent.parent / "data" / "gate_background.json"
 BACKGROUND_FORMAT = "auditor-gate-background"
 #: a stem keeps at most this many letters ("reservation" / "reserved" → "reserv")
 PREFIX = 6
-#: a stem in more than this share of the background's documents, or of one character, is a term only
-#: where an item has too few others (values — names, numbers — of two or more characters always are)
-MAX_SHARE = 0.01
-#: the gate modes of ``EmbeddingConfig.gate``
+#: the gate modes of ``EmbeddingConfig.gate``: ``lexical`` (the default) or ``none`` (every segment encoded)
 MODES = ("lexical", "none")
-#: the lexical gate's rules (``EmbeddingConfig.gate_rule``): ``count`` (enough terms anywhere in the
-#: text), ``span`` (enough of the item's term IDF within one span of about the item's length) and
-#: ``dice`` (the default: weighted Dice coefficient of distinct stems, the text's own words counted)
-RULES = ("count", "span", "dice")
-#: a span is at least this many tokens, however short the item
-MIN_SPAN = 16
-#: the dice rule remembers at most this many stems' weights
+#: the threshold, fitted leave-one-file-out (``benchmarks/bench_gate.py``; docs/methods.md#lexical-gate)
+DICE = 0.2
+#: the same for code, where the decision's suspected bar is lower (``suspected_code`` 1.0 against 1.45):
+#: :data:`DICE` scaled by that ratio (× 2/3, not fitted)
+DICE_CODE = 0.1333
+#: the synonyms bar: the bundled table's floor (every pair it holds; not fitted)
+SYNONYMS = 0.7
+#: whole texts of at most this many distinct content stems pass (not fitted)
+SHORT = 8
+#: how the gate's line in a check's notes starts (:meth:`LexicalGate.sentence`; the CLI's summary prints it)
+NOTE = "embedding: the lexical gate stopped"
+#: the gate remembers at most this many stems' weights
 MEMO = 1 << 20
-#: English function words and the commonest request words: never an item's term
+#: English function words and the commonest request words: weight 0
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
     between both but by can could did do does doing down during each few for from further had has have
@@ -187,22 +137,6 @@ def stem(token: str) -> str:
     elif len(t) > 4 and t.endswith("ed"):
         t = t[:-2]
     return t[:PREFIX]
-
-
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z]+|\b\w*\d\w*")
-
-
-def _values(text: str) -> set[str]:
-    """The stems of a text's values: tokens holding a digit, and capitalised words not opening a
-    sentence (names).
-
-    >>> sorted(_values("Book the Sheraton in New York for 2 adults. Then call me."))
-    ['2', 'new', 'sherat', 'york']
-    """
-    out: set[str] = set()
-    for m in _NAME.findall(text):
-        out.update(stem(t.decode()) for t in TokenBatch([m]).normalized(0).split())
-    return out - STOP_WORDS
 
 
 def load_background(path: str | Path = BACKGROUND) -> tuple[int, dict[str, int]]:
@@ -256,68 +190,40 @@ class LexicalGate:
 
     def __init__(
         self,
-        min_shared: int = 2,
-        terms: int = 8,
-        by_values: bool = True,
+        dice: float = DICE,
+        dice_code: float = DICE_CODE,
+        synonyms: float = SYNONYMS,
+        short: int = SHORT,
         background: tuple[int, dict[str, int]] | None = None,
-        rule: str = "count",
-        span: float = 2.0,
-        share: float = 0.5,
-        dice: float = 0.12,
-        dice_code: float = 0.08,
-        cover: float = 0.0,
-        common: int = 1,
-        synonyms: float = 0.0,
-        short: int = 0,
     ):
-        if not 1 <= min_shared <= 64:
-            raise ConfigError(f"method 'embedding': gate_min_shared must be in 1..64, not {min_shared}")
-        if not 1 <= terms <= 1000:
-            raise ConfigError(f"method 'embedding': gate_terms must be in 1..1000, not {terms}")
-        if rule not in RULES:
-            raise ConfigError(f"method 'embedding': gate_rule must be one of {', '.join(RULES)}, not '{rule}'")
-        if not 0.5 <= span <= 100:
-            raise ConfigError(f"method 'embedding': gate_span must be in 0.5..100, not {span}")
-        if not 0 < share <= 1:
-            raise ConfigError(f"method 'embedding': gate_share must be in (0, 1], not {share}")
         if not 0 < dice <= 1:
             raise ConfigError(f"method 'embedding': gate_dice must be in (0, 1], not {dice}")
         if not 0 < dice_code <= 1:
             raise ConfigError(f"method 'embedding': gate_dice_code must be in (0, 1], not {dice_code}")
-        self.rule, self.span, self.share = rule, float(span), float(share)
-        if not 0 <= cover <= 1:
-            raise ConfigError(f"method 'embedding': gate_cover must be in [0, 1], not {cover}")
-        self.dice, self.dice_code, self.cover = float(dice), float(dice_code), float(cover)
-        if not 1 <= common <= 64:
-            raise ConfigError(f"method 'embedding': gate_common must be in 1..64, not {common}")
-        self.common = int(common)
         if not 0 <= short <= 64:
             raise ConfigError(f"method 'embedding': gate_short must be in 0..64, not {short}")
-        self.short = int(short)
+        self.dice, self.dice_code, self.short = float(dice), float(dice_code), int(short)
         self.synonyms = check_bar(synonyms)
         self.syn: dict[str, np.ndarray] = {}
-        self.min_shared = min_shared
-        self.terms = terms
-        self.by_values = by_values
         self.background = background if background is not None else load_background()
         self.counts: Counter = Counter()
         #: what the encoder reads of a text (:class:`auditor.embed.reach.ModelReach`), set by the
-        #: embedding index from its model: the dice rule then judges each segment on its first word
-        #: pieces, not on its first ``max_words`` words (:mod:`auditor.embed.gate_select`)
+        #: embedding index from its model: each segment is then judged on its first word pieces, not on
+        #: its first ``max_words`` words (:func:`keep_units`)
         self.reach: ModelReach | None = None
-        self.serial = next(_SERIALS)  # names this fit in a batch's memo (an id() may be reused)
-        self.term_id: dict[str, int] = {}
-        self.items: list[list[str]] = []
-        self.need = np.zeros(0, dtype=np.int64)
         self.open_items = 0
         self.vocab: dict[str, int] = {}
         self.dice_mass = np.zeros(0, dtype=np.float64)
         self.vocab_w = np.zeros(0, dtype=np.float64)
+        self.dice_bar = np.zeros(0, dtype=np.float64)
+        self._idf_n = self.background[0]
+        self._idf_ev: Counter = Counter()
+        self._idf_memo: dict[str, float] = {}
 
     # -- fit -----------------------------------------------------------------------------------
     def fit(self, item_texts: Sequence[str], code: Sequence[bool] | None = None) -> LexicalGate:
-        """Each item's terms: its ``terms`` rarest non-stop-word stems (IDF of background + eval side).
-        ``code``: which items are code (the dice rule holds a code item to ``dice_code``)."""
+        """Every content stem of each eval segment, IDF-weighted, and each one's total weight. ``code``:
+        which items are code (held to ``dice_code``)."""
         from scipy import sparse
 
         batch = TokenBatch(list(item_texts))
@@ -327,58 +233,9 @@ class LexicalGate:
             sorted({distinct[k] for k in index[starts[i] : starts[i + 1] - 1].tolist()} - STOP_WORDS - {""})
             for i in range(len(item_texts))
         ]
-        n_bg, df_bg = self.background
-        df_ev: Counter = Counter(s for stems in per_item for s in stems)
-        n = n_bg + len(per_item)
-
-        def idf(s: str) -> float:
-            return math.log((n + 1) / (df_bg.get(s, 0) + df_ev[s] + 1))
-
-        cap = MAX_SHARE * n_bg
-
-        def pick(stems: list[str], vals: set[str]) -> list[str]:
-            ranked = sorted(stems, key=lambda s: (-idf(s), s))
-            rare = [s for s in ranked if len(s) > 1 and (s in vals or df_bg.get(s, 0) <= cap)]
-            if len(rare) < self.min_shared:  # too few rare ones: the rarest of the rest make up the number
-                rare += [s for s in ranked if s not in rare][: self.min_shared - len(rare)]
-            return rare[: self.terms]
-
-        values = [_values(t) for t in item_texts]
-        self.items = [pick(stems, v) for stems, v in zip(per_item, values)]
-        self.term_id = {}
-        self.serial = next(_SERIALS)
-        rows, cols = [], []
-        for i, stems in enumerate(self.items):
-            for s in stems:
-                rows.append(self.term_id.setdefault(s, len(self.term_id)))
-                cols.append(i)
-        self.open_items = sum(1 for stems in self.items if not stems)
-        if self.by_values:
-            need = [min(self.min_shared, max(1, len(values[i] & set(t)))) for i, t in enumerate(self.items)]
-        else:
-            need = [min(self.min_shared, len(t)) for t in self.items]
-        self.need = np.array(need, dtype=np.int64)
-        ones = np.ones(len(rows), dtype=np.int32)
-        self.matrix = sparse.csr_matrix((ones, (rows, cols)), shape=(len(self.term_id), len(self.items)))
-        # the span rule: each term's IDF, each item's bar (share of its terms' IDF) and span (tokens)
-        weights = np.array([idf(s) for i, stems in enumerate(self.items) for s in stems], dtype=np.float64)
-        self.wmatrix = sparse.csr_matrix((weights, (rows, cols)), shape=(len(self.term_id), len(self.items)))
-        self.item_ids = [np.array(sorted(self.term_id[s] for s in stems), dtype=np.int64) for stems in self.items]
-        w_of = {s: idf(s) for stems in self.items for s in stems}
-        inv = {v: k for k, v in self.term_id.items()}
-        self.item_w = [np.array([w_of[inv[t]] for t in ids], dtype=np.float64) for ids in self.item_ids]
-        bar = [self.share * float(w.sum()) for w in self.item_w]
-        if self.by_values:  # a rewording keeps the values: all of them within a span are enough
-            for i, stems in enumerate(self.items):
-                kept = values[i] & set(stems)
-                if kept:
-                    bar[i] = min(bar[i], sum(w_of[s] for s in kept))
-        self.bar = np.array(bar, dtype=np.float64) - 1e-9
-        lengths = np.diff(starts) - 1
-        self.span_len = np.ceil(self.span * np.maximum(lengths, MIN_SPAN / self.span)).astype(np.int64)
-        # the dice rule: every content stem of each item (IDF-weighted), each item's total weight
-        self._idf_n, self._idf_ev = n, df_ev
-        self._idf_memo: dict[str, float] = {}
+        self._idf_n = self.background[0] + len(per_item)
+        self._idf_ev = Counter(s for stems in per_item for s in stems)
+        self._idf_memo = {}
         self.vocab = {}
         vr: list[int] = []
         vc: list[int] = []
@@ -394,18 +251,15 @@ class LexicalGate:
         )
         self.dice_mass = mass
         self.vocab_w = np.fromiter((self.weight(s) for s in self.vocab), np.float64, len(self.vocab))
-        use = self.synonyms and self.rule == "dice"  # only the dice rule reads them
-        self.syn = neighbours(self.vocab, self.synonyms, self.weight) if use else {}
-        self.dice_terms = np.asarray(self.dice_items.sum(axis=0)).ravel()
+        self.syn = neighbours(self.vocab, self.synonyms, self.weight) if self.synonyms else {}
         is_code = np.zeros(len(per_item), dtype=bool) if code is None else np.asarray(code, dtype=bool)
         self.dice_bar = np.where(is_code, self.dice_code, self.dice)
-        if self.rule == "dice":
-            self.open_items = int((mass == 0).sum())
+        self.open_items = int((mass == 0).sum())
         return self
 
     def weight(self, s: str) -> float:
-        """A stem's weight in the dice rule: its IDF over background + eval side; 0 for a stop word or a
-        single letter (a single digit is a value and counts)."""
+        """A stem's weight: its IDF over background + eval side; 0 for a stop word or a single letter (a
+        single digit is a value and counts)."""
         w = self._idf_memo.get(s)
         if w is None:
             if len(self._idf_memo) >= MEMO:  # a corpus's distinct stems are unbounded: keep memory bounded
@@ -417,166 +271,78 @@ class LexicalGate:
             self._idf_memo[s] = w
         return w
 
-    def item_terms(self, item: int) -> list[str]:
-        """The terms of eval item ``item``, rarest first."""
-        return list(self.items[item])
-
     # -- decide --------------------------------------------------------------------------------
     def passes(
-        self,
-        texts: Sequence[str],
-        shared: bool = False,
-        code: Sequence[bool] | None = None,
-        whole: Sequence[bool] | None = None,
+        self, texts: Sequence[str], code: Sequence[bool] | None = None, whole: Sequence[bool] | None = None
     ) -> np.ndarray:
-        """One bool per text: shares enough terms with some item. ``shared``: tokenize through
-        :func:`auditor.text.batch.token_batch`, i.e. reuse the batch the exact and n-gram tiers
-        built for these very text objects (the training views), instead of a batch of their own.
-        ``code`` (the dice rule): which texts are code, held to ``dice_code`` against every item.
-        ``whole`` (the dice rule): which texts are a training unit's whole text; with ``short``, such a
-        text of at most ``short`` distinct content stems passes whatever it shares (:meth:`too_short`)."""
+        """One bool per text: its weighted Dice coefficient with some item reaches that item's bar.
+        ``code``: which texts are code, held to ``dice_code`` against every item. ``whole``: which texts
+        are a training unit's whole text; with ``short``, such a text of at most ``short`` distinct
+        content stems passes whatever it shares (:meth:`too_short`)."""
         if not len(texts):
             return np.zeros(0, dtype=bool)
-        if self.open_items and not self.closes_open_items:
+        if self.open_items and not self.short:  # an item without content stems: every text may reword it
             return np.ones(len(texts), dtype=bool)
-        if shared:
-            batch, positions = token_batch(texts)
-        else:
-            batch, positions = TokenBatch(list(texts)), list(range(len(texts)))
-        key = ("gate", self.serial)
-        ok = batch.memo.get(key)
-        if ok is None:
-            ok = batch.memo[key] = self._batch_passes(batch)
-        at = np.asarray(positions, dtype=np.int64)
-        if self.rule != "dice":
-            return ok[at]
-        best, relative = ok[0][at], ok[1][at]
+        best, relative, content = self._best(TokenBatch(list(texts)))
         out = relative >= 1 - 1e-9
         if code is not None:
             out |= np.asarray(code, dtype=bool) & (best >= self.dice_code - 1e-9)
         if whole is not None and self.short:
-            short = np.asarray(whole, dtype=bool) & (ok[2][at] <= self.short)
+            short = np.asarray(whole, dtype=bool) & (content <= self.short)
             self.counts["short_passed"] += int((short & ~out).sum())
             out |= short
         return out
 
-    @property
-    def closes_open_items(self) -> bool:
-        """Whether an item without any content stem (``open_items``: "Who are you?", "help me") leaves
-        the gate closed: under the dice rule with ``short``, a rewording of such an item is itself a
-        short text, which passes (:meth:`too_short`), so the gate need not open for every text."""
-        return self.rule == "dice" and self.short > 0
-
     def too_short(self, texts: Sequence[str]) -> np.ndarray:
         """Which texts hold at most ``short`` distinct content stems (0: none): too few words for what
-        they share with an item to say anything. A rewording of a short item can share none of its
-        words ("Patterns of drug use in Britain reveal that:" → "The trend of substance abuse in the UK
-        shows that:"), and such a text is cheap to encode, so the dice rule lets a training unit's whole
-        text this short through (``whole`` in :meth:`passes`).
+        they share with an item to say anything (``whole`` in :meth:`passes`).
 
-        >>> g = LexicalGate(rule="dice", short=8).fit(["Patterns of drug use in Britain reveal that:"])
+        >>> g = LexicalGate().fit(["Patterns of drug use in Britain reveal that:"])
         >>> long = "Drug policy papers from Britain compare trends in cannabis, heroin and cocaine markets"
         >>> g.too_short(["The trend of substance abuse in the UK shows that:", long]).tolist()
         [True, False]
         """
         if not self.short or not len(texts):
             return np.zeros(len(texts), dtype=bool)
-        return self._content_stems(TokenBatch(list(texts))) <= self.short
-
-    def _batch_passes(self, batch: TokenBatch) -> np.ndarray:
-        from scipy import sparse
-
-        n = len(batch)
-        if not n or not len(self.term_id):
-            if self.rule != "dice":
-                return np.zeros(n, dtype=bool)
-            empty = np.zeros((3, n), dtype=np.float64)
-            if n and self.short:  # no item term: the content stems are still counted (too_short)
-                empty[2] = self._content_stems(batch)
-            return empty
-        distinct, index = _distinct_stems(batch)
-        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
-        if self.rule == "dice":
-            return self._dice_best(n, distinct, index, text_of)
-        tid = np.fromiter((self.term_id.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
-        per_token = tid[index]
-        hit = per_token >= 0
-        if not hit.any():
-            return np.zeros(n, dtype=bool)
-        if self.rule == "span":
-            return self._span_passes(n, per_token, text_of, hit, batch.token_starts)
-        present = sparse.csr_matrix(
-            (np.ones(int(hit.sum()), dtype=np.int32), (text_of[hit], per_token[hit])), shape=(n, len(self.term_id))
-        )
-        present.sum_duplicates()
-        present.data[:] = 1  # a term counts once per text
-        shared = (present @ self.matrix).tocsr()  # texts × items: terms shared
-        ok = shared.data >= self.need[shared.indices]
-        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
-        out = np.zeros(n, dtype=bool)
-        out[rows[ok]] = True
-        return out
+        return self._best(TokenBatch(list(texts)))[2] <= self.short
 
     def dice_scores_of(self, texts: Sequence[str]) -> np.ndarray:
-        """:meth:`dice_scores` of ``texts`` (a batch of their own)."""
-        batch = TokenBatch(list(texts))
+        """Each text's highest weighted Dice coefficient with an eval item."""
+        return self._best(TokenBatch(list(texts)))[0]
+
+    def _best(self, batch: TokenBatch) -> np.ndarray:
+        """Rows: each text's highest weighted Dice coefficient with an item — twice the weight of the
+        distinct stems they share over the weight of the text's stems plus the item's —, its best score
+        over the item's bar (``dice``, or ``dice_code`` for a code item), and its distinct content stems."""
+        n = len(batch)
+        best = np.zeros((3, n), dtype=np.float64)
+        if not n:
+            return best
         distinct, index = _distinct_stems(batch)
-        text_of = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(batch.token_starts))
-        return self.dice_scores(len(texts), distinct, index, text_of)
-
-    def dice_scores(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
-        """Each text's highest weighted Dice coefficient with an eval item (see :meth:`_dice_best`)."""
-        return self._dice_best(n, distinct, index, text_of)[0]
-
-    def _dice_best(self, n: int, distinct: list[str], index: np.ndarray, text_of: np.ndarray) -> np.ndarray:
-        """Each text's highest weighted Dice coefficient with an eval item: twice the weight of the
-        distinct stems they share over the weight of the text's stems plus the item's. A long text that
-        happens to hold a few of an item's words scores low (its own weight is large); a rewording,
-        mostly the item's words, high. Rows: each text's best score, and its best score over the
-        item's bar (``dice``, or ``dice_code`` for a code item)."""
-        from scipy import sparse
-
+        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
         w = np.fromiter((self.weight(s) for s in distinct), dtype=np.float64, count=len(distinct))
-        tid = np.fromiter((self.vocab.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
         present = _presence(n, len(distinct), index, text_of)
+        best[2] = present @ (w > 0).astype(np.float64)
+        if not len(self.vocab):
+            return best
         mass = present @ w
-        content = present @ (w > 0).astype(np.float64)
-        mine = np.nonzero((tid >= 0) & (w > 0))[0]
-        hits = (present @ self._stands_for(distinct, w, tid, mine)).tocsr()  # texts × item stems
+        tid = np.fromiter((self.vocab.get(s, -1) for s in distinct), dtype=np.int64, count=len(distinct))
+        hits = (present @ self._stands_for(distinct, w, tid)).tocsr()  # texts × item stems
         hits.data = np.minimum(hits.data, 1.0) * self.vocab_w[hits.indices]  # an item stem counts once
         shared = (hits @ self.dice_items).tocsr()  # texts × items: weight shared
-        # the best score, the best score over its item's bar, and the text's distinct content stems
-        best = np.zeros((3, n), dtype=np.float64)
-        best[2] = content
         if shared.nnz:
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
             score = 2 * shared.data / (mass[rows] + self.dice_mass[shared.indices])
-            if self.cover:  # a pair counts only when the text holds enough of the item's weight
-                score = np.where(shared.data >= self.cover * self.dice_mass[shared.indices] - 1e-9, score, 0.0)
-            if self.common > 1:  # ... and when they share enough distinct stems (all of a shorter item's)
-                ones = sparse.csr_matrix(
-                    (np.ones(len(mine)), (mine, tid[mine])), shape=(len(distinct), len(self.vocab))
-                )
-                both = ((present @ ones) @ self.dice_items).tocsr()[rows, shared.indices]
-                need = np.minimum(self.common, self.dice_terms[shared.indices])
-                score = np.where(np.asarray(both).ravel() >= need - 1e-9, score, 0.0)
             np.maximum.at(best[0], rows, score)
             np.maximum.at(best[1], rows, score / self.dice_bar[shared.indices])
         return best
 
-    def _content_stems(self, batch: TokenBatch) -> np.ndarray:
-        """Each text's number of distinct content stems (weight above 0)."""
-        n = len(batch)
-        distinct, index = _distinct_stems(batch)
-        text_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(batch.token_starts))
-        w = np.fromiter((self.weight(s) > 0 for s in distinct), dtype=np.float64, count=len(distinct))
-        return np.asarray(_presence(n, len(distinct), index, text_of) @ w).ravel()
-
-    def _stands_for(self, distinct: list[str], w: np.ndarray, tid: np.ndarray, mine: np.ndarray):
+    def _stands_for(self, distinct: list[str], w: np.ndarray, tid: np.ndarray):
         """distinct stems × item stems: 1 where a stem is the item stem; with ``synonyms``, the share
         of the item stem's weight a neighbour earns (its own weight over the item stem's, at most 1)."""
         from scipy import sparse
 
+        mine = np.nonzero((tid >= 0) & (w > 0))[0]
         rows, cols, vals = mine, tid[mine], np.ones(len(mine))
         extra = [(j, self.syn[s]) for j, s in enumerate(distinct) if s in self.syn] if self.syn else []
         if extra:
@@ -587,46 +353,6 @@ class LexicalGate:
             rows, cols = np.concatenate([rows, jr]), np.concatenate([cols, jc])
             vals = np.concatenate([vals, np.minimum(1.0, w[jr] / self.vocab_w[jc])])
         return sparse.csr_matrix((vals, (rows, cols)), shape=(len(distinct), len(self.vocab)))
-
-    def _span_passes(
-        self, n: int, per_token: np.ndarray, text_of: np.ndarray, hit: np.ndarray, starts: np.ndarray
-    ) -> np.ndarray:
-        """The span rule: a text passes when, for some item, the distinct item terms within some run
-        of ``span_len`` tokens weigh (IDF) at least the item's bar. Candidates first: the pairs whose
-        shared terms anywhere in the text weigh enough (an upper bound of any span's weight)."""
-        from scipy import sparse
-
-        pos = np.nonzero(hit)[0]
-        h_text, h_term = text_of[pos], per_token[pos]
-        present = sparse.csr_matrix(
-            (np.ones(len(pos), dtype=np.float64), (h_text, h_term)), shape=(n, len(self.term_id))
-        )
-        present.sum_duplicates()
-        present.data[:] = 1.0
-        weighed = (present @ self.wmatrix).tocsr()
-        cand = weighed.data >= self.bar[weighed.indices]
-        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(weighed.indptr))[cand]
-        items = weighed.indices[cand]
-        bounds = np.searchsorted(h_text, np.arange(n + 1))
-        out = np.zeros(n, dtype=bool)
-        for r, i in zip(rows.tolist(), items.tolist()):
-            if out[r]:
-                continue
-            p, t = pos[bounds[r] : bounds[r + 1]], h_term[bounds[r] : bounds[r + 1]]
-            ids = self.item_ids[i]
-            slot = np.searchsorted(ids, t)
-            mine = (slot < len(ids)) & (ids[np.minimum(slot, len(ids) - 1)] == t)
-            p, slot = p[mine], slot[mine]
-            if not len(p):
-                continue
-            # for each hit j as a span's end: the distinct slots of the hits within span_len before it
-            window = (p[None, :] <= p[:, None]) & (p[None, :] > p[:, None] - self.span_len[i])
-            onehot = np.zeros((len(p), len(ids)), dtype=np.float64)
-            onehot[np.arange(len(p)), slot] = 1.0
-            weight = ((window.astype(np.float64) @ onehot) > 0) @ self.item_w[i]
-            if weight.max() >= self.bar[i]:
-                out[r] = True
-        return out
 
     # -- counters ------------------------------------------------------------------------------
     def count(self, units: int, passed_units: int, segments: int, passed_segments: int) -> None:
@@ -653,19 +379,62 @@ class LexicalGate:
         seen = c["segments_seen"]
         return {
             "mode": "lexical",
-            "rule": self.rule,
-            **({"span": self.span, "share": self.share} if self.rule == "span" else {}),
-            **(
-                {"dice": self.dice, "dice_code": self.dice_code, "synonyms": self.synonyms, "short": self.short}
-                if self.rule == "dice"
-                else {}
-            ),
-            "min_shared": self.min_shared,
-            "terms": self.terms,
-            "by_values": self.by_values,
-            "eval_terms": len(self.term_id),
+            "dice": self.dice,
+            "dice_code": self.dice_code,
+            "synonyms": self.synonyms,
+            "short": self.short,
+            "eval_stems": len(self.vocab),
             "open_items": self.open_items,
             "background_documents": self.background[0],
             **{k: int(c[k]) for k in self.COUNTERS},
             "stopped_share": round(c["segments_stopped"] / seen, 4) if seen else 0.0,
         }
+
+    def sentence(self) -> str:
+        """What the gate did, in words, for the report's notes and the CLI's summary."""
+        c = self.counts
+        seen, stopped = c["segments_seen"], c["segments_stopped"]
+        share = f" ({stopped / seen:.1%})" if seen else ""
+        return (
+            f"{NOTE} {stopped:,} of {seen:,} training segments{share} before the "
+            f"encoder, sharing too few words with every eval item (units {c['units_stopped']:,} of "
+            f"{c['units_seen']:,}); --embed-gate none encodes every segment"
+        )
+
+
+def keep_units(
+    gate: LexicalGate,
+    units: Sequence[tuple[str, Sequence[str], bool]],
+    max_words: int = 160,
+    code: Sequence[bool] | None = None,
+) -> list[bool]:
+    """Which units pass ``gate``, counted: each unit is ``(view text, its segment texts, is a window)``.
+
+    Each segment is decided on its own text as far as the model reads it (its first ``max_words``
+    words and, with the gate's ``reach``, its first word pieces); a unit passes when one of its
+    segments does, and its first segment, its whole text (a window unit has none), passes too when it
+    is too short to judge (:meth:`LexicalGate.too_short`). ``code``: which units are code (hold a
+    ``doc`` segment), held to ``dice_code``.
+
+    >>> g = LexicalGate().fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
+    >>> notes = "release notes: the build now checks compiler flags, drops a stale patch and refreshes translations"
+    >>> keep_units(g, [("a Sheraton room, New York", ["a Sheraton room, New York"], False), (notes, [notes], False)])
+    [True, False]
+    >>> g.take_counts()["units_stopped"]
+    1
+    """
+    if not units:
+        return []
+    flat = [" ".join(t.split()[:max_words]) for _, texts, _ in units for t in texts]
+    if gate.reach is not None:  # as far as the model reads it: its first word pieces
+        flat = gate.reach.cut(flat)
+    flags = [bool(c) for c, (_, texts, _) in zip(code or [False] * len(units), units) for _ in texts]
+    whole = [k == 0 and not window for _, texts, window in units for k in range(len(texts))]
+    ok = gate.passes(flat, code=flags, whole=whole).tolist()
+    keep, at = [], 0
+    for _, texts, _ in units:
+        keep.append(any(ok[at : at + len(texts)]))
+        at += len(texts)
+    segs = [len(t) for _, t, _ in units]
+    gate.count(len(units), sum(keep), sum(segs), sum(n for n, k in zip(segs, keep) if k))
+    return keep
