@@ -58,9 +58,9 @@ GRID = ["0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.2", "0.22", "
 
 def make_gate(setting: str):
     """The shipped gate at threshold ``setting`` (``dice_code`` scaled as shipped), judging segments as
-    far as the bundled model reads them (:mod:`auditor.embed.reach`), as the embedding index's gate does."""
-    from auditor.embed.gate import DICE, DICE_CODE, LexicalGate
-    from auditor.embed.reach import ModelReach
+    far as the bundled model reads them (:mod:`auditor.methods.embedding.reach`), as the embedding index's gate does."""
+    from auditor.methods.embedding.gate import DICE, DICE_CODE, LexicalGate
+    from auditor.methods.embedding.reach import ModelReach
 
     gate = LexicalGate(dice=float(setting), dice_code=float(setting) * DICE_CODE / DICE)
     gate.reach = ModelReach.bundled()
@@ -155,12 +155,12 @@ def collect(name: str) -> dict:
 
 def gate_grid(x: dict, settings=None) -> None:
     """Every grid setting's gate decisions on the file's units (no model: the gate alone)."""
-    from auditor.embed.gate import keep_units
     from auditor.methods.embedding import EmbeddingIndex
+    from auditor.methods.embedding.gate import keep_units
 
     ev, recs, docs, stop, _truth, _ = _records(x["name"])
     index = EmbeddingIndex(gate="none")
-    from auditor.embed.segment import segments
+    from auditor.methods.embedding.segment import segments
 
     c = index.config
     segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
@@ -253,7 +253,7 @@ def report(datas: list[dict]) -> None:
         for part in ("short", "long"):
             print(line(x, part, s, label if part == "short" else "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
-    from auditor.embed.gate import DICE, DICE_CODE, SHORT, SYNONYMS
+    from auditor.methods.embedding.gate import DICE, DICE_CODE, SHORT, SYNONYMS
 
     print(f"\nShipped defaults: dice={DICE} dice_code={DICE_CODE} synonyms={SYNONYMS} short={SHORT}.")
 

@@ -276,10 +276,10 @@ def gate_only(args) -> None:
     """The shipped gate alone (no model): its stop share over the whole corpus and the planted
     paraphrases it stops (no passed unit of the record holds the paraphrase's first or last six words:
     the tier could then not find it)."""
-    from auditor.embed.gate import LexicalGate, keep_units
-    from auditor.embed.reach import ModelReach
-    from auditor.embed.segment import segments
     from auditor.methods.embedding import EmbeddingIndex
+    from auditor.methods.embedding.gate import LexicalGate, keep_units
+    from auditor.methods.embedding.reach import ModelReach
+    from auditor.methods.embedding.segment import segments
 
     records, by_source, _absent = corpus(args.mb, args.corpus)
     total = sum(by_source.values())
@@ -368,7 +368,7 @@ def main() -> None:
 
     # 1. the whole corpus: exact and n-gram, then the gate alone (its decisions and cost); with --full
     #    the gated tier encodes and decides what it passes (hours where the gate passes most units)
-    from auditor.embed.gate import keep_units
+    from auditor.methods.embedding.gate import keep_units
 
     t_other = t_gate = 0.0
     found_g: list = []

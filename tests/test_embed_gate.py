@@ -15,10 +15,10 @@ import pytest
 from helpers import mmlu_questions, stb_heldout_case
 
 from auditor.datasets.dataset import DatasetSpec
-from auditor.embed.gate import NOTE, LexicalGate, keep_units, load_background, stem
-from auditor.embed.segment import segments
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import GATE_DICE, EmbeddingIndex
+from auditor.methods.embedding.gate import NOTE, LexicalGate, keep_units, load_background, stem
+from auditor.methods.embedding.segment import segments
 from auditor.records.record import Record
 
 
@@ -101,7 +101,7 @@ def test_dice_score_is_the_weighted_dice_of_distinct_stems(stb_case):
     text shares with an item / (the text's stem weight + the item's), best item."""
     import numpy as np
 
-    from auditor.embed.gate import _distinct_stems
+    from auditor.methods.embedding.gate import _distinct_stems
     from auditor.text.batch import TokenBatch
 
     items, train = stb_case

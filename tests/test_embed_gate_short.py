@@ -16,10 +16,10 @@ import json
 import pytest
 from helpers import REPO, shared_file
 
-from auditor.embed.gate import LexicalGate, keep_units
-from auditor.embed.segment import segments
 from auditor.errors import ConfigError
 from auditor.methods.embedding import GATE_DICE, GATE_SHORT, GATE_SYNONYMS, EmbeddingIndex
+from auditor.methods.embedding.gate import LexicalGate, keep_units
+from auditor.methods.embedding.segment import segments
 from auditor.records.record import Record
 
 REPHRASE = "llm-decontaminator/data/rephrase"

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from helpers import mmlu_questions, shared_file, stb_heldout_case
 
-from auditor.embed.gate import STOP_WORDS, LexicalGate, _distinct_stems, stem
-from auditor.embed.model import bundled_model_path
-from auditor.embed.segment import segments
-from auditor.embed.synonyms import load_synonyms, min_cosine, neighbours
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import GATE_DICE, GATE_SYNONYMS, EmbeddingIndex
+from auditor.methods.embedding.gate import STOP_WORDS, LexicalGate, _distinct_stems, stem
+from auditor.methods.embedding.model import bundled_model_path
+from auditor.methods.embedding.segment import segments
+from auditor.methods.embedding.synonyms import load_synonyms, min_cosine, neighbours
 from auditor.text.batch import TokenBatch
 
 
@@ -136,7 +136,7 @@ def test_the_script_rebuilds_the_table_byte_for_byte(tmp_path):
 
     from helpers import REPO
 
-    from auditor.embed.synonyms import SYNONYMS
+    from auditor.methods.embedding.synonyms import SYNONYMS
 
     spec = importlib.util.spec_from_file_location("build_gate_synonyms", REPO / "scripts" / "build_gate_synonyms.py")
     assert spec is not None and spec.loader is not None

@@ -19,10 +19,10 @@ from ..audit.run import AuditConfig, CheckSpec, run_audit
 from ..audit.verdict import FAIL_ON, unreviewed_kinds
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
-from ..embed.gate import NOTE as GATE_NOTE
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..methods.embedding.gate import NOTE as GATE_NOTE
 from ..report import counts as tally
 from ..report import escape_line
 from ..report.publish import check_report_dir

@@ -19,7 +19,7 @@ corpus; notice in ``gate_background.NOTICE``; rebuilt by ``scripts/build_gate_ba
 eval side's own frequencies; stop words and one-letter stems weigh 0.
 
 **Rule** (weighted Dice). Each segment the encoder would read (a long one's first ``max_words`` words,
-cut where the model's tokenizer stops: :mod:`auditor.embed.reach`) passes when, for some eval segment,
+cut where the model's tokenizer stops: :mod:`auditor.methods.embedding.reach`) passes when, for some eval segment,
 twice the weight of the distinct stems they share, over the text's stems' weight plus the item's, is at
 least ``dice`` (:data:`DICE`); a unit passes when one of its segments does. It counts the *text's* own
 words too: a window of unrelated text that happens to hold a couple of an item's rare words scores low,
@@ -28,7 +28,7 @@ a rewording high. Code (a training unit with a ``doc`` segment, or a code eval i
 
 **Synonyms** (``synonyms``, :data:`SYNONYMS`; 0 turns them off): a text's stem also counts as an item's
 stem it neighbours at a cosine of at least ``synonyms`` in the bundled table of the model's own words
-(:mod:`auditor.embed.synonyms`: "freeway" for "highway", "urban" for "city"), earning the item stem's
+(:mod:`auditor.methods.embedding.synonyms`: "freeway" for "highway", "urban" for "city"), earning the item stem's
 weight scaled down to its own where that is lower; an item stem counts at most once.
 
 **Short texts** (``short``, :data:`SHORT`; 0 turns it off): a training unit's whole text of at most
@@ -76,14 +76,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow.compute as pc
 
-from ..errors import ConfigError, IndexFileError
-from ..text.batch import TokenBatch
+from ...errors import ConfigError, IndexFileError
+from ...text.batch import TokenBatch
 from .synonyms import check_bar, neighbours
 
 if TYPE_CHECKING:
     from .reach import ModelReach
 
-BACKGROUND = Path(__file__).resolve().parent.parent / "data" / "gate_background.json"
+BACKGROUND = Path(__file__).resolve().parents[2] / "data" / "gate_background.json"
 BACKGROUND_FORMAT = "auditor-gate-background"
 #: a stem keeps at most this many letters ("reservation" / "reserved" → "reserv")
 PREFIX = 6
@@ -207,7 +207,7 @@ class LexicalGate:
         self.syn: dict[str, np.ndarray] = {}
         self.background = background if background is not None else load_background()
         self.counts: Counter = Counter()
-        #: what the encoder reads of a text (:class:`auditor.embed.reach.ModelReach`), set by the
+        #: what the encoder reads of a text (:class:`auditor.methods.embedding.reach.ModelReach`), set by the
         #: embedding index from its model: each segment is then judged on its first word pieces, not on
         #: its first ``max_words`` words (:func:`keep_units`)
         self.reach: ModelReach | None = None

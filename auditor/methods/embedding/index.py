@@ -1,15 +1,15 @@
 """``embedding``: paraphrase tier — sentence-embedding similarity with evidence beyond a cosine.
 
-The eval items are cut into segments (:mod:`auditor.embed.segment`: the whole item, the question
+The eval items are cut into segments (:mod:`auditor.methods.embedding.segment`: the whole item, the question
 line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
 MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
 measured recall for large eval sets). Each training record's views are segmented and embedded the
 same way (one *unit* per view — whole text, question line and code prose together — plus one per
 window; a record with none of its ``train_views``, read whole for want of a known schema, by its
-``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
+``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.methods.embedding.evidence` (cosine,
 TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers, and BERTScore-style token alignment, :mod:`auditor.embed.align`), and
-:mod:`auditor.embed.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
+entities/numbers, and BERTScore-style token alignment, :mod:`auditor.methods.embedding.align`), and
+:mod:`auditor.methods.embedding.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
 review, ``conclusive = False``) or nothing, with fixed thresholds (no calibration on the eval set; the
 rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower and model-based, the
 method runs only when a check names it (``in_default = False``). The finding's evidence names the
@@ -42,36 +42,36 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..embed.align import TokenAligner
-from ..embed.cache import EmbeddingCache
-from ..embed.decision import CONCLUSIVE, Decision
-from ..embed.evidence import Parts, lexical, same_signature, values_agree
-from ..embed.gate import DICE as GATE_DICE
-from ..embed.gate import DICE_CODE as GATE_DICE_CODE
-from ..embed.gate import MODES as GATES
-from ..embed.gate import SHORT as GATE_SHORT
-from ..embed.gate import SYNONYMS as GATE_SYNONYMS
-from ..embed.gate import LexicalGate, keep_units
-from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
-from ..embed.reach import ModelReach
-from ..embed.segment import segments
-from ..embed.synonyms import check_bar
-from ..embed.tfidf import TfIdf
-from ..embed.vsearch import APPROX, VectorIndex
-from ..errors import ConfigError
-from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text.normalize import normalize
-from .base import Finding, Index, MethodConfig, SharedModel
+from ...errors import ConfigError
+from ...records.record import FIELDS, QUERY, TEXT, Record
+from ...text.normalize import normalize
+from ..base import Finding, Index, MethodConfig, SharedModel
+from .align import TokenAligner
+from .cache import EmbeddingCache
+from .decision import CONCLUSIVE, Decision
+from .evidence import Parts, lexical, same_signature, values_agree
+from .gate import DICE as GATE_DICE
+from .gate import DICE_CODE as GATE_DICE_CODE
+from .gate import MODES as GATES
+from .gate import SHORT as GATE_SHORT
+from .gate import SYNONYMS as GATE_SYNONYMS
+from .gate import LexicalGate, keep_units
+from .model import BACKENDS, Encoder, embedding_dim, load_encoder_model
+from .reach import ModelReach
+from .segment import segments
+from .synonyms import check_bar
+from .tfidf import TfIdf
+from .vsearch import APPROX, VectorIndex
 
 if TYPE_CHECKING:
-    from ..embed.vsearch import VectorIndex
+    from .vsearch import VectorIndex
 
 
 @dataclass
 class EmbeddingConfig(MethodConfig):
     model: str = "bundled"  # "bundled", a local sentence-transformers folder, or a cached name
     # "auto": torch on a GPU, else the model's int8 ONNX export (built locally, cached); "torch" = the
-    # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.embed.model.select_backend)
+    # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.methods.embedding.model.select_backend)
     backend: str = "auto"
     device: str = "auto"  # "auto" (CUDA when torch sees one), "cpu" (forced), "cuda", "cuda:N", "mps"
     model_cache: str = ""  # built ONNX encoders: "" → ~/.cache/auditor/models (CLI: --model-cache)
@@ -82,7 +82,7 @@ class EmbeddingConfig(MethodConfig):
     min_cosine: float = 0.3  # candidates below this cosine are not scored
     w_lexical: float = 0.2  # candidate ranking: cosine + w_lexical * TF-IDF cosine
     require_best: bool = True  # a finding only for the eval item a training segment is closest to
-    # the decision (auditor.embed.decision): score = cosine + w_align*align_f1 + w_margin*clip(margin, 0, margin_cap)
+    # the decision (auditor.methods.embedding.decision): score = cosine + w_align*align_f1 + w_margin*clip(margin, 0, margin_cap)
     w_align: float = Decision.w_align
     w_margin: float = Decision.w_margin
     margin_cap: float = Decision.margin_cap
@@ -96,7 +96,7 @@ class EmbeddingConfig(MethodConfig):
     # "lexical" (default): a training unit is encoded only if one of its segments has a weighted Dice
     # coefficient of distinct stems of at least gate_dice (gate_dice_code for code) with some eval segment,
     # near-synonyms counted at gate_synonyms, and a whole text of at most gate_short content stems passes
-    # (auditor.embed.gate; docs/methods.md#lexical-gate); "none": every segment is encoded
+    # (auditor.methods.embedding.gate; docs/methods.md#lexical-gate); "none": every segment is encoded
     gate: str = "lexical"
     gate_dice: float = GATE_DICE
     gate_dice_code: float = GATE_DICE_CODE
@@ -246,7 +246,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     # -- crossing a process boundary (engine workers) -------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         """A torch model on a GPU is not shipped: the receiving process loads the same model again on
-        the device it sees (:func:`~auditor.embed.model.select_device`), so a worker without a GPU
+        the device it sees (:func:`~auditor.methods.embedding.model.select_device`), so a worker without a GPU
         (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
         tensors. Everything else (the ONNX model reopens from its folder) is shipped as is. With
         :attr:`worker_model` set, the copy's encoder and aligner run that model instead."""
