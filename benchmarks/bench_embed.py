@@ -70,7 +70,7 @@ from paraphrase_data import HELDOUT_SETS, heldout_case, heldout_eval  # noqa: E4
 CHILD = r"""
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-from auditor.embed.model import load_encoder_model
+from auditor.methods.embedding.model import load_encoder_model
 backend, cold, warm, cache, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 texts = json.load(open(out + ".texts"))
 model, mid, chosen, device = load_encoder_model("bundled", backend, "cpu", cache)
@@ -106,7 +106,7 @@ def count_loads():  # in every Ray worker process: note each ONNX session opened
             return None
 
     sys.meta_path.insert(0, Spy())
-    from auditor.embed import onnx
+    from auditor.methods.embedding import onnx
     real = onnx.OnnxSentenceModel._open
     def counted(self):
         t = time.perf_counter()
@@ -146,7 +146,7 @@ def corpus() -> list[str]:
 
 
 def build_models(backends: list[str], cache: str) -> None:
-    from auditor.embed.model import load_encoder_model
+    from auditor.methods.embedding.model import load_encoder_model
 
     for b in backends:
         if b == "torch":
@@ -288,7 +288,7 @@ def main() -> None:
     ap.add_argument("--ray-backend", default="onnx-int8", help="encoder of the Ray scan (onnx-int8, torch, onnx)")
     ap.add_argument("--model-cache", default=os.environ.get("AUDITOR_MODEL_CACHE", ""), help="built ONNX models")
     a = ap.parse_args()
-    from auditor.embed.onnx import default_model_cache
+    from auditor.methods.embedding.onnx import default_model_cache
 
     cache = a.model_cache or str(default_model_cache())
     print(f"ONNX models in {cache}")

@@ -1,20 +1,18 @@
-"""The ``embedding`` tier's lexical gate: its parameters chosen leave-one-file-out on the paraphrase
+"""The ``embedding`` tier's lexical gate: its threshold chosen leave-one-file-out on the paraphrase
 benchmarks, the findings it loses out-of-sample (every one printed), and the share of units it stops.
 
 Run from the repository root::
 
-    python benchmarks/bench_gate.py            # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
-    python benchmarks/bench_gate.py --report   # reprint from the saved scans
-    python benchmarks/bench_gate.py --report --rule span --table   # the span rule's grid (SPAN_GRID), every setting
-    python benchmarks/bench_gate.py --report --rule dice --table   # the dice rule's grid (DICE_GRID), without synonyms
-    python benchmarks/bench_gate.py --report --rule short --table  # the shipped rule's grid (SHORT_GRID)
+    python benchmarks/bench_gate.py                   # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
+    python benchmarks/bench_gate.py --report          # reprint from the saved scans
+    python benchmarks/bench_gate.py --report --table  # every threshold of GRID: losses and stop shares
+    python benchmarks/bench_gate.py --only gsm8k      # one file
 
 **Files.** The nine *fit* files the tier's decision was calibrated on (frozen held-out StableToolBench,
 BFCL simple_python, WebShop, and the six llm-decontaminator rephrasing files), NESTFUL (the untouched
 test set: scored once, with the parameters fitted on all nine), and the frozen long documents
 (``tests/data/heldout/gate_longdocs.jsonl``, made before any gate parameter was chosen: each plants
-one paraphrase of one of those ten files in multi-paragraph real filler; the case where the static
-prefilter failed), and GSM8K (:data:`paraphrase_data.LATE_SETS`: 250 test questions and their
+one paraphrase of one of those ten files in multi-paragraph real filler), and GSM8K (:data:`paraphrase_data.LATE_SETS`: 250 test questions and their
 llm-decontaminator rephrasings, added after the synonyms were fitted and scored once, like NESTFUL;
 no long documents), and two sets written blind by helper agents in session 8 (``bfcl_irrelevance``,
 ``bfcl_live_irrelevance``: tests/data/heldout/README.md), each scored once as that file says.
@@ -22,12 +20,14 @@ no long documents), and two sets written blind by helper agents in session 8 (``
 **Method.** Each file is scanned once with the gate off (the ungated tier, shipped decision). The
 gate only removes units — a unit it passes is decided exactly as without it
 (``tests/test_embed_gate.py`` checks this through ``search``) — so a finding survives a gate setting
-iff its unit passes, and one scan scores every setting of the grid :data:`GRID`.
+iff its unit passes, and one scan scores every threshold of the grid :data:`GRID` (the shipped rule:
+synonyms at the table's floor 0.7 and whole texts of at most 8 content stems passing, neither fitted;
+``dice_code`` the threshold × 2/3).
 
 **Rule.** Among the settings that lose no *right* finding (a paraphrase matched to its own item,
 conclusive or suspected) on the files fitted on, the one that stops the most units of unrelated
 real text (this repository's doc paragraphs, three joined: :func:`stop_corpus`) against those files'
-eval sets; ties: more shared terms, then fewer terms. Leave-one-file-out: each fit file (and the long
+eval sets; ties: the lower threshold. Leave-one-file-out: each fit file (and the long
 documents of its paraphrases) is scored with the rule applied to the eight others
 (OUT-OF-SAMPLE); NESTFUL and its long documents with the rule on all nine (OUT-OF-SAMPLE); the
 shipped default is the rule on all nine (IN-SAMPLE on them). A right finding lost to the gate is a
@@ -52,77 +52,19 @@ from paraphrase_data import DECON_FILES, HELDOUT, HELDOUT_SETS, LATE_SETS, REPO,
 CACHE = os.environ.get("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
 SAVED = os.environ.get("AUDITOR_GATE_SCANS", "/tmp/auditor-gate-scans.json")
 FIT = (*HELDOUT_SETS, *[d[0] for d in DECON_FILES])
-#: (min_shared, terms) settings scored
-GRID = [(m, k, v) for v in (1, 0) for m in (1, 2, 3) for k in (3, 4, 6, 8, 12, 16) if k >= m]
-#: the span rule's (span, share, terms) settings scored (``--rule span``), as "span:SPAN,SHARE,TERMS,BY_VALUES"
-SPAN_GRID = [f"span:{f},{q},{k},{v}" for v in (1, 0) for f in (2, 4) for q in (0.15, 0.25, 0.35, 0.5) for k in (6, 12)]
-
-
-#: the dice rule's thresholds scored (``--rule dice``), as "dice:THRESHOLD"
-DICE_GRID = [f"dice:{q}" for q in (0.04, 0.06, 0.08, 0.1, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.18, 0.2)]
-#: the dice rule with synonyms (``--rule synonyms``): (threshold, synonyms bar) settings, as
-#: "dice:THRESHOLD,,,,SYNONYMS" (QCODE scaled as shipped, no cover, common 1)
-SYN_GRID = [
-    f"dice:{q},,,,{t}"
-    for t in (0.7, 0.75, 0.8, 0.85)
-    for q in (0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.2, 0.22, 0.25)
-]
-
-
-#: the shipped rule (``--rule short``): the dice rule with synonyms at the table's floor (every pair it
-#: holds: the bar is not fitted), short whole texts passing (``gate_short``, not fitted), and the
-#: threshold fitted: "dice:THRESHOLD,,,,0.7,SHORT"
-SHORT_GRID = [f"dice:{q},,,,0.7,8" for q in (0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.2, 0.22, 0.25)]
-
-
-def settings(rule: str) -> list[str]:
-    """The grid of ``rule`` as setting strings ("m,k,v" for count, "span:f,q,k,v" for span, "dice:q")."""
-    if rule == "dice":
-        return DICE_GRID
-    if rule == "synonyms":
-        return SYN_GRID
-    if rule == "short":
-        return SHORT_GRID
-    return SPAN_GRID if rule == "span" else [f"{m},{k},{v}" for m, k, v in GRID]
+#: the dice thresholds scored
+GRID = ["0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.2", "0.22", "0.25"]
 
 
 def make_gate(setting: str):
-    """The gate of one setting string; a dice gate judges segments as far as the bundled model reads
-    them (:mod:`auditor.embed.reach`), as the embedding index's gate does."""
-    gate = _make_gate(setting)
-    if gate.rule == "dice":
-        from auditor.embed.reach import ModelReach
+    """The shipped gate at threshold ``setting`` (``dice_code`` scaled as shipped), judging segments as
+    far as the bundled model reads them (:mod:`auditor.methods.embedding.reach`), as the embedding index's gate does."""
+    from auditor.methods.embedding.gate import DICE, DICE_CODE, LexicalGate
+    from auditor.methods.embedding.reach import ModelReach
 
-        gate.reach = ModelReach.bundled()
+    gate = LexicalGate(dice=float(setting), dice_code=float(setting) * DICE_CODE / DICE)
+    gate.reach = ModelReach.bundled()
     return gate
-
-
-def _make_gate(setting: str):
-    from auditor.embed.gate import LexicalGate
-
-    if setting.startswith("dice:"):  # "dice:Q[,QCODE[,COVER[,COMMON[,SYNONYMS[,SHORT]]]]]" (QCODE: Q scaled as shipped)
-        from auditor.methods.embedding import GATE_DICE, GATE_DICE_CODE
-
-        q, qc, cov, com, syn, short = _dice_fields(setting)
-        return LexicalGate(
-            rule="dice",
-            dice=float(q),
-            dice_code=float(qc or float(q) * GATE_DICE_CODE / GATE_DICE),
-            cover=float(cov or 0),
-            common=int(com or 1),
-            synonyms=float(syn or 0),
-            short=int(short or 0),
-        )
-    if setting.startswith("span:"):
-        f, q, k, v = setting[5:].split(",")
-        return LexicalGate(2, int(k), bool(int(v)), rule="span", span=float(f), share=float(q))
-    m, k, v = map(int, setting.split(","))
-    return LexicalGate(m, k, bool(v))
-
-
-def _dice_fields(setting: str) -> list[str]:
-    """The six fields of a "dice:..." setting string, "" where left out."""
-    return (setting[5:].split(",") + [""] * 5)[:6]
 
 
 def stop_corpus() -> list[str]:
@@ -213,12 +155,12 @@ def collect(name: str) -> dict:
 
 def gate_grid(x: dict, settings=None) -> None:
     """Every grid setting's gate decisions on the file's units (no model: the gate alone)."""
-    from auditor.embed.gate_select import keep_units
     from auditor.methods.embedding import EmbeddingIndex
+    from auditor.methods.embedding.gate import keep_units
 
     ev, recs, docs, stop, _truth, _ = _records(x["name"])
     index = EmbeddingIndex(gate="none")
-    from auditor.embed.segment import segments
+    from auditor.methods.embedding.segment import segments
 
     c = index.config
     segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
@@ -226,7 +168,7 @@ def gate_grid(x: dict, settings=None) -> None:
     code = [any(s.kind == "doc" for s in g) for g in segs for _ in g]  # the items the decision treats as code
     parts = {"short": _units(index, recs), "long": _units(index, docs), "stop": _units(index, stop)}
     grid = {}
-    for setting in settings or [f"{m},{k},{v}" for m, k, v in GRID]:
+    for setting in settings or GRID:
         gate = make_gate(setting).fit(texts, code)
         grid[setting] = {
             label: {"kept": {u[0] for u, ok in zip(units, keep_units(gate, [u[1:4] for u in units], c.max_words,
@@ -266,44 +208,21 @@ def _key(unit: list) -> tuple:
     return (int(unit[0]), unit[1], tuple(labels))
 
 
-def fitted(datas: list[dict], rule: str = "count") -> str:
+def fitted(datas: list[dict]) -> str:
     """The rule (module doc) over ``datas``: short cases only."""
-    grid = settings(rule)
-    ok = [s for s in grid if all(not score(x, "short", s)["lost"] for x in datas)]
+    ok = [s for s in GRID if all(not score(x, "short", s)["lost"] for x in datas)]
     if not datas:
-        return grid[0]
+        return GRID[0]
     if not ok:  # no setting loses nothing: the one that loses the fewest (reported as a loss)
-        return min(grid, key=lambda s: (sum(len(score(x, "short", s)["lost"]) for x in datas), s))
-
-    def key(s: str):
-        stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
-        if s.startswith("dice:"):  # ties: the lower threshold, then the higher synonyms bar
-            q, _qc, _cov, _com, syn, _short = _dice_fields(s)
-            return (stop, -float(q), float(syn or 1), 0, 0)
-        if s.startswith("span:"):  # ties: the shorter span, the higher share, fewer terms
-            f, q, k, v = map(float, s[5:].split(","))
-            return (stop, -f, q, -k, -v)
-        m, k, v = map(int, s.split(","))
-        return (stop, m, -k, -v, 0)
-
-    return max(ok, key=key)
+        return min(GRID, key=lambda s: (sum(len(score(x, "short", s)["lost"]) for x in datas), float(s)))
+    return max(ok, key=lambda s: (sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas), -float(s)))
 
 
 def line(x: dict, part: str, s: str, label: str) -> str:
     r = score(x, part, s)
-    if s.startswith("dice:"):
-        q, qc, cov, com, syn, short = _dice_fields(s)
-        desc = (f"rule=dice dice={q}" + (f" synonyms={syn}" if syn else "") + (f" short={short}" if short else "")
-                + (f" ({s})" if qc or cov or com else ""))  # fmt: skip
-    elif s.startswith("span:"):
-        f, q, k, v = s[5:].split(",")
-        desc = f"rule=span span={f} share={q} terms={k:<3} by_values={v}"
-    else:
-        m, k, v = s.split(",")
-        desc = f"min_shared={m} terms={k:<3} by_values={v}"
     stop = score(x, "stop", s)["stopped"]
     return (
-        f"  {x['name'] + (' [long docs]' if part == 'long' else ''):<34} {label:<14} {desc}"
+        f"  {x['name'] + (' [long docs]' if part == 'long' else ''):<34} {label:<14} dice={s}"
         f" recall {r['recall']:.3f} -> {r['gated']:.3f} (lost {len(r['lost'])}); findings kept "
         f"{r['findings_kept']}/{r['findings']}; units stopped {r['stopped']:.2f} (docs paragraphs {stop:.2f})"
     )
@@ -317,42 +236,34 @@ def lost_lines(x: dict, part: str, s: str) -> list[str]:
     return out
 
 
-def report(datas: list[dict], rule: str = "count") -> None:
+def report(datas: list[dict]) -> None:
     fit = [x for x in datas if x["name"] in FIT]
     print("\nLeave-one-file-out (each file scored with the rule fitted on the other fit files; OUT-OF-SAMPLE):")
     for x in datas:
         if x["name"] in TEST_SETS or x["name"] in LATE_SETS:
             continue
-        s = fitted([y for y in fit if y is not x], rule)
+        s = fitted([y for y in fit if y is not x])
         for part in ("short", "long"):
             print(line(x, part, s, "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
-    s = fitted(fit, rule)
+    s = fitted(fit)
     print(f"\nRule on all {len(fit)} fit files: setting {s} (IN-SAMPLE on them):")
     for x in datas:
         label = "IN-SAMPLE" if x in fit else "OUT-OF-SAMPLE"
         for part in ("short", "long"):
             print(line(x, part, s, label if part == "short" else "OUT-OF-SAMPLE"))
             print("\n".join(lost_lines(x, part, s)) or "      (no right finding lost)")
-    from auditor.methods.embedding import GATE_BY_VALUES, GATE_DICE, GATE_DICE_CODE, GATE_MIN_SHARED, GATE_TERMS
+    from auditor.methods.embedding.gate import DICE, DICE_CODE, SHORT, SYNONYMS
 
-    print(f"\nShipped defaults: rule=dice dice={GATE_DICE} dice_code={GATE_DICE_CODE}; the count rule's "
-          f"min_shared={GATE_MIN_SHARED} terms={GATE_TERMS} by_values={int(GATE_BY_VALUES)}.")  # fmt: skip
+    print(f"\nShipped defaults: dice={DICE} dice_code={DICE_CODE} synonyms={SYNONYMS} short={SHORT}.")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="score the gate on the saved scans (no model)")
     ap.add_argument("--only", nargs="*", default=None, help="files to scan (default: all ten)")
-    ap.add_argument("--setting", default="", help="score only MIN_SHARED,TERMS,BY_VALUES (e.g. the shipped 2,4,1)"
-                    " or span:SPAN,SHARE,TERMS,BY_VALUES")  # fmt: skip
-    ap.add_argument("--table", action="store_true", help="also print every setting's losses and stop shares")
-    ap.add_argument(
-        "--rule",
-        choices=("count", "span", "dice", "synonyms", "short"),
-        default="count",
-        help="the gate rule whose grid is fitted",
-    )
+    ap.add_argument("--setting", default="", help="score only this threshold (e.g. the shipped 0.2)")
+    ap.add_argument("--table", action="store_true", help="also print every threshold's losses and stop shares")
     args = ap.parse_args()
     names = args.only or [*FIT, *TEST_SETS, *LATE_SETS]
     saved = {x["name"]: x for x in json.loads(Path(SAVED).read_text())} if Path(SAVED).exists() else {}
@@ -368,7 +279,7 @@ def main() -> None:
     one = [args.setting] if args.setting else None
     for x in datas:
         x.pop("grid", None)
-        gate_grid(x, one or settings(args.rule))
+        gate_grid(x, one or GRID)
     if one:
         print(f"Setting {args.setting} (fitted on the nine fit files: IN-SAMPLE on them, OUT-OF-SAMPLE elsewhere):")
         for x in datas:
@@ -378,14 +289,14 @@ def main() -> None:
                 print("\n".join(lost_lines(x, part, args.setting)) or "      (no right finding lost)")
         return
     if args.table:
-        table(datas, args.rule)
-    report(datas, args.rule)
+        table(datas)
+    report(datas)
 
 
-def table(datas: list[dict], rule: str) -> None:
+def table(datas: list[dict]) -> None:
     """Every grid setting: right findings lost per fit file (IN-SAMPLE: no fit) and units stopped."""
-    print(f"Every {rule} setting: right findings lost (short / long docs) per file, units stopped (docs paragraphs):")
-    for s in settings(rule):
+    print("Every threshold: right findings lost (short / long docs) per file, units stopped (docs paragraphs):")
+    for s in GRID:
         lost = [f"{len(score(x, 'short', s)['lost'])}/{len(score(x, 'long', s)['lost'])}" for x in datas]
         stop = sum(score(x, "stop", s)["stopped"] for x in datas) / len(datas)
         own = sum(score(x, "short", s)["stopped"] for x in datas) / len(datas)

@@ -16,7 +16,7 @@ and the **untouched test set** ``nestful`` (:data:`TEST_SETS`: written and froze
 Every candidate a training record gets (its nearest eval item, with the decision switched off) is
 scored once; decisions are then applied to the stored parts, so the fits are cheap. Printed:
 
-1. **Shipped defaults** (:class:`auditor.embed.decision.Decision`): ``in-sample`` on the nine fit
+1. **Shipped defaults** (:class:`auditor.methods.embedding.decision.Decision`): ``in-sample`` on the nine fit
    files, because they were chosen by grids over them while the decision was designed
    (:data:`DEFAULT_FIT`); ``OUT-OF-SAMPLE`` on the test set.
 2. **Leave-one-file-out** over the fit files: for each file, the grid is fitted on the other fit files
@@ -53,9 +53,9 @@ import numpy as np  # noqa: E402
 from paraphrase_data import DECON_FILES, HELDOUT_SETS, TEST_SETS, TSV_SETS, decon_case, gsm8k_case, heldout_case  # noqa: E402
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.embed.decision import Decision  # noqa: E402
-from auditor.embed.evidence import Parts  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
+from auditor.methods.embedding.decision import Decision  # noqa: E402
+from auditor.methods.embedding.evidence import Parts  # noqa: E402
 
 DECON_NAMES = [d[0] for d in DECON_FILES]
 #: the shipped defaults were chosen by grids over all nine files while the decision was designed, so

@@ -1,13 +1,13 @@
 """The embedding tier at corpus scale: MB/s with the lexical gate against encoding every segment, on
 a realistic agent corpus of >= 100 MB with planted paraphrases, side by side in one run, findings compared.
 
-Run from the repository root (2 shared cores: ~5 min at the default sample, ~15 at 1.5 %)::
+Run from the repository root (2 shared cores: ~3 min at the default sample, ~8 at 1.5 %)::
 
     python benchmarks/bench_paraphrase_scale.py                  # 110 MB, sample 0.4 % + planted records
     python benchmarks/bench_paraphrase_scale.py --full           # also encode what the gate passes (hours)
     python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
-    python benchmarks/bench_paraphrase_scale.py --gate-only span:2,0.15,12,0   # one gate setting, no model (~1 min)
-    python benchmarks/bench_paraphrase_scale.py --corpus heldout --gate-by segment   # the held-out corpus
+    python benchmarks/bench_paraphrase_scale.py --gate-only      # the shipped gate alone, no model (~1.5 min)
+    python benchmarks/bench_paraphrase_scale.py --corpus heldout # the held-out corpus
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
@@ -33,7 +33,7 @@ the system Python's packages (:func:`filler_sources`); the same eval set and pla
 
 **Runs** (one process, in-process search, batches of 256 records, embedding cache in memory for
 each run): per batch the exact and n-gram tiers search first (so the gate finds the batch's token
-batch built, as in a scan), then the gate (``gate = "lexical"``) alone over the whole corpus (its decisions and cost; with
+batch built, as in a scan), then the gate (``gate = "lexical"``, the default) alone over the whole corpus (its decisions and cost; with
 ``--full`` the gated tier also encodes and decides what it passes).
 Encoding every segment of 100 MB on 2 shared cores takes hours, so the **ungated** tier
 (``gate = "none"``) runs on a random sample of the corpus's records (``--sample``, seed 25) and on
@@ -272,37 +272,14 @@ def key(f) -> tuple:
 RESCORED = 1e-4
 
 
-def training_background(records) -> tuple[int, dict[str, int]]:
-    """The bundled background plus the corpus's own document frequencies (each record a document):
-    what a training-side background (a pre-pass over the training data) would weigh with. Exploratory
-    (``--train-df``): the gate does not do this."""
-    from auditor.embed.gate import TokenBatch, _distinct_stems, load_background
-
-    n_bg, df_bg = load_background()
-    df: dict[str, int] = dict(df_bg)
-    for i in range(0, len(records), 256):
-        texts = [r.view("text") for r in records[i : i + 256]]
-        batch = TokenBatch(texts)
-        distinct, index = _distinct_stems(batch)
-        starts = batch.token_starts
-        for j in range(len(texts)):
-            for s in {distinct[k] for k in index[starts[j] : starts[j + 1] - 1].tolist()}:
-                df[s] = df.get(s, 0) + 1
-    return n_bg + len(records), df
-
-
 def gate_only(args) -> None:
-    """The gate alone (no model): its stop share over the whole corpus and the planted paraphrases it
-    stops (no passed unit of the record holds the paraphrase's first or last six words: the tier
-    could then not find it). Also, as a what-if (the gate decides units, not segments), the share a
-    per-segment decision would stop and the share of encoder input (tokens, about 1.6 per word, at
-    most 256 per segment) each would spare."""
-    import numpy as np
-    from bench_gate import make_gate
-
-    from auditor.embed.gate_select import keep_units
-    from auditor.embed.segment import segments
+    """The shipped gate alone (no model): its stop share over the whole corpus and the planted
+    paraphrases it stops (no passed unit of the record holds the paraphrase's first or last six words:
+    the tier could then not find it)."""
     from auditor.methods.embedding import EmbeddingIndex
+    from auditor.methods.embedding.gate import LexicalGate, keep_units
+    from auditor.methods.embedding.reach import ModelReach
+    from auditor.methods.embedding.segment import segments
 
     records, by_source, _absent = corpus(args.mb, args.corpus)
     total = sum(by_source.values())
@@ -310,18 +287,13 @@ def gate_only(args) -> None:
     index = EmbeddingIndex(gate="none")
     c = index.config
     segs = [segments(e.view(c.eval_view), c.max_words) for e in ev]
-    t_df = time.perf_counter()
-    background = training_background(records) if args.train_df else None
-    t_df = time.perf_counter() - t_df
-    gate = make_gate(args.gate_only)
-    if background is not None:
-        gate.background = background
-    gate.fit([s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g])
+    gate = LexicalGate().fit(
+        [s.text for g in segs for s in g], [any(s.kind == "doc" for s in g) for g in segs for _ in g]
+    )
+    gate.reach = ModelReach.bundled()  # as the index's gate: segments judged as far as the model reads them
     t0 = time.perf_counter()
     para = {(n, i): " ".join(p.split()) for n, i, p in planted()}
     stopped_plants = []
-    unit_tokens = seg_tokens = all_tokens = 0.0
-    seg_passed = 0
     for i in range(0, len(records), args.batch):
         b = records[i : i + args.batch]
         units = [
@@ -330,15 +302,6 @@ def gate_only(args) -> None:
             for v, g in index.train_units(t)
         ]
         keep = keep_units(gate, [u for _, u, _ in units], c.max_words, [x for _, _, x in units])
-        if gate.rule == "dice":  # the what-if: each segment on its own
-            flat = [" ".join(x.split()[: c.max_words]) for _, u, _ in units for x in u[1]]
-            ok = gate.passes(flat, code=[code for _, u, code in units for _ in u[1]])
-            tokens = np.minimum(1.6 * np.array([len(x.split()) for x in flat], dtype=float), 256)
-            in_kept = np.repeat(np.array(keep, dtype=bool), [len(u[1]) for _, u, _ in units])
-            all_tokens += float(tokens.sum())
-            unit_tokens += float(tokens[in_kept].sum())
-            seg_tokens += float(tokens[ok].sum())
-            seg_passed += int(ok.sum())
         for t in b:
             if "set" not in t.meta:
                 continue
@@ -351,24 +314,17 @@ def gate_only(args) -> None:
     st = gate.describe()
     plants = sum(1 for r in records if "set" in r.meta)
     print(
-        f"Gate {args.gate_only}{' with the corpus as background (--train-df)' if background else ''} alone over "
-        f"{len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:"
+        f"The shipped gate alone over {len(records)} records, {total / 1e6:.1f} MB [OUT-OF-SAMPLE: never fitted on this corpus]:"
     )
     print(f"  segments {st['segments_seen']}, passed {st['segments_passed']}, stopped {st['segments_stopped']} "
           f"({st['stopped_share']:.3f}); units {st['units_seen']} / {st['units_passed']} / {st['units_stopped']}; "
           f"{t_gate:.0f} s ({total / 1e6 / t_gate:.1f} MB/s)")  # fmt: skip
-    if background is not None:
-        print(f"  corpus document frequencies (the pre-pass): {t_df:.0f} s, {len(background[1])} stems")
     print(f"  planted paraphrases stopped (no passed unit holds them): {len(stopped_plants)} of {plants}")
     for t in stopped_plants:
         print(f"  PLANTED STOPPED {t.meta}: {' '.join(t.view('text').split())[:140]!r}")
     if st["segments_seen"]:
         share = st["segments_passed"] / st["segments_seen"]
         print(f"  upper bound on the speed-up of encoding (passed share {share:.3f}): x{1 / max(share, 1e-9):.1f}")
-    if all_tokens:
-        n = st["segments_seen"]
-        print(f"  encoder input passed (tokens): by unit (as the gate does) {unit_tokens / all_tokens:.3f}; "
-              f"what-if by segment: segments stopped {1 - seg_passed / n:.3f}, tokens passed {seg_tokens / all_tokens:.3f}")  # fmt: skip
 
 
 def main() -> None:
@@ -377,17 +333,12 @@ def main() -> None:
     ap.add_argument("--sample", type=float, default=0.004, help="share of records the ungated tier encodes")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--full", action="store_true", help="also encode what the gate passes on the whole corpus")
-    ap.add_argument("--gate-only", default="", metavar="SETTING",
-                    help="no model: only the gate of SETTING (bench_gate.py's 'm,k,v' or 'span:f,q,k,v') over the "
-                    "whole corpus, its stop share, and the planted records it stops entirely")  # fmt: skip
+    ap.add_argument("--gate-only", action="store_true",
+                    help="no model: only the shipped gate over the whole corpus, its stop share, and the planted "
+                    "records it stops entirely")  # fmt: skip
     ap.add_argument("--corpus", choices=("main", "heldout"), default="main",
                     help="main: the corpus above; heldout: other agent sets and other filler (filler_sources), "
                     "for figures on text no rule was chosen on")  # fmt: skip
-    ap.add_argument("--gate-by", choices=("unit", "segment"), default="unit",
-                    help="what the gated tier's gate decides (EmbeddingConfig.gate_by; default unit)")  # fmt: skip
-    ap.add_argument("--train-df", action="store_true",
-                    help="with --gate-only: weigh with the corpus's own document frequencies added to the "
-                    "bundled background (a what-if: the gate does not)")  # fmt: skip
     args = ap.parse_args()
     if args.gate_only:
         gate_only(args)
@@ -407,7 +358,7 @@ def main() -> None:
     print(f"Eval: {len(ev)} items (StableToolBench 765, BFCL simple_python 400, WebShop 0:500); "
           f"{sum(1 for r in records if 'set' in r.meta)} planted paraphrases; load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     exact, ngram = methods.create("exact").build(ev), methods.create("ngram").build(ev)
-    gated = EmbeddingIndex(cache_dir="none", gate="lexical", gate_by=args.gate_by).build(ev)
+    gated = EmbeddingIndex(cache_dir="none").build(ev)  # the default: gate = "lexical"
     plain = EmbeddingIndex(cache_dir="none", gate="none").build(ev)
     rng = random.Random(SEED)
     sample = sorted(rng.sample(range(len(records)), max(1, int(len(records) * args.sample))))
@@ -417,9 +368,8 @@ def main() -> None:
 
     # 1. the whole corpus: exact and n-gram, then the gate alone (its decisions and cost); with --full
     #    the gated tier encodes and decides what it passes (hours where the gate passes most units)
-    from auditor.embed.gate_select import keep_segments, keep_units
+    from auditor.methods.embedding.gate import keep_units
 
-    decide = keep_segments if args.gate_by == "segment" else keep_units
     t_other = t_gate = 0.0
     found_g: list = []
     t_g = 0.0
@@ -437,7 +387,7 @@ def main() -> None:
             units = [
                 (t.views[v], [s.text for s in g], g[0].kind == "window") for t in b for v, g in gated.train_units(t)
             ]
-            decide(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
+            keep_units(gated.gate, units, gated.config.max_words, [any(s.kind == "doc" for s in g) for g in tu])
             t_gate += time.perf_counter() - t1
         t_other += t1 - t0
     gst = gated.stats()["gate"]

@@ -1,5 +1,5 @@
 """Maintainer script: build ``auditor/data/gate_background.json``, the document frequencies of word
-stems that the embedding tier's lexical gate (:mod:`auditor.embed.gate`) takes rarity from.
+stems that the embedding tier's lexical gate (:mod:`auditor.methods.embedding.gate`) takes rarity from.
 
 Run from the repository root (reads ``../shared/data``; a few seconds)::
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor.embed.gate import BACKGROUND, BACKGROUND_FORMAT, _distinct_stems  # noqa: E402
 from auditor.io.atomic import atomic_write_text  # noqa: E402
+from auditor.methods.embedding.gate import BACKGROUND, BACKGROUND_FORMAT, _distinct_stems  # noqa: E402
 from auditor.text.batch import TokenBatch  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

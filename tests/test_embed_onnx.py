@@ -22,12 +22,12 @@ pytest.importorskip("onnxscript", reason="the 'embed' extra (onnxscript) is not 
 
 from auditor.cli import main  # noqa: E402
 from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
-from auditor.embed.align import TokenAligner  # noqa: E402
-from auditor.embed.cache import EmbeddingCache  # noqa: E402
-from auditor.embed.model import load_encoder_model, load_model, select_backend, select_device  # noqa: E402
-from auditor.embed.onnx import OnnxSentenceModel, default_model_cache  # noqa: E402
 from auditor.errors import ConfigError, IndexFileError  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
+from auditor.methods.embedding.align import TokenAligner  # noqa: E402
+from auditor.methods.embedding.cache import EmbeddingCache  # noqa: E402
+from auditor.methods.embedding.model import load_encoder_model, load_model, select_backend, select_device  # noqa: E402
+from auditor.methods.embedding.onnx import OnnxSentenceModel, default_model_cache  # noqa: E402
 from auditor.records.record import Record  # noqa: E402
 
 HELDOUT = "tests/data/heldout/stabletoolbench.tsv"
@@ -108,7 +108,7 @@ def test_embedding_index_on_onnx_finds_the_paraphrase_and_reports_its_encoder(st
 
 
 def test_encoders_are_keyed_apart_and_a_cache_of_another_encoder_is_refused(int8, torch_model, tmp_path):
-    from auditor.embed.model import model_id, resolve_model
+    from auditor.methods.embedding.model import model_id, resolve_model
 
     _, mid8 = int8
     mid_torch = model_id(torch_model, resolve_model("bundled"))

@@ -1,4 +1,4 @@
-"""The lexical gate's synonyms (``gate_synonyms``, on in the dice rule by default): a training stem that
+"""The lexical gate's synonyms (``gate_synonyms``, 0.7 by default): a training stem that
 neighbours an eval item's stem in the bundled table counts as that stem. The table is the bundled
 model's own vocabulary; a real rewording that replaces an item's words with near-synonyms scores
 higher with them; the score is the definition computed by hand; a bad bar or a damaged table is one
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from helpers import mmlu_questions, shared_file, stb_heldout_case
 
-from auditor.embed.gate import STOP_WORDS, LexicalGate, _distinct_stems, stem
-from auditor.embed.model import bundled_model_path
-from auditor.embed.segment import segments
-from auditor.embed.synonyms import load_synonyms, min_cosine, neighbours
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods.embedding import GATE_DICE, GATE_SYNONYMS, EmbeddingIndex
+from auditor.methods.embedding.gate import STOP_WORDS, LexicalGate, _distinct_stems, stem
+from auditor.methods.embedding.model import bundled_model_path
+from auditor.methods.embedding.segment import segments
+from auditor.methods.embedding.synonyms import load_synonyms, min_cosine, neighbours
 from auditor.text.batch import TokenBatch
 
 
@@ -72,8 +72,8 @@ def test_a_rewording_with_near_synonyms_scores_higher():
     original, rephrased = sociology_pair()
     assert "highway" in original and "expressway" in rephrased
     items = [original] + [r.view("text") for r in mmlu_questions(40)]
-    plain = LexicalGate(rule="dice", dice=GATE_DICE).fit(items)
-    soft = LexicalGate(rule="dice", dice=GATE_DICE, synonyms=GATE_SYNONYMS).fit(items)
+    plain = LexicalGate(dice=GATE_DICE, synonyms=0, short=0).fit(items)
+    soft = LexicalGate(dice=GATE_DICE, synonyms=GATE_SYNONYMS, short=0).fit(items)
     assert plain.dice_scores_of([rephrased])[0] < GATE_DICE <= soft.dice_scores_of([rephrased])[0]
     assert soft.passes([rephrased]).tolist() == [True] and plain.passes([rephrased]).tolist() == [False]
     probe = [r.view("text") for r in mmlu_questions(60, start=100)[40:]] + [rephrased]
@@ -87,7 +87,7 @@ def test_synonym_score_is_the_definition_computed_by_hand():
     neighbour it at >= the bar of each one's own weight over the item stem's (each at most 1), capped at 1."""
     items, train = stb_heldout_case()
     texts = [s.text for r in items for s in segments(r.view("query"))]
-    gate = LexicalGate(rule="dice", synonyms=GATE_SYNONYMS).fit(texts)
+    gate = LexicalGate(synonyms=GATE_SYNONYMS, short=0).fit(texts)
     table = load_synonyms()
     probe = [t.view("text") for t in train[:10]] + [r.view("text") for r in mmlu_questions(6)]
     probe.append("Find a freeway motel near the urban centre for two grownups")
@@ -109,24 +109,24 @@ def test_synonym_score_is_the_definition_computed_by_hand():
                 shared += w(s) * credit
             best = max(best, 2 * shared / (mass + sum(w(s) for s in its)))
         assert score == pytest.approx(best, rel=1e-9), text
-    assert got[-1] > LexicalGate(rule="dice").fit(texts).dice_scores_of(probe[-1:])[0]
+    assert got[-1] > LexicalGate(synonyms=0, short=0).fit(texts).dice_scores_of(probe[-1:])[0]
 
 
 def test_bad_bar_and_damaged_table(tmp_path):
     with pytest.raises(ConfigError, match="gate_synonyms must be 0 \\(off\\) or in 0.7..1"):
-        LexicalGate(rule="dice", synonyms=0.5)
+        LexicalGate(synonyms=0.5)
     with pytest.raises(ConfigError, match="gate_synonyms"):
-        EmbeddingIndex(gate="lexical", gate_synonyms=0.5)
+        EmbeddingIndex(gate_synonyms=0.5)
     with pytest.raises(ConfigError, match="gate_synonyms"):
         EmbeddingIndex(gate_synonyms=1.5)
-    assert EmbeddingIndex(gate="lexical", gate_synonyms=0).config.gate_synonyms == 0
-    assert EmbeddingIndex(gate="lexical").params() != EmbeddingIndex(gate="lexical", gate_synonyms=0).params()
+    assert EmbeddingIndex(gate_synonyms=0).config.gate_synonyms == 0
+    assert EmbeddingIndex().params() != EmbeddingIndex(gate_synonyms=0).params()
     bad = tmp_path / "syn.json"
     bad.write_text('{"format": "auditor-gate-synonyms", "synonyms": []}')
     with pytest.raises(IndexFileError, match="not a gate synonyms file") as e:
         neighbours({"city": 0}, 0.8, lambda s: 1.0, path=bad)
     assert "\n" not in str(e.value)
-    assert np.isfinite(LexicalGate(rule="dice", synonyms=1.0).fit(["a new highway"]).dice_scores_of(["x"])).all()
+    assert np.isfinite(LexicalGate(synonyms=1.0).fit(["a new highway"]).dice_scores_of(["x"])).all()
 
 
 @pytest.mark.slow
@@ -136,7 +136,7 @@ def test_the_script_rebuilds_the_table_byte_for_byte(tmp_path):
 
     from helpers import REPO
 
-    from auditor.embed.synonyms import SYNONYMS
+    from auditor.methods.embedding.synonyms import SYNONYMS
 
     spec = importlib.util.spec_from_file_location("build_gate_synonyms", REPO / "scripts" / "build_gate_synonyms.py")
     assert spec is not None and spec.loader is not None

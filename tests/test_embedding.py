@@ -15,12 +15,12 @@ pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not in
 pytest.importorskip("faiss", reason="the 'embed' extra is not installed")
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.embed.cache import EmbeddingCache  # noqa: E402
-from auditor.embed.model import Encoder, bundled_model_path, embedding_dim, load_model  # noqa: E402
-from auditor.embed.segment import segments  # noqa: E402
-from auditor.embed.vsearch import VectorIndex, brute_force  # noqa: E402
 from auditor.errors import ConfigError, IndexFileError, MissingDependencyError  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
+from auditor.methods.embedding.cache import EmbeddingCache  # noqa: E402
+from auditor.methods.embedding.model import Encoder, bundled_model_path, embedding_dim, load_model  # noqa: E402
+from auditor.methods.embedding.segment import segments  # noqa: E402
+from auditor.methods.embedding.vsearch import VectorIndex, brute_force  # noqa: E402
 from auditor.records.record import Record
 
 PLANTED = (

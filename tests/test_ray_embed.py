@@ -116,7 +116,10 @@ def test_pooled_scan_reports_as_in_task_and_local_and_leaves_no_actor(files, ray
     assert engines[1].embed_pool == {}  # embed_actors = 0: the tasks ran the encoder
     pool = engines[2].embed_pool
     assert pool["actors"] == pool["model_loads"] == 1
-    assert pool["texts"] >= 60 and pool["calls"] >= 5  # every unit's texts went to the actor ...
+    gate = pooled.to_dict()["checks"][0]["method_stats"][0]["gate"]  # the default: the lexical gate
+    assert gate["segments_stopped"] >= 1 and gate["segments_passed"] >= 50
+    # every segment the gate passed went to the actor ...
+    assert pool["texts"] == gate["segments_passed"] and pool["calls"] >= 5, (pool, gate)
     assert pool["token_texts"] >= 20  # ... and token alignment's second pass too
     assert pooled.run.encoding[0]["encoded"] > 60  # the eval side and the training texts, counted once
     assert _pool_actors() == []  # killed at the end of the scan

@@ -56,7 +56,7 @@ class Calibration:
     negatives: int
     candidates: int
     mode: str
-    decision: dict[str, Any] | None = None  # the decision rule (auditor.embed.decision)
+    decision: dict[str, Any] | None = None  # the decision rule (auditor.methods.embedding.decision)
     at_decision: Row | None = None  # precision/recall of its conclusive findings
 
     def best(self) -> Row:

@@ -124,9 +124,9 @@ MODEL_CACHE_HELP = "Where the embedding method keeps the encoders it builds (def
 
 
 EMBED_GATE_HELP = (
-    "The embedding method's lexical gate: 'lexical' encodes only training text sharing rare words and values "
-    "with some eval item; 'none' (the method's default) encodes every segment (the manifest's "
-    "[methods.embedding] gate)."
+    "The embedding method's lexical gate: 'lexical' (the default) encodes only training text sharing enough "
+    "words with some eval item (the report says how many segments it stopped); 'none' encodes every segment "
+    "(the manifest's [methods.embedding] gate)."
 )
 
 

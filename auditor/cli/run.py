@@ -19,6 +19,7 @@ from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
+from ..methods.embedding.gate import NOTE as GATE_NOTE
 from ..report import counts as tally
 from ..report import escape_line
 from ..report.publish import check_report_dir
@@ -119,6 +120,8 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
             click.echo(summary)
         for c in report.checks:  # what did not run, or searched nothing: a reader sees what a verdict covers
             for line in tally.not_checked_lines(c, name=len(report.checks) > 1):
+                say(escape_line(line))
+            for line in (n for n in c.notes if n.startswith(GATE_NOTE)):  # what the embedding tier left unread
                 say(escape_line(line))
         say(f"report: {', '.join(escape_line(str(p)) for p in written)}")
         waiting = sum(tally.unreviewed(c) for c in report.checks)

@@ -53,9 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from ..embed.onnx import _HostTensor
 from ..errors import AuditorError, ConfigError, ScanError
 from ..methods.base import SharedModel
+from ..methods.embedding.onnx import _HostTensor
 from ..scan.job import ScanJob
 
 #: seconds the pool's actors have to load their model (a node that builds the ONNX model: ~45 s)
@@ -92,7 +92,7 @@ class EmbedActor:
     """
 
     def __init__(self, model: str, backend: str, device: str, model_cache: str, expected: str):
-        from ..embed.model import load_encoder_model
+        from ..methods.embedding.model import load_encoder_model
 
         self.texts = self.token_texts = self.calls = 0
         self.cpu_s = 0.0  # CPU seconds of the encode calls (the model's load not included)

@@ -1,7 +1,7 @@
 """The review list: *suspected* findings (possible paraphrases, partial copies …), ranked, with both texts side by side.
 
 Suspected findings (``conclusive = false``, ``evidence.tier = "suspected"``; see
-:mod:`auditor.embed.decision`) do not decide the verdict unless ``fail_on = "suspected"`` or
+:mod:`auditor.methods.embedding.decision`) do not decide the verdict unless ``fail_on = "suspected"`` or
 ``"unreviewed"`` (or a reviewer confirmed them: :mod:`auditor.audit.decisions`), but they
 are never dropped: ``report.json`` keeps them in ``findings`` and counts them per check
 (``suspected``), and every rendering lists them for a reviewer. This module is self-contained so that

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IndexFileError
-from ..io.atomic import atomic_write_bytes, atomic_write_text
+from ...errors import IndexFileError
+from ...io.atomic import atomic_write_bytes, atomic_write_text
 
 FORMAT = "auditor-embedding-cache"
 VERSION = 1

@@ -7,7 +7,7 @@ together. Each candidate therefore gets these parts, all reported in the finding
 ``cosine``    segment cosine: the best cosine between a segment of the training unit and one of the
               eval item; for code on both sides the mean of the whole-text and the doc-segment
               cosines (two views of one program agree; a chance match of one does not)
-``lexical``   TF-IDF cosine of the identifier-split words (:mod:`auditor.embed.tfidf`)
+``lexical``   TF-IDF cosine of the identifier-split words (:mod:`auditor.methods.embedding.tfidf`)
 ``margin``    similarity (cosine + w_lexical·lexical) minus that of the training unit's next-best eval
               item; a finding needs a positive margin (``require_best``): one training unit, one item
 ``mutual``    1 when the training segment is closer to the matched eval segment than that segment's
@@ -20,10 +20,10 @@ together. Each candidate therefore gets these parts, all reported in the finding
               not used for code, whose rephrasings rename identifiers
 
 ``align_recall`` / ``align_precision`` / ``align_f1``  BERTScore-style token alignment of the two
-              segments (:mod:`auditor.embed.align`)
+              segments (:mod:`auditor.methods.embedding.align`)
 ``values``    share of the eval segment's numbers found in the training segment (1 when it has none)
 
-How they become a decision (conclusive / suspected / nothing) is :mod:`auditor.embed.decision`.
+How they become a decision (conclusive / suspected / nothing) is :mod:`auditor.methods.embedding.decision`.
 
 >>> lexical("Book a trip to Rome for 2 people", "Book a trip to Madrid for 4 people")[2]
 1
@@ -41,7 +41,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from ..text.normalize import normalize
+from ...text.normalize import normalize
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)?")
 _QUOTED = re.compile(r"[\"“']([^\"”']{2,60})[\"”']")

@@ -1,15 +1,15 @@
 """``embedding``: paraphrase tier — sentence-embedding similarity with evidence beyond a cosine.
 
-The eval items are cut into segments (:mod:`auditor.embed.segment`: the whole item, the question
+The eval items are cut into segments (:mod:`auditor.methods.embedding.segment`: the whole item, the question
 line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
 MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
 measured recall for large eval sets). Each training record's views are segmented and embedded the
 same way (one *unit* per view — whole text, question line and code prose together — plus one per
 window; a record with none of its ``train_views``, read whole for want of a known schema, by its
-``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.embed.evidence` (cosine,
+``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.methods.embedding.evidence` (cosine,
 TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers, and BERTScore-style token alignment, :mod:`auditor.embed.align`), and
-:mod:`auditor.embed.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
+entities/numbers, and BERTScore-style token alignment, :mod:`auditor.methods.embedding.align`), and
+:mod:`auditor.methods.embedding.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
 review, ``conclusive = False``) or nothing, with fixed thresholds (no calibration on the eval set; the
 rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower and model-based, the
 method runs only when a check names it (``in_default = False``). The finding's evidence names the
@@ -42,58 +42,36 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..embed.align import TokenAligner
-from ..embed.cache import EmbeddingCache
-from ..embed.decision import CONCLUSIVE, Decision
-from ..embed.evidence import Parts, lexical, same_signature, values_agree
-from ..embed.gate import MODES as GATES
-from ..embed.gate import RULES as GATE_RULES
-from ..embed.gate import LexicalGate
-from ..embed.gate_select import GATE_BY, keep_segments, keep_units
-from ..embed.model import BACKENDS, Encoder, embedding_dim, load_encoder_model
-from ..embed.prefilter import MODES as PREFILTERS
-from ..embed.prefilter import Prefilter, load_static_encoder, require_static
-from ..embed.reach import ModelReach
-from ..embed.segment import segments
-from ..embed.synonyms import check_bar
-from ..embed.tfidf import TfIdf
-from ..embed.vsearch import APPROX, VectorIndex
-from ..errors import ConfigError
-from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text.normalize import normalize
-from .base import Finding, Index, MethodConfig, SharedModel
+from ...errors import ConfigError
+from ...records.record import FIELDS, QUERY, TEXT, Record
+from ...text.normalize import normalize
+from ..base import Finding, Index, MethodConfig, SharedModel
+from .align import TokenAligner
+from .cache import EmbeddingCache
+from .decision import CONCLUSIVE, Decision
+from .evidence import Parts, lexical, same_signature, values_agree
+from .gate import DICE as GATE_DICE
+from .gate import DICE_CODE as GATE_DICE_CODE
+from .gate import MODES as GATES
+from .gate import SHORT as GATE_SHORT
+from .gate import SYNONYMS as GATE_SYNONYMS
+from .gate import LexicalGate, keep_units
+from .model import BACKENDS, Encoder, embedding_dim, load_encoder_model
+from .reach import ModelReach
+from .segment import segments
+from .synonyms import check_bar
+from .tfidf import TfIdf
+from .vsearch import APPROX, VectorIndex
 
 if TYPE_CHECKING:
-    from ..embed.vsearch import VectorIndex
-
-
-#: the prefilter's default threshold, chosen leave-one-file-out on the paraphrase benchmarks
-#: (benchmarks/bench_prefilter.py; docs/methods.md)
-PREFILTER_THRESHOLD = 0.53
-#: the lexical gate's defaults, chosen leave-one-file-out on the paraphrase benchmarks
-#: (benchmarks/bench_gate.py; docs/methods.md)
-GATE_MIN_SHARED = 2
-GATE_TERMS = 4
-GATE_BY_VALUES = True
-#: the span rule's defaults (``gate_rule = "span"``), chosen the same way (docs/methods.md)
-GATE_SPAN = 2.0
-GATE_SHARE = 0.15
-#: the dice rule's threshold (``gate_rule = "dice"``, the default rule), chosen the same way
-#: (``bench_gate.py --rule short``; docs/methods.md), with synonyms at the bundled table's floor (every
-#: pair it holds; not fitted) and whole texts of at most GATE_SHORT content stems passing (not fitted)
-GATE_DICE = 0.2
-GATE_SYNONYMS = 0.7
-GATE_SHORT = 8
-#: the same for code (a training unit with a ``doc`` segment, or a code eval item), where the decision's
-#: suspected bar is lower (``suspected_code`` 1.0 against 1.45): GATE_DICE scaled as it always was (× 2/3)
-GATE_DICE_CODE = 0.1333
+    from .vsearch import VectorIndex
 
 
 @dataclass
 class EmbeddingConfig(MethodConfig):
     model: str = "bundled"  # "bundled", a local sentence-transformers folder, or a cached name
     # "auto": torch on a GPU, else the model's int8 ONNX export (built locally, cached); "torch" = the
-    # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.embed.model.select_backend)
+    # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.methods.embedding.model.select_backend)
     backend: str = "auto"
     device: str = "auto"  # "auto" (CUDA when torch sees one), "cpu" (forced), "cuda", "cuda:N", "mps"
     model_cache: str = ""  # built ONNX encoders: "" → ~/.cache/auditor/models (CLI: --model-cache)
@@ -104,7 +82,7 @@ class EmbeddingConfig(MethodConfig):
     min_cosine: float = 0.3  # candidates below this cosine are not scored
     w_lexical: float = 0.2  # candidate ranking: cosine + w_lexical * TF-IDF cosine
     require_best: bool = True  # a finding only for the eval item a training segment is closest to
-    # the decision (auditor.embed.decision): score = cosine + w_align*align_f1 + w_margin*clip(margin, 0, margin_cap)
+    # the decision (auditor.methods.embedding.decision): score = cosine + w_align*align_f1 + w_margin*clip(margin, 0, margin_cap)
     w_align: float = Decision.w_align
     w_margin: float = Decision.w_margin
     margin_cap: float = Decision.margin_cap
@@ -115,38 +93,15 @@ class EmbeddingConfig(MethodConfig):
     max_words: int = 160  # longer texts are also embedded as windows of this many words
     approximate: str = "auto"  # "auto" | "exact" | "hnsw" | "ivf"
     approx_min: int = 200_000  # "auto" switches to HNSW from this many eval segments
-    # "static": training units first ranked by a model2vec model distilled from `model` (built locally,
-    # cached in model_cache; extra "prefilter"); only units with a static cosine >= prefilter_threshold
-    # to some eval segment are encoded and decided (auditor.embed.prefilter); "none" (default, see
-    # docs/methods.md for the measurement): every unit is
-    prefilter: str = "none"
-    prefilter_threshold: float = PREFILTER_THRESHOLD
-    # "lexical": a training unit is encoded only if it holds enough of the gate_terms rarest words and
-    # values of some eval segment (auditor.embed.gate); "none" (default, see docs/methods.md for the
-    # measurement: at its recall-safe setting it stops almost nothing of a real corpus): every unit is
-    gate: str = "none"
-    gate_min_shared: int = GATE_MIN_SHARED
-    gate_terms: int = GATE_TERMS
-    gate_by_values: bool = GATE_BY_VALUES  # need capped at the segment's values among its terms (at least 1)
-    # "dice" (default): some segment of the unit has a weighted Dice coefficient of distinct stems of at
-    # least gate_dice with some eval segment; "count": enough terms anywhere in the unit; "span": the
-    # distinct terms within gate_span x the segment's token count weigh (IDF) at least gate_share of
-    # its terms' IDF (auditor.embed.gate)
-    gate_rule: str = "dice"
-    gate_span: float = GATE_SPAN
-    gate_share: float = GATE_SHARE
+    # "lexical" (default): a training unit is encoded only if one of its segments has a weighted Dice
+    # coefficient of distinct stems of at least gate_dice (gate_dice_code for code) with some eval segment,
+    # near-synonyms counted at gate_synonyms, and a whole text of at most gate_short content stems passes
+    # (auditor.methods.embedding.gate; docs/methods.md#lexical-gate); "none": every segment is encoded
+    gate: str = "lexical"
     gate_dice: float = GATE_DICE
     gate_dice_code: float = GATE_DICE_CODE
-    # dice rule: a training stem counts as an eval segment's stem it neighbours at a cosine of at least
-    # gate_synonyms in the bundled table (auditor.embed.synonyms); 0 turns synonyms off
-    gate_synonyms: float = GATE_SYNONYMS
-    # a training unit whose whole text has at most gate_short distinct content stems passes the dice
-    # rule whatever it shares: too few words to judge, and cheap to encode; 0 turns this off
-    gate_short: int = GATE_SHORT
-    # "unit" (default): a unit the gate passes is encoded whole and decided exactly as without the gate;
-    # "segment" (dice rule): only its segments that pass are encoded, and it is decided on those (its
-    # lexical score still on its whole text); a code unit stays one decision (auditor.embed.gate)
-    gate_by: str = "unit"
+    gate_synonyms: float = GATE_SYNONYMS  # 0 turns synonyms off
+    gate_short: int = GATE_SHORT  # 0 turns it off
     train_views: tuple[str, ...] = (QUERY, TEXT)
 
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
@@ -155,10 +110,6 @@ class EmbeddingConfig(MethodConfig):
         "max_words": (1, 100_000),
         "save_every": (1, 10_000_000),
         "approx_min": (1, 1_000_000_000),
-        "gate_min_shared": (1, 64),
-        "gate_terms": (1, 1000),
-        "gate_span": (0.5, 100),
-        "gate_share": (0.01, 1),
         "gate_dice": (0.001, 1),
         "gate_dice_code": (0.001, 1),
         "gate_synonyms": (0, 1),
@@ -195,25 +146,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             raise ConfigError(
                 f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
             )
-        if c.prefilter not in PREFILTERS:
-            raise ConfigError(
-                f"method 'embedding': prefilter must be one of {', '.join(PREFILTERS)}, not '{c.prefilter}'"
-            )
-        if not -1.0 <= c.prefilter_threshold <= 1.0:
-            raise ConfigError(f"method 'embedding': prefilter_threshold must be in -1..1, not {c.prefilter_threshold}")
         if c.gate not in GATES:
             raise ConfigError(f"method 'embedding': gate must be one of {', '.join(GATES)}, not '{c.gate}'")
-        if c.gate_rule not in GATE_RULES:
-            raise ConfigError(
-                f"method 'embedding': gate_rule must be one of {', '.join(GATE_RULES)}, not '{c.gate_rule}'"
-            )
         check_bar(c.gate_synonyms)
-        if c.gate_by not in GATE_BY:
-            raise ConfigError(f"method 'embedding': gate_by must be one of {', '.join(GATE_BY)}, not '{c.gate_by}'")
         self.rule = self.decision()  # checks the thresholds now, without loading the model
-        if c.prefilter == "static":
-            require_static()  # a missing extra is named when the manifest is read, not after the eval build
-        self.prefilter: Prefilter | None = None  # built with the index when prefilter = "static"
         self.gate: LexicalGate | None = None  # fitted with the index when gate = "lexical"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
@@ -263,12 +199,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return Counter({k: getattr(e, k) for k in self._COUNTERS}) if e is not None else Counter()
 
     def take_counts(self) -> Counter:
-        """The encoder's and the prefilter's counters since the build (a worker's searches), handed
-        over and reset to the build's, so the report's ``encoding`` and ``prefilter`` count every
-        worker's texts once."""
+        """The encoder's and the gate's counters since the build (a worker's searches), handed over and
+        reset to the build's, so the report's ``encoding`` and ``gate`` count every worker's texts once."""
         out: Counter = Counter()
-        if self.prefilter is not None:
-            out.update({f"prefilter_{k}": v for k, v in self.prefilter.take_counts().items()})
         if self.gate is not None:
             out.update({f"gate_{k}": v for k, v in self.gate.take_counts().items()})
         if self.encoder is None:
@@ -280,8 +213,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return out
 
     def add_counts(self, counts: Counter) -> None:
-        if self.prefilter is not None:
-            self.prefilter.add_counts({k: counts[f"prefilter_{k}"] for k in Prefilter.COUNTERS})
         if self.gate is not None:
             self.gate.add_counts({k: counts[f"gate_{k}"] for k in LexicalGate.COUNTERS})
         if self.encoder is not None:
@@ -315,7 +246,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     # -- crossing a process boundary (engine workers) -------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         """A torch model on a GPU is not shipped: the receiving process loads the same model again on
-        the device it sees (:func:`~auditor.embed.model.select_device`), so a worker without a GPU
+        the device it sees (:func:`~auditor.methods.embedding.model.select_device`), so a worker without a GPU
         (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
         tensors. Everything else (the ONNX model reopens from its folder) is shipped as is. With
         :attr:`worker_model` set, the copy's encoder and aligner run that model instead."""
@@ -389,24 +320,11 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
         self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
         self.aligner.fit_idf(texts)
-        if self.config.prefilter == "static":
-            c = self.config
-            static = load_static_encoder(c.model, c.model_cache)
-            self.prefilter = Prefilter(static, c.prefilter_threshold, c.approximate, c.approx_min).fit(self.seg_text)
         if self.config.gate == "lexical":
             c = self.config
-            self.gate = LexicalGate(
-                c.gate_min_shared,
-                c.gate_terms,
-                c.gate_by_values,
-                rule=c.gate_rule,
-                span=c.gate_span,
-                share=c.gate_share,
-                dice=c.gate_dice,
-                dice_code=c.gate_dice_code,
-                synonyms=c.gate_synonyms,
-                short=c.gate_short,
-            ).fit(self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner])
+            self.gate = LexicalGate(c.gate_dice, c.gate_dice_code, c.gate_synonyms, c.gate_short).fit(
+                self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner]
+            )
             self.gate.reach = ModelReach.of(enc.model)  # segments judged as far as the model reads them
         self.rule = self.decision()
         self.save_cache()
@@ -540,6 +458,10 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             )
             yield u, pos, parts, self.rule.score(parts), i, tseg, rank, is_code
 
+    def notes(self) -> list[str]:
+        """What the lexical gate stopped, in words (the report's notes; the CLI's summary prints it)."""
+        return [self.gate.sentence()] if self.gate is not None and self.gate.counts["units_seen"] else []
+
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         return self.search_scored(batch, decide=True)
 
@@ -552,18 +474,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if self.gate is not None:  # units it stops get no finding; the others go on unchanged
             asked = [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g, _ in units]
             code = [any(s.kind == "doc" for s in g) for _, _, g, _ in units]
-            if self.config.gate_by == "segment":  # only the segments it passes are read
-                kept = keep_segments(self.gate, asked, self.config.max_words, code)
-                units = [
-                    (tr, v, [s for s, k in zip(g, ks) if k], head)
-                    for (tr, v, g, head), ks in zip(units, kept)
-                    if any(ks)
-                ]
-            else:
-                keep = keep_units(self.gate, asked, self.config.max_words, code)
-                units = [u for u, k in zip(units, keep) if k]
-        if self.prefilter is not None:  # units it stops get no finding; the others go on unchanged
-            keep = self.prefilter.keep([[s.text for s in segs] for _, _, segs, _ in units])
+            keep = keep_units(self.gate, asked, self.config.max_words, code)
             units = [u for u, k in zip(units, keep) if k]
         texts = [s.text for _, _, segs, _ in units for s in segs]
         if not texts:
@@ -600,9 +511,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             out["search"] = self.vindex.describe()
             out["eval_segments"] = len(self.seg_text)
         out["decision"] = self.rule.describe()
-        if self.prefilter is not None:
-            out["prefilter"] = self.prefilter.describe()
-        out["gate"] = {**self.gate.describe(), "by": self.config.gate_by} if self.gate is not None else {"mode": "none"}
+        out["gate"] = self.gate.describe() if self.gate is not None else {"mode": "none"}
         if self.encoder is not None:
             out["encoding"] = {
                 "backend": self.backend,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text.normalize import clean
+from ...text.normalize import clean
 
 _STRONG_CODE = re.compile(r"(?:^|\n)\s*(?:def \w+\(|class \w+|function\s*\w*\(|#include)|```")
 _WEAK_CODE = re.compile(r"[{};]\s*(?:\n|$)")

@@ -1,6 +1,6 @@
 """What the encoder reads of a text: its first ``max_seq_length`` word pieces (all-MiniLM-L6-v2: 256,
 two of them its special tokens), cut where the model's own tokenizer stops. The lexical gate
-(:mod:`auditor.embed.gate`) judges each segment on this, so that what decides a segment is what the
+(:mod:`auditor.methods.embedding.gate`) judges each segment on this, so that what decides a segment is what the
 model would embed: a 160-word window of prose is read almost whole, one of numbers, markup or code
 much less ("1.4208365e-03" is nine word pieces: of a hundred, the model reads 28 and part of the 29th),
 and words past the model's reach neither dilute a segment's score nor pass it.

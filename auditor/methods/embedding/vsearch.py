@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 APPROX = ("auto", "exact", "hnsw", "ivf")
 

@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, IndexFileError, MissingDependencyError
-from ..io.atomic import atomic_write_text, build_folder
+from ...errors import ConfigError, IndexFileError, MissingDependencyError
+from ...io.atomic import atomic_write_text, build_folder
 
 FORMAT = "auditor-onnx-encoder"
 VERSION = 1
@@ -114,7 +114,7 @@ def build_onnx_encoder(
 
     ``source_id`` names the source (it must change whenever the source's files do); ``variant`` is
     ``"fp32"`` or ``"int8"``; ``load(folder, device)`` loads the sentence-transformers model the export
-    starts from (:func:`auditor.embed.model.load_model`). Returns the folder; concurrent builders are
+    starts from (:func:`auditor.methods.embedding.model.load_model`). Returns the folder; concurrent builders are
     safe (the first rename wins).
     """
     if variant not in VARIANTS:

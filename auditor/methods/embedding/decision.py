@@ -1,12 +1,12 @@
 """The ``embedding`` decision: conclusive, suspected, or nothing, from evidence beyond the cosine.
 
 A candidate (a training segment and the eval item it is closest to) carries the parts of
-:class:`~auditor.embed.evidence.Parts`. The decision combines three of them into
+:class:`~auditor.methods.embedding.evidence.Parts`. The decision combines three of them into
 
 ``score = cosine + w_align · align_f1 + w_margin · clip(margin, 0, margin_cap)``
 
 * ``cosine``    — MiniLM sentence cosine (the recall channel);
-* ``align_f1``  — BERTScore-style token alignment (:mod:`auditor.embed.align`): a same-topic request
+* ``align_f1``  — BERTScore-style token alignment (:mod:`auditor.methods.embedding.align`): a same-topic request
   that asks for something else leaves its distinguishing, high-IDF tokens unmatched;
 * ``margin``    — how much closer the training segment is to this item than to any other eval item
   (a paraphrase of one item sits apart from its siblings; a generic request of the template does not).
@@ -16,7 +16,7 @@ and decides:
 * **conclusive** — ``score >= conclusive`` (``conclusive_code`` when both sides are code) and the slot values agree: every number of the eval
   segment occurs in the training segment (``values == 1``) and the two do not carry disjoint sets
   of names/numbers (``conflict == 0``); for code, instead of the values, the training code may define
-  a function the eval code defines (its signature: :func:`auditor.embed.evidence.same_signature`).
+  a function the eval code defines (its signature: :func:`auditor.methods.embedding.evidence.same_signature`).
   Conclusive findings decide the verdict.
 * **suspected** — otherwise ``score >= suspected``: a recall-oriented band, kept and ranked for
   review (``conclusive = false``), never dropped; ``fail_on = "suspected"`` makes them count.
@@ -31,7 +31,7 @@ score of a wrong-item code match seen there (1.37), and for ``suspected_code`` a
 right matches: no code negatives exist in the fit data, so a lower conclusive bar is not supported
 by anything measured.
 
->>> from auditor.embed.evidence import Parts
+>>> from auditor.methods.embedding.evidence import Parts
 >>> d = Decision()
 >>> p = Parts(cosine=0.95, lexical=0.5, margin=0.3, mutual=1, overlap=0.7, entities=1.0, conflict=0,
 ...           align_f1=0.9, values=1.0)
@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .evidence import Parts
 
 CONCLUSIVE = "conclusive"

@@ -1,4 +1,4 @@
-"""Word-stem neighbours for the lexical gate's dice rule (:mod:`auditor.embed.gate`): a rewording
+"""Word-stem neighbours for the lexical gate's dice rule (:mod:`auditor.methods.embedding.gate`): a rewording
 replaces an item's words with near-synonyms ("a car accident" → "a vehicle collision", "farmland" →
 "agricultural land"), so the gate counts a text's stem as one of an item's when the two are
 neighbours in the bundled table and their cosine is at least the gate's ``synonyms`` bar.
@@ -9,7 +9,7 @@ the model (all-MiniLM-L6-v2); two stems are neighbours when two of their words h
 the table's ``min_cosine`` (0.7). No benchmark or corpus text went into it. A word outside the
 vocabulary has no neighbours: it is matched as itself only.
 
-**Credit** (:class:`auditor.embed.gate.LexicalGate`): a text stem standing in for an item stem earns the
+**Credit** (:class:`auditor.methods.embedding.gate.LexicalGate`): a text stem standing in for an item stem earns the
 item stem's weight scaled down to the text stem's own where that is lower — a common word standing in
 for a rare one earns what the common word weighs —; what the text's stems earn for one item stem is
 capped at its weight (it counts once, as when the text holds it).
@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError, IndexFileError
+from ...errors import ConfigError, IndexFileError
 
-SYNONYMS = Path(__file__).resolve().parent.parent / "data" / "gate_synonyms.json"
+SYNONYMS = Path(__file__).resolve().parents[2] / "data" / "gate_synonyms.json"
 SYNONYMS_FORMAT = "auditor-gate-synonyms"
 #: the lowest cosine the bundled table keeps (``scripts/build_gate_synonyms.py`` builds it with this):
 #: a ``synonyms`` bar may not be lower

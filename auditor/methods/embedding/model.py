@@ -9,7 +9,7 @@ Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` and ``local_files_only=True`` a
 The embedding tier gets its model from :func:`load_encoder_model`: the device is chosen in one place
 (:func:`select_device`: CUDA when torch sees one, ``"cpu"`` to force the CPU) and so is the backend
 (:func:`select_backend`): on the CPU by default the model's int8 ONNX export
-(:mod:`auditor.embed.onnx`, built locally once and cached), on a GPU the torch model; ``"torch"``
+(:mod:`auditor.methods.embedding.onnx`, built locally once and cached), on a GPU the torch model; ``"torch"``
 keeps today's encoder. The returned id (model, dimension, source hash, and for ONNX the variant and
 the built file's hash) keys the embedding cache.
 
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, MissingDependencyError
-from ..text.normalize import normalize, text_hash
+from ...errors import ConfigError, MissingDependencyError
+from ...text.normalize import normalize, text_hash
 from .cache import EmbeddingCache
 from .onnx import BUILD, OnnxSentenceModel, build_onnx_encoder, default_model_cache, missing
 
@@ -187,9 +187,9 @@ def load_encoder_model(
     """``(model, model id, backend, device)``: the encoder the embedding tier uses, resolved once.
 
     ``backend`` ``"torch"`` is the sentence-transformers model (:func:`load_model`); ``"onnx"`` and
-    ``"onnx-int8"`` an :class:`~auditor.embed.onnx.OnnxSentenceModel` exported locally from that
+    ``"onnx-int8"`` an :class:`~auditor.methods.embedding.onnx.OnnxSentenceModel` exported locally from that
     model the first time and cached in ``model_cache`` (default
-    :func:`~auditor.embed.onnx.default_model_cache`). The id names the model and, for ONNX, the
+    :func:`~auditor.methods.embedding.onnx.default_model_cache`). The id names the model and, for ONNX, the
     variant and the hash of the built file: it keys the embedding cache, so vectors of two encoders
     are never mixed.
     """
