@@ -19,7 +19,6 @@ from ..datasets.registry import is_registry_ref
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
-from ..methods.embedding.gate import NOTE as GATE_NOTE
 from ..report import counts as tally
 from ..report import escape_line
 from ..report.publish import check_report_dir
@@ -121,7 +120,7 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
         for c in report.checks:  # what did not run, or searched nothing: a reader sees what a verdict covers
             for line in tally.not_checked_lines(c, name=len(report.checks) > 1):
                 say(escape_line(line))
-            for line in (n for n in c.notes if n.startswith(GATE_NOTE)):  # what the embedding tier left unread
+            for line in _gate_notes(c.notes):  # what the embedding tier left unread
                 say(escape_line(line))
         say(f"report: {', '.join(escape_line(str(p)) for p in written)}")
         waiting = sum(tally.unreviewed(c) for c in report.checks)
@@ -335,3 +334,12 @@ def verify(
         _run_and_write(
             config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem), output_format, quiet
         )
+
+
+def _gate_notes(notes: list[str]) -> list[str]:
+    """The check's notes on what the embedding tier's lexical gate stopped (none unless that tier ran)."""
+    if not any(n.startswith("embedding:") for n in notes):
+        return []  # the embedding package is not imported for a run without it
+    from ..methods.embedding.gate import NOTE
+
+    return [n for n in notes if n.startswith(NOTE)]
