@@ -15,8 +15,9 @@ everything else is internal and may change.
 
 from ._version import __version__
 from .adapters.base import Adapter
+from .audit.config import AuditConfig, CheckSpec
 from .audit.manifest import load_manifest, parse_manifest
-from .audit.run import AuditConfig, CheckSpec, run_audit
+from .audit.run import run_audit
 from .datasets.dataset import Dataset, DatasetSpec
 from .engines.base import Engine
 from .errors import (

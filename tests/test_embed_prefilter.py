@@ -166,7 +166,7 @@ def test_static_model_builds_in_an_empty_cache_and_reloads(tmp_path, static):
 
 
 def _audit_config(tmp_path, stb_case, prefilter: str, **kw):
-    from auditor.audit.run import AuditConfig, CheckSpec
+    from auditor.audit.config import AuditConfig, CheckSpec
 
     items, train = stb_case
     ev, tr = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"

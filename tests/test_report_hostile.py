@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from test_html_report import chromium, needs_chromium
 
 import auditor.report as report_module
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import DatasetSpec
 from auditor.errors import AuditorError, InternalError

@@ -13,8 +13,9 @@ import pytest
 
 from auditor.adapters._fields import extract
 from auditor.adapters.generic_json import JsonLinesAdapter
+from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.manifest import parse_manifest
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import ScanStats, get_engine
 from auditor.methods import create

@@ -13,9 +13,10 @@ from typing import Any
 import click
 
 from .. import engines
+from ..audit.config import AuditConfig, CheckSpec
 from ..audit.decisions import DECISIONS_FILE
 from ..audit.manifest import load_manifest
-from ..audit.run import AuditConfig, CheckSpec, run_audit
+from ..audit.run import run_audit
 from ..audit.verdict import FAIL_ON, unreviewed_kinds
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
