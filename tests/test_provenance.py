@@ -332,9 +332,9 @@ def test_checks_and_provenance_together(tmp_path):
     )
     report = run_audit(config)
     assert report.checks[0]["contaminated_items"] == 1
-    assert report.extra["provenance"][0]["held_out_records"] == 4 and report.verdict == "fail"
+    assert report.provenance[0]["held_out_records"] == 4 and report.verdict == "fail"
     only = audit_provenance(config)
-    assert only.checks == [] and only.extra["provenance"][0]["by_split"] == {"test": 4}
+    assert only.checks == [] and only.provenance[0]["by_split"] == {"test": 4}
 
 
 @pytest.mark.parametrize(

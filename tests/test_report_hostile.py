@@ -206,7 +206,7 @@ def test_a_renderer_bug_is_reported_as_a_bug(real_report, tmp_path, monkeypatch)
     def broken(report):
         raise KeyError("a renderer bug")
 
-    monkeypatch.setattr(report_module, "render_markdown", broken)
+    monkeypatch.setitem(report_module.model.FORMATS, "md", broken)  # the registered Markdown renderer
     res = _rerender(src, "md", tmp_path / "out.md")
     assert isinstance(res.exception, InternalError) and isinstance(res.exception.__cause__, KeyError), res.output
     assert "a bug in auditor's renderer" in str(res.exception) and "a renderer bug" in str(res.exception)

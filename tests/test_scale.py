@@ -318,4 +318,4 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
     assert parallel.findings == serial.findings and serial.findings
     assert serial.checks[0]["boilerplate"]["masked_records"] > 0
     assert parallel.checks[0]["boilerplate"] == serial.checks[0]["boilerplate"]
-    assert serial.extra["error_types"]["tr"] and parallel.extra["error_types"] == serial.extra["error_types"]
+    assert serial.error_types["tr"] and parallel.error_types == serial.error_types

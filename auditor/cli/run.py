@@ -304,11 +304,10 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
                 f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
                 + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
             )
-        if report.extra.get("clean"):
-            clean = report.extra["clean"]
+        if report.clean is not None:
             say(
-                f"cleaned training data: {escape_line(str(clean['dir']))} "
-                f"(re-audit: auditor verify {escape_line(str(clean['manifest']))})"
+                f"cleaned training data: {escape_line(str(report.clean.dir))} "
+                f"(re-audit: auditor verify {escape_line(str(report.clean.manifest))})"
             )
         sys.exit(exit_for(report.verdict))
     finally:

@@ -22,27 +22,23 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..methods import registry
 from . import _svg
 from . import counts as tally
 from ._errortypes import DOCS, INTRO, MEANINGS
 from ._html import CSS, JS, _e, _path, _table, status_html
 from ._items import ItemRow, counts_line, item_rows, methods_in
+from .model import Report, register_format
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .provenance import statement
+from .results import CheckResult, CleanSummary, ProvenanceResult
 from .review import review_html
-
-if TYPE_CHECKING:
-    from . import Report
-    from .results import CheckResult, ProvenanceResult
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # evidence-only items shown with their texts side by side (conclusive, suspected: all)
 PROOF_ITEMS = 1000  # conclusive and suspected items listed, each with its proof, at most
 SHOWN_CHARS = 3000
-_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts", "decisions"}
 
 
 def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
@@ -58,18 +54,16 @@ def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
-    """Each method's threshold: its ``threshold`` parameter in the report, else the method's
-    :attr:`~auditor.methods.base.Index.fixed_threshold` (a method this version does not know: none)."""
-    out: dict[str, float] = {
-        name: cls.fixed_threshold for name, cls in registry().items() if cls.fixed_threshold is not None
-    }
-    given: set[str] = set()
+    """Each method's threshold as the report states it: its ``threshold`` parameter, else its
+    ``fixed_threshold`` (:attr:`~auditor.methods.base.Index.fixed_threshold`, which the audit writes
+    into the method's stats); the first check naming one wins. Read from the report alone: rendering
+    needs no detection method."""
+    out: dict[str, float] = {}
     for c in checks:
         for ms in c.method_stats:
-            thr = (ms.get("params") or {}).get("threshold")
-            if isinstance(thr, (int, float)) and ms.get("method") not in given:
+            thr = (ms.get("params") or {}).get("threshold", ms.get("fixed_threshold"))
+            if isinstance(thr, (int, float)) and not isinstance(thr, bool) and ms.get("method") not in out:
                 out[ms["method"]] = float(thr)
-                given.add(ms["method"])
     return out
 
 
@@ -140,7 +134,7 @@ def _checks(report: Report) -> str:
         ]
         for c in report.checks
     ]
-    line = tally.decisions_line(report)
+    line = tally.decisions_line(report.decisions)
     headers = [
         "check",
         "verdict",
@@ -157,7 +151,7 @@ def _checks(report: Report) -> str:
             f"<h3 id='check-{_e(c.name)}'>{_e(c.name)} — <span class='verdict v-{_e(c.verdict)}'>"
             f"{_e(c.verdict)}</span></h3><p class='counts'>{_e(tally.counts_phrase(c))}</p>"
         )
-        open_items = tally.open_items(report, c)
+        open_items = tally.open_items(report.findings, c)
         if open_items:
             shown = ", ".join(_e(ref) for ref in open_items[: tally.OPEN_SHOWN])
             more = f" … {len(open_items) - tally.OPEN_SHOWN} more" if len(open_items) > tally.OPEN_SHOWN else ""
@@ -335,22 +329,20 @@ def _relative(path: str, folder: str) -> str:
     return path[len(prefix) :] if folder and path.startswith(prefix) else path
 
 
-def _clean(value: Any) -> str:
+def _clean(value: CleanSummary) -> str:
     """``clean``: the folder, the re-audit command, and one row per file written."""
-    if not isinstance(value, dict) or not isinstance(value.get("datasets"), dict):
-        return _generic(value)
-    head = f"<p>Folder <code>{_e(value.get('dir', ''))}</code>; removed records: <code>{_e(value.get('removed_file', ''))}</code>."
-    if value.get("manifest"):
-        head += f" Re-audit: <code>auditor verify {_e(value['manifest'])}</code>"
+    head = f"<p>Folder <code>{_e(value.dir)}</code>; removed records: <code>{_e(value.removed_file)}</code>."
+    if value.manifest:
+        head += f" Re-audit: <code>auditor verify {_e(value.manifest)}</code>"
     rows = []
-    for name, d in value["datasets"].items():
+    for name, d in value.datasets.items():
         for i, f in enumerate(d.get("files") or [{}]):
             lead = [_e(name), *(_e(d.get(k, "")) for k in ("kept", "removed")), _e(d.get("not_written_skipped", 0))]
             rows.append(
                 (lead if i == 0 else ["", "", "", ""])
                 + [
                     f"<span title='from {_e(f.get('source', ''))}'>"
-                    f"{_e(_relative(f.get('written', ''), value.get('dir', '')))}</span>",
+                    f"{_e(_relative(f.get('written', ''), value.dir))}</span>",
                     _e(f.get("format", "")),
                     _e(f.get("records", "")),
                 ]
@@ -391,20 +383,26 @@ def _provenance(entries: list[ProvenanceResult]) -> str:
     return "".join(out)
 
 
-#: renderers of report sections beyond the core ones, by key (others: :func:`_generic`); a later
-#: stage adds its own here
-_SECTIONS = {"error_types": _error_types, "clean": _clean, "provenance": _provenance}
-_TITLES = {"clean": "Cleaned training data", "error_types": "Error types"}
+def _sections(report: Report) -> list[tuple[str, str]]:
+    """The report's sections after the datasets, titled, in report.json's order: the typed ones
+    (:meth:`~auditor.report.model.Report.sections`; ``decisions`` is a line above the checks table),
+    then any section of another version (:attr:`~auditor.report.model.Report.extra`), generically."""
+    out = []
+    if report.error_types is not None:
+        out.append(("Error types", _error_types(report.error_types)))
+    if report.provenance:
+        out.append(("Provenance", _provenance(report.provenance)))
+    if report.clean is not None:
+        out.append(("Cleaned training data", _clean(report.clean)))
+    out += [(k.replace("_", " ").capitalize(), _generic(v)) for k, v in report.extra.items()]
+    return out
 
 
 def render_html(report: Report) -> str:
     """The whole page as a string (see module doc)."""
     run = report.run
-    extra = {k: v for k, v in report.extra.items() if k not in _CORE}
     sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
-    sections += [
-        (_TITLES.get(k, k.replace("_", " ").capitalize()), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()
-    ]
+    sections += _sections(report)
     sections.append(("Findings", _findings(report)))
     sections.append(("Suspected findings (review list)", review_html(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
@@ -421,3 +419,6 @@ def render_html(report: Report) -> str:
         f"{_e(report.verdict.upper())}</span></h1><p>{_e(report.summary_line())}</p><p class='muted'>{run_line}</p>"
         f"{body}</main><script>{JS}</script></body></html>\n"
     )
+
+
+register_format("html", render_html)
