@@ -18,7 +18,6 @@ once) and, with ``write_clean``, :func:`clean` (the cleaned training sets).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -37,7 +36,7 @@ from .config import AuditConfig, make_store
 from .decide import decide_check
 from .decisions import Decisions, annotate
 from .provenance import run_provenance
-from .state import AuditRun
+from .state import AuditRun, Clock
 from .verdict import combine
 
 
@@ -70,6 +69,7 @@ def prepare(config: AuditConfig) -> AuditRun:
     config.validate()
     if config.index_dir and os.path.exists(config.index_dir) and not os.path.isdir(config.index_dir):
         raise OutputError(config.index_dir, "is a file, not a folder (give a folder for the indexes)")
+    clock = Clock()  # the run's seconds and CPU count from here, the engine's start included
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
     train_sets = [datasets[n] for n in sorted({n for c in config.checks for n in c.train})]
     if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
@@ -85,7 +85,7 @@ def prepare(config: AuditConfig) -> AuditRun:
     )
     decisions = Decisions.load(config.decisions)  # a bad file: an error before any work
     engine.warm_up(train_sets)
-    return AuditRun(config, datasets, engine, make_store(config), decisions)
+    return AuditRun(config, datasets, engine, make_store(config), decisions, clock=clock)
 
 
 def attribute(run: AuditRun) -> None:
@@ -124,11 +124,11 @@ def assemble(run: AuditRun) -> Report:
         tool="auditor",
         version=__version__,
         engine=engine.name,
-        started=run.started.isoformat(timespec="seconds"),
-        seconds=round(time.perf_counter() - run.wall0, 3),
+        started=run.clock.started.isoformat(timespec="seconds"),
+        seconds=run.clock.seconds(),
         # CPU of the calling process (planning, merging, indexes, report) and of the workers
         # (scanning units; detecting boilerplate: Engine.offload; starting: Engine.startup_cpu_s)
-        caller_cpu_s=round(time.process_time() - run.cpu0, 3),
+        caller_cpu_s=run.clock.cpu_s(),
         worker_cpu_s=round(run.scan_stats.worker_cpu_s + engine.offload_cpu_s + engine.startup_cpu_s, 3),
         scan=scan_stats,
         encoding=encoding or None,

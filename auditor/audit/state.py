@@ -46,6 +46,22 @@ class CheckState:
     searched: dict[str, Counter] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Clock:
+    """When a run started (UTC), and its wall-clock and CPU counters then."""
+
+    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    wall0: float = field(default_factory=time.perf_counter)
+    cpu0: float = field(default_factory=time.process_time)
+
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.wall0, 3)
+
+    def cpu_s(self) -> float:
+        """CPU seconds of the calling process since the start."""
+        return round(time.process_time() - self.cpu0, 3)
+
+
 def _capture() -> TextCapture:
     # texts for the report, sent back by the workers with their findings (no second pass)
     return TextCapture(window=4 * TEXTS_PER_UNIT)
@@ -60,9 +76,7 @@ class AuditRun:
     engine: Engine
     store: FindingStore
     decisions: Decisions
-    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    wall0: float = field(default_factory=time.perf_counter)
-    cpu0: float = field(default_factory=time.process_time)
+    clock: Clock = field(default_factory=Clock)  # made by prepare() before any work
     scan_stats: ScanStats = field(default_factory=ScanStats)
     error_types: ErrorTypes = field(default_factory=ErrorTypes)
     capture: TextCapture = field(default_factory=_capture)
