@@ -26,8 +26,9 @@ def decide_check(run: AuditRun, state: CheckState) -> CheckResult:
         eval=sum(len(datasets[n].stats.skipped_files) for n in check.eval),
         train=sum(len(datasets[n].stats.skipped_files) for n in check.train),
     )
-    conclusive = run.store.contaminated(check.name)
     mine = [f for f in run.findings if f.check == check.name]
+    # eval items with a conclusive kept finding (what FindingStore.contaminated gives, without a second read)
+    conclusive = {(f.eval_dataset, f.eval_ordinal) for f in mine if f.conclusive}
     review = classify(mine, conclusive, decisions)  # items with only suspected findings
     by_class = {c: {k for k, v in review.items() if v == c} for c in (CONFIRMED, UNREVIEWED, DISMISSED)}
     for f in mine:  # confirmed findings are contamination: the matrix counts them too
