@@ -34,8 +34,9 @@ from .errors import (
 
 if TYPE_CHECKING:  # what mypy and editors see; at run time each name is imported when first used
     from .adapters.base import Adapter
+    from .audit.config import AuditConfig, CheckSpec
     from .audit.manifest import load_manifest, parse_manifest
-    from .audit.run import AuditConfig, CheckSpec, run_audit
+    from .audit.run import run_audit
     from .datasets.dataset import Dataset, DatasetSpec
     from .engines.base import Engine
     from .integrations.detector import Detector
@@ -48,8 +49,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name is importe
 #: the errors and the version, so a command that needs neither the pipeline nor numpy starts at once
 _LAZY = {
     "Adapter": "auditor.adapters.base",
-    "AuditConfig": "auditor.audit.run",
-    "CheckSpec": "auditor.audit.run",
+    "AuditConfig": "auditor.audit.config",
+    "CheckSpec": "auditor.audit.config",
     "Dataset": "auditor.datasets.dataset",
     "DatasetSpec": "auditor.datasets.dataset",
     "Detector": "auditor.integrations.detector",

@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 
 from auditor import methods
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.masking.base import BoilerplateConfig
 from auditor.masking.detect import detect

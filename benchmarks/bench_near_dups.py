@@ -43,7 +43,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit  # noqa: E402
+from auditor.audit.config import AuditConfig, CheckSpec  # noqa: E402
+from auditor.audit.run import run_audit  # noqa: E402
 from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
 from auditor.text.normalize import tokens  # noqa: E402
 

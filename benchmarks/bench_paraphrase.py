@@ -266,7 +266,8 @@ def line(name: str, m: dict, label: str) -> str:
 
 
 def webshop_audits() -> None:
-    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+    from auditor.audit.config import AuditConfig, CheckSpec
+    from auditor.audit.run import run_audit
 
     for ev, tr in (("webshop:0:100", "webshop:100:200"), ("webshop:0:500", "webshop:500:2000")):
         cfg = AuditConfig(

@@ -8,7 +8,8 @@ from helpers import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import DatasetSpec
 from auditor.records.toolcalls import canonical_call
 

@@ -10,8 +10,8 @@ import pytest
 from hostile import LEAK
 
 from auditor import methods
+from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.manifest import load_manifest
-from auditor.audit.run import AuditConfig, CheckSpec
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, InputError, ManifestError
 

@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 from helpers import REPO, shared_file
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError

@@ -6,7 +6,8 @@ import json
 
 from helpers import shared_file
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import DatasetSpec
 from auditor.text.normalize import tokens
 

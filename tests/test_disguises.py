@@ -19,7 +19,8 @@ import pytest
 from helpers import shared_file
 from test_false_pass import SYSTEM, _write, chat, filler, stb_config, stb_items
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import DatasetSpec
 from auditor.text.normalize import normalize
 

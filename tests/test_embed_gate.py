@@ -304,7 +304,8 @@ def test_cli_flag_turns_the_gate_off_and_method_stats_count_it(tmp_path, stb_cas
 
 @pytest.mark.timeout(300)
 def test_gate_in_engine_workers_gives_the_serial_findings_and_counts_once(tmp_path, stb_case):
-    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+    from auditor.audit.config import AuditConfig, CheckSpec
+    from auditor.audit.run import run_audit
 
     items, train = stb_case
     ev, tr = write_case(tmp_path, items, train)

@@ -22,8 +22,9 @@ from click.testing import CliRunner
 from helpers import REPO, read_golden
 from test_report_golden import AUDITS, RENDERINGS, masked_json, masked_text, md
 
+from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.manifest import parse_manifest
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from helpers import shared_file
 
+from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.errortypes import LABELS, label
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import DatasetSpec
 from auditor.records.record import Record
 

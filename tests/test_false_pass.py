@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 import auditor.audit.run as audit_mod
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ChangedFileError

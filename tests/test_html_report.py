@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.report.html import highlight, render_html
 

@@ -28,7 +28,8 @@ from leak_attacks import (
 )
 from test_false_pass import _write, chat, filler, stb_config, stb_items
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.text.normalize import normalize
 

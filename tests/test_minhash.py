@@ -10,7 +10,8 @@ import pytest
 from datasketch import MinHash, MinHashLSH
 from datasketch.lsh import _optimal_param
 
-from auditor.audit.run import AuditConfig, CheckSpec, build_index, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import build_index, run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods import _minhash_sketch as sk

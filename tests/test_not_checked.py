@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from helpers import REPO
 
 from auditor import methods
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.report import Report

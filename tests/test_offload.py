@@ -15,7 +15,8 @@ import os
 import numpy as np
 import pytest
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import get_engine
 from auditor.errors import InputError

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from helpers import shared_file
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.records.record import Record
 

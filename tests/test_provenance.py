@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import shared_file
 
+from auditor.audit.config import AuditConfig
 from auditor.audit.manifest import load_manifest
 from auditor.audit.provenance import ProvenanceSpec, group_key, run_provenance
-from auditor.audit.run import AuditConfig, audit_provenance, run_audit
+from auditor.audit.run import audit_provenance, run_audit
 from auditor.cli import main
 from auditor.datasets import registry
 from auditor.datasets.dataset import Dataset, DatasetSpec
@@ -322,7 +323,7 @@ def test_provenance_only_manifest_cli_statement_and_report(tmp_path):
 
 def test_checks_and_provenance_together(tmp_path):
     rft = steptool_as_jsonl("steptool/data_train/rft/rft_data_example.json", tmp_path / "rft.jsonl")
-    from auditor.audit.run import CheckSpec
+    from auditor.audit.config import CheckSpec
 
     config = AuditConfig(
         datasets={"stb": stb(), "rft": DatasetSpec("rft", [str(rft)])},
@@ -331,9 +332,9 @@ def test_checks_and_provenance_together(tmp_path):
     )
     report = run_audit(config)
     assert report.checks[0]["contaminated_items"] == 1
-    assert report.extra["provenance"][0]["held_out_records"] == 4 and report.verdict == "fail"
+    assert report.provenance[0]["held_out_records"] == 4 and report.verdict == "fail"
     only = audit_provenance(config)
-    assert only.checks == [] and only.extra["provenance"][0]["by_split"] == {"test": 4}
+    assert only.checks == [] and only.provenance[0]["by_split"] == {"test": 4}
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,8 @@ pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not in
 pytest.importorskip("onnxruntime", reason="the 'embed' extra (onnxruntime) is not installed")
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit  # noqa: E402
+from auditor.audit.config import AuditConfig, CheckSpec  # noqa: E402
+from auditor.audit.run import run_audit  # noqa: E402
 from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
 from auditor.engines.base import ScanJob, ScanStats, get_engine  # noqa: E402
 from auditor.engines.ray_embed import EmbedPool, place_actors  # noqa: E402

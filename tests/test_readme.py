@@ -9,7 +9,8 @@ import re
 from click.testing import CliRunner
 from helpers import REPO
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import DatasetSpec
 

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from test_html_report import chromium, needs_chromium
 
 import auditor.report as report_module
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import DatasetSpec
 from auditor.errors import AuditorError, InternalError
@@ -205,7 +206,7 @@ def test_a_renderer_bug_is_reported_as_a_bug(real_report, tmp_path, monkeypatch)
     def broken(report):
         raise KeyError("a renderer bug")
 
-    monkeypatch.setattr(report_module, "render_markdown", broken)
+    monkeypatch.setitem(report_module.model.FORMATS, "md", broken)  # the registered Markdown renderer
     res = _rerender(src, "md", tmp_path / "out.md")
     assert isinstance(res.exception, InternalError) and isinstance(res.exception.__cause__, KeyError), res.output
     assert "a bug in auditor's renderer" in str(res.exception) and "a renderer bug" in str(res.exception)

@@ -21,7 +21,8 @@ from helpers import shared_file
 from test_false_pass import stb_queries
 from test_html_report import chromium, needs_chromium
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import DatasetSpec
 from auditor.report.proof import proof_texts, where

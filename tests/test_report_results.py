@@ -122,7 +122,8 @@ def test_findings_of_a_real_audit_have_exactly_the_finding_rows_keys(tmp_path):
     """The README quick start through the library (every default method, a decisions file): each finding
     in report.json has every required key of FindingRow, no key it lacks, and review_id / decision
     exactly on the suspected ones; the JSON keys follow the TypedDict's order."""
-    from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+    from auditor.audit.config import AuditConfig, CheckSpec
+    from auditor.audit.run import run_audit
     from auditor.datasets.dataset import DatasetSpec
     from auditor.report.results import FindingRow
     from auditor.report.validate import FINDING

@@ -13,8 +13,9 @@ import pytest
 
 from auditor.adapters._fields import extract
 from auditor.adapters.generic_json import JsonLinesAdapter
+from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.manifest import parse_manifest
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import ScanStats, get_engine
 from auditor.methods import create
@@ -316,4 +317,4 @@ def test_worker_processes_keep_boilerplate_and_error_type_accounting(tmp_path, m
     assert parallel.findings == serial.findings and serial.findings
     assert serial.checks[0]["boilerplate"]["masked_records"] > 0
     assert parallel.checks[0]["boilerplate"] == serial.checks[0]["boilerplate"]
-    assert serial.extra["error_types"]["tr"] and parallel.extra["error_types"] == serial.extra["error_types"]
+    assert serial.error_types["tr"] and parallel.error_types == serial.error_types

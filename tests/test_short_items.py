@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO, shared_file
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import DatasetSpec
 from auditor.errors import ConfigError
 from auditor.methods.ngram import SHORT_MIN_N, NgramIndex

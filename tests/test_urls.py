@@ -13,7 +13,8 @@ import random
 
 import pytest
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import ScanJob, ScanStats, get_engine
 from auditor.errors import ChangedFileError, InputError

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from helpers import shared_file
 from test_false_pass import SYSTEM, filler, stb_config, stb_queries
 
-from auditor.audit.run import AuditConfig, CheckSpec, run_audit
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
 from auditor.cli import main
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.records.fields import field_counts, fields_view, path_kind, strings, texts

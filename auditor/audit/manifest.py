@@ -54,9 +54,9 @@ from .. import engines, methods
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
 from ..store import findings
+from .config import AuditConfig, CheckSpec
 from .decisions import default_path as default_decisions
 from .provenance import ProvenanceSpec
-from .run import AuditConfig, CheckSpec
 
 
 def manifest_keys(cls: type) -> dict[str, dataclasses.Field]:

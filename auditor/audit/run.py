@@ -1,5 +1,11 @@
-"""Run an audit: build each check's eval indexes, stream its training sets, decide verdicts.
+"""Run an audit, in phases over one run (:class:`~auditor.audit.state.AuditRun`): :func:`prepare`
+(datasets, engine, store, decisions), :func:`~auditor.audit.checks.prepare_checks` (indexes, masking),
+:func:`~auditor.audit.checks.scan` (each training set once), :func:`~auditor.audit.decide.decide_check`
+(each check's verdict), :func:`attribute` (``[[provenance]]``), :func:`assemble` (the report, built
+once) and, with ``write_clean``, :func:`clean` (the cleaned training sets).
 
+>>> from auditor.audit.config import AuditConfig, CheckSpec
+>>> from auditor.datasets.dataset import DatasetSpec
 >>> cfg = AuditConfig(
 ...     datasets={"test": DatasetSpec("test", ["webshop:0:500"], role="eval"),
 ...               "train": DatasetSpec("train", ["webshop:500:2000"], role="train")},
@@ -11,168 +17,28 @@
 
 from __future__ import annotations
 
-import math
 import os
-import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
-from typing import Any
+from dataclasses import replace
 
-from .. import methods
 from .._version import __version__
-from ..datasets.dataset import Dataset, DatasetSpec
-from ..datasets.sameness import require_distinct_items
-from ..datasets.summary import DatasetSummary
-from ..engines import Engine, engine_class, get_engine
-from ..errors import ConfigError, OutputError, did_you_mean
-from ..masking import detect
-from ..masking import masker as masking
+from ..datasets.dataset import Dataset
+from ..engines import get_engine
+from ..errors import ConfigError, OutputError
 from ..methods.base import Finding
 from ..report import Report
-from ..report.results import CheckResult, EvalSubset, FindingRow, MatrixCell, RunStats, SideCounts
-from ..scan.job import ScanJob, ScanStats
+from ..report.results import CleanSummary, DecisionsRead, FindingRow, RunStats
 from ..scan.progress import peak_rss_mb
-from ..scan.stage import Stage
-from ..scan.stages import MaskStage, SearchStage
-from ..store import findings as stores
-from ..store.findings import FindingStore
-from ..store.texts import TEXTS_PER_UNIT, CaptureStage, TextCapture, collect_texts
+from ..store.texts import collect_texts
+from .checks import prepare_checks, scan
 from .clean import check_apart, clean_hits, plan_clean, write_clean
 from .clean_manifest import write_clean_manifest
-from .decisions import CONFIRMED, DISMISSED, UNREVIEWED, Decisions, annotate, classify
-from .errortypes import ErrorTypes, ErrorTypeStage
-from .indexes import build_index
+from .config import AuditConfig, make_store
+from .decide import decide_check
+from .decisions import Decisions, annotate
 from .provenance import run_provenance
-from .unchecked import SearchedStage, not_checked, skipped_eval, skipped_eval_note
-from .verdict import FAIL_ON, ItemCounts, combine, counted, decide, suspected_note
-
-
-@dataclass
-class CheckSpec:
-    """One ``[[checks]]`` entry: which training sets must not contain which eval sets."""
-
-    name: str
-    train: list[str]
-    eval: list[str]
-    methods: list[str] | None = None  # None: the default methods (every available one but embedding)
-    max_contaminated: float = 0  # an item count, or a share of eval items when < 1 and not 0
-
-    def allowance(self, eval_items: int) -> int:
-        if 0 < self.max_contaminated < 1:
-            return int(self.max_contaminated * eval_items)
-        return int(self.max_contaminated)
-
-
-@dataclass
-class AuditConfig:
-    """Everything a run needs. Each field is a manifest key of the same name unless its metadata
-    says otherwise (``manifest``: the key's name, None for none; ``folder``: a path confined to the
-    manifest's folder; :mod:`auditor.audit.manifest`)."""
-
-    datasets: dict[str, DatasetSpec]
-    checks: list[CheckSpec]
-    method_params: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": "methods"})
-    engine: str = "local"
-    batch_size: int = 512
-    workers: int | None = None  # engine workers; default: the free cores (local) / every cluster CPU (ray)
-    split_bytes: int | None = None  # work units cut from a large JSON Lines / Parquet file (default 16 MiB)
-    #: engine name → that engine's own options (its nested ``Config``, e.g. ``{"ray": {"address": "auto",
-    #: "embed_actors": 2}}``); the manifest keys and flags each engine declares (``ray_address``, ...)
-    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
-    findings_store: str = "duckdb"  # "duckdb" (on disk, scales to any number of findings) or "memory"
-    #: store name → that store's own options (its nested ``Config``; ``{"duckdb": {"path": ...}}``: keep
-    #: the DuckDB file of every finding there, manifest ``findings_db``)
-    store_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
-    keep_per_item: int = field(default=5, metadata={"manifest": None})
-    report_dir: str | None = field(default=None, metadata={"folder": True})
-    #: persisted eval indexes and the embedding cache (``<index_dir>/embeddings``); None: nothing persisted
-    index_dir: str | None = field(default=None, metadata={"folder": True})
-    #: folder for the training sets without the records behind findings
-    write_clean: str | None = field(default=None, metadata={"folder": True})
-    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
-    #: what counts against the allowance (:mod:`auditor.audit.verdict`): "conclusive" findings and
-    #: confirmed suspected ones; "suspected": unreviewed suspected ones too; "unreviewed": any
-    #: unreviewed suspected finding fails the check
-    fail_on: str = "conclusive"
-    #: the review decisions file (:mod:`auditor.audit.decisions`; a manifest's default: the one beside
-    #: it); None: no decisions, every suspected finding unreviewed
-    decisions: str | None = field(default=None, metadata={"folder": True})
-    #: the manifest this config was read from (:func:`~auditor.audit.manifest.load_manifest`): an
-    #: input, never written (a clean folder holding it is refused)
-    manifest_path: str | None = field(default=None, metadata={"manifest": None})
-
-    def validate(self) -> None:
-        if self.fail_on not in FAIL_ON:
-            raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, not '{self.fail_on}'")
-        if not self.checks and not self.provenance:
-            raise ConfigError("no checks to run")
-        limits = (
-            ("batch_size", 1, 1_000_000),
-            ("workers", 1, 4096),
-            ("keep_per_item", 1, 1000),
-        )
-        for key, low, high in limits:
-            value = getattr(self, key)
-            if value is None and key == "workers":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ConfigError(f"{key} must be an integer from {low} to {high:,}, not {value!r}")
-        engine_class(self.engine)
-        stores.store_class(self.findings_store)
-        for name, options in self.engine_options.items():
-            _check_options(f"engine '{name}'", engine_class(name).Config, options)
-            engine_class(name).Config(**options).validate()
-        for name, options in self.store_options.items():
-            _check_options(f"findings store '{name}'", stores.store_class(name).Config, options)
-        for check in self.checks:
-            mc = check.max_contaminated
-            if isinstance(mc, bool) or not isinstance(mc, (int, float)) or not (math.isfinite(mc) and mc >= 0):
-                raise ConfigError(f"check '{check.name}': max_contaminated must be a non-negative number, not {mc!r}")
-        names = [p.name for p in self.provenance]
-        for p in self.provenance:
-            if names.count(p.name) > 1:
-                raise ConfigError(f"provenance '{p.name}' is defined twice")
-            p.validate(self.datasets)
-        seen = set()
-        for check in self.checks:
-            if check.name in seen:
-                raise ConfigError(f"check '{check.name}' is defined twice")
-            seen.add(check.name)
-            for side, role in (("train", "train"), ("eval", "eval")):
-                names = getattr(check, side)
-                if not names:
-                    raise ConfigError(f"check '{check.name}': no {side} dataset")
-                for n in names:
-                    if n not in self.datasets:
-                        raise ConfigError(
-                            f"check '{check.name}': unknown dataset '{n}'{did_you_mean(n, self.datasets)} "
-                            f"(defined: {', '.join(sorted(self.datasets)) or 'none'})"
-                        )
-                    if self.datasets[n].role != role:
-                        raise ConfigError(
-                            f"check '{check.name}': dataset '{n}' has role "
-                            f"'{self.datasets[n].role}' but is used as {side}"
-                        )
-            for m in check.methods or []:
-                methods.get(m)
-        for m in self.method_params:
-            methods.get(m)
-
-
-def _check_options(what: str, config: Any, options: dict[str, Any]) -> None:
-    unknown = sorted(set(options) - set(config.options()))
-    if unknown:
-        allowed = ", ".join(sorted(config.options())) or "none"
-        raise ConfigError(f"{what} has no option {', '.join(map(repr, unknown))} (options: {allowed})")
-
-
-def make_store(config: AuditConfig) -> FindingStore:
-    """The findings store of a run (:func:`auditor.store.findings.make_store`; DuckDB on disk by default)."""
-    return stores.make_store(
-        config.findings_store, keep=config.keep_per_item, **config.store_options.get(config.findings_store, {})
-    )
+from .state import AuditRun, Clock
+from .verdict import combine
 
 
 def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None = None) -> Report:
@@ -182,15 +48,33 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
     written, so a failure there (a full disk) does not lose the report; the returned report then
     carries the ``clean`` section too.
     """
+    run = prepare(config)
+    try:
+        prepare_checks(run)
+        scan(run)
+        run.results = [decide_check(run, state) for state in run.checks]
+        attribute(run)
+        report = assemble(run)
+        if config.write_clean:
+            if before_clean is not None:
+                before_clean(report)
+            report.clean = clean(run, config.write_clean)
+    finally:
+        run.store.close()
+    return report
+
+
+def prepare(config: AuditConfig) -> AuditRun:
+    """The run of a validated ``config``: its datasets resolved, an unsafe clean folder or a bad
+    decisions file refused before any work, the engine started and the findings store opened."""
     config.validate()
     if config.index_dir and os.path.exists(config.index_dir) and not os.path.isdir(config.index_dir):
         raise OutputError(config.index_dir, "is a file, not a folder (give a folder for the indexes)")
-    started = datetime.now(timezone.utc)
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    clock = Clock()  # the run's seconds and CPU count from here, the engine's start included
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
-    train_names = sorted({n for c in config.checks for n in c.train})
+    train_sets = [datasets[n] for n in sorted({n for c in config.checks for n in c.train})]
     if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
-        plan_clean(config.write_clean, [datasets[n] for n in train_names], datasets.values(), [config.manifest_path])
+        plan_clean(config.write_clean, train_sets, datasets.values(), [config.manifest_path])
         if config.report_dir:
             check_apart(config.write_clean, config.report_dir)
     engine = get_engine(
@@ -200,114 +84,90 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         split_bytes=config.split_bytes,
         **config.engine_options.get(config.engine, {}),
     )
-    engine.warm_up([datasets[n] for n in train_names])
-    store = make_store(config)
-    checks: list[CheckResult] = []
-    scan_stats = ScanStats()
-    error_types = ErrorTypes()
-    # texts for the report, sent back by the workers with their findings (no second pass)
-    capture = TextCapture(window=4 * TEXTS_PER_UNIT)
-    extra: dict[str, Any] = {}
     decisions = Decisions.load(config.decisions)  # a bad file: an error before any work
-    try:
-        states = _prepare_checks(config, datasets, engine, error_types)
-        _scan_training_sets(states, config, datasets, engine, store, scan_stats, error_types, capture)
-        checks.extend(_finish_check(state, config, datasets, store, error_types, decisions) for state in states)
-        findings = store.findings()
-        findings_total = store.total
-        if config.decisions is not None:
-            extra["decisions"] = {"file": config.decisions, "read": len(decisions.entries), "applied": 0}
-        if config.checks:
-            extra["error_types"] = error_types.report()
-        if config.provenance:
-            extra["provenance"] = [
-                run_provenance(
-                    p,
-                    datasets,
-                    method_params=config.method_params,
-                    index_dir=config.index_dir,
-                    batch_size=config.batch_size,
-                    engine=engine,
-                )
-                for p in config.provenance
-            ]
-        used = {n for c in config.checks for n in c.train + c.eval}
-        used |= {n for p in config.provenance for n in p.derived + p.sources}
-        described = {n: datasets[n].describe() for n in sorted(used)}
-        timing = {
-            "started": started.isoformat(timespec="seconds"),
-            "seconds": round(time.perf_counter() - t0, 3),
-            # CPU of the calling process (planning, merging, indexes, report) and of the workers
-            # (scanning units; detecting boilerplate: Engine.offload; starting: Engine.startup_cpu_s)
-            "caller_cpu_s": round(time.process_time() - cpu0, 3),
-            "worker_cpu_s": round(scan_stats.worker_cpu_s + engine.offload_cpu_s + engine.startup_cpu_s, 3),
-        }
-        report = _report(
-            config, engine, checks, findings, findings_total, described, extra, timing, scan_stats, datasets
+    engine.warm_up(train_sets)
+    return AuditRun(config, datasets, engine, make_store(config), decisions, clock=clock)
+
+
+def attribute(run: AuditRun) -> None:
+    """Each ``[[provenance]]`` entry's derived records traced to their sources (``run.provenance``)."""
+    config = run.config
+    run.provenance = [
+        run_provenance(
+            p,
+            run.datasets,
+            method_params=config.method_params,
+            index_dir=config.index_dir,
+            batch_size=config.batch_size,
+            engine=run.engine,
         )
-        if "decisions" in extra:
-            extra["decisions"]["applied"] = annotate(report.findings, decisions)
-        report.texts = collect_texts(_shown(findings), datasets, capture.texts, limit=TEXTS_LIMIT + REVIEW_LIMIT)
-        if config.write_clean:
-            if before_clean is not None:
-                before_clean(report)
-            report.extra["clean"] = write_clean(
-                config.write_clean,
-                [datasets[n] for n in train_names],
-                clean_hits(store.train_hits, findings, decisions),
-                datasets.values(),
-                [config.manifest_path],
-            )
-            used_datasets = {n: datasets[n] for n in sorted(used)}
-            report.extra["clean"]["manifest"] = str(write_clean_manifest(config, used_datasets, report.extra["clean"]))
-    finally:
-        store.close()
-    return report
+        for p in config.provenance
+    ]
 
 
-def _report(
-    config: AuditConfig,
-    engine: Engine,
-    checks: list[CheckResult],
-    findings: list[Finding],
-    findings_total: int,
-    described: dict[str, DatasetSummary],
-    extra: dict[str, Any],
-    timing: dict[str, Any],
-    scan_stats: ScanStats,
-    datasets: dict[str, Dataset],
-) -> Report:
-    """The run's :class:`Report` from its parts (texts are added by the caller)."""
-    verdict = combine([c.verdict for c in checks] + [p.verdict for p in extra.get("provenance", [])])
+def assemble(run: AuditRun) -> Report:
+    """The run's :class:`Report`, every section filled here: verdict, datasets, checks, findings
+    (review decisions applied), the decisions read, error types, provenance, run statistics, texts."""
+    config, engine, datasets = run.config, run.engine, run.datasets
+    rows = [_row(f, datasets) for f in run.findings]
+    read = None
+    if config.decisions is not None:
+        applied = annotate(rows, run.decisions)
+        read = DecisionsRead(file=config.decisions, read=len(run.decisions.entries), applied=applied)
     encoding = [
         {"check": c.name, "method": ms["method"], **ms["encoding"]}
-        for c in checks
+        for c in run.results
         for ms in c.method_stats
         if "encoding" in ms
     ]
-    scan = scan_stats.as_dict()
-    return Report(
-        verdict=verdict,
-        datasets=described,
-        checks=checks,
-        findings=[_row(f, datasets) for f in findings],
-        run=RunStats(
-            tool="auditor",
-            version=__version__,
-            engine=engine.name,
-            **timing,
-            scan=scan,
-            encoding=encoding or None,
-            workers=engine.workers_used,
-            findings_store=config.findings_store,
-            findings_total=findings_total,
-            records_per_s=scan["records_per_s"],
-            mb_per_s=scan["mb_per_s"],
-            peak_rss_mb=peak_rss_mb(),
-            peak_worker_rss_mb=engine.peak_worker_rss_mb,
-        ),
-        extra=extra,
+    scan_stats = run.scan_stats.as_dict()
+    stats = RunStats(
+        tool="auditor",
+        version=__version__,
+        engine=engine.name,
+        started=run.clock.started.isoformat(timespec="seconds"),
+        seconds=run.clock.seconds(),
+        # CPU of the calling process (planning, merging, indexes, report) and of the workers
+        # (scanning units; detecting boilerplate: Engine.offload; starting: Engine.startup_cpu_s)
+        caller_cpu_s=run.clock.cpu_s(),
+        worker_cpu_s=round(run.scan_stats.worker_cpu_s + engine.offload_cpu_s + engine.startup_cpu_s, 3),
+        scan=scan_stats,
+        encoding=encoding or None,
+        workers=engine.workers_used,
+        findings_store=config.findings_store,
+        findings_total=run.findings_total,
+        records_per_s=scan_stats["records_per_s"],
+        mb_per_s=scan_stats["mb_per_s"],
+        peak_rss_mb=peak_rss_mb(),
+        peak_worker_rss_mb=engine.peak_worker_rss_mb,
     )
+    return Report(
+        verdict=combine([c.verdict for c in run.results] + [p.verdict for p in run.provenance]),
+        datasets={n: datasets[n].describe() for n in run.used()},
+        checks=run.results,
+        findings=rows,
+        run=stats,
+        texts=collect_texts(_shown(run.findings), datasets, run.capture.texts, limit=TEXTS_LIMIT + REVIEW_LIMIT),
+        decisions=read,
+        error_types=run.error_types.report() if config.checks else None,
+        provenance=run.provenance,
+    )
+
+
+def clean(run: AuditRun, folder: str) -> CleanSummary:
+    """Write the training sets without the records behind findings into ``folder`` (``write_clean``) and the
+    manifest that re-audits them; the report's ``clean`` section."""
+    config = run.config
+    summary = write_clean(
+        folder,
+        run.train_sets(),
+        clean_hits(run.store.train_hits, run.findings, run.decisions),
+        run.datasets.values(),
+        [config.manifest_path],
+    )
+    used = {n: run.datasets[n] for n in run.used()}
+    summary["manifest"] = str(write_clean_manifest(config, used, summary))
+    return CleanSummary.from_dict(summary)
 
 
 TEXTS_LIMIT = 200  # findings whose texts the report keeps ...
@@ -320,229 +180,6 @@ def _shown(findings: list[Finding]) -> list[Finding]:
     return findings[:TEXTS_LIMIT] + later[:REVIEW_LIMIT]
 
 
-@dataclass
-class _CheckState:
-    """One check between preparing (indexes, masking) and its verdict."""
-
-    check: CheckSpec
-    method_names: list[str]
-    eval_records: list
-    eval_skipped: int
-    indexes: list
-    masker: Any
-    pairs: dict[tuple[str, str], set[int]] = field(default_factory=dict)
-    #: training set → method → its records the method read (:class:`~auditor.audit.unchecked.SearchedStage`)
-    searched: dict[str, Counter] = field(default_factory=dict)
-
-
-def _prepare_checks(config: AuditConfig, datasets: dict[str, Dataset], engine: Engine, error_types: ErrorTypes):
-    """Every check's eval records, indexes and boilerplate masking.
-
-    Boilerplate is detected on the engine's workers (:meth:`Engine.offload`), one task per
-    training-set list reading its sample once for every check that scans it, while the calling
-    process builds (or loads) the indexes."""
-    evals = []
-    for check in config.checks:
-        eval_records = [r for name in check.eval for r in datasets[name].records()]
-        require_distinct_items(eval_records)  # most items reading as one text: an error, not a pass
-        eval_skipped = sum(datasets[n].stats.skipped for n in check.eval)
-        method_names = check.methods or methods.default_methods()
-        unbuilt = [methods.create(m, config.method_params.get(m)) for m in method_names]
-        evals.append((method_names, eval_records, eval_skipped, masking.masked_eval_texts(unbuilt, eval_records)))
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for i, (check, ev) in enumerate(zip(config.checks, evals)):
-        if ev[3] is not None:
-            groups.setdefault(tuple(check.train), []).append(i)
-    calls, train_sets = [], []
-    for train, members in groups.items():
-        train_ds = [datasets[n] for n in train]
-        for ds in train_ds:
-            ds.plan()  # each file's state from now on (the workers' sample read checks it)
-        train_sets.extend(train_ds)
-        calls.append((train_ds, [evals[i][3] for i in members]))
-    pending = engine.offload(detect.detect_sample, calls, train_sets)
-    try:
-        built = [
-            [build_index(m, config.method_params.get(m), eval_records, config.index_dir) for m in method_names]
-            for method_names, eval_records, _, _ in evals
-        ]
-    except BaseException:  # a bad index, Ctrl-C: the detection tasks are stopped, not waited for
-        pending(cancel=True)
-        raise
-    detected: dict[int, Any] = {}
-    for members, found in zip(groups.values(), pending()):
-        detected.update(zip(members, found))
-    states = []
-    for i, (check, (method_names, eval_records, eval_skipped, _)) in enumerate(zip(config.checks, evals)):
-        train_ds = [datasets[n] for n in check.train]
-        masker = masking.prepare(built[i], train_ds, eval_records, detected=detected.get(i))
-        for name in check.eval:
-            error_types.count_dataset(name, (r for r in eval_records if r.dataset == name))
-        states.append(_CheckState(check, method_names, eval_records, eval_skipped, built[i], masker))
-    return states
-
-
-def _scan_training_sets(
-    states: list[_CheckState],
-    config: AuditConfig,
-    datasets: dict[str, Dataset],
-    engine: Engine,
-    store: FindingStore,
-    scan_stats: ScanStats,
-    error_types: ErrorTypes,
-    capture: TextCapture,
-) -> None:
-    """One pass over each training dataset serves every check that reads it."""
-    order = list(dict.fromkeys(n for st in states for n in st.check.train))
-    for name in order:
-        users = [st for st in states if name in st.check.train]
-        stages: list[Stage[Any]] = []
-        if name not in error_types.counts:  # each training dataset's error types once per run
-            stages.append(ErrorTypeStage(error_types, name))
-        for st in users:
-            stages += [MaskStage(st.masker), SearchStage(st.check.name, st.masker.indexes)]
-            stages.append(SearchedStage(st.searched.setdefault(name, Counter()), st.indexes))
-        stages.append(CaptureStage(capture, name))
-        job = ScanJob(stages, batch_size=config.batch_size)
-        error_types.counts.setdefault(name, Counter())
-        by_check = {st.check.name: st for st in users}
-        eval_by_key = {st.check.name: {(r.dataset, r.ordinal): r for r in st.eval_records} for st in users}
-        for f in engine.scan(job, datasets[name], scan_stats):
-            store.add(f)
-            if capture.keep(f.train_dataset, f.train_ordinal):
-                capture.keep_eval([eval_by_key[f.check][(f.eval_dataset, f.eval_ordinal)]])
-            if f.conclusive:
-                by_check[f.check].pairs.setdefault((name, f.eval_dataset), set()).add(f.eval_ordinal)
-
-
-def _finish_check(
-    state: _CheckState,
-    config: AuditConfig,
-    datasets: dict[str, Dataset],
-    store: FindingStore,
-    error_types: ErrorTypes,
-    decisions: Decisions,
-) -> CheckResult:
-    check, eval_records, indexes, masker = state.check, state.eval_records, state.indexes, state.masker
-    method_names, eval_skipped, pairs = state.method_names, state.eval_skipped, state.pairs
-    train_skipped = sum(datasets[n].stats.skipped for n in check.train)
-    files_skipped = SideCounts(
-        eval=sum(len(datasets[n].stats.skipped_files) for n in check.eval),
-        train=sum(len(datasets[n].stats.skipped_files) for n in check.train),
-    )
-    conclusive = store.contaminated(check.name)
-    mine = [f for f in store.findings() if f.check == check.name]
-    review = classify(mine, conclusive, decisions)  # items with only suspected findings
-    by_class = {c: {k for k, v in review.items() if v == c} for c in (CONFIRMED, UNREVIEWED, DISMISSED)}
-    for f in mine:  # confirmed findings are contamination: the matrix counts them too
-        if (f.eval_dataset, f.eval_ordinal) in by_class[CONFIRMED] and decisions.decision_of(f) == CONFIRMED:
-            pairs.setdefault((f.train_dataset, f.eval_dataset), set()).add(f.eval_ordinal)
-    contaminated = conclusive | by_class[CONFIRMED]
-    counts = ItemCounts(
-        eval_items=len(eval_records),
-        conclusive=len(conclusive),
-        confirmed=len(by_class[CONFIRMED]),
-        suspected=len(review),
-        unreviewed=len(by_class[UNREVIEWED]),
-        dismissed=len(by_class[DISMISSED]),
-    )
-    allowance = check.allowance(len(eval_records))
-    per_method: dict[str, set[tuple[str, int]]] = {}  # eval items with findings, per method
-    conclusive_by: dict[str, set[tuple[str, int]]] = {}  # ... with a conclusive finding of the method
-    suspected_by: dict[str, set[tuple[str, int]]] = {}  # ... with a suspected one only
-    for f in mine:
-        item = (f.eval_dataset, f.eval_ordinal)
-        per_method.setdefault(f.method, set()).add(item)
-        if f.conclusive:
-            conclusive_by.setdefault(f.method, set()).add(item)
-        elif f.suspected:
-            suspected_by.setdefault(f.method, set()).add(item)
-    notes = []
-    files_unread = files_skipped.eval or files_skipped.train
-    unchecked = eval_skipped or train_skipped or files_unread
-    if unchecked:
-        notes.append(
-            f"{eval_skipped} eval and {train_skipped} training records were skipped and not checked"
-            + (
-                f"; {files_skipped.eval} eval and {files_skipped.train} training files were not read"
-                if files_unread
-                else ""
-            )
-        )
-    skipped_eval_items = skipped_eval(check.eval, datasets)
-    if skipped_eval_items or files_skipped.eval:
-        notes.append(skipped_eval_note(check.eval, datasets, skipped_eval_items, eval_skipped))
-    # eval items no conclusive method could check (too short for every text tier, no calls ...)
-    uncovered = [ev for ev in eval_records if not any(ix.covers(ev) for ix in indexes)]
-    if uncovered:
-        shown = ", ".join(f"{ev.dataset}#{ev.id}" for ev in uncovered[:10])
-        notes.append(
-            f"{len(uncovered)} eval items could not be checked by any conclusive method "
-            f"(e.g. too short for every text tier): {shown}{' …' if len(uncovered) > 10 else ''}"
-        )
-    if review:
-        notes.append(
-            suspected_note(
-                counts,
-                config.fail_on,
-                methods=(f.method for f in mine if f.suspected and (f.eval_dataset, f.eval_ordinal) in review),
-                report_json=os.path.join(config.report_dir, "report.json") if config.report_dir else "REPORT.json",
-            )
-        )
-    for ix in indexes:  # how a method read the eval side (e.g. template text left out of the items)
-        notes.extend(ix.notes())
-    method_stats = [ix.stats() for ix in indexes]
-    for ms in method_stats:  # the records of each training set the method read
-        ms["train_records_read"] = {n: state.searched.get(n, Counter())[ms["method"]] for n in check.train}
-    train_records = {n: datasets[n].stats.yielded for n in check.train}
-    gaps = not_checked(check.methods, indexes, state.searched, train_records, method_stats)
-    # never a plain pass when something was not checked (a method asked for that checked nothing too)
-    verdict = decide(
-        counts, allowance, config.fail_on, unchecked=bool(unchecked or uncovered or any(g.incomplete for g in gaps))
-    )
-    if not eval_records:
-        notes.append("the eval side has no records")
-    return CheckResult(
-        name=check.name,
-        train=check.train,
-        eval=check.eval,
-        methods=method_names,
-        eval_items=len(eval_records),
-        contaminated_items=len(contaminated),
-        contaminated_share=round(len(contaminated) / len(eval_records), 6) if eval_records else 0.0,
-        suspected=counts.suspected,
-        unreviewed=counts.unreviewed,
-        confirmed=counts.confirmed,
-        dismissed=counts.dismissed,
-        counted_items=counted(counts, config.fail_on),
-        fail_on=config.fail_on,
-        max_contaminated=check.max_contaminated,
-        allowance=allowance,
-        verdict=verdict,
-        items_by_method={m: len(v) for m, v in sorted(per_method.items())},
-        conclusive_by_method={m: len(conclusive_by.get(m, ())) for m in sorted(per_method)},
-        suspected_by_method={
-            m: len(suspected_by.get(m, set()) - conclusive_by.get(m, set())) for m in sorted(per_method)
-        },
-        train_records=sum(datasets[n].stats.yielded for n in check.train),
-        skipped=SideCounts(eval=eval_skipped, train=train_skipped),
-        skipped_files=files_skipped,
-        uncovered_items=len(uncovered),
-        skipped_eval_items=skipped_eval_items or None,
-        method_stats=method_stats,
-        not_checked=gaps,
-        notes=notes,
-        matrix=[
-            MatrixCell(train=t, eval=e, contaminated_items=len(pairs.get((t, e), ())))
-            for t in check.train
-            for e in check.eval
-        ],
-        eval_subsets=_subsets(eval_records, contaminated),
-        boilerplate=masker.report(),
-        novel_error_types=error_types.novel(check.eval, check.train),
-    )
-
-
 def _row(f: Finding, datasets: dict[str, Dataset]) -> FindingRow:
     """A finding as ``report.json`` holds it, its records named for a reader (``eval_ref`` /
     ``train_ref``: dataset, id and, for a dataset of several files, the file; see :meth:`Dataset.ref`)."""
@@ -551,20 +188,6 @@ def _row(f: Finding, datasets: dict[str, Dataset]) -> FindingRow:
         "eval_ref": datasets[f.eval_dataset].ref(f.eval_id, f.eval_source),
         "train_ref": datasets[f.train_dataset].ref(f.train_id, f.train_source),
     }
-
-
-def _subsets(eval_records: list, contaminated: set[tuple[str, int]]) -> list[EvalSubset]:
-    """Eval items and contaminated items per eval subset (dataset and the record's split or group)."""
-    counts: dict[tuple[str, str], list[int]] = {}
-    for r in eval_records:
-        label = r.split or r.meta.get("group") or "all"
-        c = counts.setdefault((r.dataset, str(label)), [0, 0])
-        c[0] += 1
-        c[1] += (r.dataset, r.ordinal) in contaminated
-    return [
-        EvalSubset(eval=ds, subset=label, eval_items=n, contaminated_items=k)
-        for (ds, label), (n, k) in sorted(counts.items())
-    ]
 
 
 def audit_provenance(config: AuditConfig) -> Report:

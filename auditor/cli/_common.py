@@ -3,7 +3,7 @@
 The environment is read here, at the edge, and nowhere in the library: ``$AUDITOR_INDEX_DIR``
 (``--index-dir``) and ``$AUDITOR_EMBED_CACHE`` (``--embed-cache``) through click's ``envvar``, and
 ``$AUDITOR_REPORT_DIR``, the parent of report folders chosen by default (:func:`reports_root`).
-The library takes every folder as an explicit argument (:class:`~auditor.audit.run.AuditConfig`).
+The library takes every folder as an explicit argument (:class:`~auditor.audit.config.AuditConfig`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ..errors import AuditorError
 from ..io.files import describe_os_error
 
 if TYPE_CHECKING:  # a type only: a command that makes no audit does not import the pipeline
-    from ..audit.run import AuditConfig
+    from ..audit.config import AuditConfig
 
 #: where persisted indexes go when neither --index-dir, $AUDITOR_INDEX_DIR nor the manifest says
 DEFAULT_INDEX_DIR = "indexes"

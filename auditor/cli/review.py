@@ -13,9 +13,9 @@ from ._common import library_errors
 
 def _default_decisions(report: Report) -> str:
     """The file the audit behind ``report`` read (its ``decisions`` section), else the default name."""
-    section = report.extra.get("decisions")
-    if isinstance(section, dict) and isinstance(section.get("file"), str) and section["file"]:
-        return section["file"]
+    section = report.decisions
+    if section is not None and isinstance(section.file, str) and section.file:
+        return section.file
     return DECISIONS_FILE
 
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import click
 
+from ..audit.config import AuditConfig, CheckSpec
 from ..audit.decisions import DECISIONS_FILE
 from ..audit.manifest import load_manifest
-from ..audit.run import AuditConfig, CheckSpec, run_audit
+from ..audit.run import run_audit
 from ..audit.verdict import unreviewed_kinds
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
@@ -131,11 +132,10 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
                 f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
                 + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
             )
-        if report.extra.get("clean"):
-            clean = report.extra["clean"]
+        if report.clean is not None:
             say(
-                f"cleaned training data: {escape_line(str(clean['dir']))} "
-                f"(re-audit: auditor verify {escape_line(str(clean['manifest']))})"
+                f"cleaned training data: {escape_line(str(report.clean.dir))} "
+                f"(re-audit: auditor verify {escape_line(str(report.clean.manifest))})"
             )
         sys.exit(exit_for(report.verdict))
     finally:

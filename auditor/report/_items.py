@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .counts import finding_status
-
-if TYPE_CHECKING:
-    from .results import FindingRow
+from .results import FindingRow
 
 
 def eval_ref(f: FindingRow) -> str:

@@ -37,12 +37,10 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._md import md
-
-if TYPE_CHECKING:
-    from . import Report
+from .model import Report, register_format
 
 #: the columns of the database's ``contamination_report.csv``, in its order
 COLUMNS = (
@@ -278,3 +276,7 @@ def render_conda_pr(report: Report) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+register_format("conda", render_conda)
+register_format("conda-pr", render_conda_pr)

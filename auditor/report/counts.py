@@ -21,11 +21,11 @@ phrase says how many count and why. A report written before these counts existed
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from . import Report
-    from .results import CheckResult, FindingRow
+    from .results import CheckResult, DecisionsRead, FindingRow
 
 OPEN_SHOWN = 20  # unreviewed suspected items a report lists per check
 
@@ -105,12 +105,12 @@ def finding_status(f: FindingRow) -> str:
     return "evidence only"
 
 
-def open_items(report: Report, c: CheckResult) -> list[str]:
-    """The eval items of check ``c`` with an unreviewed suspected finding and nothing that settles
+def open_items(findings: Iterable[FindingRow], c: CheckResult) -> list[str]:
+    """The eval items of check ``c`` (among a report's ``findings``) with an unreviewed suspected finding and nothing that settles
     them (no conclusive finding, no confirmed one), best score first, named as reports name them."""
     best: dict[tuple, tuple[float, str]] = {}
     settled: set[tuple] = set()
-    for f in report.findings:
+    for f in findings:
         if f.get("check") != c.name:
             continue
         item = (f.get("eval_dataset"), f.get("eval_ordinal"), f.get("eval_id"))
@@ -126,14 +126,13 @@ def open_items(report: Report, c: CheckResult) -> list[str]:
     return [ref for _, ref in ranked]
 
 
-def decisions_line(report: Report) -> str:
+def decisions_line(decisions: DecisionsRead | None) -> str:
     """Which review decisions the run read, in one sentence ("" when it read no file): the file's
     name only (its folder is the reader's; report.json has the path)."""
-    section = report.extra.get("decisions")
-    if not isinstance(section, dict) or not section.get("file"):
+    if decisions is None or not decisions.file:
         return ""
-    name = str(section["file"]).replace("\\", "/").rsplit("/", 1)[-1]
-    read, applied = section.get("read", 0), section.get("applied", 0)
+    name = str(decisions.file).replace("\\", "/").rsplit("/", 1)[-1]
+    read, applied = decisions.read, decisions.applied
     if not read:
         return f"Review decisions: none yet ({name}; auditor review writes it)."
     return f"Review decisions: {read} read from {name}, {applied} applied to this report's suspected findings."

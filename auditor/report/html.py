@@ -22,103 +22,23 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Set
-from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..methods import registry
 from . import _svg
 from . import counts as tally
 from ._errortypes import DOCS, INTRO, MEANINGS
+from ._html import CSS, JS, _e, _path, _table, status_html
 from ._items import ItemRow, counts_line, item_rows, methods_in
+from .model import Report, register_format
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
 from .provenance import statement
+from .results import CheckResult, CleanSummary, ProvenanceResult
 from .review import review_html
-
-if TYPE_CHECKING:
-    from . import Report
-    from .results import CheckResult, ProvenanceResult
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # evidence-only items shown with their texts side by side (conclusive, suspected: all)
 PROOF_ITEMS = 1000  # conclusive and suspected items listed, each with its proof, at most
 SHOWN_CHARS = 3000
-_CORE = {"schema_version", "verdict", "checks", "datasets", "findings", "run", "texts", "decisions"}
-
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-main{max-width:1200px;margin:0 auto;padding:18px 24px 60px}
-h1{font-size:24px;margin:6px 0} h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
-h3{font-size:15px;margin:16px 0 6px}
-.verdict{display:inline-block;padding:3px 12px;border-radius:12px;color:#fff;font-weight:700;letter-spacing:.5px}
-.v-pass{background:#1b8a3a}.v-fail{background:#c0262d}.v-incomplete{background:#b86e00}
-table{border-collapse:collapse;background:#fff;margin:6px 0 10px;width:100%}
-th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eef1f5;cursor:pointer;user-select:none} td.n{text-align:right;font-variant-numeric:tabular-nums}
-code,.src{font:12px ui-monospace,Menlo,Consolas,monospace}
-.plots{display:flex;flex-wrap:wrap;gap:14px}.plots figure{margin:0;background:#fff;border:1px solid #dde1e7;padding:6px}
-svg .bar{fill:#3a6fb0} svg .track{fill:#e8ecf2} svg .axis{stroke:#555} svg .title{font-size:12px;font-weight:600}
-svg .tick{font-size:11px;fill:#333} svg .thr{fill:#c0262d} svg .cellt{font-size:11px}
-svg .threshold{stroke:#c0262d;stroke-width:2;stroke-dasharray:5 3}
-.finding{background:#fff;border:1px solid #dde1e7;margin:10px 0;padding:8px 10px}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}.pair>div{white-space:pre-wrap;word-break:break-word;
-max-height:320px;overflow:auto;background:#fafbfc;border:1px solid #e3e6eb;padding:6px}
-mark{background:#ffe066;padding:0 1px}.where{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin-bottom:4px}.cut{color:#889;font-style:italic}.muted{color:#667}.ev{color:#667;font-style:italic}
-.st{font-size:12px;padding:0 5px;border-radius:8px;white-space:nowrap}.st-conclusive{background:#f6d5d7}
-.st-suspected{background:#fbe7c4}.st-evidence-only{background:#e8ecf2}.unreviewed,.gap{color:#8a4b00}
-pre{white-space:pre-wrap;background:#fff;border:1px solid #dde1e7;padding:6px;max-height:300px;overflow:auto}
-.scroll{overflow-x:auto;max-width:100%} th,td{overflow-wrap:break-word} .path{overflow-wrap:anywhere}
-td.n,.verdict{white-space:nowrap} td.n .muted{white-space:normal} .plots figure{max-width:100%;overflow-x:auto}
-@media (max-width:900px){main{padding:12px 10px 40px}.pair{grid-template-columns:1fr}th,td{padding:3px 5px}}
-"""
-
-JS = """
-document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){
- var t=th.closest('table'),i=Array.prototype.indexOf.call(th.parentNode.children,th),b=t.tBodies[0];
- var rows=Array.prototype.slice.call(b.rows),asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';
- rows.sort(function(x,y){var a=x.cells[i].innerText,c=y.cells[i].innerText,p=parseFloat(a),q=parseFloat(c);
-  var r=(!isNaN(p)&&!isNaN(q))?p-q:a.localeCompare(c);return asc?r:-r;});rows.forEach(function(r){b.appendChild(r);});});});
-document.body.setAttribute('data-charts',String(Array.prototype.filter.call(document.querySelectorAll('svg.chart'),
- function(s){var r=s.getBoundingClientRect();return r.width>0&&r.height>0&&s.querySelector('text');}).length));
-document.body.setAttribute('data-clipped',String(Array.prototype.filter.call(document.querySelectorAll('main,.scroll'),
- function(e){return e.scrollWidth>e.clientWidth+1;}).length));
-document.body.setAttribute('data-ready','1');
-"""
-
-
-def _e(v: Any) -> str:
-    return escape(str(v))
-
-
-def _path(value: Any) -> str:
-    """A name or path (no spaces to wrap at): escaped, and allowed to wrap anywhere (no clipped table)."""
-    return f"<span class='path'>{_e(value)}</span>"
-
-
-def _cell(value: Any) -> str:
-    """A table cell's HTML: a string is HTML built here (its values escaped with :func:`_e`), anything
-    else (a count) is escaped as text."""
-    return value if isinstance(value, str) else _e(value)
-
-
-def status_html(status: str) -> str:
-    """A finding's status as a tag (``class='st st-suspected'`` ...), so a suspected row never reads
-    as a conclusive one."""
-    kind = status.split(":")[0].replace(" ", "-")
-    return f"<span class='st st-{_e(kind)}'>{_e(status)}</span>"
-
-
-def _table(headers: list[str], rows: list[list[Any]], numeric: Set[int] = frozenset()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>"
-        + "".join(f'<td class="n">{_cell(c)}</td>' if i in numeric else f"<td>{_cell(c)}</td>" for i, c in enumerate(r))
-        + "</tr>"
-        for r in rows
-    )
-    return (
-        f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-    )
 
 
 def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
@@ -134,18 +54,16 @@ def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
-    """Each method's threshold: its ``threshold`` parameter in the report, else the method's
-    :attr:`~auditor.methods.base.Index.fixed_threshold` (a method this version does not know: none)."""
-    out: dict[str, float] = {
-        name: cls.fixed_threshold for name, cls in registry().items() if cls.fixed_threshold is not None
-    }
-    given: set[str] = set()
+    """Each method's threshold as the report states it: its ``threshold`` parameter, else its
+    ``fixed_threshold`` (:attr:`~auditor.methods.base.Index.fixed_threshold`, which the audit writes
+    into the method's stats); the first check naming one wins. Read from the report alone: rendering
+    needs no detection method."""
+    out: dict[str, float] = {}
     for c in checks:
         for ms in c.method_stats:
-            thr = (ms.get("params") or {}).get("threshold")
-            if isinstance(thr, (int, float)) and ms.get("method") not in given:
+            thr = (ms.get("params") or {}).get("threshold", ms.get("fixed_threshold"))
+            if isinstance(thr, (int, float)) and not isinstance(thr, bool) and ms.get("method") not in out:
                 out[ms["method"]] = float(thr)
-                given.add(ms["method"])
     return out
 
 
@@ -216,7 +134,7 @@ def _checks(report: Report) -> str:
         ]
         for c in report.checks
     ]
-    line = tally.decisions_line(report)
+    line = tally.decisions_line(report.decisions)
     headers = [
         "check",
         "verdict",
@@ -233,7 +151,7 @@ def _checks(report: Report) -> str:
             f"<h3 id='check-{_e(c.name)}'>{_e(c.name)} — <span class='verdict v-{_e(c.verdict)}'>"
             f"{_e(c.verdict)}</span></h3><p class='counts'>{_e(tally.counts_phrase(c))}</p>"
         )
-        open_items = tally.open_items(report, c)
+        open_items = tally.open_items(report.findings, c)
         if open_items:
             shown = ", ".join(_e(ref) for ref in open_items[: tally.OPEN_SHOWN])
             more = f" … {len(open_items) - tally.OPEN_SHOWN} more" if len(open_items) > tally.OPEN_SHOWN else ""
@@ -411,22 +329,20 @@ def _relative(path: str, folder: str) -> str:
     return path[len(prefix) :] if folder and path.startswith(prefix) else path
 
 
-def _clean(value: Any) -> str:
+def _clean(value: CleanSummary) -> str:
     """``clean``: the folder, the re-audit command, and one row per file written."""
-    if not isinstance(value, dict) or not isinstance(value.get("datasets"), dict):
-        return _generic(value)
-    head = f"<p>Folder <code>{_e(value.get('dir', ''))}</code>; removed records: <code>{_e(value.get('removed_file', ''))}</code>."
-    if value.get("manifest"):
-        head += f" Re-audit: <code>auditor verify {_e(value['manifest'])}</code>"
+    head = f"<p>Folder <code>{_e(value.dir)}</code>; removed records: <code>{_e(value.removed_file)}</code>."
+    if value.manifest:
+        head += f" Re-audit: <code>auditor verify {_e(value.manifest)}</code>"
     rows = []
-    for name, d in value["datasets"].items():
+    for name, d in value.datasets.items():
         for i, f in enumerate(d.get("files") or [{}]):
             lead = [_e(name), *(_e(d.get(k, "")) for k in ("kept", "removed")), _e(d.get("not_written_skipped", 0))]
             rows.append(
                 (lead if i == 0 else ["", "", "", ""])
                 + [
                     f"<span title='from {_e(f.get('source', ''))}'>"
-                    f"{_e(_relative(f.get('written', ''), value.get('dir', '')))}</span>",
+                    f"{_e(_relative(f.get('written', ''), value.dir))}</span>",
                     _e(f.get("format", "")),
                     _e(f.get("records", "")),
                 ]
@@ -467,20 +383,26 @@ def _provenance(entries: list[ProvenanceResult]) -> str:
     return "".join(out)
 
 
-#: renderers of report sections beyond the core ones, by key (others: :func:`_generic`); a later
-#: stage adds its own here
-_SECTIONS = {"error_types": _error_types, "clean": _clean, "provenance": _provenance}
-_TITLES = {"clean": "Cleaned training data", "error_types": "Error types"}
+def _sections(report: Report) -> list[tuple[str, str]]:
+    """The report's sections after the datasets, titled, in report.json's order: the typed ones
+    (:meth:`~auditor.report.model.Report.sections`; ``decisions`` is a line above the checks table),
+    then any section of another version (:attr:`~auditor.report.model.Report.extra`), generically."""
+    out = []
+    if report.error_types is not None:
+        out.append(("Error types", _error_types(report.error_types)))
+    if report.provenance:
+        out.append(("Provenance", _provenance(report.provenance)))
+    if report.clean is not None:
+        out.append(("Cleaned training data", _clean(report.clean)))
+    out += [(k.replace("_", " ").capitalize(), _generic(v)) for k, v in report.extra.items()]
+    return out
 
 
 def render_html(report: Report) -> str:
     """The whole page as a string (see module doc)."""
     run = report.run
-    extra = {k: v for k, v in report.extra.items() if k not in _CORE}
     sections = [("Checks", _checks(report)), ("Plots", plots_html(report)), ("Datasets", _datasets(report))]
-    sections += [
-        (_TITLES.get(k, k.replace("_", " ").capitalize()), _SECTIONS.get(k, _generic)(v)) for k, v in extra.items()
-    ]
+    sections += _sections(report)
     sections.append(("Findings", _findings(report)))
     sections.append(("Suspected findings (review list)", review_html(report)))
     body = "".join(f"<h2 id='{_e(t.lower().replace(' ', '-'))}'>{_e(t)}</h2>{html}" for t, html in sections if html)
@@ -497,3 +419,6 @@ def render_html(report: Report) -> str:
         f"{_e(report.verdict.upper())}</span></h1><p>{_e(report.summary_line())}</p><p class='muted'>{run_line}</p>"
         f"{body}</main><script>{JS}</script></body></html>\n"
     )
+
+
+register_format("html", render_html)

@@ -15,15 +15,12 @@ True
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING
 
 from ._items import eval_ref, item_rows, train_ref
 from .counts import counts_phrase, finding_status, not_checked_lines
+from .model import Report, register_format
+from .results import CheckResult, FindingRow
 from .review import review_junit_note
-
-if TYPE_CHECKING:
-    from . import Report
-    from .results import CheckResult, FindingRow
 
 TOP = 5
 
@@ -139,3 +136,6 @@ def _file(f: FindingRow, side: str) -> str:
     else:
         plain, ref = f"{f['train_dataset']} {f['train_id']}", train_ref(f)
     return ref[len(plain) :] if ref.startswith(plain) else ""
+
+
+register_format("junit", render_junit)

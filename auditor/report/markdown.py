@@ -17,19 +17,17 @@ the methods as columns, then the texts of the first items side by side.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import counts as tally
 from ._errortypes import DOCS, INTRO, MEANINGS
 from ._items import ItemRow, counts_line, item_rows, methods_in
 from ._md import md
+from .model import Report, register_format
 from .proof import evidence_summary, pair_markdown
 from .provenance import render_provenance
+from .results import CleanSummary
 from .review import review_markdown
-
-if TYPE_CHECKING:
-    from . import Report
 
 TOP_ITEMS = 30
 TEXT_ITEMS = 10  # evidence-only items shown with their texts (conclusive, suspected: all)
@@ -52,8 +50,8 @@ def _checks(report: Report) -> list[str]:
             f"{md(tally.counted(c))} (fail\\_on {md(c.fail_on)}) | {md(c.allowance)} | **{md(c.verdict)}** |"
         )
     lines.append("")
-    if tally.decisions_line(report):
-        lines += [md(tally.decisions_line(report)), ""]
+    if tally.decisions_line(report.decisions):
+        lines += [md(tally.decisions_line(report.decisions)), ""]
     for c in report.checks:
         lines += [f"### Check {md(c.name)}", "", f"{md(tally.counts_phrase(c))}: **{md(c.verdict)}**.", ""]
         by_m = c.items_by_method
@@ -65,7 +63,7 @@ def _checks(report: Report) -> list[str]:
                 "are evidence only and never count)."
             )
             lines.append("")
-        open_items = tally.open_items(report, c)
+        open_items = tally.open_items(report.findings, c)
         if open_items:
             lines.append(
                 f"Suspected eval items nobody has reviewed ({len(open_items)}; `auditor review` decides them):"
@@ -137,20 +135,18 @@ def _error_types(value: Any) -> list[str]:
     return [*lines, ""]
 
 
-def _clean(value: Any) -> list[str]:
+def _clean(value: CleanSummary) -> list[str]:
     """``clean``: where the cleaned training data went, and a row per file written."""
-    if not isinstance(value, dict):
-        return []
     lines = ["## Cleaned training data", ""]
-    lines.append(f"Folder {md(value.get('dir', ''))}; removed records listed in {md(value.get('removed_file', ''))}.")
-    if value.get("manifest"):
-        lines.append(f"Re-audit with: auditor verify {md(value['manifest'])}")
+    lines.append(f"Folder {md(value.dir)}; removed records listed in {md(value.removed_file)}.")
+    if value.manifest:
+        lines.append(f"Re-audit with: auditor verify {md(value.manifest)}")
     lines += [
         "",
         "| dataset | kept | removed | not written (skipped) | file | written as | format | records |",
         "|---|---:|---:|---:|---|---|---|---:|",
     ]
-    for name, d in (value.get("datasets") or {}).items():
+    for name, d in value.datasets.items():
         files = d.get("files") or [{}]
         for i, f in enumerate(files):
             head = (
@@ -224,13 +220,15 @@ def _finding_texts(report: Report, r: ItemRow) -> list[str]:
     return lines
 
 
-#: report sections beyond the core ones, by their key in report.json, in this order: each renders
-#: its value as Markdown lines (a later stage adds its own renderer here)
-SECTIONS: dict[str, Callable[[Any], list[str]]] = {
-    "error_types": _error_types,
-    "clean": _clean,
-    "provenance": lambda v: render_provenance(v or []),
-}
+def _sections(report: Report) -> list[str]:
+    """The report's typed sections after the datasets, as Markdown lines (a section of another
+    version, in :attr:`~auditor.report.model.Report.extra`, is left to report.json and report.html)."""
+    lines = _error_types(report.error_types) if report.error_types is not None else []
+    if report.clean is not None:
+        lines += _clean(report.clean)
+    if report.provenance:
+        lines += render_provenance(report.provenance)
+    return lines
 
 
 def render_markdown(report: Report) -> str:
@@ -240,9 +238,10 @@ def render_markdown(report: Report) -> str:
         version, engine, started, seconds = run.header()
         lines += [f"auditor {md(version)}, engine {md(engine)}, started {md(started)}, {md(seconds)} s.", ""]
     lines += _checks(report) + _datasets(report)
-    for key, render in SECTIONS.items():
-        if key in report.extra:
-            lines += render(report.extra[key])
+    lines += _sections(report)
     lines += _findings(report)
     lines += review_markdown(report)
     return "\n".join(lines) + "\n"
+
+
+register_format("md", render_markdown)

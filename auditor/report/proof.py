@@ -25,13 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..text.proof import CUT, CUT_RE, proof_keys
 from ._md import md
-
-if TYPE_CHECKING:
-    from .results import FindingRow
+from .results import FindingRow
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: run lengths tried in turn for the highlighted shared runs (the first that finds any is used)

@@ -21,15 +21,32 @@ A finding stays the JSON object ``report.json`` holds (``findings[i]``), typed a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..io.jsonable import OMIT_NONE, JsonObject
-from ..methods.base import FindingFields
 
 
-class _FindingKeys(FindingFields):
-    """The keys every finding of a report written by this version has (in the order written)."""
+class _FindingKeys(TypedDict):
+    """The keys every finding of a report written by this version has (in the order written): a
+    finding's own (:class:`auditor.methods.base.FindingFields`, what ``Finding.to_dict`` gives; the
+    report keeps its own copy of their names so that reading a report needs no detection method) and
+    its records' names."""
 
+    check: str
+    eval_dataset: str
+    eval_id: str | int  # str here; a report of an older version or written by hand may hold a whole number
+    eval_source: str
+    train_dataset: str
+    train_id: str | int
+    train_source: str
+    method: str
+    score: float
+    conclusive: bool
+    evidence: dict[str, Any]  # method-specific; every tier's has ``field`` and ``span`` (docs/report.md)
+    eval_ordinal: int
+    train_ordinal: int
+    eval_hash: str  # content hashes of the compared texts: what review decisions are keyed on
+    train_hash: str
     eval_ref: str  # the record named for a reader (:meth:`auditor.datasets.dataset.Dataset.ref`)
     train_ref: str
 
@@ -200,3 +217,27 @@ class ProvenanceResult(JsonObject):
     per_dataset: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class DecisionsRead(JsonObject):
+    """``decisions``: the review decisions file a run read (:mod:`auditor.audit.decisions`), how many
+    decisions it holds and how many of them this report's suspected findings took."""
+
+    file: str = ""
+    read: int = 0
+    applied: int = 0
+
+
+@dataclass
+class CleanSummary(JsonObject):
+    """``clean``: where ``--write-clean`` wrote the training sets without the records behind findings
+    (:func:`auditor.audit.clean.write_clean`): the folder, the removed records' file, per dataset what
+    was kept and removed and each file written, and the manifest that re-audits the cleaned data."""
+
+    dir: str = ""
+    removed_file: str = ""
+    #: dataset → ``{kept, removed, not_written_skipped, files: [{source, written, format, records}],
+    #: not_written_files}``
+    datasets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    manifest: str | None = field(default=None, metadata=OMIT_NONE)

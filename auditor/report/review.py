@@ -24,15 +24,12 @@ format.
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
 
 from ._items import shown_ref
 from ._md import md as _md
+from .model import Report
 from .proof import evidence_summary, snippet_html, snippet_markdown, where
-
-if TYPE_CHECKING:
-    from . import Report
-    from .results import FindingRow
+from .results import FindingRow
 
 REVIEW_SHOWN = 50
 SNIPPET = 400

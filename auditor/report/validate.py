@@ -65,6 +65,7 @@ METHOD_STATS: dict[str, Any] = {
     "eval_not_indexed": INT,
     "not_indexed_reasons": dict[str, int],
     "params": dict[str, Any],
+    "fixed_threshold": NUMBER,
     "train_records_read": dict[str, int],
 }
 CLEAN_FILE: dict[str, Any] = {"source": STR, "written": STR, "format": STR, "records": INT}
