@@ -77,10 +77,8 @@ def import_graph(deferred: bool = True, typing: bool = True) -> dict[str, set[st
 
 #: imports under ``TYPE_CHECKING`` that close a cycle, each with why it stands for now (the lead
 #: removes an entry when the work it names lands): importer → imported
-KNOWN_TYPE_CYCLES = {
-    # issue 38: the report model (Report, in the package's __init__, which imports its renderers) is
-    # moving to a module of its own below them (helper "runphases"); the renderers name it for mypy only
-    **{f"auditor.report.{m}": "auditor.report" for m in ("conda", "counts", "html", "junit", "markdown", "review")},
+KNOWN_TYPE_CYCLES: dict[str, str] = {
+    # a type-only import that closes a cycle, with why it cannot point down (none today)
 }
 
 
@@ -271,8 +269,6 @@ MAX_LINES = 450
 #: that work lands)
 KNOWN_LONG = {
     "auditor/methods/embedding/index.py": "issue 38: the embedding index's config nested and its search apart",
-    "auditor/audit/run.py": "issue 38: the audit's phases apart (helper runphases)",
-    "auditor/report/html.py": "issue 38: the report model and its renderers (helper runphases)",
 }
 
 
