@@ -159,7 +159,7 @@ def unit_costs(train: Path, eval_file: Path, split_bytes: int) -> dict:
     measured in-process on the first two units of the corpus."""
     import pickle
 
-    from auditor.audit.run import build_index
+    from auditor.audit.indexes import build_index
     from auditor.datasets.dataset import Dataset, DatasetSpec
     from auditor.scan.job import ScanJob, scan_unit
 

@@ -11,7 +11,8 @@ from datasketch import MinHash, MinHashLSH
 from datasketch.lsh import _optimal_param
 
 from auditor.audit.config import AuditConfig, CheckSpec
-from auditor.audit.run import build_index, run_audit
+from auditor.audit.indexes import build_index
+from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods import _minhash_sketch as sk
