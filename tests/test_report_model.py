@@ -11,6 +11,7 @@ import sys
 import pytest
 from helpers import REPO, loadable_golden_report
 
+from auditor.errors import InputError
 from auditor.methods.base import FindingFields
 from auditor.report import Report
 from auditor.report.results import CleanSummary, DecisionsRead, FindingRow, ProvenanceResult
@@ -85,3 +86,11 @@ def test_the_reports_finding_keys_are_the_findings_own_plus_the_refs():
     own = list(FindingFields.__annotations__)
     assert list(FindingRow.__required_keys__ - {"eval_ref", "train_ref"}) and set(own) <= FindingRow.__required_keys__
     assert FindingRow.__required_keys__ - set(own) == {"eval_ref", "train_ref"}
+
+
+def test_a_bad_decisions_value_is_named_when_read(tmp_path):
+    src = tmp_path / "report.json"
+    doc = {"verdict": "pass", "checks": [], "datasets": {}, "findings": [], "decisions": {"file": "d", "read": "<b>"}}
+    src.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match="decisions.read: a whole number expected, not a string"):
+        Report.load(src)

@@ -4,7 +4,7 @@
 escape every value they print, and before that :func:`check_report` checks that each value is of
 its type — the typed sections by their fields' annotations (:class:`~auditor.report.results.CheckResult`,
 :class:`~auditor.datasets.summary.DatasetSummary`, :class:`~auditor.report.results.RunStats`,
-:class:`~auditor.report.results.ProvenanceResult`), the findings, texts, the methods' statistics and
+:class:`~auditor.report.results.ProvenanceResult`, :class:`~auditor.report.results.DecisionsRead`), the findings, texts, the methods' statistics and
 the ``error_types`` / ``clean`` sections by the shapes below — so a count holding
 ``<img src=x onerror=…>`` is one clear error naming the field, not markup and not a crash. Keys a
 section does not know are left alone (a later version's), and so are keys it lacks (the typed
@@ -33,7 +33,7 @@ from typing import Any
 
 from ..datasets.summary import DatasetSummary
 from ..io.jsonable import JsonObject
-from .results import CheckResult, ProvenanceResult, RunStats
+from .results import CheckResult, DecisionsRead, ProvenanceResult, RunStats
 
 #: a number (int or float, not a bool), a whole number, text, an id (text or a whole number)
 NUMBER, INT, STR, ID, BOOL = "number", "int", "str", "id", "bool"
@@ -205,6 +205,8 @@ def check_report(doc: Any) -> None:
                 _kind({"file": STR, "reason": STR}, sf, f"datasets.{name}.skipped_files[{j}]")
     if "run" in doc:
         _result(RunStats, doc["run"], "run", section=True)
+    if "decisions" in doc:
+        _result(DecisionsRead, doc["decisions"], "decisions", section=True)
     for i, f in enumerate(doc.get("findings") or [] if isinstance(doc.get("findings"), list) else []):
         where = f"findings[{i}]"
         _kind(FINDING, f, where)
