@@ -13,7 +13,9 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`batch_units`: the exact tier's units (the whole text, each non-blank line) hashed from
   :func:`normalize` of each (the package reads the lines of plain texts from the batch's buffer);
 * :func:`minhash_units`: MinHash shingles and word sets from :func:`tokens` of each text (the package
-  reads them from the scan's shared token batch).
+  reads them from the scan's shared token batch);
+* the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
+  package extracts only texts holding one of the eval identifiers' spellings).
 
 :func:`reference_paths` swaps all of them in for a test (every ``auditor`` module's binding of the
 replaced functions), so a whole audit can run on the reference paths and be compared with the default.
@@ -29,7 +31,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from auditor.methods import _exact_kernel, _shingles, minhash
+from auditor.methods import _exact_kernel, _shingles, entities, minhash
 from auditor.records.record import TEXT
 from auditor.text import batch, evasion
 from auditor.text import normalize as norm
@@ -115,6 +117,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
             if isinstance(value, types.FunctionType) and value in swaps:
                 monkeypatch.setattr(module, attr, swaps[value])
     monkeypatch.setattr(minhash.MinHashIndex, "_units", minhash_units)
+    monkeypatch.setattr(entities, "ahocorasick_rs", None)
     batch.forget_batch()
     try:
         yield

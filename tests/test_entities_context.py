@@ -41,3 +41,40 @@ def test_ids_seen_only_in_search_results_weigh_less():
     said = Record("train", "u", "u:1", {"query": f"I want {only_results[0]} and {only_results[1]}"})
     (g,) = EntitiesIndex().build([ev]).search([said])
     assert g.score == 1.0 and g.evidence["in_tool_results_only"] == 0
+
+
+def _findings(eval_name: str, train: list[Record]) -> list[dict]:
+    ev = list(Dataset(DatasetSpec(name=eval_name, paths=[eval_name], role="eval")).records())
+    return [f.to_dict() for f in EntitiesIndex().build(ev).search(train)]
+
+
+def test_the_identifier_prefilter_finds_what_extracting_every_text_finds(monkeypatch):
+    """The scan extracts only texts in which an Aho-Corasick automaton finds one of the eval
+    identifiers (a ToolBench id also spelt with ``@``): on real tau-bench trajectories and few-shot
+    records and tau2's retail tasks (read as a training set) against tau2's airline and retail tasks
+    and StableToolBench, the findings equal those of extracting every text."""
+    from auditor.methods import entities
+
+    train = []
+    for name in (
+        "tau-bench/historical_trajectories/gpt-4o-airline.json",
+        "tau-bench/few_shot_data/MockAirlineDomainEnv-few_shot.jsonl",
+        "tau-bench/few_shot_data/MockRetailDomainEnv-few_shot.jsonl",
+        "tau2-bench/data/tau2/domains/retail/tasks.json",
+    ):
+        train += list(Dataset(DatasetSpec(name="train", paths=[str(shared_file(name))])).records())
+    qid = Record("train", "q", "q:1", {"text": "as in G1@588, nothing else"})
+    for eval_name in ("tau2-airline", "tau2-retail", "stabletoolbench"):
+        fast = _findings(eval_name, [*train, qid])
+        with monkeypatch.context() as m:
+            m.setattr(entities, "ahocorasick_rs", None)
+            slow = _findings(eval_name, [*train, qid])
+        assert fast == slow, eval_name
+        assert fast, eval_name  # each eval set has identifiers these records hold
+
+
+def test_the_identifier_prefilter_skips_texts_without_an_eval_identifier():
+    index = EntitiesIndex().build([Record("bench", "1", "b#0", {"query": "Cancel EHGLP3 for emma_kim_9957."})])
+    assert index.literals is not None
+    assert not index.may_hold("Please cancel reservation EHGLP4 for emma_kim_9958 today")
+    assert index.may_hold("re: EHGLP3") and index.may_hold("emma_kim_9957's trip")
