@@ -1,4 +1,4 @@
-"""Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python benchmarks/bench_minhash.py``.
+"""Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python -m benchmarks.bench_minhash``.
 
 1. Signature speed: docs/s of :func:`auditor.methods._minhash_sketch.signatures` against datasketch
    ``MinHash.bulk`` in the same run, on the bundled eval queries plus WebShop goals (word 3-gram
@@ -20,19 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods._shingles import shingle_hashes  # noqa: E402
-from auditor.methods.minhash import MinHashIndex  # noqa: E402
+from auditor.methods._shingles import shingle_hashes
+from auditor.methods.minhash import MinHashIndex
 from auditor.records.record import Record
 
 RATES = (0.02, 0.05, 0.1, 0.2, 0.3)

@@ -3,11 +3,11 @@ a realistic agent corpus of >= 100 MB with planted paraphrases, side by side in 
 
 Run from the repository root (2 shared cores: ~3 min at the default sample, ~8 at 1.5 %)::
 
-    python benchmarks/bench_paraphrase_scale.py                  # 110 MB, sample 0.4 % + planted records
-    python benchmarks/bench_paraphrase_scale.py --full           # also encode what the gate passes (hours)
-    python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
-    python benchmarks/bench_paraphrase_scale.py --gate-only      # the shipped gate alone, no model (~1.5 min)
-    python benchmarks/bench_paraphrase_scale.py --corpus heldout # the held-out corpus
+    python -m benchmarks.bench_paraphrase_scale                  # 110 MB, sample 0.4 % + planted records
+    python -m benchmarks.bench_paraphrase_scale --full           # also encode what the gate passes (hours)
+    python -m benchmarks.bench_paraphrase_scale --mb 5 --sample 0.05   # a quick look
+    python -m benchmarks.bench_paraphrase_scale --gate-only      # the shipped gate alone, no model (~1.5 min)
+    python -m benchmarks.bench_paraphrase_scale --corpus heldout # the held-out corpus
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
@@ -58,12 +58,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paraphrase_data import HELDOUT, HELDOUT_SETS, SHARED, heldout_eval  # noqa: E402
-
-from auditor.records.record import Record  # noqa: E402
+from auditor.records.record import Record
+from benchmarks.common import HELDOUT, SHARED
+from benchmarks.paraphrase_data import HELDOUT_SETS, heldout_eval
 
 SEED = 25
 MAX_WORDS = 2000

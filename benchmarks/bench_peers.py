@@ -1,6 +1,6 @@
 """Peer decontamination tools, run by bench_scale.py in their own virtual environment.
 
-Usage: PEER_PYTHON benchmarks/bench_peers.py {janitor|datatrove} EVAL.jsonl TRAIN.jsonl TIME_LIMIT_S
+Usage: PEER_PYTHON -m benchmarks.bench_peers {janitor|datatrove} EVAL.jsonl TRAIN.jsonl TIME_LIMIT_S
 
 Reads the eval texts, builds the peer's 13-gram index, scans TRAIN.jsonl until done or past the time
 limit, and prints one JSON line: seconds (scan only), mb (scanned), flagged doc ids, peak RSS.
