@@ -80,7 +80,7 @@ def longdocs(name: str, tr: list) -> list:
     from auditor.records.record import Record
 
     by_ord = {t.ordinal: t for t in tr}
-    out = []
+    out: list[Record] = []
     for line in (HELDOUT / "gate_longdocs.jsonl").read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
         if d["file"] == name:

@@ -99,9 +99,9 @@ def bench_audit(mb: float, tmp: Path) -> None:
     cmd = [sys.executable, "-m", "auditor", "audit", "--train", str(train), "--eval", "stabletoolbench"]
     cmd += ["--method", "exact", "--method", "ngram", "--workers", "1", "--report-dir", str(tmp / "r")]
     before = children_cpu()
-    t = time.perf_counter()
+    t0 = time.perf_counter()
     subprocess.run(cmd, check=False, capture_output=True, env=os.environ)
-    wall = time.perf_counter() - t
+    wall = time.perf_counter() - t0
     run_cpu = children_cpu() - before
     report = json.loads((tmp / "r" / "report.json").read_text())
     scan = report["run"]["scan"]

@@ -43,6 +43,7 @@ import argparse
 import itertools
 import os
 import time
+from typing import cast
 
 import numpy as np
 
@@ -85,7 +86,7 @@ def collect(name: str) -> dict:
     """Every candidate of every training record (its parts, whether it is right), as arrays."""
     ev, tr, truth = case(name)
     t0 = time.perf_counter()
-    index = EmbeddingIndex(cache_dir=CACHE).build(ev)
+    index = cast(EmbeddingIndex, EmbeddingIndex(cache_dir=CACHE).build(ev))
     evk = {(e.dataset, e.ordinal): e for e in ev}
     trk = {t.ordinal: t for t in tr}
     rows = []
@@ -286,7 +287,9 @@ def webshop_audits() -> None:
         rep = run_audit(cfg)
         c = rep.checks[0]
         print(f"  {ev} vs {tr}: {c['contaminated_items']} conclusive items, {c['suspected']} suspected (OUT-OF-SAMPLE)")
-        goals = {r.id: r.view("query") for r in Dataset(DatasetSpec("w", ["webshop:0:2000"], role="eval")).records()}
+        goals: dict[str | int, str] = {
+            r.id: r.view("query") for r in Dataset(DatasetSpec("w", ["webshop:0:2000"], role="eval")).records()
+        }
         for f in rep.findings:
             if f["conclusive"]:
                 e, t = goals.get(f["eval_id"]), goals.get(f["train_id"])

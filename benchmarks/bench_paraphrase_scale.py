@@ -57,6 +57,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from auditor.records.record import Record
 from benchmarks.common import HELDOUT, SHARED
@@ -115,7 +116,7 @@ def agent_texts(sources: dict[str, list[str]] = AGENT) -> tuple[dict[str, list[s
                 doc = json.loads(Path(path).read_text(encoding="utf-8"))
                 items = doc if isinstance(doc, list) else list(doc.values()) if len(doc) > 3 else [doc]
                 for item in items:
-                    parts: list[str] = []
+                    parts = []
                     _strings(item, parts)
                     if parts:
                         texts.append("\n\n".join(dict.fromkeys(parts)))
@@ -128,7 +129,9 @@ def agent_texts(sources: dict[str, list[str]] = AGENT) -> tuple[dict[str, list[s
 
 def _cut(text: str) -> list[str]:
     """A filler file as records of at most MAX_WORDS words, cut at paragraph breaks where it can."""
-    out, cur, n = [], [], 0
+    out: list[str] = []
+    cur: list[str] = []
+    n = 0
     for para in text.split("\n\n"):
         w = len(para.split())
         if cur and n + w > MAX_WORDS:
@@ -237,7 +240,7 @@ def corpus(mb: float, which: str = "main") -> tuple[list[Record], dict[str, int]
 
 
 def eval_items() -> list[Record]:
-    out = []
+    out: list[Record] = []
     for name in HELDOUT_SETS:
         for r in heldout_eval(name):
             out.append(Record(name, r.id, r.source, dict(r.views), ordinal=len(out)))
@@ -355,8 +358,9 @@ def main() -> None:
     print(f"Eval: {len(ev)} items (StableToolBench 765, BFCL simple_python 400, WebShop 0:500); "
           f"{sum(1 for r in records if 'set' in r.meta)} planted paraphrases; load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     exact, ngram = methods.create("exact").build(ev), methods.create("ngram").build(ev)
-    gated = EmbeddingIndex(cache_dir="none").build(ev)  # the default: gate = "lexical"
-    plain = EmbeddingIndex(cache_dir="none", gate="none").build(ev)
+    gated = cast(EmbeddingIndex, EmbeddingIndex(cache_dir="none").build(ev))  # the default: gate = "lexical"
+    plain = cast(EmbeddingIndex, EmbeddingIndex(cache_dir="none", gate="none").build(ev))
+    assert gated.gate is not None, "the default embedding index has a lexical gate"
     rng = random.Random(SEED)
     sample = sorted(rng.sample(range(len(records)), max(1, int(len(records) * args.sample))))
     plants = [r.ordinal for r in records if "set" in r.meta]

@@ -269,7 +269,7 @@ def main() -> None:
 
 
 def _ok(res: dict | None) -> bool:
-    return bool(res) and "error" not in res
+    return bool(res) and res is not None and "error" not in res
 
 
 def print_targets(measured: dict, eval_file: Path, n: int) -> None:

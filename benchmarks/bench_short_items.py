@@ -43,7 +43,7 @@ def _json(path: Path):
         return json.load(f)
 
 
-def webshop(eval_range: tuple[int, int], train_range: tuple[int, int]) -> tuple[list[str], list[str]]:
+def webshop(eval_range: tuple[int, int | None], train_range: tuple[int, int | None]) -> tuple[list[str], list[str]]:
     goals = _json(DATA / "webshop/baseline_models/data/human_goals.json")
     return goals[slice(*eval_range)], goals[slice(*train_range)]
 

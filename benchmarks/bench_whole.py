@@ -98,13 +98,13 @@ def main() -> None:
         print(f"{size:.1f} MB of records: text views {text / 1e6:.2f} M chars, fields views {fields / 1e6:.2f} M chars")
         for methods in [[]] if args.only_default else ([], ["exact", "ngram"]):
             for k, tree in enumerate(trees):
-                r = audit(tree, train, Path(tmp) / f"r{k}-{len(methods)}", methods)
-                scan = r["scan"]
+                res = audit(tree, train, Path(tmp) / f"r{k}-{len(methods)}", methods)
+                scan = res["scan"]
                 print(
                     f"{tree} {'+'.join(methods) or 'default methods'} over {size:.1f} MB: "
                     f"scan.worker_cpu_s {1000 * scan['worker_cpu_s'] / size:.1f} ms/MB, "
-                    f"run CPU {r['cpu']:.2f} s ({1000 * r['cpu'] / size:.1f} ms/MB), wall {r['wall']:.2f} s, "
-                    f"verdict {r['verdict']}, findings {r['findings']}"
+                    f"run CPU {res['cpu']:.2f} s ({1000 * res['cpu'] / size:.1f} ms/MB), wall {res['wall']:.2f} s, "
+                    f"verdict {res['verdict']}, findings {res['findings']}"
                 )
     print("load", os.getloadavg())
 

@@ -359,7 +359,7 @@ def disguised_record(kind: str, f: Filler, i: int, q: str | None) -> dict:
     if kind == "tool_call_url":
         args = json.dumps({"url": "https://www.bing.com/search?q=" + quote(q)})
         call = {"id": "call_1", "type": "function", "function": {"name": "fetch_url", "arguments": args}}
-        extra = [
+        extra: list[dict] = [
             {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "call_1", "content": f.context or "no results"},
         ]

@@ -57,7 +57,7 @@ def heldout_eval(name: str) -> list[Record]:
         out = []
         for i, r in enumerate(Dataset(DatasetSpec("nestful", ["nestful"], role="eval")).records()):
             q = r.view("query")
-            split = split_of(r.source.split(":", 1)[-1].split("#")[0])
+            split = split_of(Path(r.source.split(":", 1)[-1].split("#")[0]))
             out.append(Record("nestful", f"{split}:{r.id}", r.source, {"query": q, "text": q}, ordinal=i))
         return out
     if name in ("bfcl_simple_python", "bfcl_irrelevance", "bfcl_live_irrelevance"):
