@@ -76,7 +76,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import FOREIGN, REPO, RESULTS, SHARED, become_subreaper, measure, write_json
+from benchmarks.common import (
+    FOREIGN,
+    REPO,
+    RESULTS,
+    SHARED,
+    become_subreaper,
+    command_line,
+    measure,
+    write_json,
+)
 
 MAN = Path("/usr/share/man")
 POOL_VERSION = 2
@@ -922,7 +931,7 @@ def run_all(args: argparse.Namespace) -> dict:
         "bench": "bench_real",
         "date": time.strftime("%Y-%m-%d"),
         "machine": state | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": machine()["loadavg"]},
-        "command": "python " + " ".join([str(Path(sys.argv[0]))] + sys.argv[1:]),
+        "command": command_line("benchmarks.bench_real"),
         "corpus": corpus,
         "pool": {k: pool[k] for k in ("pool_mb", "sha256", "seconds")}
         | {"sources": {**pool["sources"], "dataset_files": len(pool["sources"]["dataset_files"])}},
@@ -1072,7 +1081,7 @@ def profile(args: argparse.Namespace) -> dict:
         "bench": "bench_real --profile",
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(),
-        "command": "python " + " ".join([str(Path(sys.argv[0]))] + sys.argv[1:]),
+        "command": command_line("benchmarks.bench_real"),
         "corpus": corpus,
         "run": m,
         "profile_cmd": cmd,

@@ -16,6 +16,7 @@ import json
 import os
 import resource
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,11 @@ RESULTS = REPO / "benchmarks" / "results"
 def repo_env(tree: Path | str = REPO) -> dict[str, str]:
     """This process's environment with ``tree`` first on ``PYTHONPATH``: a child imports its ``auditor``."""
     return {**os.environ, "PYTHONPATH": str(tree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def command_line(module: str) -> str:
+    """The command that runs this process again: ``python -m MODULE`` and its arguments (a result keeps it)."""
+    return " ".join(["python", "-m", module, *sys.argv[1:]])
 
 
 def write_json(path: Path, obj: Any) -> None:
