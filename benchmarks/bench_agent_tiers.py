@@ -1,6 +1,6 @@
 """Throughput of the agent-aware pieces on real tool-calling transcripts; prints figures, asserts nothing.
 
-    python benchmarks/bench_agent_tiers.py [--copies 10]
+    python -m benchmarks.bench_agent_tiers [--copies 10]
 
 Reads tau-bench's gpt-4o airline trajectories (../shared/data, 200 records, 4 MB) ``--copies`` times
 as the training side, tau2-airline (50 tasks) as the eval side, and reports records/s and MB/s for:
@@ -11,18 +11,13 @@ scans, and the ``ngram`` scan with and without masking.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from auditor import methods
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.masking import detect
-
-SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
+from benchmarks.common import SHARED
 
 
 def timed(label: str, fn, n: int, chars: int):

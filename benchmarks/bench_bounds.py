@@ -12,7 +12,7 @@ run per case, each in a child process (``resource.getrusage(RUSAGE_CHILDREN)``),
 
 Usage (``--tree`` measures another checkout, e.g. the code before a change)::
 
-    PYTHONPATH=. python benchmarks/bench_bounds.py [--tree PATH] [--n 20000] [--n-same 10000]
+    python -m benchmarks.bench_bounds [--tree PATH] [--n 20000] [--n-same 10000]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ time. Streaming keeps the ``--write-clean`` run's memory at the scan's, whatever
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/bench_clean.py [SIZE_MB]
+    python -m benchmarks.bench_clean [SIZE_MB]
 """
 
 from __future__ import annotations

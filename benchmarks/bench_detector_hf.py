@@ -1,9 +1,9 @@
 """Detector in Hugging Face ``datasets`` against ``auditor audit`` on the same corpus (issue 39).
 
-    python benchmarks/bench_detector_hf.py --run /tmp/bench_real/run-100mb-s0
+    python -m benchmarks.bench_detector_hf --run /tmp/bench_real/run-100mb-s0
 
 Reads the corpus and the ``auditor audit`` report (default methods, ``--workers 2``) that
-``benchmarks/bench_real.py --mb 100`` left in ``--run`` (``train.jsonl``,
+``python -m benchmarks.bench_real --mb 100`` left in ``--run`` (``train.jsonl``,
 ``auditor-default-report/report.json``), then in one child process: builds a :class:`auditor.Detector`
 over the bundled StableToolBench queries (default methods), saves and loads it, loads the corpus with
 ``datasets.load_dataset("json")`` and runs ``Dataset.map(detector.findings_batch, batched=True,
@@ -29,7 +29,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from benchmarks.common import RESULTS, write_json
 
 
 def _cpu() -> float:
@@ -96,7 +96,18 @@ def main() -> None:
     report = json.loads((run / "auditor-default-report" / "report.json").read_text())
     fmt = args.format or explain(run / "train.jsonl")[0].name
     Path(args.work_dir).mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, __file__, "--child", "--run", str(run), "--work-dir", args.work_dir, "--format", fmt]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_detector_hf",
+        "--child",
+        "--run",
+        str(run),
+        "--work-dir",
+        args.work_dir,
+        "--format",
+        fmt,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     key = lambda f: (f["eval_id"], f["train_id"], f["method"], f["conclusive"])  # noqa: E731
@@ -133,8 +144,8 @@ def main() -> None:
         "filter_cpu_ratio": round(res["filter_cpu_s"] / cli_cpu, 3),
         "load": os.getloadavg(),
     }
-    out = Path(args.out or HERE / "results" / f"bench_detector_hf_{date.today().isoformat()}.json")
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    out = Path(args.out or RESULTS / f"bench_detector_hf_{date.today().isoformat()}.json")
+    write_json(out, result)
     print(json.dumps(result, indent=1))
 
 

@@ -3,9 +3,9 @@
 Run from the repository root (about 2–3 minutes on 2 shared cores once the ONNX models are built;
 building one takes ~30–60 s, once, into ``$AUDITOR_MODEL_CACHE``)::
 
-    python benchmarks/bench_embed.py                        # torch vs onnx-int8: throughput + recall
-    python benchmarks/bench_embed.py --backends torch onnx onnx-int8 --no-recall
-    python benchmarks/bench_embed.py --cold 256 --warm 512 --repeat 2
+    python -m benchmarks.bench_embed                        # torch vs onnx-int8: throughput + recall
+    python -m benchmarks.bench_embed --backends torch onnx onnx-int8 --no-recall
+    python -m benchmarks.bench_embed --cold 256 --warm 512 --repeat 2
 
 Texts: the eval sides of the three frozen held-out sets (StableToolBench queries, BFCL simple_python
 questions, WebShop goals; real data, deduplicated, in a fixed shuffled order).
@@ -43,9 +43,9 @@ actor opened, counted by a ``worker_process_setup_hook``; with ``--ray-backend t
 process that imported sentence-transformers to load the torch model, not timed), and a digest of the findings (the same in
 every mode)::
 
-    python benchmarks/bench_embed.py --ray --no-throughput --no-recall          # ~1–2 min
-    python benchmarks/bench_embed.py --ray --ray-modes task:2 pool:2:1 pool:1:1 --ray-train 1200
-    python benchmarks/bench_embed.py --ray --no-throughput --no-recall --ray-backend torch --ray-train 300 --ray-modes task:2 pool:2:1
+    python -m benchmarks.bench_embed --ray --no-throughput --no-recall          # ~1–2 min
+    python -m benchmarks.bench_embed --ray --ray-modes task:2 pool:2:1 pool:1:1 --ray-train 1200
+    python -m benchmarks.bench_embed --ray --no-throughput --no-recall --ray-backend torch --ray-train 300 --ray-modes task:2 pool:2:1
 """
 
 from __future__ import annotations
@@ -60,12 +60,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
+import numpy as np
 
-import numpy as np  # noqa: E402
-from paraphrase_data import HELDOUT_SETS, heldout_case, heldout_eval  # noqa: E402
+from benchmarks.common import repo_env
+from benchmarks.paraphrase_data import HELDOUT_SETS, heldout_case, heldout_eval
 
 CHILD = r"""
 import json, sys, time
@@ -160,7 +158,7 @@ def throughput(backends: list[str], cold: int, warm: int, repeat: int, cache: st
     texts = corpus()[: cold + warm]
     runs: dict[str, list[dict]] = {b: [] for b in backends}
     vecs: dict[str, np.ndarray] = {}
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = repo_env()
     with tempfile.TemporaryDirectory() as tmp:
         base = os.path.join(tmp, "run")
         Path(base + ".texts").write_text(json.dumps(texts))
@@ -237,7 +235,7 @@ def ray_scan(modes: list[str], n_eval: int, n_train: int, backend: str) -> None:
     texts = corpus()
     ev, rest = texts[:n_eval], texts[n_eval:]
     train = [ev[(i // 10) % len(ev)] if i % 10 == 0 else rest[i % len(rest)] for i in range(n_train)]
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = repo_env()
     print(
         f"\nRay embedding scan ({backend}): {n_train} training texts against {n_eval} eval texts, one fresh process per mode "
         f"(machine load now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"

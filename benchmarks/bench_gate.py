@@ -3,10 +3,10 @@ benchmarks, the findings it loses out-of-sample (every one printed), and the sha
 
 Run from the repository root::
 
-    python benchmarks/bench_gate.py                   # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
-    python benchmarks/bench_gate.py --report          # reprint from the saved scans
-    python benchmarks/bench_gate.py --report --table  # every threshold of GRID: losses and stop shares
-    python benchmarks/bench_gate.py --only gsm8k      # one file
+    python -m benchmarks.bench_gate                   # ~10 min cold on 2 shared cores, ~2 warm (embedding cache)
+    python -m benchmarks.bench_gate --report          # reprint from the saved scans
+    python -m benchmarks.bench_gate --report --table  # every threshold of GRID: losses and stop shares
+    python -m benchmarks.bench_gate --only gsm8k      # one file
 
 **Files.** The nine *fit* files the tier's decision was calibrated on (frozen held-out StableToolBench,
 BFCL simple_python, WebShop, and the six llm-decontaminator rephrasing files), NESTFUL (the untouched
@@ -40,14 +40,11 @@ import argparse
 import ast
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paraphrase_data import DECON_FILES, HELDOUT, HELDOUT_SETS, LATE_SETS, REPO, TEST_SETS  # noqa: E402
+from benchmarks.common import HELDOUT, REPO
+from benchmarks.paraphrase_data import DECON_FILES, HELDOUT_SETS, LATE_SETS, TEST_SETS
 
 CACHE = os.environ.get("AUDITOR_EMBED_CACHE", "/tmp/auditor-bench-embeddings")
 SAVED = os.environ.get("AUDITOR_GATE_SCANS", "/tmp/auditor-gate-scans.json")
@@ -83,7 +80,7 @@ def longdocs(name: str, tr: list) -> list:
     from auditor.records.record import Record
 
     by_ord = {t.ordinal: t for t in tr}
-    out = []
+    out: list[Record] = []
     for line in (HELDOUT / "gate_longdocs.jsonl").read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
         if d["file"] == name:

@@ -1,8 +1,8 @@
 """Leaks planted one way at a time (issue 22): is each found, and what does the audit say?
 
-    python benchmarks/bench_leaks.py                      # every case (about 2 minutes on 2 cores)
-    python benchmarks/bench_leaks.py --cases 'alpaca_*' dot_below --json leaks.json
-    python benchmarks/bench_leaks.py --list
+    python -m benchmarks.bench_leaks                      # every case (about 2 minutes on 2 cores)
+    python -m benchmarks.bench_leaks --cases 'alpaca_*' dot_below --json leaks.json
+    python -m benchmarks.bench_leaks --list
 
 Each case writes a training set of 2,000 realistic records (real text from ../shared/data: ToolBench test
 queries and answers with their tool docs, Glaive function-calling dialogues, API-Bank level-3 training
@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,14 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from leak_cases import (  # noqa: E402
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from benchmarks.common import REPO, repo_env
+from benchmarks.leak_cases import (
     DISGUISES,
     NOT_READ,
     PLANTS,
     RECORDS,
-    REPO,
     SCHEMAS,
     SHAPED,
     Filler,
@@ -51,8 +49,6 @@ from leak_cases import (  # noqa: E402
     toolalpaca_apis,
     write_schema,
 )
-
-from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
 
 NINE_MB = 9 * 1024 * 1024
 TWO_MB = 2 * 1024 * 1024
@@ -236,7 +232,7 @@ def run_case(case: Case, root: Path, pool: list[Filler], queries: list[str]) -> 
     for t in setup.train:
         args += ["--train", t]
     args += ["--report-dir", str(folder / "report"), "--index-dir", str(root / "indexes")]
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = repo_env()
     t0 = time.perf_counter()
     res = subprocess.run(args, capture_output=True, text=True, cwd=REPO, env=env)
     seconds = time.perf_counter() - t0

@@ -14,8 +14,8 @@ as the eval side) once per default method and once with all of them, and prints 
 calling process plus the worker: reading, boilerplate detection and masking, normalization, the
 search); then boilerplate masking alone (``Masker.premask_batch``, in this process).
 
-    PYTHONPATH=. python benchmarks/bench_long_record.py            # 2 MB
-    PYTHONPATH=. python benchmarks/bench_long_record.py --mb 2 --methods entities
+    python -m benchmarks.bench_long_record            # 2 MB
+    python -m benchmarks.bench_long_record --mb 2 --methods entities
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from auditor.masking.base import BoilerplateConfig
 from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
+from benchmarks.common import SHARED
 
-SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 STEPTOOL = SHARED / "steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json"
 TAU = SHARED / "tau-bench/historical_trajectories/gpt-4o-airline.json"
 

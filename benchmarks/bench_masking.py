@@ -9,7 +9,7 @@ their boilerplate against StableToolBench's bundled eval items, and prints
 * a whole ``auditor audit --method exact --method ngram --workers 1`` run over the repeated corpus:
   the report's ``scan.worker_cpu_s`` per MB and the run's CPU.
 
-    python benchmarks/bench_masking.py --mb 20
+    python -m benchmarks.bench_masking --mb 20
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,18 +29,14 @@ from auditor.masking.base import BoilerplateConfig
 from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
+from benchmarks.common import children_cpu, shared_records
 
-SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 FILES = [
     "steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json",
     "steptool/data_train/rft/rft_data_example.json",
     "tool-mvr/data/training_data/selected_Toolbench_V.json",
     "tool-mvr/data/training_data/selected_Toolbench_R.json",
 ]
-
-
-def records(rel: str) -> list:
-    return list(Dataset(DatasetSpec(rel, [str(SHARED / rel)])).records())
 
 
 def eval_texts() -> list[str]:
@@ -55,7 +50,7 @@ def cpu() -> float:
 
 def bench_masking(mb: float, evals: list[str], batch: int) -> None:
     for rel in FILES:
-        recs = records(rel)
+        recs = shared_records(rel)
         bp = detect(recs, evals, BoilerplateConfig(min_records=min(10, len(recs))))
         masker = Masker(bp, [], views=(TEXT,), methods=["ngram"])
         # a scan batch holds 512 records (ScanJob.batch_size); repeated records flatter the batch
@@ -92,7 +87,7 @@ def bench_masking(mb: float, evals: list[str], batch: int) -> None:
 
 
 def bench_audit(mb: float, tmp: Path) -> None:
-    texts = [r.view(TEXT) for rel in FILES[:2] for r in records(rel)]
+    texts = [r.view(TEXT) for rel in FILES[:2] for r in shared_records(rel)]
     chars = sum(map(len, texts))
     reps = max(1, int(mb * 1e6 / chars))
     train = tmp / "steptool_repeated.jsonl"
@@ -103,12 +98,11 @@ def bench_audit(mb: float, tmp: Path) -> None:
     size = train.stat().st_size / 1e6
     cmd = [sys.executable, "-m", "auditor", "audit", "--train", str(train), "--eval", "stabletoolbench"]
     cmd += ["--method", "exact", "--method", "ngram", "--workers", "1", "--report-dir", str(tmp / "r")]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
+    before = children_cpu()
+    t0 = time.perf_counter()
     subprocess.run(cmd, check=False, capture_output=True, env=os.environ)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    wall = time.perf_counter() - t0
+    run_cpu = children_cpu() - before
     report = json.loads((tmp / "r" / "report.json").read_text())
     scan = report["run"]["scan"]
     bp = report["checks"][0]["boilerplate"]

@@ -1,4 +1,4 @@
-"""Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python benchmarks/bench_minhash.py``.
+"""Benchmark of the ``minhash`` tier (a script, not collected by pytest): ``python -m benchmarks.bench_minhash``.
 
 1. Signature speed: docs/s of :func:`auditor.methods._minhash_sketch.signatures` against datasketch
    ``MinHash.bulk`` in the same run, on the bundled eval queries plus WebShop goals (word 3-gram
@@ -20,19 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods._shingles import shingle_hashes  # noqa: E402
-from auditor.methods.minhash import MinHashIndex  # noqa: E402
+from auditor.methods._shingles import shingle_hashes
+from auditor.methods.minhash import MinHashIndex
 from auditor.records.record import Record
 
 RATES = (0.02, 0.05, 0.1, 0.2, 0.3)
@@ -107,7 +105,7 @@ def bench_speed(texts: list[str], num_perm: int, size: int) -> None:
 
 def bench_quality(args) -> None:
     rng = random.Random(0)
-    items = {}
+    items: dict[str, Record] = {}
     for name in ("stabletoolbench", "tau2-airline", "tau2-retail"):
         for r in load(name):
             items.setdefault(r.view("query"), r)  # one record per distinct text
@@ -144,7 +142,7 @@ def bench_quality(args) -> None:
     if args.lsh_threshold:
         params["lsh_threshold"] = args.lsh_threshold
     t = time.perf_counter()
-    index = MinHashIndex(**params).build(evals)
+    index = cast(MinHashIndex, MinHashIndex(**params).build(evals))
     t_build = time.perf_counter() - t
     t = time.perf_counter()
     findings = [f for i in range(0, len(train), 512) for f in index.search(train[i : i + 512])]
@@ -202,7 +200,8 @@ def bench_containment(args) -> None:
     rng.shuffle(pool)
     evals, others = pool[::2][:200], pool[1::2]
     filler = [r.view("text") for r in others]
-    train, truth = [], {}
+    train: list[Record] = []
+    truth: dict[str, tuple[str, Record, str, list[str]]] = {}
     for label, group in (("pos", evals), ("neg", others[:200])):
         for r in group:
             for rate in (0.05, 0.1):
@@ -212,7 +211,7 @@ def bench_containment(args) -> None:
                 truth[tid] = (label, r, "\n".join(parts), parts)
                 train.append(Record("train", tid, f"bench#{len(train)}", {"text": truth[tid][2]}, ordinal=len(train)))
     params = {"mode": "containment", "train_views": ("text",), "threshold": args.threshold}
-    index = MinHashIndex(**params).build(evals)
+    index = cast(MinHashIndex, MinHashIndex(**params).build(evals))
     t = time.perf_counter()
     findings = [f for i in range(0, len(train), 64) for f in index.search(train[i : i + 64])]
     t_search = time.perf_counter() - t

@@ -2,9 +2,9 @@
 
 Run from the repository root (under a minute on 2 shared cores)::
 
-    python benchmarks/bench_near_dups.py              # fit set (in-sample), held-out set, controls
-    python benchmarks/bench_near_dups.py --misses     # also print every missed plant and false finding
-    python benchmarks/bench_near_dups.py --freeze     # (re)write the held-out file: done ONCE, before tuning
+    python -m benchmarks.bench_near_dups              # fit set (in-sample), held-out set, controls
+    python -m benchmarks.bench_near_dups --misses     # also print every missed plant and false finding
+    python -m benchmarks.bench_near_dups --freeze     # (re)write the held-out file: done ONCE, before tuning
 
 A *light edit* (:func:`light_edit`, issue 25's definition): 1–2 words dropped, two neighbours swapped,
 case and punctuation changed, a courtesy phrase at the start or the end; kept only where the word-set
@@ -36,21 +36,17 @@ import argparse
 import json
 import random
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.run import run_audit
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.text.normalize import tokens
+from benchmarks.common import HELDOUT, SHARED
 
-from auditor.audit.config import AuditConfig, CheckSpec  # noqa: E402
-from auditor.audit.run import run_audit  # noqa: E402
-from auditor.datasets.dataset import Dataset, DatasetSpec  # noqa: E402
-from auditor.text.normalize import tokens  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
-HELDOUT_FILE = REPO / "tests" / "data" / "heldout" / "light_edits.jsonl"
+HELDOUT_FILE = HELDOUT / "light_edits.jsonl"
 HELDOUT_SEED = 25
 HELDOUT_PER_SOURCE = 1500
 BFCL_LIVE = (
@@ -214,8 +210,7 @@ def same_topic() -> None:
     """The hand-written same-topic negatives of ``tests/data/heldout/*.tsv`` (same persona, template or
     values, another request) against their eval sets, default methods: conclusive findings for them
     (any eval item; the paraphrases, rewordings, are the embedding tier's and are counted apart)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from paraphrase_data import HELDOUT_SETS, TEST_SETS, heldout_case
+    from benchmarks.paraphrase_data import HELDOUT_SETS, TEST_SETS, heldout_case
 
     for name in (*HELDOUT_SETS, *TEST_SETS):
         ev, tr, truth = heldout_case(name)

@@ -3,11 +3,11 @@ a realistic agent corpus of >= 100 MB with planted paraphrases, side by side in 
 
 Run from the repository root (2 shared cores: ~3 min at the default sample, ~8 at 1.5 %)::
 
-    python benchmarks/bench_paraphrase_scale.py                  # 110 MB, sample 0.4 % + planted records
-    python benchmarks/bench_paraphrase_scale.py --full           # also encode what the gate passes (hours)
-    python benchmarks/bench_paraphrase_scale.py --mb 5 --sample 0.05   # a quick look
-    python benchmarks/bench_paraphrase_scale.py --gate-only      # the shipped gate alone, no model (~1.5 min)
-    python benchmarks/bench_paraphrase_scale.py --corpus heldout # the held-out corpus
+    python -m benchmarks.bench_paraphrase_scale                  # 110 MB, sample 0.4 % + planted records
+    python -m benchmarks.bench_paraphrase_scale --full           # also encode what the gate passes (hours)
+    python -m benchmarks.bench_paraphrase_scale --mb 5 --sample 0.05   # a quick look
+    python -m benchmarks.bench_paraphrase_scale --gate-only      # the shipped gate alone, no model (~1.5 min)
+    python -m benchmarks.bench_paraphrase_scale --corpus heldout # the held-out corpus
 
 **Eval set**: the eval items of the three frozen held-out fit sets together — StableToolBench's 765
 solvable test queries, BFCL v4 simple_python's 400 questions, WebShop goals 0:500 (1,665 items).
@@ -57,13 +57,11 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paraphrase_data import HELDOUT, HELDOUT_SETS, SHARED, heldout_eval  # noqa: E402
-
-from auditor.records.record import Record  # noqa: E402
+from auditor.records.record import Record
+from benchmarks.common import HELDOUT, SHARED
+from benchmarks.paraphrase_data import HELDOUT_SETS, heldout_eval
 
 SEED = 25
 MAX_WORDS = 2000
@@ -118,7 +116,7 @@ def agent_texts(sources: dict[str, list[str]] = AGENT) -> tuple[dict[str, list[s
                 doc = json.loads(Path(path).read_text(encoding="utf-8"))
                 items = doc if isinstance(doc, list) else list(doc.values()) if len(doc) > 3 else [doc]
                 for item in items:
-                    parts: list[str] = []
+                    parts = []
                     _strings(item, parts)
                     if parts:
                         texts.append("\n\n".join(dict.fromkeys(parts)))
@@ -131,7 +129,9 @@ def agent_texts(sources: dict[str, list[str]] = AGENT) -> tuple[dict[str, list[s
 
 def _cut(text: str) -> list[str]:
     """A filler file as records of at most MAX_WORDS words, cut at paragraph breaks where it can."""
-    out, cur, n = [], [], 0
+    out: list[str] = []
+    cur: list[str] = []
+    n = 0
     for para in text.split("\n\n"):
         w = len(para.split())
         if cur and n + w > MAX_WORDS:
@@ -240,7 +240,7 @@ def corpus(mb: float, which: str = "main") -> tuple[list[Record], dict[str, int]
 
 
 def eval_items() -> list[Record]:
-    out = []
+    out: list[Record] = []
     for name in HELDOUT_SETS:
         for r in heldout_eval(name):
             out.append(Record(name, r.id, r.source, dict(r.views), ordinal=len(out)))
@@ -358,8 +358,9 @@ def main() -> None:
     print(f"Eval: {len(ev)} items (StableToolBench 765, BFCL simple_python 400, WebShop 0:500); "
           f"{sum(1 for r in records if 'set' in r.meta)} planted paraphrases; load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     exact, ngram = methods.create("exact").build(ev), methods.create("ngram").build(ev)
-    gated = EmbeddingIndex(cache_dir="none").build(ev)  # the default: gate = "lexical"
-    plain = EmbeddingIndex(cache_dir="none", gate="none").build(ev)
+    gated = cast(EmbeddingIndex, EmbeddingIndex(cache_dir="none").build(ev))  # the default: gate = "lexical"
+    plain = cast(EmbeddingIndex, EmbeddingIndex(cache_dir="none", gate="none").build(ev))
+    assert gated.gate is not None, "the default embedding index has a lexical gate"
     rng = random.Random(SEED)
     sample = sorted(rng.sample(range(len(records)), max(1, int(len(records) * args.sample))))
     plants = [r.ordinal for r in records if "set" in r.meta]

@@ -1,6 +1,6 @@
 """Peer decontamination tools, run by bench_scale.py in their own virtual environment.
 
-Usage: PEER_PYTHON benchmarks/bench_peers.py {janitor|datatrove} EVAL.jsonl TRAIN.jsonl TIME_LIMIT_S
+Usage: PEER_PYTHON -m benchmarks.bench_peers {janitor|datatrove} EVAL.jsonl TRAIN.jsonl TIME_LIMIT_S
 
 Reads the eval texts, builds the peer's 13-gram index, scans TRAIN.jsonl until done or past the time
 limit, and prints one JSON line: seconds (scan only), mb (scanned), flagged doc ids, peak RSS.
@@ -41,7 +41,7 @@ def main():
         config = NGramsDecontConfig(n_grams=13, find_query_ngrams=True, find_overlap_ngrams=False)
         tok = load_word_tokenizer("en")
         hash_func = create_hash_func(config.hash_config)
-        hashes = set()
+        hashes: set[int] = set()
         for t in evals:
             toks = tok.word_tokenize(simplify_text(t, config.norm_config))
             hashes.update(map(hash_func, map(" ".join, ngrams(toks, config.n_grams))))
@@ -52,7 +52,7 @@ def main():
         def flagged(text):
             return filt.filter(Document(text=text, id="x")) is not True
 
-    found, mb, start = [], 0, time.perf_counter()
+    found, mb, start = [], 0.0, time.perf_counter()
     with open(train_path, encoding="utf-8") as f:
         for line in f:
             mb += len(line) / 1e6

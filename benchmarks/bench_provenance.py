@@ -5,7 +5,7 @@ records, each a ToolBench-style prompt around one goal (every fifth with its wor
 its id names the goal), with ids ``webshop-<goal index>``. Prints records/s, peak RSS and the split
 counts. Usage::
 
-    PYTHONPATH=. python benchmarks/bench_provenance.py [N] [methods, comma-separated]
+    python -m benchmarks.bench_provenance [N] [methods, comma-separated]
 """
 
 from __future__ import annotations

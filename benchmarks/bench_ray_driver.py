@@ -1,6 +1,6 @@
 """Where the Ray engine's calling process (the driver) spends its CPU (a script, not a test).
 
-    python benchmarks/bench_ray_driver.py [--workers 2] [--idle 5] [--tasks 50] [--runs 2]
+    python -m benchmarks.bench_ray_driver [--workers 2] [--idle 5] [--tasks 50] [--runs 2]
 
 Each run is a fresh process that first imports what an audit has imported by then (numpy, the
 audit module), so only Ray's share is counted, then measures ``time.process_time()`` (every thread
@@ -26,8 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.common import REPO
 
 
 def _threads() -> dict[str, float]:
@@ -105,7 +104,16 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.workers, args.idle, args.tasks)))
         return
-    cmd = [sys.executable, __file__, "--child", "--workers", str(args.workers), "--idle", str(args.idle)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_ray_driver",
+        "--child",
+        "--workers",
+        str(args.workers),
+        "--idle",
+        str(args.idle),
+    ]
     cmd += ["--tasks", str(args.tasks)]
     runs = []
     for i in range(args.runs):

@@ -1,8 +1,8 @@
 """Benchmark on real text, peers in the same run, the CPU of every process counted (issue 36, item 1).
 
-    python benchmarks/bench_real.py --mb 100                  # the comparison (default 100 MB; 1000 allowed)
-    python benchmarks/bench_real.py --profile --profile-mb 10 # cProfile of a default-methods run, --workers 1
-    python benchmarks/bench_real.py --startup                 # CPU of start-up (imports, a 1-record audit)
+    python -m benchmarks.bench_real --mb 100                  # the comparison (default 100 MB; 1000 allowed)
+    python -m benchmarks.bench_real --profile --profile-mb 10 # cProfile of a default-methods run, --workers 1
+    python -m benchmarks.bench_real --startup                 # CPU of start-up (imports, a 1-record audit)
 
 **Corpus.** Real text only, no invented words: prose from this machine (the man pages under
 /usr/share/man, decompressed and stripped of roff/mdoc macros, less the pre-release gcloud_alpha/beta
@@ -67,7 +67,6 @@ import os
 import platform
 import random
 import re
-import resource
 import shutil
 import string
 import subprocess
@@ -77,10 +76,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
-FOREIGN = REPO / "tests" / "data" / "foreign"
-RESULTS = REPO / "benchmarks" / "results"
+from benchmarks.common import (
+    FOREIGN,
+    REPO,
+    RESULTS,
+    SHARED,
+    become_subreaper,
+    command_line,
+    measure,
+    write_json,
+)
+
 MAN = Path("/usr/share/man")
 POOL_VERSION = 2
 
@@ -723,79 +729,7 @@ def build_corpus(
 # --- measuring every process ------------------------------------------------------------------------
 
 
-def become_subreaper() -> None:
-    import ctypes
-
-    if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [root]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        for ln in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if ln.startswith("VmRSS:"):
-                return int(ln.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def measure(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout: float = 3600) -> dict:
-    """Run ``cmd``; CPU (user + system) of it and every process it started, wall time, peak tree RSS."""
-    me = os.getpid()
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.time()
-    with open(log, "w") as err:
-        p = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, env=env)
-        peak = 0
-        while p.poll() is None:
-            peak = max(peak, sum(_rss_kb(q) for q in _descendants(me)))
-            if time.time() - t0 > timeout:
-                p.kill()
-            time.sleep(0.2)
-        rc = p.returncode
-        deadline = time.time() + 60  # orphans (forkserver, workers) re-parented here: wait for them too
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                peak = max(peak, sum(_rss_kb(q) for q in _descendants(me)))
-                if time.time() > deadline:
-                    for q in _descendants(me):
-                        os.kill(q, 9)
-                time.sleep(0.1)
-    wall = time.time() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return {
-        "rc": rc,
-        "cpu_s": round(cpu, 2),
-        "user_s": round(r1.ru_utime - r0.ru_utime, 2),
-        "sys_s": round(r1.ru_stime - r0.ru_stime, 2),
-        "wall_s": round(wall, 2),
-        "peak_tree_rss_mb": round(peak / 1024, 1),
-    }
+# become_subreaper and measure: benchmarks/common.py
 
 
 # --- the tools ------------------------------------------------------------------------------------
@@ -944,7 +878,8 @@ def run_all(args: argparse.Namespace) -> dict:
         elif name == "lm-eval janitor":
             cmd = [
                 args.peer_python,
-                __file__,
+                "-m",
+                "benchmarks.bench_real",
                 "--janitor-worker",
                 str(run / "evals.json"),
                 str(run / "peers" / "train.jsonl"),
@@ -953,7 +888,8 @@ def run_all(args: argparse.Namespace) -> dict:
         else:
             cmd = [
                 args.peer_python,
-                __file__,
+                "-m",
+                "benchmarks.bench_real",
                 "--decon-worker",
                 str(run / "decon-evals"),
                 str(run / "peers"),
@@ -995,7 +931,7 @@ def run_all(args: argparse.Namespace) -> dict:
         "bench": "bench_real",
         "date": time.strftime("%Y-%m-%d"),
         "machine": state | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": machine()["loadavg"]},
-        "command": "python " + " ".join([str(Path(sys.argv[0]))] + sys.argv[1:]),
+        "command": command_line("benchmarks.bench_real"),
         "corpus": corpus,
         "pool": {k: pool[k] for k in ("pool_mb", "sha256", "seconds")}
         | {"sources": {**pool["sources"], "dataset_files": len(pool["sources"]["dataset_files"])}},
@@ -1145,7 +1081,7 @@ def profile(args: argparse.Namespace) -> dict:
         "bench": "bench_real --profile",
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(),
-        "command": "python " + " ".join([str(Path(sys.argv[0]))] + sys.argv[1:]),
+        "command": command_line("benchmarks.bench_real"),
         "corpus": corpus,
         "run": m,
         "profile_cmd": cmd,
@@ -1253,7 +1189,7 @@ def main() -> None:
         res, default = run_all(args), RESULTS / f"bench_real_{date}.json"
         print_table(res)
     out = Path(args.out) if args.out else default
-    out.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    write_json(out, res)
     print(f"wrote {out}")
 
 

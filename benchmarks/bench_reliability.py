@@ -9,7 +9,7 @@
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/bench_reliability.py [SIZE_MB] [N]
+    python -m benchmarks.bench_reliability [SIZE_MB] [N]
 """
 
 from __future__ import annotations

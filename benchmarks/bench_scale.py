@@ -2,7 +2,7 @@
 13-gram Janitor and datatrove's NGramsDecontFilter on the same synthetic corpus, then the scale-out
 targets (issue 15) and a projection to N nodes.
 
-    python benchmarks/bench_scale.py --sizes 20 100 --peer-python /tmp/peers-venv/bin/python
+    python -m benchmarks.bench_scale --sizes 20 100 --peer-python /tmp/peers-venv/bin/python
 
 For each size (MB) it writes a JSONL corpus of 300-word documents with StableToolBench queries
 planted verbatim in every 200th document (benchmarks/bench_corpus.py), then runs, as child processes:
@@ -34,11 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_corpus import generate_docs  # noqa: E402
+from benchmarks.bench_corpus import generate_docs
+from benchmarks.common import REPO
 
 
 def eval_texts() -> list[str]:
@@ -272,7 +269,7 @@ def main() -> None:
 
 
 def _ok(res: dict | None) -> bool:
-    return bool(res) and "error" not in res
+    return bool(res) and res is not None and "error" not in res
 
 
 def print_targets(measured: dict, eval_file: Path, n: int) -> None:

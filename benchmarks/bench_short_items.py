@@ -14,7 +14,7 @@ Seal-Tools slice:
   duplicate, not a chance occurrence; WebShop repeats 525 of its goals).
 
 Pairs are labelled ``fit`` (the defaults were chosen on them) or ``held-out`` (looked at only after the
-defaults were frozen). Run: ``python benchmarks/bench_short_items.py`` (about 15 s); prints one
+defaults were frozen). Run: ``python -m benchmarks.bench_short_items`` (about 15 s); prints one
 table per pair and the pooled ``fit`` / ``held-out`` rows.
 """
 
@@ -22,19 +22,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from auditor.text.normalize import tokens
+from benchmarks.common import FOREIGN
+from benchmarks.common import SHARED as DATA
 
-from auditor.text.normalize import tokens  # noqa: E402
-
-DATA = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
-SEAL = REPO / "tests" / "data" / "foreign" / "seal-tools"
+SEAL = FOREIGN / "seal-tools"
 KMAX = 12
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -47,7 +43,7 @@ def _json(path: Path):
         return json.load(f)
 
 
-def webshop(eval_range: tuple[int, int], train_range: tuple[int, int]) -> tuple[list[str], list[str]]:
+def webshop(eval_range: tuple[int, int | None], train_range: tuple[int, int | None]) -> tuple[list[str], list[str]]:
     goals = _json(DATA / "webshop/baseline_models/data/human_goals.json")
     return goals[slice(*eval_range)], goals[slice(*train_range)]
 

@@ -1,6 +1,6 @@
 """Format sniffing memory on a hostile input (issue 12): one 5 GB line inside a ~5 MB ``.jsonl.gz``.
 
-    python benchmarks/bench_sniff.py [--gib 5]
+    python -m benchmarks.bench_sniff [--gib 5]
 
 Builds the file from concatenated gzip members (seconds, ~1 KB per MiB of text), then runs in
 fresh processes (a) format detection alone and (b) ``auditor inspect`` until the record is refused

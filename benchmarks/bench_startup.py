@@ -1,7 +1,7 @@
 """CPU of auditor's start-up: imports, ``--help``, and a real audit from the interpreter to its first record.
 
-    python benchmarks/bench_startup.py                       # this checkout, median of 5
-    python benchmarks/bench_startup.py --code /tmp/old --label before   # another checkout's auditor/
+    python -m benchmarks.bench_startup                       # this checkout, median of 5
+    python -m benchmarks.bench_startup --code /tmp/old --label before   # another checkout's auditor/
 
 Each figure is a fresh interpreter's CPU (user + system, from ``getrusage`` of the child, or, for the
 audit, the child's own ``time.process_time()`` when the event happens, which counts the interpreter's
@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -29,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
+from benchmarks.common import REPO, RESULTS, children_cpu, write_json
+
 QUICKSTART = ["--eval", "webshop:0:500", "--train", "webshop:500:", "--method", "exact", "--method", "ngram"]
 HEAVY = ("numpy", "pyarrow.compute", "duckdb", "torch", "sentence_transformers", "faiss", "ray", "scipy")
 
@@ -64,10 +63,9 @@ finally:
 
 
 def child_cpu(cmd: list[str], env: dict[str, str], cwd: str) -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3)
+    return round(children_cpu() - before, 3)
 
 
 def audit_probe(env: dict[str, str], work: Path, k: int) -> dict:
@@ -136,9 +134,7 @@ def main() -> None:
     }
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"bench_startup_{result['date']}{'_' + args.label if args.label else ''}.json"
-    tmp_path = path.with_suffix(".json.tmp")
-    tmp_path.write_text(json.dumps(result, indent=1) + "\n")
-    os.replace(tmp_path, path)  # atomic: a reader never sees half a result
+    write_json(path, result)
     print(f"wrote {path.relative_to(REPO)}")
 
 

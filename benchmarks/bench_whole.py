@@ -10,7 +10,7 @@ pass the tree before the change too, e.g. ``--tree /work/main``), for the defaul
 reads, then per run the scan's worker CPU per MB, the run's CPU per MB, wall time, the verdict and
 the findings.
 
-    python benchmarks/bench_whole.py --mb 20 --tree /work/main --tree .
+    python -m benchmarks.bench_whole --mb 20 --tree /work/main --tree .
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -27,8 +26,8 @@ from pathlib import Path
 
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.spec import DatasetSpec
+from benchmarks.common import children_cpu, shared_records
 
-SHARED = Path(__file__).resolve().parent.parent / ".." / "shared" / "data"
 FILES = [
     "steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json",
     "steptool/data_train/rft/rft_data_example.json",
@@ -47,7 +46,7 @@ def corpus(folder: Path, mb: float, files: list[str]) -> tuple[list[Path], float
     """One JSON Lines file per source file, its raw records repeated to ``mb / len(files)`` MB."""
     out = []
     for k, rel in enumerate(files):
-        raws = [r.raw for r in Dataset(DatasetSpec(rel, [str(SHARED / rel)])).records() if isinstance(r.raw, dict)]
+        raws = [r.raw for r in shared_records(rel) if isinstance(r.raw, dict)]
         size = sum(len(json.dumps(raw, ensure_ascii=False).encode()) + 1 for raw in raws)
         reps = max(1, int(mb / len(files) * 1e6 / size))
         path = folder / f"raw{k}.jsonl"
@@ -64,16 +63,16 @@ def audit(tree: Path, train: list[Path], out: Path, methods: list[str]) -> dict:
     cmd += [a for p in train for a in ("--train", str(p))]
     cmd += [a for m in methods for a in ("--method", m)] + ["--workers", "1", "--report-dir", str(out)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     t = time.perf_counter()
     done = subprocess.run(cmd, check=False, capture_output=True, env=env, cwd=tree, text=True)
     if done.returncode not in (0, 1):  # 1: contamination found
         raise SystemExit(f"{tree}: audit failed ({done.returncode}): {done.stderr.strip()[-500:]}")
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children_cpu() - before
     report = json.loads((out / "report.json").read_text())
     return {
-        "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
+        "cpu": cpu,
         "wall": wall,
         "scan": report["run"]["scan"],
         "findings": len(report.get("findings", [])),
@@ -99,13 +98,13 @@ def main() -> None:
         print(f"{size:.1f} MB of records: text views {text / 1e6:.2f} M chars, fields views {fields / 1e6:.2f} M chars")
         for methods in [[]] if args.only_default else ([], ["exact", "ngram"]):
             for k, tree in enumerate(trees):
-                r = audit(tree, train, Path(tmp) / f"r{k}-{len(methods)}", methods)
-                scan = r["scan"]
+                res = audit(tree, train, Path(tmp) / f"r{k}-{len(methods)}", methods)
+                scan = res["scan"]
                 print(
                     f"{tree} {'+'.join(methods) or 'default methods'} over {size:.1f} MB: "
                     f"scan.worker_cpu_s {1000 * scan['worker_cpu_s'] / size:.1f} ms/MB, "
-                    f"run CPU {r['cpu']:.2f} s ({1000 * r['cpu'] / size:.1f} ms/MB), wall {r['wall']:.2f} s, "
-                    f"verdict {r['verdict']}, findings {r['findings']}"
+                    f"run CPU {res['cpu']:.2f} s ({1000 * res['cpu'] / size:.1f} ms/MB), wall {res['wall']:.2f} s, "
+                    f"verdict {res['verdict']}, findings {res['findings']}"
                 )
     print("load", os.getloadavg())
 

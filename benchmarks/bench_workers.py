@@ -1,7 +1,7 @@
 """Workers benchmark (a script, not a test): the local engine's default ``--workers auto`` against one
 worker, on a loaded machine and on an idle one (issue 24 item 6).
 
-    PYTHONPATH=. python benchmarks/bench_workers.py --mb 165 --repeat 2
+    python -m benchmarks.bench_workers --mb 165 --repeat 2
 
 The corpus is benchmarks/bench_scale.py's: 300-word documents with StableToolBench's queries (the
 bundled eval set, from the public release) planted verbatim in every 200th document, ``--mb`` MB of
@@ -29,10 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_scale import eval_texts, make_corpus  # noqa: E402
+from benchmarks.bench_scale import eval_texts, make_corpus
+from benchmarks.common import REPO, repo_env
 
 BUSY = "import os, sys\nos.sched_setaffinity(0, {%d})\nprint('busy', flush=True)\nwhile True:\n    pass\n"
 
@@ -42,7 +40,7 @@ def audit(train: Path, eval_file: Path, idx: Path, out: Path, workers: int | Non
     cmd += ["--method", "exact", "--method", "ngram", "--report-dir", str(out), "--index-dir", str(idx)]
     if workers is not None:
         cmd += ["--workers", str(workers)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = repo_env()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0

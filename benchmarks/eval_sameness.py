@@ -8,20 +8,20 @@ tab-separated line per set, largest share first, then the largest share among se
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/eval_sameness.py [--shared ../shared/data]
+    python -m benchmarks.eval_sameness [--shared ../shared/data]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from auditor.datasets import registry
 from auditor.datasets.dataset import Dataset
 from auditor.datasets.sameness import MIN_ITEMS, most_shared
 from auditor.datasets.spec import DatasetSpec
 from auditor.errors import AuditorError
+from benchmarks.common import SHARED
 
 SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz", ".csv", ".parquet")
 
@@ -32,7 +32,7 @@ def _records(name: str, paths: list[str]) -> list:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    ap.add_argument("--shared", default=str(SHARED))
     args = ap.parse_args()
     rows: list[tuple[float, int, int, str, str]] = []
     for name in registry.names():

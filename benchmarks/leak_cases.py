@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
+from benchmarks.common import SHARED
+
 RECORDS = 2000
 PLANTS = 50
 
@@ -360,7 +359,7 @@ def disguised_record(kind: str, f: Filler, i: int, q: str | None) -> dict:
     if kind == "tool_call_url":
         args = json.dumps({"url": "https://www.bing.com/search?q=" + quote(q)})
         call = {"id": "call_1", "type": "function", "function": {"name": "fetch_url", "arguments": args}}
-        extra = [
+        extra: list[dict] = [
             {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "call_1", "content": f.context or "no results"},
         ]

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.records.record import Record
 from auditor.text.normalize import normalize
+from benchmarks.common import FOREIGN, HELDOUT, SHARED
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("AUDITOR_SHARED_DATA", REPO.parent / "shared" / "data"))
-HELDOUT = REPO / "tests" / "data" / "heldout"
 BFCL = SHARED / "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_v4_simple_python.json"
 DECON = SHARED / "llm-decontaminator" / "data"
 
@@ -38,7 +35,7 @@ TSV_SETS = (*HELDOUT_SETS, *TEST_SETS, "bfcl_irrelevance", "bfcl_live_irrelevanc
 BFCL_DATA = SHARED / "gorilla/berkeley-function-call-leaderboard/bfcl_eval/data"
 BFCL_IRRELEVANCE = BFCL_DATA / "BFCL_v4_irrelevance.json"
 BFCL_LIVE_IRRELEVANCE = BFCL_DATA / "BFCL_v4_live_irrelevance.json"
-GSM8K = REPO / "tests" / "data" / "foreign" / "gsm8k" / "test.jsonl"
+GSM8K = FOREIGN / "gsm8k" / "test.jsonl"
 DECON_FILES = [  # name, originals, rephrasings, kind
     ("mmlu abstract_algebra", "rephrase/abstract_algebra_test.csv", "rephrase/abstract_algebra_test_rephrase_english_filtered_question.jsonl", "mmlu"),
     ("mmlu sociology", "rephrase/sociology_test.csv", "rephrase/sociology_test_rephrase_english_filtered_question.jsonl", "mmlu"),
@@ -60,7 +57,7 @@ def heldout_eval(name: str) -> list[Record]:
         out = []
         for i, r in enumerate(Dataset(DatasetSpec("nestful", ["nestful"], role="eval")).records()):
             q = r.view("query")
-            split = split_of(r.source.split(":", 1)[-1].split("#")[0])
+            split = split_of(Path(r.source.split(":", 1)[-1].split("#")[0]))
             out.append(Record("nestful", f"{split}:{r.id}", r.source, {"query": q, "text": q}, ordinal=i))
         return out
     if name in ("bfcl_simple_python", "bfcl_irrelevance", "bfcl_live_irrelevance"):

@@ -7,12 +7,16 @@ for mypy: a type named from above is a dependency on it all the same). ``from pk
 submodule`` is an edge to the submodule, as Python resolves it; a package's ``__init__`` importing its
 children is not a cycle. The folders (``io/``, ``records/``, ..., ``audit/``, ``report/``) form the
 layering :data:`LAYERS`: a module imports only modules of its own folder and of the folders below it.
+
+``benchmarks/`` is a package too: its scripts run as ``python -m benchmarks.NAME`` from the root, share
+benchmarks/common.py, never edit ``sys.path``, are type-checked, and are documented that way.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 import subprocess
 import sys
 
@@ -282,3 +286,97 @@ def test_no_module_over_450_lines():
     long = long_modules()
     assert {p: n for p, n in long.items() if p not in KNOWN_LONG} == {}
     assert [p for p in KNOWN_LONG if p not in long] == [], "under the limit now: drop it from KNOWN_LONG"
+
+
+# --- benchmarks/: a package whose scripts run as ``python -m benchmarks.NAME`` from the root ------------
+
+BENCHMARKS = REPO / "benchmarks"
+#: the one module of benchmarks/ that finds the checkout from its own path (``REPO``, ``SHARED`` ...)
+BENCHMARKS_COMMON = BENCHMARKS / "common.py"
+
+
+def sys_path_edits(tree: ast.Module) -> list[int]:
+    """Lines that change ``sys.path``: a call of one of its methods (``sys.path.insert(...)``), an
+    assignment to it or to an item or slice of it, ``+=`` on it, ``del`` of an item."""
+
+    def is_path(node: ast.expr) -> bool:
+        node = node.value if isinstance(node, ast.Subscript) else node
+        return ast.unparse(node) == "sys.path"
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_path(node.func.value):
+            if node.func.attr not in ("index", "count", "copy"):
+                lines.append(node.lineno)
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign | ast.Delete):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        lines += [node.lineno for t in targets if is_path(t)]
+    return sorted(lines)
+
+
+def test_sys_path_edits_are_found():
+    code = (
+        "import sys\nsys.path.insert(0, 'x')\nsys.path.append('y')\nsys.path = ['z']\nsys.path[:0] = ['w']\n"
+        "sys.path += ['v']\ndel sys.path[0]\nn = sys.path.index('x')\nsite = [p for p in sys.path if p]\n"
+    )
+    assert sys_path_edits(ast.parse(code)) == [2, 3, 4, 5, 6, 7]
+
+
+def test_the_benchmarks_are_a_package_and_never_edit_sys_path():
+    """benchmarks/ is a package (its scripts import each other as ``benchmarks.X``); none edits
+    ``sys.path``, and only benchmarks/common.py finds the checkout from its own ``__file__``."""
+    assert (BENCHMARKS / "__init__.py").exists()
+    assert BENCHMARKS_COMMON.exists()
+    edits, own_path = {}, []
+    for path in sorted(BENCHMARKS.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        rel = str(path.relative_to(REPO))
+        if sys_path_edits(tree):
+            edits[rel] = sys_path_edits(tree)
+        if path != BENCHMARKS_COMMON and any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(tree)):
+            own_path.append(rel)
+    assert edits == {}, f"sys.path edited (run the script as python -m benchmarks.NAME instead): {edits}"
+    assert own_path == [], f"use REPO, SHARED, RESULTS ... of benchmarks/common.py, not __file__: {own_path}"
+
+
+def test_every_benchmark_module_imports_from_the_root():
+    """What ``python -m benchmarks.NAME`` does first: import the module, from the repository root."""
+    names = sorted(f"benchmarks.{p.stem}" for p in BENCHMARKS.glob("*.py") if p.stem != "__init__")
+    r = subprocess.run([sys.executable, "-c", f"import {', '.join(names)}"], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_startup", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert r.returncode == 0 and "--code" in r.stdout, r.stderr
+
+
+def test_mypy_covers_the_benchmarks():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: tomli, a dependency there
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    mypy = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    covered = [*mypy.get("packages", []), *mypy.get("files", [])]
+    assert "benchmarks" in covered or "benchmarks/" in covered, covered
+
+
+#: a benchmark run as a file (``python``, then the script's path under benchmarks/, on one line or
+#: two), which no longer imports: the scripts are modules of the package
+SCRIPT_COMMAND = re.compile(r"\b(?:python3?|PEER_PYTHON)\s+(?:\S*/)?benchmarks/\w+\.py")
+
+
+def test_benchmark_commands_are_documented_as_modules():
+    """Every page and docstring that shows how to run a benchmark says ``python -m benchmarks.NAME``
+    (the changelog and benchmarks/results/HISTORY.md keep the commands of their time)."""
+    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(REPO / "docs").glob("*.md")]
+    pages += [*BENCHMARKS.glob("*.py"), *(REPO / "tests").glob("*.py"), *PACKAGE.rglob("*.py")]
+    found = [
+        f"{p.relative_to(REPO)}: {m.group(0)!r}" for p in pages for m in SCRIPT_COMMAND.finditer(p.read_text("utf-8"))
+    ]
+    assert found == [], f"write python -m benchmarks.NAME: {found}"
+    assert SCRIPT_COMMAND.search("`python\n  " + "benchmarks/bench_real.py --mb 100`")
+    assert not SCRIPT_COMMAND.search("`python -m benchmarks.bench_real --mb 100`")

@@ -1,9 +1,9 @@
 """Issue 25 item 4: light-edit near-duplicates to 0.98, and rewordings that keep the item's slots.
 
 Real inputs only: the frozen held-out light-edit set ``tests/data/heldout/light_edits.jsonl`` (made by
-``benchmarks/bench_near_dups.py --freeze`` before the methods were changed; BFCL v4 live_* items and
+``python -m benchmarks.bench_near_dups --freeze`` before the methods were changed; BFCL v4 live_* items and
 WebShop goals, neither of them fitted on) and the bundled BFCL v4 / v1 questions. The figures and
-the fit sets are printed by ``python benchmarks/bench_near_dups.py``.
+the fit sets are printed by ``python -m benchmarks.bench_near_dups``.
 """
 
 from __future__ import annotations
