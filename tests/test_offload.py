@@ -20,6 +20,7 @@ from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import get_engine
 from auditor.errors import InputError
+from auditor.masking.base import BoilerplateConfig
 from auditor.masking.detect import detect_sample
 
 EVAL = "webshop:0:200"
@@ -183,3 +184,18 @@ def test_checks_sharing_a_sample_count_it_once_and_detect_what_each_alone_would(
     assert [_fields(b) for b in shared] == [_fields(b) for b in alone]
     assert not shared[0].lines and len(shared[0].ngrams) > 0  # no shared line; the preamble's n-grams
     assert shared[0].spared_ngrams == 0 and shared[2].spared_ngrams > 0  # protection is per check
+
+
+def test_the_boilerplate_sample_stops_at_its_share_of_characters(tmp_path):
+    """Detection normalizes its sample twice, so the sample is bounded by characters as well as
+    records: long records give fewer sampled records (too few: nothing is masked, never more)."""
+    ds = Dataset(DatasetSpec("tr", [str(_corpus(tmp_path))]))
+    texts = [set(_goals())]
+    whole = detect_sample([ds], texts)[0]
+    sizes = [len(r.whole_text()) for r in ds.records()][:600]
+    cut = sum(sizes[:100])
+    part = detect_sample([ds], texts, BoilerplateConfig(sample_chars=cut))[0]
+    assert whole.sampled == 600 and part.sampled == 100
+    assert whole.lines and part.lines == whole.lines  # the shared lines are in every record
+    tiny = detect_sample([ds], texts, BoilerplateConfig(sample_chars=sum(sizes[:5])))[0]
+    assert tiny.sampled == 5 and not tiny.lines and not len(tiny.ngrams)  # fewer than min_records

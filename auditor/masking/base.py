@@ -29,6 +29,10 @@ class BoilerplateConfig:
     share: float = 0.5
     #: training records sampled (the first ones of the check's training sets, split evenly)
     sample: int = 2000
+    #: ... and at most this many characters of their text (split evenly too): detection normalizes the
+    #: sample twice, so 2,000 records of 2 MB would cost what scanning 8 GB costs; 2,000 chat or SFT records
+    #: hold ~10 M (fewer than ``min_records`` records of this size: nothing is masked, as for a short file)
+    sample_chars: int = 16_000_000
     #: with fewer sampled records nothing is masked (too little to tell boilerplate from content)
     min_records: int = 10
     #: n-gram size (words) for n-gram masking

@@ -170,6 +170,24 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     return _CommonNgrams(distinct[runs][counts >= need], th, rec, hashes, inside, n)
 
 
+def _first(records: Iterable[Record], count: int, chars: int) -> list[Record]:
+    """The first ``count`` of ``records``, fewer where their text (``whole_text``) reaches ``chars``
+    characters first: the record that reaches it is the last one taken.
+
+    >>> recs = [Record("t", str(i), f"t:{i}", {"text": "x" * 10}) for i in range(5)]
+    >>> len(_first(recs, 4, 1000)), len(_first(recs, 4, 25)), len(_first(recs, 4, 1))
+    (4, 3, 1)
+    """
+    out: list[Record] = []
+    size = 0
+    for r in islice(records, count):
+        out.append(r)
+        size += len(r.whole_text())
+        if size >= chars:
+            break
+    return out
+
+
 def detect_sample(
     train_datasets: Sequence[Any], text_sets: Sequence[Iterable[str]], config: BoilerplateConfig | None = None
 ) -> list[Boilerplate]:
@@ -180,6 +198,7 @@ def detect_sample(
     so the calling process does not read or census the sample. Raises what reading raises."""
     cfg = config or BoilerplateConfig()
     per = max(1, cfg.sample // max(1, len(train_datasets)))
-    sample = [r for ds in train_datasets for r in islice(ds.records(), per)]
+    chars = max(1, cfg.sample_chars // max(1, len(train_datasets)))
+    sample = [r for ds in train_datasets for r in _first(ds.records(), per, chars)]
     memo: dict[str, Any] = {}  # line counts and n-grams of the sample, counted once for every check
     return [detect(sample, texts, cfg, memo) for texts in text_sets]

@@ -56,6 +56,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
+from ..text.batch import tokens_and_hashes
 from ..text.normalize import normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
@@ -397,9 +398,9 @@ class NgramIndex(Index[NgramConfig]):
         """The part of the training text the copy fills: from its first n-gram found to its last, widened
         by the item's tokens before the first and after the last n-gram found in the item (where a
         sibling's other value would stand)."""
-        toks = tokens(scanned[pair.text])
+        toks, hashes = tokens_and_hashes(scanned[pair.text])
         n = int(self.item_n[pair.pos])
-        at = np.flatnonzero(np.isin(ngram_hashes(token_hashes(toks), n), pair.hashes))
+        at = np.flatnonzero(np.isin(ngram_hashes(hashes, n), pair.hashes))
         item = self._item(pair.pos)
         inside = np.flatnonzero(np.isin(item.grams, pair.hashes))
         if not len(at) or not len(inside):

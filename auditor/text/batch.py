@@ -45,7 +45,8 @@ import pyarrow.compute as pc
 import xxhash
 
 from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
-from .normalize import has_ascii_evasion, is_plain, normalize
+from .normalize import has_ascii_evasion, is_plain, normalize, tokens
+from .tokens import token_hashes
 
 _SPACE = 32
 #: between texts: a token of its own (a NUL, then the space every token has)
@@ -417,6 +418,30 @@ def token_batch(texts: Sequence[str]) -> tuple[TokenBatch, list[int]]:
     batch = TokenBatch(distinct)
     _LAST[:] = [batch]
     return batch, [batch.where[id(t)] for t in texts]
+
+
+def remembered(text: str) -> tuple[TokenBatch, int] | None:
+    """The batch :func:`token_batch` remembers and ``text``'s index in it when it holds this very
+    object (a finding's record reads what the scan normalized instead of normalizing it again), else None.
+
+    >>> b, i = remembered(token_batch(["x", "Book a flight to N.Y.C.!"])[0].texts[1])
+    >>> b.normalized(i), remembered("another") is None
+    (b'book a flight to n y c', True)
+    """
+    i = _LAST[0].where.get(id(text)) if _LAST else None
+    return None if i is None or _LAST[0].texts[i] is not text else (_LAST[0], i)
+
+
+def tokens_and_hashes(text: str) -> tuple[list[str], np.ndarray]:
+    """``tokens(text)`` and their ``token_hashes``, read from the remembered batch where it holds ``text``.
+
+    >>> t = token_batch(["Hi, you there"])[0].texts[0]
+    >>> tokens_and_hashes(t)[0], tokens_and_hashes(t)[1].tolist() == tokens_and_hashes("hi you there")[1].tolist()
+    (['hi', 'you', 'there'], True)
+    """
+    if (known := remembered(text)) is None:
+        return (toks := tokens(text)), token_hashes(toks)
+    return known[0].normalized(known[1]).decode("utf-8").split(), known[0].text_token_hashes([known[1]])[0]
 
 
 def forget_batch() -> None:

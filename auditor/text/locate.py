@@ -9,8 +9,8 @@ else the string sharing the most of its distinct words. :func:`locate_span` also
 that string*: the character range of the densest run of the item's words (an exact copy is the
 copy itself), which the report shows, highlighted, beside the eval text
 (:mod:`auditor.text.proof`). Only records behind a finding pay for it, and a record with several
-findings is normalized and split into words once (a one-record cache that holds the raw object, so
-its identity cannot be reused meanwhile).
+findings is normalized and split into words once (a cache of the last few records that holds their raw
+objects, so their identities cannot be reused meanwhile).
 
 >>> raw = {"instruction": "Answer the question.", "input": "Find me FLIGHTS to Paris, please!"}
 >>> locate_field(raw, "find me flights to paris please")
@@ -37,8 +37,13 @@ import numpy as np
 from ..records.fields import strings
 from .normalize import normalize
 
-#: [raw object, [(path, " normalized text ", string)], {path: (word starts, word ends, word ids)}]
-_cache: list[Any] = [None, [], {}]
+#: the records behind the latest findings, most recent last: (raw object, [(path, " normalized text ",
+#: string)], {path: set of normalized words}, {path: (word starts, word ends, words)}); an entry holds
+#: its raw object, so the identity it is found by cannot be reused meanwhile
+_cache: list[tuple[Any, list[tuple[str, str, str]], dict[str, set[str]], dict[str, Any]]] = []
+#: records kept: the tiers report a batch's findings tier by tier, so one record's findings interleave
+#: with those of the records beside it
+_CACHED = 8
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ID_KEY = re.compile(r"(?:^|[._\[\"])(?:[a-z0-9]*_)?(?:id|uuid|key)\"?\]?\Z", re.IGNORECASE)
 
@@ -54,11 +59,29 @@ class Span:
     text: str
 
 
+def _entry(raw: Any) -> tuple[Any, list[tuple[str, str, str]], dict[str, set[str]], dict[str, Any]]:
+    """The cache entry of ``raw``, made (every string normalized once) when it has none."""
+    for k, entry in enumerate(_cache):
+        if entry[0] is raw:
+            if k != len(_cache) - 1:
+                _cache.append(_cache.pop(k))
+            return entry
+    entry = (raw, [(p, f" {_normalize(s)} ", s) for p, s in strings(raw)], {}, {})
+    _cache.append(entry)
+    del _cache[:-_CACHED]
+    return entry
+
+
+def _normalize(s: str) -> str:
+    """``normalize(s)``, read from the scan's token batch when it holds this very string."""
+    from .batch import remembered  # the scan's module, loaded by then (numpy, pyarrow): not at start-up
+
+    known = remembered(s)
+    return normalize(s) if known is None else known[0].normalized(known[1]).decode("utf-8")
+
+
 def _normalized(raw: Any) -> list[tuple[str, str, str]]:
-    if _cache[0] is not raw:
-        _cache[0], _cache[2] = raw, {}
-        _cache[1] = [(p, f" {normalize(s)} ", s) for p, s in strings(raw)]
-    return _cache[1]
+    return _entry(raw)[1]
 
 
 def _id_like(path: str) -> bool:
@@ -73,14 +96,18 @@ def _find(raw: Any, text: str) -> tuple[str, str] | None:
     needle = f" {target} "
     words = set(target.split())
     best, where, fallback = 0, None, None
-    for path, norm, s in _normalized(raw):
+    _, normalized, word_sets, _ = _entry(raw)
+    for path, norm, s in normalized:
         if needle in norm:
             if not _id_like(path):
                 return path, s
             fallback = fallback or (path, s)
             continue
         if fallback is None:
-            score = len(words.intersection(norm.split()))
+            known = word_sets.get(path)
+            if known is None:
+                known = word_sets[path] = set(norm.split())
+            score = len(words & known)
             if score > best:
                 best, where = score, (path, s)
     return fallback or where
@@ -105,7 +132,7 @@ def word_span(s: str, text: str, words: tuple[np.ndarray, np.ndarray, list[str]]
     target = {w.casefold() for w in _WORD.findall(text)}
     if not toks or not target:
         return 0, 0
-    hits = np.fromiter((t in target for t in toks), bool, len(toks))
+    hits = np.fromiter(map(target.__contains__, toks), bool, len(toks))
     if not hits.any():
         return 0, 0
     n = max(1, len(_WORD.findall(text)))
@@ -121,12 +148,20 @@ def word_span(s: str, text: str, words: tuple[np.ndarray, np.ndarray, list[str]]
 
 
 def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    ms = list(_WORD.finditer(s))
-    return (
-        np.fromiter((m.start() for m in ms), np.int64, len(ms)),
-        np.fromiter((m.end() for m in ms), np.int64, len(ms)),
-        [m.group().casefold() for m in ms],
-    )
+    """The start and end of every word of ``s`` (:data:`_WORD`) and the word case-folded, from the
+    words and the gaps between them (``findall`` and ``split``: no match object per word); a
+    word never holds a NUL, so the words are case-folded joined by NULs in one call.
+
+    >>> starts, ends, words = _words_of("Hi, ßtraße 12!")
+    >>> starts.tolist(), ends.tolist(), words
+    ([0, 4, 11], [2, 10, 13], ['hi', 'sstrasse', '12'])
+    """
+    words = _WORD.findall(s)
+    n = len(words)
+    gaps = np.fromiter(map(len, _WORD.split(s)), np.int64, n + 1)
+    lengths = np.fromiter(map(len, words), np.int64, n)
+    ends = np.cumsum(gaps[:n] + lengths)
+    return ends - lengths, ends, "\x00".join(words).casefold().split("\x00") if n else []
 
 
 def locate_span(raw: Any, text: str) -> Span | None:
@@ -136,12 +171,10 @@ def locate_span(raw: Any, text: str) -> Span | None:
     if found is None:
         return None
     path, s = found
-    if _cache[0] is raw:
-        words = _cache[2].get(path)
-        if words is None:
-            words = _cache[2][path] = _words_of(s)
-    else:
-        words = _words_of(s)
+    spans = _entry(raw)[3]
+    words = spans.get(path)
+    if words is None:
+        words = spans[path] = _words_of(s)
     start, end = word_span(s, text, words)
     if end <= start:
         return None
