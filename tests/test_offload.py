@@ -199,3 +199,9 @@ def test_the_boilerplate_sample_stops_at_its_share_of_characters(tmp_path):
     assert whole.lines and part.lines == whole.lines  # the shared lines are in every record
     tiny = detect_sample([ds], texts, BoilerplateConfig(sample_chars=sum(sizes[:5])))[0]
     assert tiny.sampled == 5 and not tiny.lines and not len(tiny.ngrams)  # fewer than min_records
+    from auditor.masking.masker import prepare
+    from auditor.methods import create
+
+    masker = prepare([create("ngram")], [ds], [], BoilerplateConfig(sample_chars=sum(sizes[:5])), detected=tiny)
+    assert masker.boilerplate is None and "5 training records sampled" in masker.reason
+    assert f"{sum(sizes[:5]):,} characters" in masker.reason

@@ -137,8 +137,9 @@ def prepare(
         return Masker(
             None,
             list(indexes),
-            reason=f"only {bp.sampled} training records (< {cfg.min_records}): "
-            "too few to tell boilerplate from content",
+            reason=f"only {bp.sampled} training records sampled (< {cfg.min_records}; the sample is the first "
+            f"{cfg.sample:,} records, fewer where they reach {cfg.sample_chars:,} characters): too few to tell "
+            "boilerplate from content",
         )
     if not bp.lines and not len(bp.ngrams):
         return Masker(bp, list(indexes), methods=[])
