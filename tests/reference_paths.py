@@ -14,6 +14,8 @@ with the regular expressions and per-text calls that the fast path replaces.
   :func:`normalize` of each (the package reads the lines of plain texts from the batch's buffer);
 * :func:`minhash_units`: MinHash shingles and word sets from :func:`tokens` of each text (the package
   reads them from the scan's shared token batch);
+* ``minhash`` sketching every view (the package sketches only views with enough shingles and words in
+  the eval items to reach a reported Jaccard, :func:`auditor.methods._shingles.may_reach`);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -118,6 +120,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
                 monkeypatch.setattr(module, attr, swaps[value])
     monkeypatch.setattr(minhash.MinHashIndex, "_units", minhash_units)
     monkeypatch.setattr(entities, "ahocorasick_rs", None)
+    monkeypatch.setattr(minhash, "may_reach", lambda sets, union, share: np.ones(len(sets), dtype=bool))
     batch.forget_batch()
     try:
         yield

@@ -16,7 +16,7 @@ from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods._shingles import shingle_hashes
+from auditor.methods._shingles import distinct, shingle_hashes
 from auditor.methods.minhash import MinHashIndex
 
 
@@ -121,10 +121,17 @@ def test_candidate_below_threshold_after_verification_is_not_reported(tmp_path, 
     assert 0.2 < jac < 0.9
     path = chat_train(tmp_path, {"half": half})
     train = list(Dataset(DatasetSpec("train", [str(path)], format="chat")).records())
-    index = MinHashIndex(threshold=0.9, lsh_threshold=0.1, word_set_threshold=0).build(stb)  # shingles only
+    # shingles only; the suspected band from 0.1, so that the view may reach a reported score and is sketched
+    index = MinHashIndex(threshold=0.9, suspected_threshold=0.1, lsh_threshold=0.1, word_set_threshold=0).build(stb)
     assert index.search(train) == []
     st = index.stats()
     assert st["candidates"] >= 1 and st["rejected"] == st["candidates"] and st["verified"] == 0
+    # with the band from 0.5 (the default), too few of its shingles are in any eval item for Jaccard 0.5:
+    # the view is not even sketched, so there is no candidate to reject
+    pruned = MinHashIndex(threshold=0.9, lsh_threshold=0.1, word_set_threshold=0).build(stb)
+    shared = len(np.intersect1d(distinct(shingle_hashes(half)), pruned._union("eval_sh")))
+    assert shared < 0.5 * len(distinct(shingle_hashes(half)))
+    assert pruned.search(train) == [] and pruned.stats()["candidates"] == 0
     # the same pair with a threshold below its Jaccard is reported, with that score
     low = MinHashIndex(threshold=round(jac - 0.01, 2), lsh_threshold=0.1).build(stb)
     assert [round(f.score, 6) for f in low.search(train) if f.eval_id == stb[10].id] == [round(jac, 6)]

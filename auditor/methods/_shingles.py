@@ -1,5 +1,6 @@
 """The shingle sets ``minhash`` sketches and verifies: a text's shingle hashes (:func:`shingle_hashes`),
-a set as its sorted distinct hashes (:func:`distinct`), many sets packed in one array
+a set as its sorted distinct hashes (:func:`distinct`), which sets may reach a Jaccard with some eval set
+(:func:`may_reach`), many sets packed in one array
 (:func:`packed`) and the sizes of pairwise intersections, vectorized (:func:`intersections`: the
 exact Jaccard or containment a candidate is verified on). No errors are raised here.
 """
@@ -57,6 +58,24 @@ def intersections(a: np.ndarray, a_start: np.ndarray, a_len: np.ndarray, b: np.n
     keys, hashes = keys[order], hashes[order]
     same = (keys[1:] == keys[:-1]) & (hashes[1:] == hashes[:-1])
     return np.bincount(keys[1:][same], minlength=k)
+
+
+def may_reach(sets: list[np.ndarray], union: np.ndarray, share: float) -> np.ndarray:
+    """Whether at least ``share`` of each set (sorted distinct hashes) lies in ``union`` (sorted distinct).
+    A set with Jaccard ``share`` or more with some set inside ``union`` does (``|A ∩ B| >= J |A ∪ B| >= J |A|``),
+    so a set that does not pairs with none of them at that Jaccard: the search sketches it for nothing.
+
+    >>> may_reach([np.array([1, 2, 3, 4]), np.array([1, 9]), np.array([], np.int64)], np.array([1, 2, 3]), 0.6).tolist()
+    [True, False, True]
+    """
+    n = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    if share <= 0 or not len(union) or not len(sets):
+        return np.full(len(sets), share <= 0) | (n == 0)
+    flat = np.concatenate(sets)
+    hit = union[np.minimum(np.searchsorted(union, flat), len(union) - 1)] == flat
+    seen = np.concatenate(([0], np.cumsum(hit)))
+    ends = np.cumsum(n)
+    return seen[ends] - seen[ends - n] >= share * n * (1 - 1e-12)  # the slack: float rounding of the score
 
 
 def packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

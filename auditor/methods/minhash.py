@@ -55,7 +55,7 @@ from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from . import _minhash_sketch as sk
 from ._edits import all_values_kept, substituted, values_kept, values_match
-from ._shingles import distinct, intersections, packed, shingle_hashes
+from ._shingles import distinct, intersections, may_reach, packed, shingle_hashes
 from .base import Finding, Index, MethodConfig
 
 MODES = ("jaccard", "containment")
@@ -160,7 +160,7 @@ class MinHashIndex(Index[MinHashConfig]):
         self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
         self.item_len = np.array(lengths, dtype=np.int64)
         self._build_word_sets()
-        self._classes = None
+        self._classes, self._unions = None, dict[str, np.ndarray]()
 
     def _build_word_sets(self) -> None:
         """The word-set channel: distinct-word hashes and LSH keys of items with enough words."""
@@ -230,7 +230,7 @@ class MinHashIndex(Index[MinHashConfig]):
             if name not in arrays:
                 raise IndexFileError(f"minhash index lacks '{name}' (an older format); delete it to rebuild")
             setattr(self, name, arrays[name])
-        self._classes = None
+        self._classes, self._unions = None, {}
         if len(self.item_len) != len(self.eval_records) or len(self.eval_off) != len(self.eval_records) + 1:
             raise IndexFileError("minhash index does not match the eval records; delete it to rebuild")
         return self
@@ -264,6 +264,12 @@ class MinHashIndex(Index[MinHashConfig]):
             shingles = [shingle_hashes(text, cfg.shingle, cfg.shingle_size) for _, _, text in views]
             words = [np.empty(0, dtype=np.uint64)] * len(views)
         return [(i, v, h, th) for (i, v, _), h, th in zip(views, shingles, words) if len(h)]
+
+    def _union(self, name: str) -> np.ndarray:
+        """The sorted distinct hashes of every eval set of a channel (``eval_sh``, ``word_sh``), made once."""
+        if name not in self._unions:
+            self._unions[name] = distinct(getattr(self, name))
+        return self._unions[name]
 
     def _window_classes(self) -> list[tuple[int, int]]:
         if self._classes is None:
@@ -300,11 +306,13 @@ class MinHashIndex(Index[MinHashConfig]):
         if not units:
             return []
         folded = [sk.fold(h, cfg.scheme) for _, _, h, _ in units]
-        if cfg.mode == "jaccard":
-            uniq = [distinct(f) for f in folded]
-            offs = np.concatenate(([0], np.cumsum([len(u) for u in uniq])[:-1]))
-            sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
-            pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), np.arange(len(units)))
+        if cfg.mode == "jaccard":  # only views that may reach the lowest score reported are sketched
+            low = min(cfg.threshold, cfg.suspected_threshold) if cfg.suspected_threshold > 0 else cfg.threshold
+            sel = np.flatnonzero(may_reach([distinct(h) for _, _, h, _ in units], self._union("eval_sh"), low))
+            uniq = [distinct(folded[u]) for u in sel.tolist()]
+            offs = np.cumsum([0] + [len(u) for u in uniq])[:-1]
+            sigs = sk.signatures(np.concatenate(uniq) if uniq else np.empty(0, np.uint64), offs, self.perms)
+            pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), sel)
             if len(self.wkeys):
                 return self._verify(batch, units, pairs, self._word_pairs(batch, units))
         else:
@@ -320,7 +328,8 @@ class MinHashIndex(Index[MinHashConfig]):
         """Word-set candidates verified: ``(unit, eval position, jaccard, shared, eval words, train words)``."""
         cfg = self.config
         wsets = [distinct(th) if len(th) else distinct(token_hashes(tokens(batch[i].view(v)))) for i, v, _, th in units]
-        ok = [u for u, w in enumerate(wsets) if len(w)]
+        reach = may_reach(wsets, self._union("word_sh"), cfg.word_set_threshold)  # the rest pair with no item
+        ok = [u for u, w in enumerate(wsets) if len(w) and reach[u]]
         if not ok:
             return []
         uniq = [sk.fold(wsets[u], cfg.scheme) for u in ok]
