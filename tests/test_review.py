@@ -291,7 +291,7 @@ def test_describe_names_a_finding_with_whole_number_ids_and_no_refs():
     """report.json may hold whole-number ids (check_report takes them) and, from an older version, no
     ``*_ref``: the review line names the records instead of failing to add an int to a str (found by mypy
     once findings were typed)."""
-    from auditor.audit.review import describe
+    from auditor.audit.review_session import describe
 
     f = {
         "check": "c",

@@ -31,9 +31,9 @@ from ._html import CSS, JS, _e, _path, _table, status_html
 from ._items import ItemRow, counts_line, item_rows, methods_in
 from .model import Report, register_format
 from .proof import evidence_summary, pair_html, render_marked, shared_runs
-from .provenance import statement
+from .provenance_text import statement
 from .results import CheckResult, CleanSummary, ProvenanceResult
-from .review import review_html
+from .review_list import review_html
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # evidence-only items shown with their texts side by side (conclusive, suspected: all)

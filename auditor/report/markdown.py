@@ -25,9 +25,9 @@ from ._items import ItemRow, counts_line, item_rows, methods_in
 from ._md import md
 from .model import Report, register_format
 from .proof import evidence_summary, pair_markdown
-from .provenance import render_provenance
+from .provenance_text import render_provenance
 from .results import CleanSummary
-from .review import review_markdown
+from .review_list import review_markdown
 
 TOP_ITEMS = 30
 TEXT_ITEMS = 10  # evidence-only items shown with their texts (conclusive, suspected: all)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..audit.decisions import CONFIRMED, DECISIONS_FILE, DISMISSED, Decisions
-from ..audit.review import decide_findings, describe, list_snippet, suspected, walk
+from ..audit.review_session import decide_findings, describe, list_snippet, suspected, walk
 from ..report import Report, escape_line
 from . import main
 from ._common import library_errors
