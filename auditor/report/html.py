@@ -30,7 +30,7 @@ from ._errortypes import DOCS, INTRO, MEANINGS
 from ._html import CSS, JS, _e, _path, _table, status_html
 from ._items import ItemRow, counts_line, item_rows, methods_in
 from .model import Report, register_format
-from .proof import evidence_summary, pair_html, render_marked, shared_runs
+from .proof import evidence_summary, pair_html
 from .provenance_text import statement
 from .results import CheckResult, CleanSummary, ProvenanceResult
 from .review_list import review_html
@@ -39,18 +39,6 @@ TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # evidence-only items shown with their texts side by side (conclusive, suspected: all)
 PROOF_ITEMS = 1000  # conclusive and suspected items listed, each with its proof, at most
 SHOWN_CHARS = 3000
-
-
-def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
-    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked
-    (:func:`auditor.report.proof.shared_runs`; no shorter runs tried, nothing cut).
-
-    >>> highlight("Find hotels in Paris", "I said: find hotels in Paris, now")[1]
-    'I said: <mark>find hotels in Paris</mark>, now'
-    """
-    ra, rb = shared_runs(eval_text, train_text, k, fallback=False)
-    whole = max(len(eval_text), len(train_text)) + 1
-    return render_marked(eval_text, ra, whole), render_marked(train_text, rb, whole)
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
