@@ -13,7 +13,7 @@ import click
 
 from .. import engines
 from ..audit.verdict import FAIL_ON
-from ._common import apply_embed_cache, apply_index_dir
+from ._common import apply_embed_cache, apply_index_dir, embed_cache_option, index_dir_option
 
 #: ``--fail-on`` (audit and verify): which findings count against a check's allowance
 fail_on_option = click.option(
@@ -154,6 +154,34 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
             value = None
         out[key] = value
     return out
+
+
+def override_options(index_help: str, write_clean_help: str, decisions_default: str):
+    """``--index-dir``, ``--embed-cache`` (and its siblings), ``--write-clean``, ``--fail-on``,
+    ``--decisions`` and :func:`engine_options`: the flags applied over a manifest's settings. The
+    command receives them as one ``overrides`` argument, for :func:`apply_overrides`."""
+    options = (
+        index_dir_option(index_help),
+        embed_cache_option(),
+        click.option("--write-clean", default=None, metavar="DIR", help=write_clean_help),
+        fail_on_option,
+        decisions_option(decisions_default),
+        engine_options,
+    )
+
+    def decorate(f):
+        @functools.wraps(f)
+        def command(*args, **kw):
+            return f(*args, overrides={k: kw.pop(k) for k in _OVERRIDES}, **kw)
+
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+_OVERRIDES = ("index_dir", "embed_cache", "model_cache", "write_clean", "engine_flags", "fail_on", "decisions")
 
 
 def apply_overrides(
