@@ -169,10 +169,9 @@ def _embedding_param(config: AuditConfig, option: str, key: str, value: str | No
 
 def apply_embed_cache(config: AuditConfig, embed_cache: str | None, model_cache: str | None = None) -> None:
     """``--embed-cache`` / ``--model-cache`` / ``--embed-gate`` as ``[methods.embedding] cache_dir`` /
-    ``model_cache`` / ``gate`` of
-    a run that names the embedding method: given on the command line they win over the manifest's;
-    from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply when the manifest sets none.
-    A run without the method is left as it is."""
+    ``model_cache`` / ``gate`` of a run that names the embedding method: given on the command line
+    they win over the manifest's; from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply
+    when the manifest sets none. A run without the method is left as it is."""
     _embedding_param(config, "embed_cache", "cache_dir", embed_cache)
     _embedding_param(config, "model_cache", "model_cache", model_cache)
     ctx = click.get_current_context(silent=True)
