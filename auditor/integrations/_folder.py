@@ -21,7 +21,14 @@ from ..errors import IndexFileError, OutputError
 from ..io.atomic import replace_folder
 from ..methods.base import Index
 from ..records.record import Record
-from ..store.indexes import doc_checksum, fingerprint_records, read_index_folder, restore_verified, save_index
+from ..store.indexes import (
+    doc_checksum,
+    fingerprint_records,
+    read_description,
+    read_index_folder,
+    restore_verified,
+    save_index,
+)
 
 FORMAT = "auditor-detector"
 VERSION = 1
@@ -68,16 +75,7 @@ def load_folder(folder: str | Path, verify: bool = True) -> tuple[dict[str, Any]
     of its own eval items."""
     root = Path(folder)
     where = str(root / "detector.json")
-    try:
-        doc = json.loads((root / "detector.json").read_text())
-    except (OSError, ValueError) as e:
-        raise IndexFileError(f"{where}: unreadable detector description: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise IndexFileError(f"{where}: not an auditor detector")
-    if doc.get("version") != VERSION:
-        raise IndexFileError(f"{where}: detector format version {doc.get('version')}, this auditor reads {VERSION}")
-    if doc.get("checksum") != doc_checksum(doc):
-        raise IndexFileError(f"{where}: checksum mismatch (description modified)")
+    doc = read_description(root / "detector.json", FORMAT, VERSION, "detector")
     data = (root / "eval.jsonl").read_bytes()
     if verify and hashlib.sha256(data).hexdigest() != doc.get("eval_sha256"):
         raise IndexFileError(f"{root / 'eval.jsonl'}: checksum mismatch (truncated or modified)")

@@ -137,6 +137,23 @@ def _write_index(tmp: Path, method, params, fingerprint, arrays, meta) -> None:
     (tmp / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
 
 
+def read_description(path: Path, fmt: str, version: int, what: str, fix: str = "") -> dict[str, Any]:
+    """The JSON description of a folder (an index's ``index.json``, a detector's ``detector.json``),
+    its format, version and checksum checked: an :class:`IndexFileError` naming ``path`` (and saying
+    ``fix``) otherwise."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise IndexFileError(f"{path}: unreadable {what} description: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        raise IndexFileError(f"{path}: not an auditor {what}")
+    if doc.get("version") != version:
+        raise IndexFileError(f"{path}: {what} format version {doc.get('version')}, this auditor reads {version}{fix}")
+    if doc.get("checksum") != doc_checksum(doc):
+        raise IndexFileError(f"{path}: checksum mismatch ({what} description modified){fix}")
+    return doc
+
+
 def doc_checksum(doc: dict[str, Any]) -> str:
     """The SHA-256 of a JSON description (an index's ``index.json``, a detector's ``detector.json``)
     without its ``checksum`` key."""
@@ -159,18 +176,7 @@ def read_index_folder(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     folder = Path(folder)
     where = str(folder / "index.json")
-    try:
-        doc = json.loads((folder / "index.json").read_text())
-    except (OSError, ValueError) as e:
-        raise IndexFileError(f"{where}: unreadable index description: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise IndexFileError(f"{where}: not an auditor index")
-    if doc.get("version") != VERSION:
-        raise IndexFileError(
-            f"{where}: index format version {doc.get('version')}, this auditor reads {VERSION}; rebuild it"
-        )
-    if doc.get("checksum") != doc_checksum(doc):
-        raise IndexFileError(f"{where}: checksum mismatch (index description modified); delete the folder to rebuild")
+    doc = read_description(folder / "index.json", FORMAT, VERSION, "index", "; delete the folder to rebuild")
     for key, want in (("method", method), ("eval_fingerprint", fingerprint)):
         if want is not None and doc.get(key) != want:
             raise IndexFileError(f"{where}: {key} is {doc.get(key)!r}, expected {want!r}")
