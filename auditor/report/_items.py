@@ -79,6 +79,11 @@ class ItemRow:
     train_refs: list[str] = field(default_factory=list)  # distinct training records, best first
     status: str = "evidence only"  # the row's standing (:func:`auditor.report.counts.finding_status`)
 
+    @property
+    def proves(self) -> bool:
+        """Conclusive or suspected: the renderings show its texts (its proof) whatever its rank."""
+        return self.status == "conclusive" or self.status.startswith("suspected")
+
 
 #: a row's status is the strongest of its findings': conclusive, then a reviewer's confirmation, then
 #: an open question, then a dismissal

@@ -242,9 +242,9 @@ def _findings(report: Report) -> str:
     if not rows:
         return "<p>No findings.</p>"
     # every conclusive and suspected item is listed with its proof (up to PROOF_ITEMS), the rest up to TOP_ITEMS
-    proven = sum(1 for r in rows if _proves(r))
+    proven = sum(1 for r in rows if r.proves)
     shown = rows[: max(TOP_ITEMS, min(proven, PROOF_ITEMS))]
-    boxed = {i for i, r in enumerate(shown) if _proves(r) or i < TEXT_ITEMS}
+    boxed = {i for i, r in enumerate(shown) if r.proves or i < TEXT_ITEMS}
     methods = methods_in(rows, fs)
     conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in fs}
     out = [
@@ -266,11 +266,6 @@ def _findings(report: Report) -> str:
         if i in boxed:
             out.append(_finding_box(report, r, i))
     return "".join(out)
-
-
-def _proves(r: ItemRow) -> bool:
-    """Whether an item's row gets its proof box whatever its rank: conclusive and suspected ones."""
-    return r.status == "conclusive" or r.status.startswith("suspected")
 
 
 def _finding_box(report: Report, r: ItemRow, i: int) -> str:
