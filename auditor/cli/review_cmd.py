@@ -81,7 +81,7 @@ def review_cmd(
             bulk = CONFIRMED if confirm_unreviewed else DISMISSED if dismiss_unreviewed else None
             result = decide_findings(report, path, confirm, dismiss, bulk, note)
         else:
-            result = walk(report, path, ask=_ask, say=lambda line: click.echo(escape_line(line)))
+            result = walk(report, path, ask=_ask, say=lambda line: click.echo(escape_line(line)), revisit=revisit)
     done = ", ".join(f"{n} {k}" for k, n in sorted(result.counts.items())) or "no decisions"
     where = (
         f"written to {escape_line(str(result.path))}"
