@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from auditor.audit.provenance import ProvenanceSpec, run_provenance
+from auditor.audit.attribution import ProvenanceSpec, run_provenance
 from auditor.datasets.dataset import Dataset, DatasetSpec
 
 

@@ -116,7 +116,7 @@ def test_pickled_array_is_refused_even_with_matching_checksums(tmp_path):
     (folder / "h.npy").write_bytes(data)
     doc = json.loads((folder / "index.json").read_text())
     doc["arrays"]["h"]["sha256"] = hashlib.sha256(data).hexdigest()
-    doc["checksum"] = indexstore._doc_checksum(doc)
+    doc["checksum"] = indexstore.doc_checksum(doc)
     (folder / "index.json").write_text(json.dumps(doc))
     with pytest.raises(IndexFileError, match="unreadable array"):
         indexstore.load_index(tmp_path, "ngram", {"n": 13}, "f" * 64)

@@ -445,7 +445,7 @@ def _resign_zeroed(folder: Path) -> None:
 
     import numpy as np
 
-    from auditor.store.indexes import _doc_checksum
+    from auditor.store.indexes import doc_checksum
 
     doc = json.loads((folder / "index.json").read_text())
     for entry in doc["arrays"].values():
@@ -454,7 +454,7 @@ def _resign_zeroed(folder: Path) -> None:
         np.save(buf, np.zeros_like(np.load(path, allow_pickle=False)), allow_pickle=False)
         path.write_bytes(buf.getvalue())
         entry["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
-    doc["checksum"] = _doc_checksum(doc)
+    doc["checksum"] = doc_checksum(doc)
     (folder / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
 
 

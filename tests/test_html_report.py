@@ -13,7 +13,8 @@ import pytest
 from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.report.html import highlight, render_html
+from auditor.report.html import render_html
+from auditor.report.proof import highlight_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -105,13 +106,13 @@ def test_report_sections_and_numbers(report, tmp_path):
 
 
 def test_highlight_marks_shared_span_only():
-    ev, tr = highlight(
+    ev, tr = highlight_html(
         "Book a cheap flight to Rome for two adults next May",
         "Unrelated words here. book a cheap flight to Rome for two adults next May! Thanks <b>",
     )
     assert ev == "<mark>Book a cheap flight to Rome for two adults next May</mark>"
     assert tr.startswith("Unrelated words here. <mark>book a cheap") and tr.endswith("May</mark>! Thanks &lt;b&gt;")
-    assert "<mark>" not in highlight("alpha beta gamma", "delta epsilon")[1]
+    assert "<mark>" not in highlight_html("alpha beta gamma", "delta epsilon")[1]
 
 
 @needs_chromium

@@ -10,16 +10,16 @@ import pytest
 from click.testing import CliRunner
 from helpers import shared_file
 
+from auditor.audit.attribution import ProvenanceSpec, group_key, run_provenance
 from auditor.audit.config import AuditConfig
 from auditor.audit.manifest import load_manifest
-from auditor.audit.provenance import ProvenanceSpec, group_key, run_provenance
 from auditor.audit.run import audit_provenance, run_audit
 from auditor.cli import main
 from auditor.datasets import registry
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, ManifestError
 from auditor.io.ledger import LEDGER
-from auditor.report.provenance import statement
+from auditor.report.provenance_text import statement
 
 TOOLMVR = "tool-mvr/data/training_data/selected_Toolbench_{}.json"
 PATTERN = r"G(?P<group>\d)@(?P<id>\d+)"

@@ -8,7 +8,7 @@ import json
 import pytest
 from helpers import shared_file
 
-from auditor.audit.provenance import ProvenanceSpec, run_provenance
+from auditor.audit.attribution import ProvenanceSpec, run_provenance
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import ScanStats, get_engine
 

@@ -295,7 +295,7 @@ def test_resigned_index_array_with_a_huge_shape_is_refused_before_loading(tmp_pa
     data = buf.getvalue() + b"\0" * 64
     (folder / entry["file"]).write_bytes(data)
     entry["sha256"] = hashlib.sha256(data).hexdigest()
-    doc["checksum"] = indexstore._doc_checksum(doc)  # re-signed, as an attacker would
+    doc["checksum"] = indexstore.doc_checksum(doc)  # re-signed, as an attacker would
     (folder / "index.json").write_text(json.dumps(doc), encoding="utf-8")
     p = run_cli(*args, "--report-dir", str(tmp_path / "r2"))
     assert "does not match the file's" in _one_error_line(p)

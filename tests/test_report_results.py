@@ -12,7 +12,7 @@ from helpers import read_golden
 from auditor.datasets.summary import DatasetSummary
 from auditor.errors import InputError
 from auditor.report import Report, rerender
-from auditor.report.provenance import statement
+from auditor.report.provenance_text import statement
 from auditor.report.results import CheckResult, EvalSubset, MatrixCell, ProvenanceResult, RunStats
 
 

@@ -40,6 +40,15 @@ AUDIT = [
 ]
 
 
+#: one suspected finding of a made-up report (the review command's own tests)
+SUSPECTED = {
+    "check": "c", "eval_dataset": "e", "eval_id": "1", "eval_source": "e#0", "eval_ordinal": 0,
+    "train_dataset": "t", "train_id": "9", "train_source": "t:10", "train_ordinal": 9, "method": "embedding",
+    "score": 1.6, "conclusive": False, "evidence": {"tier": "suspected"}, "eval_hash": "a" * 16,
+    "train_hash": "b" * 16,
+}  # fmt: skip
+
+
 def _audit(runner: CliRunner, tmp_path: Path, name: str, *extra: str):
     res = runner.invoke(
         main, [*AUDIT, "--report-dir", str(tmp_path / name), "--index-dir", str(tmp_path / "ix"), *extra]
@@ -194,12 +203,7 @@ def test_pass_with_unreviewed_suspected_is_never_bare(tmp_path):
 
 
 def test_decisions_file_is_never_written_over_and_bad_ones_are_one_line(tmp_path):
-    f = {
-        "check": "c", "eval_dataset": "e", "eval_id": "1", "eval_source": "e#0", "eval_ordinal": 0,
-        "train_dataset": "t", "train_id": "9", "train_source": "t:10", "train_ordinal": 9, "method": "embedding",
-        "score": 1.6, "conclusive": False, "evidence": {"tier": "suspected"}, "eval_hash": "a" * 16,
-        "train_hash": "b" * 16,
-    }  # fmt: skip
+    f = dict(SUSPECTED)
     report_path = tmp_path / "report.json"
     report_path.write_text(Report("pass", {}, [], [f]).to_json())
     mine = tmp_path / "notes.json"
@@ -287,11 +291,26 @@ def test_verify_reads_the_decisions_beside_the_manifest(tmp_path):
     assert res.exit_code == 2 and "leads outside the manifest's folder" in res.output, res.output
 
 
+def test_review_all_walks_decided_findings_too(tmp_path):
+    """``--all``: the terminal walk offers findings decided already (a dismissed one can be confirmed)."""
+    f = dict(SUSPECTED)
+    report_path = tmp_path / "report.json"
+    report_path.write_text(Report("pass", {}, [], [f]).to_json())
+    args = ["review", str(report_path), "--decisions", str(tmp_path / "d.json")]
+    runner = CliRunner()
+    assert runner.invoke(main, [*args, "--dismiss-unreviewed"]).exit_code == 0
+    res = runner.invoke(main, args, input="c\n")  # nothing unreviewed: nothing asked
+    assert res.exit_code == 0 and "no decisions" in res.output, res.output
+    res = runner.invoke(main, [*args, "--all"], input="c\n")
+    assert res.exit_code == 0 and "1 confirmed" in res.output, res.output
+    assert [d.decision for d in Decisions.load(tmp_path / "d.json").entries.values()] == ["confirmed"]
+
+
 def test_describe_names_a_finding_with_whole_number_ids_and_no_refs():
     """report.json may hold whole-number ids (check_report takes them) and, from an older version, no
     ``*_ref``: the review line names the records instead of failing to add an int to a str (found by mypy
     once findings were typed)."""
-    from auditor.audit.review import describe
+    from auditor.audit.review_session import describe
 
     f = {
         "check": "c",

@@ -201,7 +201,7 @@ def test_review_shows_a_named_fields_text_when_the_finding_names_no_span(tmp_pat
     """A report whose finding names its field but no span (an older writer, a hand-edited report) still
     finds the field's text report.json keeps under ``"train#40 output"``."""
     from auditor.audit.decisions import Decisions
-    from auditor.audit.review import describe
+    from auditor.audit.review_session import describe
     from auditor.report import Report
 
     monkeypatch.chdir(tmp_path)

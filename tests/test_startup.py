@@ -53,7 +53,7 @@ def test_the_cli_its_help_and_its_version_import_no_command():
 def test_a_command_imports_its_own_module_only():
     loaded = _loaded("import auditor.cli\ntry:\n    auditor.cli.main(['data', '--help'])\nexcept SystemExit:\n    pass")
     assert "auditor.cli.data" in loaded
-    assert _heavy(loaded, ("numpy", "auditor.cli.run", "auditor.cli.review", "auditor.audit")) == []
+    assert _heavy(loaded, ("numpy", "auditor.cli.run", "auditor.cli.review_cmd", "auditor.audit")) == []
 
 
 _FIRST_RECORD = """

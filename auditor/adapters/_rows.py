@@ -204,7 +204,7 @@ def table_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Sk
 
 
 def csv_rows(path: Path, max_chars: int) -> Iterator[tuple[int, str, dict | Skip]]:
-    """``(position, source, row)`` of each row of a CSV / TSV file (delimiter: :func:`sniff_delimiter`),
+    """``(position, source, row)`` of each row of a CSV / TSV file (layout: :func:`~auditor.adapters._csvlayout.csv_layout`),
     parsed strictly; a row with more cells than the header, or a NUL byte, is a Skip. Raises
     :class:`InputError` naming the line for invalid UTF-8, malformed CSV or a field over ``max_chars``."""
     csv.field_size_limit(max_chars)

@@ -221,11 +221,6 @@ class JsonDocumentWriter(RecordWriter):
             self.emit("{}\n")
 
 
-def sniff_delimiter(path: str | Path) -> str:
-    """The delimiter of a CSV/TSV file, as the CSV adapter reads it (:func:`~auditor.adapters._csvlayout.csv_layout`)."""
-    return csv_layout(path).delimiter
-
-
 class CsvWriter(RecordWriter):
     """CSV/TSV with the source's header (none for a headerless source) and delimiter."""
 

@@ -10,10 +10,7 @@ A new format is one new module in :mod:`auditor.adapters` defining a subclass::
     class MyFormat(Adapter):
         name = "my-format"
         suffixes = (".json",)
-
-        @classmethod
-        def sniff(cls, path, sample):
-            return isinstance(sample, list) and sample and "my_key" in sample[0]
+        sniff_keys = frozenset({"my_key"})      # or a sniff(path, sample) of its own
 
         def read(self, path):
             for i, obj in enumerate(load_json(path)):
@@ -115,6 +112,8 @@ class Adapter(ABC):
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".jsonl")
     #: file layouts (:func:`auditor.io.sniff.sniff` kinds) this adapter reads; empty for non-JSON formats
     layouts: ClassVar[tuple[str, ...]] = ("array", "object")
+    #: keys the first record of a file in this format has: what the default :meth:`sniff` looks for
+    sniff_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -127,8 +126,10 @@ class Adapter(ABC):
 
     @classmethod
     def sniff(cls, path: Path, sample: Any) -> bool:
-        """True when ``sample`` (see :func:`auditor.io.sniff.sniff`) looks like this format."""
-        return False
+        """True when ``sample`` (see :func:`auditor.io.sniff.sniff`) looks like this format; by
+        default, when its first record has every one of :attr:`sniff_keys` (and there are some)."""
+        first = first_record(sample)
+        return bool(cls.sniff_keys) and first is not None and cls.sniff_keys <= first.keys()
 
     @abstractmethod
     def read(self, path: Path) -> Iterator[Record | Skip]:

@@ -27,7 +27,7 @@ from ..io.jsonread import load_json
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view, canonical_call, step
 from ._write import JsonArrayWriter, RecordWriter
-from .base import Adapter, first_record
+from .base import Adapter
 
 _DATA_PATH_ID = re.compile(r"\b(G\d)_(\d+)")
 
@@ -60,11 +60,7 @@ def _tools(docs: list[Any]) -> dict[str, Any]:
 class RefineToolBenchAdapter(Adapter):
     name = "refinetoolbench"
     suffixes = (".json",)
-
-    @classmethod
-    def sniff(cls, path: Path, sample: Any) -> bool:
-        first = first_record(sample)
-        return first is not None and ({"query", "action", "answer"} <= set(first))
+    sniff_keys = frozenset({"query", "action", "answer"})
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..io.jsonread import load_json
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view, step
 from ._write import JsonArrayWriter, RecordWriter, copy_companion
-from .base import Adapter, first_record
+from .base import Adapter
 
 _INSTRUCTION_KEYS = ("reason_for_call", "known_info", "unknown_info", "task_instructions")
 
@@ -59,11 +58,7 @@ class Tau2TasksAdapter(Adapter):
     name = "tau2-tasks"
     suffixes = (".json",)
     layouts = ("array",)
-
-    @classmethod
-    def sniff(cls, path: Path, sample: Any) -> bool:
-        first = first_record(sample)
-        return first is not None and ("user_scenario" in first and "id" in first)
+    sniff_keys = frozenset({"user_scenario", "id"})
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)

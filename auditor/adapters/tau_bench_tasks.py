@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..io.jsonread import iter_json_items
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view, step
-from .base import Adapter, first_record
+from .base import Adapter
 
 
 class TauBenchTasksAdapter(Adapter):
@@ -24,11 +23,7 @@ class TauBenchTasksAdapter(Adapter):
     name = "tau-bench-tasks"
     suffixes = (".json",)
     layouts = ("array",)
-
-    @classmethod
-    def sniff(cls, path: Path, sample: Any) -> bool:
-        first = first_record(sample)
-        return first is not None and ({"task_id", "instruction", "actions"} <= set(first))
+    sniff_keys = frozenset({"task_id", "instruction", "actions"})
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         for i, _, task in iter_json_items(path):

@@ -19,7 +19,7 @@ from ..io.jsonread import iter_json_items
 from ..records.callparse import calls_from_value
 from ..records.record import QUERY, TEXT, Record, Skip
 from ..records.toolcalls import calls_view
-from .base import Adapter, first_record
+from .base import Adapter
 
 _SPLIT = re.compile(r"eval_(\w+)", re.I)
 
@@ -39,11 +39,7 @@ class ToolAlpacaAdapter(Adapter):
     name = "toolalpaca"
     suffixes = (".json",)
     layouts = ("array",)
-
-    @classmethod
-    def sniff(cls, path: Path, sample: Any) -> bool:
-        first = first_record(sample)
-        return first is not None and ({"Name", "Instructions"} <= set(first))
+    sniff_keys = frozenset({"Name", "Instructions"})
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         m = _SPLIT.search(Path(path).name)

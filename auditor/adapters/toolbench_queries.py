@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..io.jsonread import load_json
 from ..records.record import QUERY, TEXT, Record, Skip
 from ._write import JsonArrayWriter, RecordWriter
-from .base import Adapter, first_record
+from .base import Adapter
 
 _GROUP = re.compile(r"(G\d)")
 
@@ -24,11 +23,7 @@ class ToolBenchQueriesAdapter(Adapter):
     name = "toolbench-queries"
     suffixes = (".json",)
     layouts = ("array",)
-
-    @classmethod
-    def sniff(cls, path: Path, sample: Any) -> bool:
-        first = first_record(sample)
-        return first is not None and ("query_id" in first and "query" in first)
+    sniff_keys = frozenset({"query_id", "query"})
 
     def read(self, path: Path) -> Iterator[Record | Skip]:
         doc = load_json(path)

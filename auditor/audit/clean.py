@@ -314,9 +314,8 @@ def _adopt(ledger: Ledger, before: Ledger) -> None:
 def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_stream, wrote) -> dict[str, Any]:
     """Stream one dataset's kept records to their files (one open file at a time)."""
     files: list[dict[str, Any]] = []
-    counts = {str(src): 0 for src, _ in pairs}
     pending = list(pairs)  # files not yet opened, in dataset order
-    current: tuple[str, RecordWriter, str, Path] | None = None
+    current: tuple[str, RecordWriter, str] | None = None  # file, its writer, the format written
     removed = 0
     touched: set[str] = set()  # files with a selected record (kept or removed)
 
@@ -326,7 +325,7 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
     def finish() -> None:
         nonlocal current
         if current is not None:
-            src, writer, fmt, source = current
+            src, writer, fmt = current
             current = None
             if src in unread():  # a file the dataset could not read whole (on_error = "skip")
                 writer.abort()
@@ -343,7 +342,7 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
             if str(source) != src and (str(source) in unread() or (ds.split and str(source) not in touched)):
                 continue  # unreadable, or no record of it selected: not part of the cleaned dataset
             writer, fmt = _open_writer(ds, source, target)
-            current = (str(source), writer, fmt, source)
+            current = (str(source), writer, fmt)
             if str(source) == src:
                 return
             finish()
@@ -363,7 +362,6 @@ def _write_dataset(ds: Dataset, pairs: list[tuple[Path, Path]], hits, removed_st
             if current is None or current[0] != f:  # a record of no listed file: never expected
                 raise ConfigError(f"write_clean: record {r.source} belongs to no file of dataset '{ds.name}'")
             current[1].write(r)
-            counts[f] += 1
         finish()
         open_until(None)
         finish()

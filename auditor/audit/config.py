@@ -66,7 +66,7 @@ class AuditConfig:
     index_dir: str | None = field(default=None, metadata={"folder": True})
     #: folder for the training sets without the records behind findings
     write_clean: str | None = field(default=None, metadata={"folder": True})
-    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.provenance)
+    provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.attribution)
     #: what counts against the allowance (:mod:`auditor.audit.verdict`): "conclusive" findings and
     #: confirmed suspected ones; "suspected": unreviewed suspected ones too; "unreviewed": any
     #: unreviewed suspected finding fails the check

@@ -244,18 +244,6 @@ class ErrorTypes:
             self.counts[name] = Counter()
             self.add(records)
 
-    def observer(self, datasets: Sequence[str]):
-        """A per-record callback counting the labels of training records (each dataset counted once)."""
-        fresh = {d for d in datasets if d not in self.counts}
-        for d in fresh:
-            self.counts[d] = Counter()
-
-        def observe(record: Record) -> None:
-            if record.dataset in fresh:
-                self.add((record,))
-
-        return observe
-
     def merge(self, dataset: str, counts: Counter, labeled: int) -> None:
         """Add the label counts a worker made of some of ``dataset``'s records."""
         self.counts.setdefault(dataset, Counter()).update(counts)

@@ -24,7 +24,7 @@
     methods = ["exact", "ngram"]          # default: every available method but `embedding` (runs when named)
     max_contaminated = 0                  # default 0
 
-    [[provenance]]                        # optional (see auditor.audit.provenance); a manifest may have
+    [[provenance]]                        # optional (see auditor.audit.attribution); a manifest may have
     name = "toolmvr-purity"               # only provenance entries and no checks
     derived = ["toolbench_v"]
     sources = ["stb"]                     # give stb `split_label = "test"` in its [datasets] table
@@ -54,9 +54,9 @@ from .. import engines, methods
 from ..datasets.dataset import Dataset, DatasetSpec
 from ..errors import AuditorError, ManifestError
 from ..store import findings
+from .attribution import ProvenanceSpec
 from .config import AuditConfig, CheckSpec
 from .decisions import default_path as default_decisions
-from .provenance import ProvenanceSpec
 
 
 def manifest_keys(cls: type) -> dict[str, dataclasses.Field]:
@@ -278,7 +278,7 @@ def _dataset_options(entry: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _provenance(raw: Any, name: str) -> list:
-    """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.audit.provenance`)."""
+    """``[[provenance]]`` entries → ProvenanceSpec list (see :mod:`auditor.audit.attribution`)."""
     if raw is None:
         return []
     if not isinstance(raw, list):

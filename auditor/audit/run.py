@@ -30,13 +30,13 @@ from ..report import Report
 from ..report.results import CleanSummary, DecisionsRead, FindingRow, RunStats
 from ..scan.progress import peak_rss_mb
 from ..store.texts import collect_texts
+from .attribution import run_provenance
 from .checks import prepare_checks, scan
 from .clean import check_apart, clean_hits, plan_clean, write_clean
 from .clean_manifest import write_clean_manifest
 from .config import AuditConfig, make_store
 from .decide import decide_check
 from .decisions import Decisions, annotate
-from .provenance import run_provenance
 from .state import AuditRun, Clock
 from .verdict import combine
 

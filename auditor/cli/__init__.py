@@ -72,7 +72,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "(views first, truncated; meta after).",
     ),
     "methods": ("auditor.cli.info", "List the detection methods and whether their dependencies are installed."),
-    "provenance": ("auditor.cli.provenance", "Trace every derived training record to its source item and split."),
+    "provenance": ("auditor.cli.provenance_cmd", "Trace every derived training record to its source item and split."),
     "registry": (
         "auditor.cli.info",
         "List the bundled evaluation sets (names usable wherever a path is) with counts, splits and licence.",
@@ -82,7 +82,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Re-render a report.json as HTML, Markdown, JUnit XML or CONDA database rows.",
     ),
     "review": (
-        "auditor.cli.review",
+        "auditor.cli.review_cmd",
         "Review the suspected findings of a report: confirm (contamination) or dismiss (not).",
     ),
     "verify": ("auditor.cli.run", "Verify every check of a split manifest (TOML) and write a report."),

@@ -103,6 +103,26 @@ def _typed(name: str) -> bool:
     return click.get_current_context().get_parameter_source(name) is ParameterSource.COMMANDLINE
 
 
+#: how a dataset's records are read (DatasetSpec fields): flag and help of each option
+FIELD_OPTIONS = (
+    ("text-field", "Dotted path of the text field, for generic formats"),
+    ("id-field", "Dotted path of the id field, for generic formats"),
+    ("messages", "Message selector for chat-shaped fields: first-user, last-user, all-user (default), WHICH-ROLE"),
+    ("calls-field", "Dotted path of a field holding tool calls (JSON or Python-style call strings)"),
+    (
+        "encoding",
+        "Text encoding of the files (latin-1, cp1252, utf-16 ...; default UTF-8, or as a byte-order mark says)",
+    ),
+)
+
+
+def dataset_field_options(f: Any) -> Any:
+    """``--text-field`` / ``--id-field`` / ``--messages`` / ``--calls-field`` / ``--encoding`` of one dataset."""
+    for flag, text in reversed(FIELD_OPTIONS):
+        f = click.option(f"--{flag}", default=None, help=f"{text}.")(f)
+    return f
+
+
 def index_dir_option(help: str) -> Callable[[Any], Any]:
     """``--index-dir`` (``$AUDITOR_INDEX_DIR``); apply it with :func:`apply_index_dir`."""
     return click.option("--index-dir", envvar="AUDITOR_INDEX_DIR", default=None, help=help)
@@ -169,10 +189,9 @@ def _embedding_param(config: AuditConfig, option: str, key: str, value: str | No
 
 def apply_embed_cache(config: AuditConfig, embed_cache: str | None, model_cache: str | None = None) -> None:
     """``--embed-cache`` / ``--model-cache`` / ``--embed-gate`` as ``[methods.embedding] cache_dir`` /
-    ``model_cache`` / ``gate`` of
-    a run that names the embedding method: given on the command line they win over the manifest's;
-    from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply when the manifest sets none.
-    A run without the method is left as it is."""
+    ``model_cache`` / ``gate`` of a run that names the embedding method: given on the command line
+    they win over the manifest's; from ``$AUDITOR_EMBED_CACHE`` / ``$AUDITOR_MODEL_CACHE`` they apply
+    when the manifest sets none. A run without the method is left as it is."""
     _embedding_param(config, "embed_cache", "cache_dir", embed_cache)
     _embedding_param(config, "model_cache", "model_cache", model_cache)
     ctx = click.get_current_context(silent=True)

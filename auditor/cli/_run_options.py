@@ -13,7 +13,7 @@ import click
 
 from .. import engines
 from ..audit.verdict import FAIL_ON
-from ._common import apply_embed_cache, apply_index_dir
+from ._common import FIELD_OPTIONS, apply_embed_cache, apply_index_dir, embed_cache_option, index_dir_option
 
 #: ``--fail-on`` (audit and verify): which findings count against a check's allowance
 fail_on_option = click.option(
@@ -121,22 +121,10 @@ def engine_options(f):
     )(command)
 
 
-_FIELDS = (
-    ("text-field", "Dotted path of the text field, for generic formats"),
-    ("id-field", "Dotted path of the id field, for generic formats"),
-    ("messages", "Message selector for chat-shaped fields: first-user, last-user, all-user (default), WHICH-ROLE"),
-    ("calls-field", "Dotted path of a field holding tool calls (JSON or Python-style call strings)"),
-    (
-        "encoding",
-        "Text encoding of the files (latin-1, cp1252, utf-16 ...; default UTF-8, or as a byte-order mark says)",
-    ),
-)
-
-
 def field_options(f):
     """``--text-field`` / ``--id-field`` / ``--messages`` / ``--calls-field`` / ``--encoding`` for both sides, and each
     with a ``--train-`` / ``--eval-`` form for one side (the one-side form wins)."""
-    for flag, text in reversed(_FIELDS):
+    for flag, text in reversed(FIELD_OPTIONS):
         f = click.option(f"--eval-{flag}", default=None, help=f"{text}: eval side only.")(f)
         f = click.option(f"--train-{flag}", default=None, help=f"{text}: training side only.")(f)
         f = click.option(f"--{flag}", default=None, help=f"{text}: both sides.")(f)
@@ -147,13 +135,41 @@ def side_fields(fields: dict, role: str, bundled: bool) -> dict:
     """The DatasetSpec field options of one side from the parsed ``field_options`` flags (bundled
     sets know their own text and id fields: only the message selector applies to them)."""
     out = {}
-    for flag, _ in _FIELDS:
+    for flag, _ in FIELD_OPTIONS:
         key = flag.replace("-", "_")
         value = fields.get(f"{role}_{key}") or fields.get(key)
         if bundled and key != "messages":
             value = None
         out[key] = value
     return out
+
+
+def override_options(index_help: str, write_clean_help: str, decisions_default: str):
+    """``--index-dir``, ``--embed-cache`` (and its siblings), ``--write-clean``, ``--fail-on``,
+    ``--decisions`` and :func:`engine_options`: the flags applied over a manifest's settings. The
+    command receives them as one ``overrides`` argument, for :func:`apply_overrides`."""
+    options = (
+        index_dir_option(index_help),
+        embed_cache_option(),
+        click.option("--write-clean", default=None, metavar="DIR", help=write_clean_help),
+        fail_on_option,
+        decisions_option(decisions_default),
+        engine_options,
+    )
+
+    def decorate(f):
+        @functools.wraps(f)
+        def command(*args, **kw):
+            return f(*args, overrides={k: kw.pop(k) for k in _OVERRIDES}, **kw)
+
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+_OVERRIDES = ("index_dir", "embed_cache", "model_cache", "write_clean", "engine_flags", "fail_on", "decisions")
 
 
 def apply_overrides(

@@ -12,7 +12,7 @@ from ..datasets.dataset import Dataset, DatasetSpec
 from ..datasets.searched import Searched
 from ..records.record import Record
 from . import main
-from ._common import library_errors
+from ._common import dataset_field_options, library_errors
 
 
 @main.command("registry")
@@ -55,20 +55,10 @@ def formats_cmd():
 @main.command()
 @click.argument("dataset", metavar="PATH|NAME[:split]")
 @click.option("--format", "fmt", default=None, help="Format (default: detected).")
-@click.option("--text-field", default=None, help="Dotted path of the text field, for generic formats.")
-@click.option("--id-field", default=None, help="Dotted path of the id field, for generic formats.")
-@click.option(
-    "--messages", default=None, help="Message selector for chat-shaped fields (first-user, last-user, all-user ...)."
-)
-@click.option("--calls-field", default=None, help="Dotted path of a field holding tool calls, for generic formats.")
-@click.option(
-    "--encoding",
-    default=None,
-    help="Text encoding of the files (latin-1, cp1252, utf-16 ...; default UTF-8, or as a byte-order mark says).",
-)
+@dataset_field_options
 @click.option("-n", "limit", default=3, show_default=True, help="Records to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw form (JSON) instead of the summary.")
-def inspect(dataset, fmt, text_field, id_field, messages, calls_field, encoding, limit, as_json):
+def inspect(dataset, fmt, limit, as_json, **fields):
     """Show how a dataset is read: per file the format chosen and why, counts, and the first records
     (views first, truncated; meta after)."""
     with library_errors():
@@ -77,12 +67,8 @@ def inspect(dataset, fmt, text_field, id_field, messages, calls_field, encoding,
                 name="inspect",
                 paths=[dataset],
                 format=fmt,
-                text_field=text_field,
-                id_field=id_field,
-                messages=messages,
-                calls_field=calls_field,
-                encoding=encoding,
                 on_error="skip",
+                **fields,
             )
         )
         reasons = ds.format_reasons()

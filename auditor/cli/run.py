@@ -28,21 +28,11 @@ from ._common import (
     EXIT_INTERRUPTED,
     _forget_interrupt,
     default_report_dir,
-    embed_cache_option,
     exit_for,
     fresh_report_dir,
-    index_dir_option,
     library_errors,
 )
-from ._run_options import (
-    apply_overrides,
-    decisions_option,
-    engine_options,
-    fail_on_option,
-    field_options,
-    output_options,
-    side_fields,
-)
+from ._run_options import apply_overrides, field_options, output_options, override_options, side_fields
 
 
 def _dataset_name(ref: str, taken: set[str]) -> str:
@@ -196,20 +186,12 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
     default=None,
     help="Report folder (default: a new one per run, $AUDITOR_REPORT_DIR or reports/ + audit-<UTC time>-<config hash>).",
 )
-@index_dir_option(
-    "Where eval indexes (and the embedding cache) are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/)."
-)
-@embed_cache_option()
-@click.option(
-    "--write-clean",
-    default=None,
-    metavar="DIR",
-    help="Write each training set without the records behind conclusive findings and reviewer-confirmed suspected "
+@override_options(
+    "Where eval indexes (and the embedding cache) are kept and reused (default: $AUDITOR_INDEX_DIR or indexes/).",
+    "Write each training set without the records behind conclusive findings and reviewer-confirmed suspected "
     "ones (unreviewed, dismissed and id-only ones remove nothing) to DIR, plus DIR/removed.jsonl and DIR/split.toml.",
+    f"{DECISIONS_FILE} in the current folder",
 )
-@fail_on_option
-@decisions_option(f"{DECISIONS_FILE} in the current folder")
-@engine_options
 @output_options
 def audit(
     train,
@@ -221,13 +203,7 @@ def audit(
     on_error,
     max_record_chars,
     report_dir,
-    index_dir,
-    embed_cache,
-    model_cache,
-    write_clean,
-    fail_on,
-    decisions,
-    engine_flags,
+    overrides,
     output_format,
     quiet,
     **fields,
@@ -267,16 +243,7 @@ def audit(
             ],
             decisions=DECISIONS_FILE,  # read when present; auditor review writes it
         )
-        apply_overrides(
-            config,
-            index_dir,
-            embed_cache,
-            model_cache,
-            write_clean,
-            engine_flags,
-            fail_on,
-            decisions,
-        )
+        apply_overrides(config, **overrides)
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"), output_format, quiet)
 
 
@@ -287,50 +254,21 @@ def audit(
     default=None,
     help="Report folder (default: the manifest's report_dir, else reports/<manifest name>).",
 )
-@index_dir_option(
-    "Where eval indexes (and the embedding cache) are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/)."
-)
-@embed_cache_option()
-@click.option(
-    "--write-clean",
-    default=None,
-    metavar="DIR",
-    help="Write each training set without the records behind conclusive findings and confirmed suspected ones to DIR "
+@override_options(
+    "Where eval indexes (and the embedding cache) are kept (default: the manifest's index_dir, else $AUDITOR_INDEX_DIR or indexes/).",
+    "Write each training set without the records behind conclusive findings and confirmed suspected ones to DIR "
     "(overrides the manifest's write_clean).",
+    f"{DECISIONS_FILE} beside the manifest, or the manifest's decisions key",
 )
-@fail_on_option
-@decisions_option(f"{DECISIONS_FILE} beside the manifest, or the manifest's decisions key")
-@engine_options
 @output_options
-def verify(
-    manifest,
-    report_dir,
-    index_dir,
-    embed_cache,
-    model_cache,
-    write_clean,
-    fail_on,
-    decisions,
-    engine_flags,
-    output_format,
-    quiet,
-):
+def verify(manifest, report_dir, overrides, output_format, quiet):
     """Verify every check of a split manifest (TOML) and write a report.
 
     Exit code 0 when every check passes, 1 when any fails, 2 on a bad manifest or input.
     """
     with library_errors():
         config = load_manifest(manifest)
-        apply_overrides(
-            config,
-            index_dir,
-            embed_cache,
-            model_cache,
-            write_clean,
-            engine_flags,
-            fail_on,
-            decisions,
-        )
+        apply_overrides(config, **overrides)
         _run_and_write(
             config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem), output_format, quiet
         )

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,9 +18,17 @@ import numpy as np
 from .. import methods as _methods
 from .._version import __version__
 from ..errors import IndexFileError, OutputError
+from ..io.atomic import replace_folder
 from ..methods.base import Index
 from ..records.record import Record
-from ..store.indexes import fingerprint_records, read_index_folder, restore_verified, save_index
+from ..store.indexes import (
+    doc_checksum,
+    fingerprint_records,
+    read_description,
+    read_index_folder,
+    restore_verified,
+    save_index,
+)
 
 FORMAT = "auditor-detector"
 VERSION = 1
@@ -37,21 +42,7 @@ def save_folder(
     final = Path(folder)
     if final.exists() and (not final.is_dir() or (any(final.iterdir()) and not (final / "detector.json").exists())):
         raise OutputError(str(final), "is not empty and not a detector folder; give a new or empty folder")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
-        _write(root, settings, eval_records, indexes)
-        old = None
-        if final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
-            os.replace(final, old / "detector")
-        os.replace(root, final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(root, ignore_errors=True)
-        raise
-    return final
+    return replace_folder(final, lambda root: _write(root, settings, eval_records, indexes))
 
 
 def _write(root: Path, settings: dict[str, Any], eval_records: Sequence[Record], indexes: Sequence[Index]) -> None:
@@ -74,7 +65,7 @@ def _write(root: Path, settings: dict[str, Any], eval_records: Sequence[Record],
         "eval_sha256": hashlib.sha256(data).hexdigest(),
         "indexes": saved,
     }
-    doc["checksum"] = _checksum(doc)
+    doc["checksum"] = doc_checksum(doc)
     (root / "detector.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
 
 
@@ -84,16 +75,7 @@ def load_folder(folder: str | Path, verify: bool = True) -> tuple[dict[str, Any]
     of its own eval items."""
     root = Path(folder)
     where = str(root / "detector.json")
-    try:
-        doc = json.loads((root / "detector.json").read_text())
-    except (OSError, ValueError) as e:
-        raise IndexFileError(f"{where}: unreadable detector description: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise IndexFileError(f"{where}: not an auditor detector")
-    if doc.get("version") != VERSION:
-        raise IndexFileError(f"{where}: detector format version {doc.get('version')}, this auditor reads {VERSION}")
-    if doc.get("checksum") != _checksum(doc):
-        raise IndexFileError(f"{where}: checksum mismatch (description modified)")
+    doc = read_description(root / "detector.json", FORMAT, VERSION, "detector")
     data = (root / "eval.jsonl").read_bytes()
     if verify and hashlib.sha256(data).hexdigest() != doc.get("eval_sha256"):
         raise IndexFileError(f"{root / 'eval.jsonl'}: checksum mismatch (truncated or modified)")
@@ -138,11 +120,6 @@ def _dict_record(d: dict[str, Any]) -> Record:
     return Record(
         d["dataset"], d["id"], d["source"], d["views"], d.get("meta") or {}, d.get("raw"), d.get("split"), d["ordinal"]
     )
-
-
-def _checksum(doc: dict[str, Any]) -> str:
-    body = {k: v for k, v in doc.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _mapped(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError
-from .compressed import compression_of, open_decompressed
+from .compressed import RawReader, compression_of, open_decompressed
 from .files import COMPRESSED_SUFFIXES
 from .members import Member, member_path, registered
 from .remote import is_url, open_url
@@ -155,17 +155,7 @@ def _tar_members(p: str, want: Callable[[str], bool]) -> Iterator[Member]:
         except (tarfile.TarError, EOFError, OSError) as e:
             raise _tar_error(p, e) from None
         with tf:
-            while True:
-                try:
-                    info = tf.next()
-                except (tarfile.TarError, EOFError, OSError) as e:
-                    raise _tar_error(p, e) from None
-                if info is None:
-                    if not stream.zeros_at(tf.offset):
-                        raise _no_end(p, tf.offset)
-                    return
-                if not info.isreg() or not want(info.name):
-                    continue
+            for info in _wanted(p, tf, want, stream.zeros_at):
                 try:
                     spooled = _spool(tf, info)
                 except (tarfile.TarError, EOFError, OSError) as e:
@@ -177,10 +167,26 @@ def _tar_members(p: str, want: Callable[[str], bool]) -> Iterator[Member]:
                     spooled.discard()
 
 
-def _no_end(p: str, offset: int) -> InputError:
-    return InputError(
-        p, None, f"truncated or corrupt tar archive (no end-of-archive marker where it stops, at byte {offset})"
-    )
+def _wanted(
+    p: str, tf: tarfile.TarFile, want: Callable[[str], bool], zeros_at: Callable[[int], bool]
+) -> Iterator[tarfile.TarInfo]:
+    """The regular members of ``tf`` that ``want`` names, then a check that the archive ends with its
+    end-of-archive marker (``zeros_at(offset)``: are the 512 bytes where the headers stop all zero?)."""
+    while True:
+        try:
+            info = tf.next()
+        except (tarfile.TarError, EOFError, OSError) as e:
+            raise _tar_error(p, e) from None
+        if info is None:
+            if not zeros_at(tf.offset):
+                raise InputError(
+                    p,
+                    None,
+                    f"truncated or corrupt tar archive (no end-of-archive marker where it stops, at byte {tf.offset})",
+                )
+            return
+        if info.isreg() and want(info.name):
+            yield info
 
 
 def _name(name: str) -> str:
@@ -205,21 +211,15 @@ def _tar_in_place(p: str, want: Callable[[str], bool]) -> Iterator[Member]:
     except (tarfile.TarError, EOFError, OSError) as e:
         raise _tar_error(p, e) from None
     size = os.path.getsize(p)
+
+    def zeros_at(offset: int) -> bool:
+        with open(p, "rb") as f:
+            f.seek(offset)
+            block = f.read(512)
+        return len(block) == 512 and not block.strip(b"\0")
+
     with tf:
-        while True:
-            try:
-                info = tf.next()
-            except (tarfile.TarError, EOFError, OSError) as e:
-                raise _tar_error(p, e) from None
-            if info is None:
-                with open(p, "rb") as f:
-                    f.seek(tf.offset)
-                    block = f.read(512)
-                if len(block) < 512 or block.strip(b"\0"):
-                    raise _no_end(p, tf.offset)
-                return
-            if not info.isreg() or not want(info.name):
-                continue
+        for info in _wanted(p, tf, want, zeros_at):
             if info.offset_data + info.size > size:
                 raise InputError(
                     member_path(p, info.name), None, "truncated tar archive (the member's data ends early)"
@@ -232,28 +232,24 @@ def _tar_in_place(p: str, want: Callable[[str], bool]) -> Iterator[Member]:
                 yield m
 
 
-class _Tail(io.RawIOBase):
+class _Tail(RawReader):
     """A stream that counts the bytes it delivers and keeps the last :data:`KEEP` of them, so the
     block where a tar stream stopped can be checked for the end-of-archive marker."""
 
     KEEP = 64 * 1024
 
     def __init__(self, f: IO[bytes]):
-        self._f = f
+        super().__init__(f)
         self.delivered = 0
         self._tail = bytearray()
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        data = self._f.read(len(b))
-        b[: len(data)] = data
+    def more(self, n: int) -> bytes:
+        data = self._f.read(n)
         self.delivered += len(data)
         self._tail += data
         if len(self._tail) > 2 * self.KEEP:
             del self._tail[: len(self._tail) - self.KEEP]
-        return len(data)
+        return data
 
     def zeros_at(self, offset: int) -> bool:
         """Are the 512 bytes at stream ``offset`` (still kept) all zero? At the end of the stream,
@@ -269,10 +265,6 @@ class _Tail(io.RawIOBase):
             return False
         block = bytes(self._tail[start : start + 512])
         return len(block) == 512 and not block.strip(b"\0")
-
-    def close(self) -> None:
-        self._f.close()
-        super().close()
 
 
 class _Spooled:
@@ -315,14 +307,12 @@ def _spool(tf: tarfile.TarFile, info: tarfile.TarInfo) -> _Spooled:
     return _Spooled(None, tmp)
 
 
-class _Slice(io.RawIOBase):
+class _Slice(RawReader):
     """Bytes ``start`` .. ``start + size`` of ``f``, seekable."""
 
     def __init__(self, f: IO[bytes], start: int, size: int):
-        self._f, self._start, self._size, self._pos = f, start, size, 0
-
-    def readable(self) -> bool:
-        return True
+        super().__init__(f)
+        self._start, self._size, self._pos = start, size, 0
 
     def seekable(self) -> bool:
         return True
@@ -345,20 +335,14 @@ class _Slice(io.RawIOBase):
         self._pos += len(data)
         return len(data)
 
-    def close(self) -> None:
-        self._f.close()
-        super().close()
 
-
-class _Guarded(io.RawIOBase):
+class _Guarded(RawReader):
     """A member stream whose failures (bad CRC, corrupt deflate data, a cut archive) are an
     :class:`InputError` naming the member."""
 
     def __init__(self, f: Any, path: str, what: str):
-        self._f, self._path, self._what = f, path, what
-
-    def readable(self) -> bool:
-        return True
+        super().__init__(f)
+        self._path, self._what = path, what
 
     def seekable(self) -> bool:
         return bool(self._f.seekable())
@@ -372,18 +356,8 @@ class _Guarded(io.RawIOBase):
         except _MEMBER_ERRORS as e:
             raise InputError(self._path, None, f"corrupt {self._what}: {e}") from None
 
-    def readinto(self, b: Any) -> int:
+    def more(self, n: int) -> bytes:  # at most n bytes: nothing is left over to a seek
         try:
-            data = self._f.read(len(b))
-        except _MEMBER_ERRORS as e:
+            return self._f.read(n)
+        except (*_MEMBER_ERRORS, OSError) as e:  # OSError: a bzip2 / lzma member's "Invalid data stream"
             raise InputError(self._path, None, f"corrupt {self._what}: {e}") from None
-        except OSError as e:  # a bzip2 / lzma member's "Invalid data stream"
-            raise InputError(self._path, None, f"corrupt {self._what}: {e}") from None
-        b[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        try:
-            self._f.close()
-        finally:
-            super().close()

@@ -65,6 +65,18 @@ def arrow_format(head: bytes) -> str:
     return "stream"
 
 
+def _ipc_reader(p: str, src: Any) -> tuple[Any, str]:
+    """The IPC reader of an open Arrow source and its format (``file`` / ``stream``); Feather v1 refused."""
+    import pyarrow as pa
+
+    head = src.read(8)
+    src.seek(0)
+    kind = arrow_format(head)
+    if kind == "feather-v1":
+        raise InputError(p, None, "a Feather v1 file: re-save it as Feather v2 (pyarrow.feather.write_feather)")
+    return (pa.ipc.open_file(src) if kind == "file" else pa.ipc.open_stream(src)), kind
+
+
 def arrow_schema_format(path: str | Path) -> tuple[Any, str]:
     """The schema and IPC format (``file`` / ``stream``) of an Arrow file, without reading its batches."""
     import pyarrow as pa
@@ -72,12 +84,7 @@ def arrow_schema_format(path: str | Path) -> tuple[Any, str]:
     p = str(path)
     try:
         with table_source(p, memory_map=True) as src:
-            head = src.read(8)
-            src.seek(0)
-            kind = arrow_format(head)
-            if kind == "feather-v1":
-                raise InputError(p, None, "a Feather v1 file: re-save it as Feather v2 (pyarrow.feather.write_feather)")
-            reader = pa.ipc.open_file(src) if kind == "file" else pa.ipc.open_stream(src)
+            reader, kind = _ipc_reader(p, src)
             return reader.schema, kind
     except (pa.ArrowException, OSError) as e:
         raise InputError(p, None, f"unreadable Arrow IPC data: {e}") from None
@@ -91,16 +98,8 @@ def arrow_rows(path: str | Path) -> Iterator[tuple[int, dict]]:
     position = 0
     try:
         with table_source(p, memory_map=True) as src:
-            head = src.read(8)
-            src.seek(0)
-            kind = arrow_format(head)
-            if kind == "feather-v1":
-                raise InputError(p, None, "a Feather v1 file: re-save it as Feather v2 (pyarrow.feather.write_feather)")
-            if kind == "file":
-                reader = pa.ipc.open_file(src)
-                batches: Iterator[Any] = (reader.get_batch(i) for i in range(reader.num_record_batches))
-            else:
-                batches = iter(pa.ipc.open_stream(src))
+            reader, kind = _ipc_reader(p, src)
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches)) if kind == "file" else reader
             for batch in batches:
                 for start in range(0, batch.num_rows, ROWS_PER_SLICE):
                     for row in batch.slice(start, ROWS_PER_SLICE).to_pylist():

@@ -79,6 +79,29 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def replace_folder(final: str | Path, fill: Callable[[Path], None]) -> Path:
+    """Put the folder ``fill(tmp)`` writes (into ``.<name>.XXXX``, a temporary sibling) at ``final``,
+    the folder there before moved aside (``.<name>.old.XXXX``) and removed after: a kill leaves one
+    whole folder or the other, never half of one (a temporary sibling at most: the caller's to clean).
+    A failure in ``fill`` leaves ``final`` as it was."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        fill(tmp)
+        old = None
+        if final.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
+            os.replace(final, old / final.name)
+        os.replace(tmp, final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
 def build_folder(final: str | Path, fill: Callable[[Path], None], marker: str) -> Path:
     """Make the folder ``final`` appear whole or not at all: ``fill(tmp)`` writes into a temporary
     sibling, which is then renamed to ``final``. When another process renamed its own first (its

@@ -179,29 +179,42 @@ def is_plain(path: str | Path) -> bool:
     return compression_of(head) is None and not any(head.startswith(b) for b, _, _ in BOMS)
 
 
-class _Chain(io.RawIOBase):
-    """``head`` and then the rest of ``f`` (what a peek at a stream that cannot seek gives back)."""
+class RawReader(io.RawIOBase):
+    """A raw stream made from ``f`` and closed with it: :meth:`more` makes the next bytes, which
+    ``readinto`` hands out as asked (the base of every stream wrapper of :mod:`auditor.io`)."""
 
-    def __init__(self, head: bytes, f: IO[bytes]):
-        self._head = head
+    def __init__(self, f: IO[bytes]):
         self._f = f
+        self._out = b""  # made, not yet handed out
 
     def readable(self) -> bool:
         return True
 
+    def more(self, n: int) -> bytes:
+        """The next bytes (about ``n``; ``b""``: the end)."""
+        return self._f.read(n)
+
     def readinto(self, b: Any) -> int:
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._f.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+        if not self._out:
+            self._out = self.more(len(b))
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
 
     def close(self) -> None:
-        self._f.close()
-        super().close()
+        try:
+            self._f.close()
+        finally:
+            super().close()
+
+
+class _Chain(RawReader):
+    """``head`` and then the rest of ``f`` (what a peek at a stream that cannot seek gives back)."""
+
+    def __init__(self, head: bytes, f: IO[bytes]):
+        super().__init__(f)
+        self._out = head
 
 
 def _decompressor(path: str, raw: IO[bytes], kind: str) -> io.RawIOBase:
@@ -214,22 +227,19 @@ def _decompressor(path: str, raw: IO[bytes], kind: str) -> io.RawIOBase:
     return _Stream(path, raw, lzma.LZMAFile(raw, "rb"), "xz")
 
 
-class _Stream(io.RawIOBase):
+class _Stream(RawReader):
     """A gzip / bzip2 / xz stream whose truncation or corruption is an :class:`InputError` naming the
     file (the libraries raise EOFError, zlib.error, OSError, lzma.LZMAError, which nothing else would catch)."""
 
     def __init__(self, path: str, raw: IO[bytes], f: Any, kind: str):
+        super().__init__(f)
         self._path = path
         self._raw = raw
-        self._f = f
         self._kind = kind
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
+    def more(self, n: int) -> bytes:
         try:
-            data = self._f.read(len(b))
+            return self._f.read(n)
         except EOFError:
             raise InputError(self._path, None, f"truncated compressed data ({self._kind} stream ends early)") from None
         except (zlib.error, lzma.LZMAError, gzip.BadGzipFile) as e:
@@ -238,18 +248,15 @@ class _Stream(io.RawIOBase):
             if self._kind == "bzip2":  # "Invalid data stream"
                 raise InputError(self._path, None, f"corrupt compressed data ({self._kind}): {e}") from None
             raise
-        b[: len(data)] = data
-        return len(data)
 
     def close(self) -> None:
         try:
-            self._f.close()
+            super().close()
         finally:
             self._raw.close()
-            super().close()
 
 
-class _ZstdRaw(io.RawIOBase):
+class _ZstdRaw(RawReader):
     """A Zstandard stream (frames in sequence) fed in 16 KiB slices, so one read never expands
     without bound; a stream that ends inside a frame is an :class:`InputError` (the library's own
     stream reader would end silently)."""
@@ -259,65 +266,51 @@ class _ZstdRaw(io.RawIOBase):
     def __init__(self, path: str, raw: IO[bytes]):
         import zstandard
 
+        super().__init__(raw)
         self._zstd = zstandard
         self._path = path
-        self._f = raw
         self._d = zstandard.ZstdDecompressor().decompressobj()
         self._pending = b""  # compressed input not yet fed
-        self._out = b""
         self._fed = False
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        while not self._out:
+    def more(self, n: int) -> bytes:
+        out = b""
+        while not out:
             if not self._pending:
                 self._pending = self._f.read(1 << 17)
                 if not self._pending:
                     if self._fed and not self._d.eof:
                         raise InputError(self._path, None, "truncated compressed data (zstd frame ends early)")
-                    return 0
+                    return b""
             piece, self._pending = self._pending[: self._SLICE], self._pending[self._SLICE :]
             if self._d.eof:  # a further frame
                 self._d = self._zstd.ZstdDecompressor().decompressobj()
             try:
-                self._out = self._d.decompress(piece)
+                out = self._d.decompress(piece)
             except self._zstd.ZstdError as e:
                 raise InputError(self._path, None, f"corrupt compressed data: {e}") from None
             self._fed = True
             if self._d.eof and self._d.unused_data:
                 self._pending = self._d.unused_data + self._pending
-        n = min(len(b), len(self._out))
-        b[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
-
-    def close(self) -> None:
-        self._f.close()
-        super().close()
+        return out
 
 
-class _Transcode(io.RawIOBase):
+class _Transcode(RawReader):
     """Text in ``codec`` re-encoded as UTF-8, 64 KiB at a time; bytes that do not decode are an
     :class:`InputError` naming the line (``label``: the encoding as the message names it)."""
 
     def __init__(self, path: str, f: IO[bytes], codec: str, label: str, skip: int):
+        super().__init__(f)
         self._path = path
-        self._f = f
         self._codec = codec
         self._label = label
         self._decoder = codecs.getincrementaldecoder(codec)("strict")
         self._skip = skip  # the byte-order mark, dropped
         self._lines = 0
-        self._out = b""
         self._done = False
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        while not self._out and not self._done:
+    def more(self, n: int) -> bytes:
+        while not self._done:
             chunk = self._f.read(1 << 16)
             if self._skip:
                 chunk, self._skip = chunk[self._skip :], 0
@@ -332,15 +325,9 @@ class _Transcode(io.RawIOBase):
                 raise InputError(self._path, f"line {line}", f"not valid {self._label} ({why})") from None
             self._done = not chunk
             self._lines += text.count("\n")
-            self._out = text.encode("utf-8")
-        n = min(len(b), len(self._out))
-        b[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
-
-    def close(self) -> None:
-        self._f.close()
-        super().close()
+            if text:
+                return text.encode("utf-8")
+        return b""
 
 
 def open_text(path: str | Path) -> IO[str]:

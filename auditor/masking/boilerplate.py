@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -113,12 +114,11 @@ class Boilerplate:
         """``lines`` with masked words (``norms``: each line's ``normalize()``, so its tokens)."""
         toks_per_line = [norm.split() for norm in norms]  # tokens(line), without normalizing twice
         flat = [t for ts in toks_per_line for t in ts]
+        bounds = list(pairwise(accumulate((len(ts) for ts in toks_per_line), initial=0)))  # each line's tokens
         covered = np.zeros(len(flat), dtype=bool)
-        offset = 0
-        for ts, state in zip(toks_per_line, states):
+        for (a, b), state in zip(bounds, states):
             if state == SHARED:
-                covered[offset : offset + len(ts)] = True
-            offset += len(ts)
+                covered[a:b] = True
         n = self.config.n
         th = token_hashes(flat)
         if len(self.ngrams) and len(flat) >= n:
@@ -127,18 +127,15 @@ class Boilerplate:
         if not covered.any():
             return lines
         # never mask a word of a line equal to an eval item, nor one inside an eval item's k-gram
-        offset = 0
-        for ts, state in zip(toks_per_line, states):
+        for (a, b), state in zip(bounds, states):
             if state == GUARDED:
-                covered[offset : offset + len(ts)] = False
-            offset += len(ts)
+                covered[a:b] = False
         k = self.config.protect_n
         for start in np.flatnonzero(eval_gram_starts(th, k, self.eval_grams)):
             covered[start : start + k] = False
-        out, offset = [], 0
-        for line, ts in zip(lines, toks_per_line):
-            cov = covered[offset : offset + len(ts)]
-            offset += len(ts)
+        out = []
+        for line, ts, (a, b) in zip(lines, toks_per_line, bounds):
+            cov = covered[a:b]
             if not cov.any():
                 out.append(line)
                 continue

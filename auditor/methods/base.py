@@ -193,7 +193,7 @@ class Searcher(Protocol):
 
     Every :class:`Index` is one; so are the scan's wrappers that are not a method of their own:
     :class:`~auditor.masking.masker.MaskingIndex` (an index that sees masked records) and the
-    provenance attributor (:mod:`auditor.audit.provenance`). Findings carry the training record's
+    provenance attributor (:mod:`auditor.audit.attribution`). Findings carry the training record's
     ``train_ordinal`` as the engine numbered it, so the engine can renumber them across work units.
     """
 

@@ -22,11 +22,10 @@ depth first) and yields ``(path, string)`` for
 Numbers, booleans and nulls are left out: a JSON number is no text an eval item can be copied into,
 call arguments are compared as values by the ``calls`` tier, and a digit string alone proves nothing.
 
-:func:`fields_view` keeps the strings not already searched as another view — a string is left out
-when each of its lines is a line of another view or of an earlier string, or is the record's id
-(an identifier: an id holding text is searched, :func:`id_known`) —
-one per line (embedded
-newlines kept), so a chat record's message texts, already in its ``text`` view, are not searched
+:func:`fields_view` keeps the strings not already searched as another view, one per line (embedded
+newlines kept) — a string is left out when each of its lines is a line of another view or of an
+earlier string, or is the record's id (an identifier: an id holding text is searched,
+:func:`id_known`) — so a chat record's message texts, already in its ``text`` view, are not searched
 twice, and a tool schema repeated in every message once. Paths are not stored: a finding names the
 string it matched by walking ``raw`` again (:func:`auditor.text.locate.locate_field`).
 

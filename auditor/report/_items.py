@@ -79,12 +79,10 @@ class ItemRow:
     train_refs: list[str] = field(default_factory=list)  # distinct training records, best first
     status: str = "evidence only"  # the row's standing (:func:`auditor.report.counts.finding_status`)
 
-    def text_keys(self) -> tuple[str, str]:
-        """Keys of the eval text and of the training *record's* text in ``report.texts``; the training
-        string the finding matched is under one of :func:`auditor.text.proof.proof_keys`
-        (:func:`auditor.report.proof.proof_texts` reads both texts)."""
-        f = self.best
-        return f"{f['eval_dataset']}#{f.get('eval_ordinal', '')}", f"{f['train_dataset']}#{f.get('train_ordinal', '')}"
+    @property
+    def proves(self) -> bool:
+        """Conclusive or suspected: the renderings show its texts (its proof) whatever its rank."""
+        return self.status == "conclusive" or self.status.startswith("suspected")
 
 
 #: a row's status is the strongest of its findings': conclusive, then a reviewer's confirmation, then

@@ -30,27 +30,15 @@ from ._errortypes import DOCS, INTRO, MEANINGS
 from ._html import CSS, JS, _e, _path, _table, status_html
 from ._items import ItemRow, counts_line, item_rows, methods_in
 from .model import Report, register_format
-from .proof import evidence_summary, pair_html, render_marked, shared_runs
-from .provenance import statement
+from .proof import evidence_summary, pair_html
+from .provenance_text import statement
 from .results import CheckResult, CleanSummary, ProvenanceResult
-from .review import review_html
+from .review_list import review_html
 
 TOP_ITEMS = 50  # rows of the findings table (one per eval item and check)
 TEXT_ITEMS = 12  # evidence-only items shown with their texts side by side (conclusive, suspected: all)
 PROOF_ITEMS = 1000  # conclusive and suspected items listed, each with its proof, at most
 SHOWN_CHARS = 3000
-
-
-def highlight(eval_text: str, train_text: str, k: int = 8) -> tuple[str, str]:
-    """Both texts as HTML with the word spans they share (runs of ``k`` words, fewer for short items) marked
-    (:func:`auditor.report.proof.shared_runs`; no shorter runs tried, nothing cut).
-
-    >>> highlight("Find hotels in Paris", "I said: find hotels in Paris, now")[1]
-    'I said: <mark>find hotels in Paris</mark>, now'
-    """
-    ra, rb = shared_runs(eval_text, train_text, k, fallback=False)
-    whole = max(len(eval_text), len(train_text)) + 1
-    return render_marked(eval_text, ra, whole), render_marked(train_text, rb, whole)
 
 
 def _thresholds(checks: list[CheckResult]) -> dict[str, float]:
@@ -254,9 +242,9 @@ def _findings(report: Report) -> str:
     if not rows:
         return "<p>No findings.</p>"
     # every conclusive and suspected item is listed with its proof (up to PROOF_ITEMS), the rest up to TOP_ITEMS
-    proven = sum(1 for r in rows if _proves(r))
+    proven = sum(1 for r in rows if r.proves)
     shown = rows[: max(TOP_ITEMS, min(proven, PROOF_ITEMS))]
-    boxed = {i for i, r in enumerate(shown) if _proves(r) or i < TEXT_ITEMS}
+    boxed = {i for i, r in enumerate(shown) if r.proves or i < TEXT_ITEMS}
     methods = methods_in(rows, fs)
     conclusive = {f["method"]: bool(f.get("conclusive", True)) for f in fs}
     out = [
@@ -278,11 +266,6 @@ def _findings(report: Report) -> str:
         if i in boxed:
             out.append(_finding_box(report, r, i))
     return "".join(out)
-
-
-def _proves(r: ItemRow) -> bool:
-    """Whether an item's row gets its proof box whatever its rank: conclusive and suspected ones."""
-    return r.status == "conclusive" or r.status.startswith("suspected")
 
 
 def _finding_box(report: Report, r: ItemRow, i: int) -> str:

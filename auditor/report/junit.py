@@ -20,7 +20,7 @@ from ._items import eval_ref, item_rows, train_ref
 from .counts import counts_phrase, finding_status, not_checked_lines
 from .model import Report, register_format
 from .results import CheckResult, FindingRow
-from .review import review_junit_note
+from .review_list import review_junit_note
 
 TOP = 5
 

@@ -25,9 +25,9 @@ from ._items import ItemRow, counts_line, item_rows, methods_in
 from ._md import md
 from .model import Report, register_format
 from .proof import evidence_summary, pair_markdown
-from .provenance import render_provenance
+from .provenance_text import render_provenance
 from .results import CleanSummary
-from .review import review_markdown
+from .review_list import review_markdown
 
 TOP_ITEMS = 30
 TEXT_ITEMS = 10  # evidence-only items shown with their texts (conclusive, suspected: all)
@@ -167,7 +167,7 @@ def _clean(value: CleanSummary) -> list[str]:
 def _findings(report: Report) -> list[str]:
     findings = report.findings
     rows = item_rows(findings)
-    proven = sum(1 for r in rows if _proves(r))  # every conclusive and suspected item, with its texts
+    proven = sum(1 for r in rows if r.proves)  # every conclusive and suspected item, with its texts
     shown = rows[: max(TOP_ITEMS, min(proven, PROOF_ITEMS))]
     lines = ["## Top findings", ""]
     if not rows:
@@ -189,17 +189,12 @@ def _findings(report: Report) -> list[str]:
         lines.append(f"| {md(r.check)} | {md(r.eval_ref)} | {md(r.status)} | {train} | {scores} |")
     lines.append("")
     # conclusive and suspected items first (item_rows), all of them; then the first evidence-only ones
-    texts = [r for i, r in enumerate(shown) if _proves(r) or i < TEXT_ITEMS]
+    texts = [r for i, r in enumerate(shown) if r.proves or i < TEXT_ITEMS]
     if texts:
         lines += [f"### Texts of {len(texts)} items (every conclusive and suspected one, first)", ""]
     for r in texts:
         lines += _finding_texts(report, r)
     return lines
-
-
-def _proves(r: ItemRow) -> bool:
-    """Whether an item is shown with its texts whatever its rank: conclusive and suspected ones."""
-    return r.status == "conclusive" or r.status.startswith("suspected")
 
 
 def _finding_texts(report: Report, r: ItemRow) -> list[str]:

@@ -251,11 +251,6 @@ def _render(
     return body
 
 
-def render_marked(text: str, runs: list[tuple[int, int]], limit: int = HTML_CHARS) -> str:
-    """``text`` as HTML, ``runs`` (character ranges) in ``<mark>``, cut to a window around them."""
-    return _render(text, runs, limit, escape, "html")
-
-
 def highlight_html(eval_text: str, train_text: str, limit: int = HTML_CHARS) -> tuple[str, str]:
     """Both texts as HTML, the shared word runs in ``<mark>``, each cut to a window that starts at most
     :data:`LEAD` characters before its first run (in view in a scroll box, no script needed)."""

@@ -42,11 +42,9 @@ import copy
 import hashlib
 import io
 import json
-import os
 import random
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -54,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IndexFileError
-from ..io.atomic import locked_folder
+from ..io.atomic import locked_folder, replace_folder
 from ..records.record import Record
 from ..text.normalize import NORMALIZATION_VERSION, normalize
 
@@ -96,7 +94,7 @@ def save_index(
     final.parent.mkdir(parents=True, exist_ok=True)
     with locked_folder(final.parent):
         _remove_leftovers(final.parent)
-        return _save_locked(final, method, params, fingerprint, arrays, meta)
+        return replace_folder(final, lambda tmp: _write_index(tmp, method, params, fingerprint, arrays, meta))
 
 
 _TEMP_NAME = re.compile(r"\.[a-z0-9_]+-[0-9a-f]{16}-[0-9a-f]{12}\.(old\.)?[A-Za-z0-9_]+")
@@ -110,51 +108,57 @@ def _remove_leftovers(root: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def _save_locked(final: Path, method, params, fingerprint, arrays, meta) -> Path:
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
-        entries = {}
-        for name, arr in arrays.items():
-            if not name.replace("_", "").isalnum():
-                raise ValueError(f"bad array name {name!r}")
-            buf = io.BytesIO()
-            np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
-            data = buf.getvalue()
-            (tmp / f"{name}.npy").write_bytes(data)
-            entries[name] = {
-                "file": f"{name}.npy",
-                "sha256": hashlib.sha256(data).hexdigest(),
-                "dtype": str(arr.dtype),
-                "shape": list(arr.shape),
-            }
-        doc = {
-            "format": FORMAT,
-            "version": VERSION,
-            "method": method,
-            "params": params,
-            "eval_fingerprint": fingerprint,
-            "arrays": entries,
-            "meta": meta or {},
+def _write_index(tmp: Path, method, params, fingerprint, arrays, meta) -> None:
+    entries = {}
+    for name, arr in arrays.items():
+        if not name.replace("_", "").isalnum():
+            raise ValueError(f"bad array name {name!r}")
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+        data = buf.getvalue()
+        (tmp / f"{name}.npy").write_bytes(data)
+        entries[name] = {
+            "file": f"{name}.npy",
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "dtype": str(arr.dtype),
+            "shape": list(arr.shape),
         }
-        doc = json.loads(json.dumps(doc, default=str))  # the checksum covers what is read back
-        doc["checksum"] = _doc_checksum(doc)
-        (tmp / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
-        old = None
-        if final.exists():  # move the old folder aside atomically: a kill never leaves half of it
-            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
-            os.replace(final, old / "index")
-        os.replace(tmp, final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return final
+    doc = {
+        "format": FORMAT,
+        "version": VERSION,
+        "method": method,
+        "params": params,
+        "eval_fingerprint": fingerprint,
+        "arrays": entries,
+        "meta": meta or {},
+    }
+    doc = json.loads(json.dumps(doc, default=str))  # the checksum covers what is read back
+    doc["checksum"] = doc_checksum(doc)
+    (tmp / "index.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
 
 
-def _doc_checksum(doc: dict[str, Any]) -> str:
+def read_description(path: Path, fmt: str, version: int, what: str, fix: str = "") -> dict[str, Any]:
+    """The JSON description of a folder (an index's ``index.json``, a detector's ``detector.json``),
+    its format, version and checksum checked: an :class:`IndexFileError` naming ``path`` (and saying
+    ``fix``) otherwise."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise IndexFileError(f"{path}: unreadable {what} description: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        raise IndexFileError(f"{path}: not an auditor {what}")
+    if doc.get("version") != version:
+        raise IndexFileError(f"{path}: {what} format version {doc.get('version')}, this auditor reads {version}{fix}")
+    if doc.get("checksum") != doc_checksum(doc):
+        raise IndexFileError(f"{path}: checksum mismatch ({what} description modified){fix}")
+    return doc
+
+
+def doc_checksum(doc: dict[str, Any]) -> str:
+    """The SHA-256 of a JSON description (an index's ``index.json``, a detector's ``detector.json``)
+    without its ``checksum`` key."""
     body = {k: v for k, v in doc.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def load_index(
@@ -172,18 +176,7 @@ def read_index_folder(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     folder = Path(folder)
     where = str(folder / "index.json")
-    try:
-        doc = json.loads((folder / "index.json").read_text())
-    except (OSError, ValueError) as e:
-        raise IndexFileError(f"{where}: unreadable index description: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise IndexFileError(f"{where}: not an auditor index")
-    if doc.get("version") != VERSION:
-        raise IndexFileError(
-            f"{where}: index format version {doc.get('version')}, this auditor reads {VERSION}; rebuild it"
-        )
-    if doc.get("checksum") != _doc_checksum(doc):
-        raise IndexFileError(f"{where}: checksum mismatch (index description modified); delete the folder to rebuild")
+    doc = read_description(folder / "index.json", FORMAT, VERSION, "index", "; delete the folder to rebuild")
     for key, want in (("method", method), ("eval_fingerprint", fingerprint)):
         if want is not None and doc.get(key) != want:
             raise IndexFileError(f"{where}: {key} is {doc.get(key)!r}, expected {want!r}")

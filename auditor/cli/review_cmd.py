@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..audit.decisions import CONFIRMED, DECISIONS_FILE, DISMISSED, Decisions
-from ..audit.review import decide_findings, describe, list_snippet, suspected, walk
+from ..audit.review_session import decide_findings, describe, list_snippet, suspected, walk
 from ..report import Report, escape_line
 from . import main
 from ._common import library_errors
@@ -81,7 +81,7 @@ def review_cmd(
             bulk = CONFIRMED if confirm_unreviewed else DISMISSED if dismiss_unreviewed else None
             result = decide_findings(report, path, confirm, dismiss, bulk, note)
         else:
-            result = walk(report, path, ask=_ask, say=lambda line: click.echo(escape_line(line)))
+            result = walk(report, path, ask=_ask, say=lambda line: click.echo(escape_line(line)), revisit=revisit)
     done = ", ".join(f"{n} {k}" for k, n in sorted(result.counts.items())) or "no decisions"
     where = (
         f"written to {escape_line(str(result.path))}"

@@ -1,6 +1,6 @@
 """Provenance in words: the Markdown section and the split statement for a paper.
 
-Both read only a report's ``provenance`` entries (see :mod:`auditor.audit.provenance`), so a statement can
+Both read only a report's ``provenance`` entries (see :mod:`auditor.audit.attribution`), so a statement can
 be printed again from a saved ``report.json``.
 
 >>> entry = {"name": "v", "derived": ["toolbench_v"], "sources": ["stb"], "records_total": 3,

@@ -200,8 +200,8 @@ def run_provenance(
             if row["source_dataset"] is not None:
                 row["source_ref"] = datasets[row["source_dataset"]].ref(row["source_id"], row["source_record"])
             rows.append(row)
-        per_dataset[name] = _summary(rows[start:], held, skipped=ds.stats.skipped)
-    total = _summary(rows, held, skipped=sum(datasets[n].stats.skipped for n in spec.derived))
+        per_dataset[name] = _summary(rows[start:], skipped=ds.stats.skipped)
+    total = _summary(rows, skipped=sum(datasets[n].stats.skipped for n in spec.derived))
     allowance = spec.allowance(total["records"])
     notes = []
     source_skipped = sum(datasets[n].stats.skipped for n in spec.sources)
@@ -391,7 +391,7 @@ def _attribute(
     return row
 
 
-def _summary(rows: list[dict[str, Any]], held: set[str], skipped: int) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
     by_split = Counter(r["source_split"] for r in rows if r["source_split"] is not None)
     items: dict[str, set] = defaultdict(set)
     for r in rows:

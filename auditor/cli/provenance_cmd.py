@@ -15,7 +15,7 @@ from ..audit.manifest import load_manifest
 from ..audit.run import audit_provenance
 from ..errors import InputError
 from ..report import Report, escape_line
-from ..report.provenance import statement
+from ..report.provenance_text import statement
 from ..report.publish import check_report_dir
 from . import main
 from ._common import (
