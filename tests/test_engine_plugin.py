@@ -46,9 +46,9 @@ NAMED = {
 
 
 @pytest.fixture
-def serial_engine(monkeypatch):
-    """Registers ``serial`` for one test (the registry is put back afterwards)."""
-    monkeypatch.setattr(base, "ENGINES", base.ENGINES.copy())
+def serial_engine():
+    """Registers ``serial`` for one test (and forgets it afterwards). In the registry itself, not a copy:
+    a built-in engine first imported during the test registers there too, and stays for the next one."""
 
     @dataclass
     class SerialOptions(EngineConfig):
@@ -77,7 +77,8 @@ def serial_engine(monkeypatch):
 
             yield from run_scan(run_units, job, dataset, stats, units)
 
-    return SerialEngine
+    yield SerialEngine
+    base.ENGINES.unregister("serial")
 
 
 def test_a_registered_engine_is_an_engine_by_name(serial_engine):
