@@ -16,6 +16,16 @@ search); then boilerplate masking alone (``Masker.premask_batch``, in this proce
 
     python -m benchmarks.bench_long_record            # 2 MB
     python -m benchmarks.bench_long_record --mb 2 --methods entities
+    python -m benchmarks.bench_long_record --real 100 # 100 MB of real text: 2 MB records vs short ones
+
+``--real MB`` (issue 36 item 3): bench_real's corpus of real text (:func:`benchmarks.bench_real.build_corpus`,
+seed 0, its plants), as the peers read it (every record flattened to ``{"text"}``), once as it is (short
+records) and once with consecutive records joined by blank lines into records of ``--record-mb`` MB
+(default 2). Each is audited with the default methods by the CLI (``--workers 2``, a fresh index),
+the CPU of every process counted and the peak RSS of the whole process tree polled
+(:func:`benchmarks.common.measure`); the table gives CPU per MB, the long run's ratios to the short
+one's and the eval items found conclusively by each (the long records must lose none). Writes
+``benchmarks/results/bench_long_record_real_<date>.json``.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ from auditor.masking.base import BoilerplateConfig
 from auditor.masking.detect import detect
 from auditor.masking.masker import Masker
 from auditor.records.record import TEXT
-from benchmarks.common import SHARED
+from benchmarks.common import RESULTS, SHARED, become_subreaper, measure, write_json
 
 STEPTOOL = SHARED / "steptool/data_train/qwen2/gpt4_dfs_G123_for_sft_example.json"
 TAU = SHARED / "tau-bench/historical_trajectories/gpt-4o-airline.json"
@@ -143,11 +153,87 @@ def entities_before(index):
     return ref.build(index.eval_records)
 
 
+def joined_records(short: Path, long: Path, record_mb: float) -> int:
+    """``short``'s ``{"text"}`` records joined by blank lines, in order, into records of about
+    ``record_mb`` MB (of UTF-8), written to ``long``; returns how many."""
+    n, texts, size = 0, [], 0
+    with open(short, encoding="utf-8") as src, open(long, "w", encoding="utf-8") as out:
+        for line in src:
+            text = json.loads(line)["text"]
+            texts.append(text)
+            size += len(text.encode("utf-8"))
+            if size >= record_mb * 1e6:
+                out.write(json.dumps({"text": "\n\n".join(texts)}, ensure_ascii=False) + "\n")
+                n, texts, size = n + 1, [], 0
+        if texts:
+            out.write(json.dumps({"text": "\n\n".join(texts)}, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def real_text(args: argparse.Namespace) -> dict:
+    """The ``--real`` comparison (see the module doc)."""
+    from benchmarks import bench_real
+
+    work = Path(args.work_dir)
+    evals = bench_real.eval_queries()
+    pool = bench_real.load_pools(work, evals)
+    run = work / f"long-{args.real:g}mb-s{args.seed}"
+    run.mkdir(parents=True, exist_ok=True)
+    corpus = bench_real.build_corpus(run, args.real, args.seed, pool, evals, 50)
+    short, long = run / "peers" / "train.jsonl", run / f"train-{args.record_mb:g}mb-records.jsonl"
+    long_records = joined_records(short, long, args.record_mb)
+    become_subreaper()
+    rows = {}
+    for name, path in (("short records", short), (f"{args.record_mb:g} MB records", long)):
+        tag = name.split()[0]
+        cmd = [*bench_real.auditor_cmd(), "audit", "--train", str(path), "--eval", "stabletoolbench"]
+        cmd += ["--report-dir", str(run / f"{tag}-report"), "--index-dir", str(run / f"{tag}-index-{time.time_ns()}")]
+        row = measure([*cmd, "--workers", str(args.workers)], run / f"{tag}.log")
+        findings = json.loads((run / f"{tag}-report" / "report.json").read_text())["findings"]
+        mb = path.stat().st_size / 1e6
+        row.update(mb=round(mb, 2), records=sum(1 for _ in open(path, encoding="utf-8")))
+        row["cpu_s_per_mb"] = round(row["cpu_s"] / mb, 4)
+        row["conclusive_eval_ids"] = sorted({f["eval_id"] for f in findings if f.get("conclusive")})
+        rows[name] = row
+        print(f"  -> {name}: {json.dumps({k: v for k, v in row.items() if k != 'conclusive_eval_ids'})}", flush=True)
+    (s, ls), (_, lr) = rows.items()
+    res = {
+        "date": time.strftime("%Y-%m-%d"),
+        "command": f"python -m benchmarks.bench_long_record --real {args.real:g} --record-mb {args.record_mb:g}",
+        "corpus": corpus,
+        "long_records": long_records,
+        "runs": rows,
+        "cpu_per_mb_ratio": round(lr["cpu_s_per_mb"] / ls["cpu_s_per_mb"], 2),
+        "peak_rss_ratio": round(lr["peak_tree_rss_mb"] / ls["peak_tree_rss_mb"], 2),
+        "same_items_found": lr["conclusive_eval_ids"] == ls["conclusive_eval_ids"],
+    }
+    print(f"{'run':<16}{'MB':>7}{'records':>9}{'CPU-s':>8}{'CPU-s/MB':>10}{'peak MB':>9}{'items found':>13}")
+    for name, r in rows.items():
+        found = len(r["conclusive_eval_ids"])
+        print(
+            f"{name:<16}{r['mb']:>7}{r['records']:>9}{r['cpu_s']:>8}{r['cpu_s_per_mb']:>10}{r['peak_tree_rss_mb']:>9}{found:>13}"
+        )
+    print(f"long / short: CPU per MB x{res['cpu_per_mb_ratio']}, peak tree RSS x{res['peak_rss_ratio']}, "
+          f"same items found: {res['same_items_found']}")  # fmt: skip
+    write_json(Path(args.out or RESULTS / f"bench_long_record_real_{res['date']}.json"), res)
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=2.0, help="MB of text per file (default 2)")
     ap.add_argument("--methods", nargs="*", default=None, help="methods to time one by one (default: the defaults)")
+    ap.add_argument("--real", type=float, help="MB of bench_real's real-text corpus: long vs short records")
+    ap.add_argument("--record-mb", type=float, default=2.0, help="--real: MB per long record (default 2)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--work-dir", default="/tmp/bench_real")
+    ap.add_argument("--out", help="--real: JSON to write")
     args = ap.parse_args()
+    if args.real:
+        real_text(args)
+        return
     names = args.methods or methods.default_methods()
     print("load", os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp_name:

@@ -38,12 +38,12 @@ from ..records.fields import strings
 from .normalize import normalize
 
 #: the records behind the latest findings, most recent last: (raw object, [(path, " normalized text ",
-#: string)], {path: set of normalized words}, {path: (word starts, word ends, words)}); an entry holds
-#: its raw object, so the identity it is found by cannot be reused meanwhile
-_cache: list[tuple[Any, list[tuple[str, str, str]], dict[str, set[str]], dict[str, Any]]] = []
-#: records kept: the tiers report a batch's findings tier by tier, so one record's findings interleave
-#: with those of the records beside it
-_CACHED = 8
+#: string)], {path: (word starts, word ends, words)}); an entry holds its raw object, so the identity it
+#: is found by cannot be reused meanwhile
+_cache: list[tuple[Any, list[tuple[str, str, str]], dict[str, Any]]] = []
+#: records kept, and their characters at most (the newest is kept whatever its size): the tiers report a
+#: batch's findings tier by tier, so one record's findings interleave with those of the records beside it
+_CACHED, _CACHED_CHARS = 8, 4_000_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ID_KEY = re.compile(r"(?:^|[._\[\"])(?:[a-z0-9]*_)?(?:id|uuid|key)\"?\]?\Z", re.IGNORECASE)
 
@@ -59,16 +59,18 @@ class Span:
     text: str
 
 
-def _entry(raw: Any) -> tuple[Any, list[tuple[str, str, str]], dict[str, set[str]], dict[str, Any]]:
+def _entry(raw: Any) -> tuple[Any, list[tuple[str, str, str]], dict[str, Any]]:
     """The cache entry of ``raw``, made (every string normalized once) when it has none."""
     for k, entry in enumerate(_cache):
         if entry[0] is raw:
             if k != len(_cache) - 1:
                 _cache.append(_cache.pop(k))
             return entry
-    entry = (raw, [(p, f" {_normalize(s)} ", s) for p, s in strings(raw)], {}, {})
+    entry = (raw, [(p, f" {_normalize(s)} ", s) for p, s in strings(raw)], {})
     _cache.append(entry)
     del _cache[:-_CACHED]
+    while len(_cache) > 1 and sum(len(n) for e in _cache for _, n, _ in e[1]) > _CACHED_CHARS:
+        del _cache[0]
     return entry
 
 
@@ -96,18 +98,14 @@ def _find(raw: Any, text: str) -> tuple[str, str] | None:
     needle = f" {target} "
     words = set(target.split())
     best, where, fallback = 0, None, None
-    _, normalized, word_sets, _ = _entry(raw)
-    for path, norm, s in normalized:
+    for path, norm, s in _normalized(raw):
         if needle in norm:
             if not _id_like(path):
                 return path, s
             fallback = fallback or (path, s)
             continue
         if fallback is None:
-            known = word_sets.get(path)
-            if known is None:
-                known = word_sets[path] = set(norm.split())
-            score = len(words & known)
+            score = sum(f" {w} " in norm for w in words)  # its tokens, each between single spaces
             if score > best:
                 best, where = score, (path, s)
     return fallback or where
@@ -171,7 +169,7 @@ def locate_span(raw: Any, text: str) -> Span | None:
     if found is None:
         return None
     path, s = found
-    spans = _entry(raw)[3]
+    spans = _entry(raw)[2]
     words = spans.get(path)
     if words is None:
         words = spans[path] = _words_of(s)
