@@ -40,7 +40,6 @@ model whose files are damaged or of another source).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -54,6 +53,7 @@ import numpy as np
 
 from ...errors import ConfigError, IndexFileError, MissingDependencyError
 from ...io.atomic import atomic_write_text, build_folder
+from ...io.files import sha256_file
 
 FORMAT = "auditor-onnx-encoder"
 VERSION = 1
@@ -87,14 +87,6 @@ def default_model_cache() -> Path:
 
 def encoder_folder(cache: str | Path, source_id: str, variant: str) -> Path:
     return Path(cache) / f"{source_id}-onnx-{variant}"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -213,7 +205,7 @@ def _export(source: Path, source_id: str, variant: str, out: Path, load: Callabl
         "version": VERSION,
         "source": source_id,
         "variant": variant,
-        "onnx_sha256": _sha256(out / "model.onnx"),
+        "onnx_sha256": sha256_file(out / "model.onnx"),
         "dim": int(got.shape[1]),
         "max_seq_length": max_len,
         "inputs": inputs,
@@ -319,7 +311,7 @@ class OnnxSentenceModel:
         if not self.folder.name.startswith(str(doc.get("source"))):
             raise IndexFileError(f"{where}: an encoder of source {doc.get('source')!r} in folder {self.folder.name}")
         try:
-            digest = _sha256(self.folder / "model.onnx")
+            digest = sha256_file(self.folder / "model.onnx")
         except OSError as e:
             raise IndexFileError(f"{self.folder / 'model.onnx'}: {e}; delete the folder to rebuild") from None
         if digest != doc.get("onnx_sha256"):
