@@ -1,7 +1,8 @@
 """The ``embedding`` method, the paraphrase tier: :class:`EmbeddingIndex` (``index``) and its parts, one
 concept per module:
 
-``index``      the method: segments, encodes, searches and decides (:class:`EmbeddingIndex`, :class:`EmbeddingConfig`)
+``index``      the method: segments, encodes, searches and decides (:class:`EmbeddingIndex`)
+``config``     its parameters (:class:`EmbeddingConfig`)
 ``model``      the bundled (or any local) sentence-transformers model, loaded offline; :class:`Encoder`
 ``onnx``       the encoder's ONNX export (fp32 / int8), built locally and cached
 ``cache``      embeddings keyed by normalized-text hash, stored as ``.npy`` + JSON (no pickle)
@@ -19,6 +20,7 @@ Everything heavy (torch, sentence-transformers, faiss) is imported lazily, so im
 package costs nothing when the ``embed`` extra is absent.
 """
 
-from .index import GATE_DICE, GATE_DICE_CODE, GATE_SHORT, GATE_SYNONYMS, EmbeddingConfig, EmbeddingIndex
+from .config import GATE_DICE, GATE_DICE_CODE, GATE_SHORT, GATE_SYNONYMS, EmbeddingConfig
+from .index import EmbeddingIndex
 
 __all__ = ["GATE_DICE", "GATE_DICE_CODE", "GATE_SHORT", "GATE_SYNONYMS", "EmbeddingConfig", "EmbeddingIndex"]
