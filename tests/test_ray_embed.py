@@ -221,7 +221,7 @@ def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(fi
     with open(tmp_path / folder.name / "model.onnx", "r+b") as f:
         f.seek(1000)
         f.write(b"\0" * 16)
-    index.config.model_cache = str(tmp_path)
+    index.config.encoder.model_cache = str(tmp_path)
     with pytest.raises(IndexFileError, match="model.onnx: checksum mismatch"):
         EmbedPool.start(job, 1)
     assert _pool_actors() == []

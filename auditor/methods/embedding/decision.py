@@ -68,7 +68,7 @@ class Decision:
 
     def __post_init__(self) -> None:
         for s, c in ((self.suspected, self.conclusive), (self.suspected_code, self.conclusive_code)):
-            if s > c:
+            if all(isinstance(x, (int, float)) for x in (s, c)) and s > c:  # else: check_numbers says it
                 raise ConfigError(
                     f"method 'embedding': a suspected threshold ({s:g}) is above its conclusive one ({c:g})"
                 )

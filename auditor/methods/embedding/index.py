@@ -50,14 +50,12 @@ from .cache import EmbeddingCache
 from .config import EmbeddingConfig
 from .decision import CONCLUSIVE, Decision
 from .evidence import Parts, lexical, same_signature, values_agree
-from .gate import MODES as GATES
 from .gate import LexicalGate, keep_units
-from .model import BACKENDS, Encoder, embedding_dim, load_encoder_model
+from .model import Encoder, embedding_dim, load_encoder_model
 from .reach import ModelReach
 from .segment import segments
-from .synonyms import check_bar
 from .tfidf import TfIdf
-from .vsearch import APPROX, VectorIndex
+from .vsearch import VectorIndex
 
 if TYPE_CHECKING:
     from .vsearch import VectorIndex
@@ -80,47 +78,21 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         super().__init__(config, **params)
-        c = self.config
-        if not 0 < c.top_k <= 1000:
-            raise ConfigError(f"method 'embedding': top_k must be in 1..1000, not {c.top_k}")
-        if c.max_words < 16:
-            raise ConfigError(f"method 'embedding': max_words must be at least 16, not {c.max_words}")
-
-        if c.backend not in BACKENDS:
-            raise ConfigError(f"method 'embedding': backend must be one of {', '.join(BACKENDS)}, not '{c.backend}'")
-        if c.approximate not in APPROX:
-            raise ConfigError(
-                f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
-            )
-        if c.gate not in GATES:
-            raise ConfigError(f"method 'embedding': gate must be one of {', '.join(GATES)}, not '{c.gate}'")
-        check_bar(c.gate_synonyms)
-        self.rule = self.decision()  # checks the thresholds now, without loading the model
+        self.config.check_numbers(self.name)  # also a config given as is, before any model is loaded
+        self.rule: Decision = self.config.decision
         self.gate: LexicalGate | None = None  # fitted with the index when gate = "lexical"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
         self._built_counts: Counter = Counter()  # the encoder's counters after the build
 
     # -- model and cache ---------------------------------------------------------------------
-    def decision(self) -> Decision:
-        c = self.config
-        return Decision(
-            w_align=c.w_align,
-            w_margin=c.w_margin,
-            margin_cap=c.margin_cap,
-            conclusive=c.conclusive,
-            suspected=c.suspected,
-            conclusive_code=c.conclusive_code,
-            suspected_code=c.suspected_code,
-        )
-
     def cache_root(self) -> str | None:
         """The embedding cache's folder: ``cache_dir``, else ``<index dir>/embeddings``; None: in memory.
 
         >>> EmbeddingIndex(cache_dir="/tmp/emb").cache_root(), EmbeddingIndex().cache_root()
         ('/tmp/emb', None)
         """
-        c = self.config.cache_dir
+        c = self.config.encoder.cache_dir
         if c.lower() == "none":
             return None
         if c:
@@ -129,12 +101,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
     def _encoder(self):
         if self.encoder is None:
-            c = self.config
+            c = self.config.encoder
             model, mid, self.backend, self.device = load_encoder_model(c.model, c.backend, c.device, c.model_cache)
             dim = int(embedding_dim(model))
             root = self.cache_root()
             cache = EmbeddingCache.load(root, mid, dim) if root else EmbeddingCache(dim, mid)
-            self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
+            self.encoder = Encoder(model, cache, batch_size=c.batch_size)
         return self.encoder
 
     # -- encoder counters from engine workers ---------------------------------------------------
@@ -170,7 +142,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         then carry the engine's stand-in (:attr:`worker_model`) instead of the model."""
         if self.encoder is None:
             return []
-        c, model = self.config, self.encoder.model
+        c, model = self.config.encoder, self.encoder.model
         return [
             SharedModel(
                 key=self.encoder.cache.model,
@@ -218,7 +190,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         reload = state.pop("_reload_model", False)
         self.__dict__.update(state)
         if reload:
-            c = self.config
+            c = self.config.encoder
             model, mid, self.backend, self.device = load_encoder_model(c.model, "torch", "auto", c.model_cache)
             if mid != self.encoder.cache.model:
                 raise ConfigError(f"method 'embedding': a worker loaded model {mid}, not {self.encoder.cache.model}")
@@ -244,7 +216,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         for pos, ev in enumerate(self.eval_records):
             text = ev.view(self.config.eval_view)
             texts.append(text)
-            segs = segments(text, self.config.max_words)
+            segs = segments(text, self.config.encoder.max_words)
             if not segs:
                 self.not_indexed["empty text"] += 1
             for s in segs:
@@ -259,20 +231,20 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         for i, pos in enumerate(owner):
             self.item_segs[pos].append(i)
         self.vectors = enc.encode(self.seg_text)
-        self.vindex = VectorIndex(self.vectors, self.config.approximate, self.config.approx_min)
+        self.vindex = VectorIndex(self.vectors, self.config.search.approximate, self.config.search.approx_min)
         self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
         self.nearest_other = self._nearest_other(self.vectors)
         self.tfidf = TfIdf(texts)
 
-        self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
+        self.aligner = TokenAligner(enc.model, batch_size=self.config.encoder.batch_size)
         self.aligner.fit_idf(texts)
-        if self.config.gate == "lexical":
-            c = self.config
-            self.gate = LexicalGate(c.gate_dice, c.gate_dice_code, c.gate_synonyms, c.gate_short).fit(
+        if self.config.gate.rule == "lexical":
+            g = self.config.gate
+            self.gate = LexicalGate(g.dice, g.dice_code, g.synonyms, g.short).fit(
                 self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner]
             )
             self.gate.reach = ModelReach.of(enc.model)  # segments judged as far as the model reads them
-        self.rule = self.decision()
+        self.rule = self.config.decision
         self.save_cache()
         self._built_counts = self._encoder_counts()
 
@@ -321,7 +293,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         for v in views or self.train_views_of(tr):
             start = len(units)
             head: list = []
-            for s in segments(tr.views.get(v) or "", self.config.max_words):
+            for s in segments(tr.views.get(v) or "", self.config.encoder.max_words):
                 if s.text in seen:
                     continue
                 seen.add(s.text)
@@ -353,9 +325,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
         The margin is taken over other *groups*: two eval items with one text are one item here.
         """
-        k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
+        k = min(len(self.seg_text), (self.config.search.top_k + 1) * self.max_segs)
         sims, ids = self._built().search(vecs, k)
-        w_lexical = self.config.w_lexical
+        search = self.config.search
         row = 0
         keep: list[tuple] = []
         for u, (_tr, _view, segs, head) in enumerate(units):
@@ -370,14 +342,14 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             for pos in cand:
                 cos, j, i = self._pair(uvecs, ukinds, pos)
                 lex = self.tfidf.cosine(tvec, pos)
-                scored.append((cos + w_lexical * lex, pos, cos, lex, j, i))
+                scored.append((cos + search.w_lexical * lex, pos, cos, lex, j, i))
             scored.sort(key=lambda x: (-x[0], x[1]))
-            for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: self.config.top_k]):
-                if cos < self.config.min_cosine:
+            for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: search.top_k]):
+                if cos < search.min_cosine:
                     continue
                 g = self.group[pos]
                 margin = sim - max((x[0] for x in scored if self.group[x[1]] != g), default=0.0)
-                if self.config.require_best and margin <= 0:
+                if search.require_best and margin <= 0:
                     continue
                 tseg = segs[j]
                 overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
@@ -420,7 +392,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if self.gate is not None:  # units it stops get no finding; the others go on unchanged
             asked = [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g, _ in units]
             code = [any(s.kind == "doc" for s in g) for _, _, g, _ in units]
-            keep = keep_units(self.gate, asked, self.config.max_words, code)
+            keep = keep_units(self.gate, asked, self.config.encoder.max_words, code)
             units = [u for u, k in zip(units, keep) if k]
         texts = [s.text for _, _, segs, _ in units for s in segs]
         if not texts:
@@ -447,7 +419,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             )
             f.conclusive = tier == CONCLUSIVE
             out.append(f)
-        self.save_cache(self.config.save_every)
+        self.save_cache(self.config.encoder.save_every)
         return out
 
     def stats(self) -> dict[str, Any]:
