@@ -332,7 +332,10 @@ def verify(
             decisions,
         )
         _run_and_write(
-            config, report_dir or config.output.report_dir or default_report_dir(Path(manifest).stem), output_format, quiet
+            config,
+            report_dir or config.output.report_dir or default_report_dir(Path(manifest).stem),
+            output_format,
+            quiet,
         )
 
 
