@@ -1,24 +1,13 @@
-"""``embedding``: paraphrase tier — sentence-embedding similarity with evidence beyond a cosine.
+"""``embedding``: the paraphrase tier, sentence-embedding similarity with evidence beyond a cosine
+(docs/methods.md#paraphrase-tier-embedding).
 
-The eval items are cut into segments (:mod:`auditor.methods.embedding.segment`: the whole item, the question
-line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
-MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
-measured recall for large eval sets). Each training record's views are segmented and embedded the
-same way (one *unit* per view — whole text, question line and code prose together — plus one per
-window; a record with none of its ``train_views``, read whole for want of a known schema, by its
-``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.methods.embedding.evidence` (cosine,
-TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers, and BERTScore-style token alignment, :mod:`auditor.methods.embedding.align`), and
-:mod:`auditor.methods.embedding.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
-review, ``conclusive = False``) or nothing, with fixed thresholds (no calibration on the eval set; the
-rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower and model-based, the
-method runs only when a check names it (``in_default = False``). The finding's evidence names the
-matched segments (``eval_segment``, ``train_segment``) and every score part.
-
-Embeddings are cached by normalized-text hash in ``cache_dir`` (default ``<index dir>/embeddings``,
-the folder of the run's persisted indexes, :attr:`Index.index_dir <auditor.methods.base.Index.index_dir>`;
-in memory only without one, or with ``"none"``).
-The model is loaded in :meth:`build`, never at construction.
+Eval items are cut into segments (:mod:`.segment`), embedded (:mod:`.model`, offline) and put in a
+FAISS index (:mod:`.vsearch`). A training record's views are cut the same way (one *unit* per view, plus
+one per window; a record with none of its ``train_views`` by its ``fields`` view), pass the lexical gate
+(:mod:`.gate`), and its ``top_k`` nearest eval items are scored (:mod:`.evidence`, :mod:`.align`) and
+decided (:mod:`.decision`): a *conclusive* finding, a *suspected* one (kept for review) or nothing. The
+method runs only when a check names it; the model is loaded in :meth:`build`, never at construction;
+embeddings are cached in ``cache_dir`` (default ``<index dir>/embeddings``; memory only without one).
 
 >>> from auditor.records.record import Record
 >>> ev = [Record("bench", "0", "b#0", {"query": "What is the capital city of France?"}),
@@ -37,7 +26,7 @@ import copy
 import os
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -57,18 +46,13 @@ from .segment import segments
 from .tfidf import TfIdf
 from .vsearch import VectorIndex
 
-if TYPE_CHECKING:
-    from .vsearch import VectorIndex
-
 
 class EmbeddingIndex(Index[EmbeddingConfig]):
     name = "embedding"
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     vindex: VectorIndex | None = None  # the FAISS index of the eval segments, once built
-    #: the model engine workers' copies run instead of this one (a Ray actor pool's proxy,
-    #: :class:`auditor.engines.ray_embed.PooledModel`): set by an engine while it ships the index
-    worker_model: Any = None
+    worker_model: Any = None  # what the copies shipped to workers run instead of the model (SharedModel.lend)
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = (
         "[run when named] paraphrase tier: MiniLM embeddings + FAISS for candidates; decided by cosine + "
@@ -85,7 +69,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         self.backend = self.device = ""  # resolved when the model is loaded (build)
         self._built_counts: Counter = Counter()  # the encoder's counters after the build
 
-    # -- model and cache ---------------------------------------------------------------------
     def cache_root(self) -> str | None:
         """The embedding cache's folder: ``cache_dir``, else ``<index dir>/embeddings``; None: in memory.
 
@@ -109,7 +92,6 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             self.encoder = Encoder(model, cache, batch_size=c.batch_size)
         return self.encoder
 
-    # -- encoder counters from engine workers ---------------------------------------------------
     _COUNTERS = ("encoded", "cache_hits", "calls", "seconds")
 
     def _encoder_counts(self) -> Counter:
@@ -117,8 +99,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return Counter({k: getattr(e, k) for k in self._COUNTERS}) if e is not None else Counter()
 
     def take_counts(self) -> Counter:
-        """The encoder's and the gate's counters since the build (a worker's searches), handed over and
-        reset to the build's, so the report's ``encoding`` and ``gate`` count every worker's texts once."""
+        """The encoder's and the gate's counters since the build, handed over and reset to the build's."""
         out: Counter = Counter()
         if self.gate is not None:
             out.update({f"gate_{k}": v for k, v in self.gate.take_counts().items()})
@@ -138,8 +119,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 setattr(self.encoder, k, getattr(self.encoder, k) + counts[k])
 
     def shared_models(self) -> list[SharedModel]:
-        """The built encoder, for an engine to host (the Ray engine's actor pool): the tasks' copies
-        then carry the engine's stand-in (:attr:`worker_model`) instead of the model."""
+        """The built encoder, for an engine to host (the Ray engine's actor pool)."""
         if self.encoder is None:
             return []
         c, model = self.config.encoder, self.encoder.model
@@ -161,29 +141,19 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     def _lend(self, stand_in: Any) -> None:
         self.worker_model = stand_in
 
-    # -- crossing a process boundary (engine workers) -------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        """A torch model on a GPU is not shipped: the receiving process loads the same model again on
-        the device it sees (:func:`~auditor.methods.embedding.model.select_device`), so a worker without a GPU
-        (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
-        tensors. Everything else (the ONNX model reopens from its folder) is shipped as is. With
-        :attr:`worker_model` set, the copy's encoder and aligner run that model instead."""
+        """With :attr:`worker_model` set, the copy's encoder and aligner run it; a torch model on a GPU
+        is not shipped but loaded again where the copy lands, on the device it sees (a worker without a
+        GPU runs it on its CPU); everything else (an ONNX model reopens from its folder) goes as is."""
         state = self.__dict__.copy()
-        worker_model = state.pop("worker_model", None)
-        if self.encoder is not None and worker_model is not None:  # the copy runs the pool's model
-            state["encoder"] = copy.copy(self.encoder)
-            state["encoder"].model = worker_model
-            if state.get("aligner") is not None:
-                state["aligner"] = copy.copy(self.aligner)
-                state["aligner"].model = worker_model
-            return state
-        if self.encoder is not None and self.backend == "torch" and self.device not in ("", "cpu"):
-            state["encoder"] = copy.copy(self.encoder)
-            state["encoder"].model = None
-            if state.get("aligner") is not None:
-                state["aligner"] = copy.copy(self.aligner)
-                state["aligner"].model = None
-            state["_reload_model"] = True
+        stand_in = state.pop("worker_model", None)
+        reload = stand_in is None and self.backend == "torch" and self.device not in ("", "cpu")
+        if self.encoder is not None and (stand_in is not None or reload):
+            for key in ("encoder", "aligner"):
+                if state.get(key) is not None:
+                    state[key] = copy.copy(state[key])
+                    state[key].model = stand_in
+            state["_reload_model"] = reload
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -199,13 +169,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 self.aligner.model = model
 
     def save_cache(self, at_least: int = 1) -> None:
-        """Persist new embeddings (when ``at_least`` are unsaved); after build, every
-        ``save_every`` new texts during a scan, and when the check's stats are taken at its end."""
+        """Persist new embeddings when ``at_least`` are unsaved (after build, every ``save_every`` new
+        texts during a scan, and at the check's end)."""
         root = self.cache_root()
         if root and self.encoder is not None and self.encoder.cache.unsaved >= max(1, at_least):
             self.encoder.cache.save(root)
 
-    # -- build -------------------------------------------------------------------------------
     def _build(self) -> None:
         enc = self._encoder()
         self.seg_text: list[str] = []
@@ -244,12 +213,11 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner]
             )
             self.gate.reach = ModelReach.of(enc.model)  # segments judged as far as the model reads them
-        self.rule = self.config.decision
         self.save_cache()
         self._built_counts = self._encoder_counts()
 
     def _built(self) -> VectorIndex:
-        """The FAISS index of the eval segments; searching before :meth:`build` is a programming error."""
+        """The FAISS index of the eval segments (RuntimeError before :meth:`build`)."""
         if self.vindex is None:
             raise RuntimeError("method 'embedding': search before build()")
         return self.vindex
@@ -267,16 +235,14 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                     break
         return out
 
-    # -- search ------------------------------------------------------------------------------
     def searched_views(self) -> tuple[str, ...]:
         """The train views, and ``fields`` for a record that has none of them (:meth:`train_views_of`)."""
         views = tuple(self.config.train_views)
         return views if FIELDS in views else (*views, FIELDS)
 
     def train_views_of(self, tr: Record) -> tuple[str, ...]:
-        """The views of ``tr`` it encodes: ``train_views``; for a record with no text in any of them (a
-        record read whole, of no known schema: ``{"predictions": [...]}``), its ``fields`` view, every
-        string it holds, as the text tiers read it (:mod:`auditor.records.fields`)."""
+        """``train_views``; for a record with no text in any of them (read whole, of no known schema),
+        its ``fields`` view: every string it holds (:mod:`auditor.records.fields`)."""
         views = tuple(self.config.train_views)
         if not any(tr.views.get(v) for v in views) and tr.views.get(FIELDS):
             return (FIELDS,)
@@ -321,10 +287,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return cos, j, segs[k]
 
     def _candidates(self, units, vecs: np.ndarray):
-        """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg, rank, code)``.
-
-        The margin is taken over other *groups*: two eval items with one text are one item here.
-        """
+        """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg,
+        rank, code)``; the margin is taken over other *groups* (eval items of one text are one item)."""
         k = min(len(self.seg_text), (self.config.search.top_k + 1) * self.max_segs)
         sims, ids = self._built().search(vecs, k)
         search = self.config.search
@@ -351,33 +315,24 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 margin = sim - max((x[0] for x in scored if self.group[x[1]] != g), default=0.0)
                 if search.require_best and margin <= 0:
                     continue
-                tseg = segs[j]
-                overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
                 is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
-                if is_code:  # code rephrasings rename identifiers: no entity conflict there
-                    conflict = 0
-                keep.append((u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvecs[j]))
+                keep.append((u, pos, i, segs[j], rank, is_code, cos, lex, margin, uvecs[j]))
         # token alignment for the kept candidates only, their texts embedded token-wise in one batch
         self.aligner.vectors([t for x in keep for t in (self.seg_text[x[2]], x[3].text)])
-        for u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvec in keep:
-            ar, ap, af = self.aligner.score(*self.aligner.vectors([self.seg_text[i], tseg.text]))
-            parts = Parts(
-                align_recall=ar,
-                align_precision=ap,
-                align_f1=af,
-                values=values_agree(self.seg_text[i], tseg.text),
-                cosine=cos,
-                lexical=float(lex),
-                margin=float(margin),
-                mutual=int(float(uvec @ self.vectors[i]) >= float(self.nearest_other[i])),
-                overlap=overlap,
-                entities=entities,
-                conflict=conflict,
+        for u, pos, i, tseg, rank, is_code, cos, lex, margin, uvec in keep:
+            etext = self.seg_text[i]
+            overlap, entities, conflict = lexical(etext, tseg.text)
+            mutual = int(float(uvec @ self.vectors[i]) >= float(self.nearest_other[i]))
+            # code rephrasings rename identifiers: no entity conflict there
+            parts = Parts(cos, float(lex), float(margin), mutual, overlap, entities, 0 if is_code else conflict)
+            parts.align_recall, parts.align_precision, parts.align_f1 = self.aligner.score(
+                *self.aligner.vectors([etext, tseg.text])
             )
+            parts.values = values_agree(etext, tseg.text)
             yield u, pos, parts, self.rule.score(parts), i, tseg, rank, is_code
 
     def notes(self) -> list[str]:
-        """What the lexical gate stopped, in words (the report's notes; the CLI's summary prints it)."""
+        """What the lexical gate stopped, in words (the report's notes)."""
         return [self.gate.sentence()] if self.gate is not None and self.gate.counts["units_seen"] else []
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
@@ -405,18 +360,9 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             tier = self.rule.classify(parts, is_code, signature)
             if decide and tier is None:
                 continue
-            f = self.finding(
-                self.eval_records[pos],
-                tr,
-                round(score, 6),
-                **parts.as_dict(),
-                tier=tier,
-                eval_segment=self.seg_label[i],
-                train_segment=tseg.label(),
-                train_view=view,
-                rank=rank,
-                code=is_code,
-            )
+            where = {"tier": tier, "eval_segment": self.seg_label[i], "train_segment": tseg.label()}
+            where.update(train_view=view, rank=rank, code=is_code)
+            f = self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(), **where)
             f.conclusive = tier == CONCLUSIVE
             out.append(f)
         self.save_cache(self.config.encoder.save_every)
