@@ -65,7 +65,7 @@ def test_bundled_model_loads_offline_and_embeds(model, monkeypatch):
 
     assert (bundled_model_path() / "model.safetensors").exists()
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
-    enc = Encoder(model, show_progress=False)
+    enc = Encoder(model)
     v = enc.encode(
         [
             "Book a flight from Paris to Rome",
@@ -111,7 +111,7 @@ def test_planted_paraphrase_found_and_same_template_query_not(model, stb_records
 
 def test_cache_hits_avoid_reencoding(model, tmp_path):
     counting = CountingModel(model)
-    enc = Encoder(counting, EmbeddingCache(embedding_dim(model), "m"), show_progress=False)
+    enc = Encoder(counting, EmbeddingCache(embedding_dim(model), "m"))
     texts = ["Find hotels in Lisbon", "find hotels in LISBON!", "Weather in Oslo tomorrow"]
     first = enc.encode(texts)
     assert (counting.calls, counting.texts) == (1, 2)  # the two Lisbon texts normalize alike
@@ -121,7 +121,7 @@ def test_cache_hits_avoid_reencoding(model, tmp_path):
     folder = enc.cache.save(tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == ["cache.json", "keys.npy", "vectors.npy"]
     fresh = CountingModel(model)
-    enc2 = Encoder(fresh, EmbeddingCache.load(tmp_path, "m", embedding_dim(model)), show_progress=False)
+    enc2 = Encoder(fresh, EmbeddingCache.load(tmp_path, "m", embedding_dim(model)))
     assert np.array_equal(enc2.encode(texts), first) and fresh.calls == 0
     # a tampered cache is refused, not silently used
     (folder / "vectors.npy").write_bytes((folder / "vectors.npy").read_bytes()[:-8])
@@ -140,7 +140,7 @@ def test_index_reuses_persisted_cache_between_runs(model, stb_records, tmp_path)
 
 
 def test_faiss_search_equals_brute_force(model, stb_records):
-    vecs = Encoder(model, show_progress=False).encode([r.view("query") for r in stb_records])
+    vecs = Encoder(model).encode([r.view("query") for r in stb_records])
     queries = vecs[::3] * 0.9 + vecs[1::3][: len(vecs[::3])].mean(axis=0) * 0.1
     index = VectorIndex(vecs, approximate="exact")
     sims, ids = index.search(queries, 5)
