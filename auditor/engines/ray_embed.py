@@ -116,13 +116,11 @@ class EmbedActor:
 
 
 class PooledModel:
-    """Stands in for the encoder's model in a task: ``encode`` runs on a pool actor; the tokenizer,
-    ``max_seq_length`` and the dimension are the index's model's."""
+    """Stands in for the encoder's model in a task: ``encode`` runs on a pool actor (the token aligner
+    keeps its own copy of the tokenizer); the dimension is the index's model's."""
 
-    def __init__(self, actors: Sequence[Any], tokenizer: Any, max_seq_length: int, dim: int):
+    def __init__(self, actors: Sequence[Any], dim: int):
         self.actors = list(actors)
-        self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
         self.dim = dim
         self._turn: Iterator[int] | None = None
 
@@ -228,7 +226,7 @@ class EmbedPool:
                     ).remote(m.model, m.backend, placement.device, m.model_cache, mid)
                     for i in range(placement.actors)
                 ]
-                proxy = PooledModel(actors, m.tokenizer, m.max_seq_length, m.dim)
+                proxy = PooledModel(actors, m.dim)
                 pool.groups[mid] = (actors, proxy)
                 pool.info.extend(_get([a.info.remote() for a in actors], timeout=START_TIMEOUT_S))
         except BaseException:

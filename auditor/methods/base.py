@@ -190,17 +190,15 @@ class SharedModel:
     """A model a searcher runs that an engine may load once per node and lend to every task (the Ray
     engine's embedding actors, :mod:`auditor.engines.ray_embed`), as :meth:`Searcher.shared_models`
     offers it: what to load (``model``, ``backend``, ``device``, ``model_cache``; ``key`` the loaded
-    model's id, which must match), what stays in the task (``tokenizer``, ``max_seq_length``,
-    ``dim``), and ``lend(stand_in)``: the searcher's copies shipped meanwhile run ``stand_in`` instead
-    of the model (``lend(None)``: its own model again). ``owner`` is the searcher (one offer each)."""
+    model's id, which must match), what stays in the task (``dim``), and ``lend(stand_in)``: the
+    searcher's copies shipped meanwhile run ``stand_in`` instead of the model (``lend(None)``: its own
+    model again). ``owner`` is the searcher (one offer each)."""
 
     key: str
     model: str
     backend: str
     device: str
     model_cache: str
-    tokenizer: Any
-    max_seq_length: int
     dim: int
     owner: object
     lend: Callable[[Any], None]

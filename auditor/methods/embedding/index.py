@@ -122,21 +122,8 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         """The built encoder, for an engine to host (the Ray engine's actor pool)."""
         if self.encoder is None:
             return []
-        c, model = self.config.encoder, self.encoder.model
-        return [
-            SharedModel(
-                key=self.encoder.cache.model,
-                model=c.model,
-                backend=self.backend,
-                device=c.device,
-                model_cache=c.model_cache,
-                tokenizer=model.tokenizer,
-                max_seq_length=int(model.max_seq_length),
-                dim=int(self.encoder.dim),
-                owner=self,
-                lend=self._lend,
-            )
-        ]
+        c, e = self.config.encoder, self.encoder
+        return [SharedModel(e.cache.model, c.model, self.backend, c.device, c.model_cache, e.dim, self, self._lend)]
 
     def _lend(self, stand_in: Any) -> None:
         self.worker_model = stand_in

@@ -30,6 +30,7 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -189,28 +190,6 @@ def _export(source: Path, source_id: str, variant: str, out: Path, load: Callabl
     }
 
 
-class FastTokenizer:
-    """The part of a Hugging Face tokenizer the embedding tier uses, over a ``tokenizers.Tokenizer``."""
-
-    def __init__(self, tokenizer: Any, max_length: int, special_ids: Sequence[int]):
-        self.backend = tokenizer
-        self.max_length = max_length
-        self.vocab_size = int(tokenizer.get_vocab_size(with_added_tokens=False))
-        self.all_special_ids = sorted(int(i) for i in special_ids)
-
-    @property
-    def backend_tokenizer(self) -> Any:  # a Hugging Face fast tokenizer's name for it
-        return self.backend
-
-    def convert_ids_to_tokens(self, ids: Sequence[int]) -> list[str]:
-        return [self.backend.id_to_token(int(i)) or "" for i in ids]
-
-    def __call__(self, texts: Sequence[str], truncation: bool = True, max_length: int | None = None, **_: Any):
-        encs = self.backend.encode_batch(list(texts))
-        cut = max_length or self.max_length
-        return {"input_ids": [e.ids[:cut] if truncation else e.ids for e in encs]}
-
-
 class OnnxSentenceModel:
     """A built ONNX encoder folder, with the sentence-transformers calls the embedding tier makes
     (``encode``, ``tokenizer``, ``max_seq_length``, the dimension). Texts run sorted by length, in
@@ -283,10 +262,8 @@ class OnnxSentenceModel:
         self.max_seq_length = int(self.doc.get("max_seq_length") or trunc.get("max_length") or 512)
         raw.no_padding()
         raw.enable_truncation(self.max_seq_length)
-        special: list[int] = [int(i) for i in self.doc.get("special_ids") or []]
-        if "special_ids" not in self.doc:  # (only while building, before encoder.json exists)
-            special = [i for i, t in raw.get_added_tokens_decoder().items() if t.special]
-        self.tokenizer = FastTokenizer(raw, self.max_seq_length, special)
+        self.fast = raw
+        self.tokenizer = SimpleNamespace(backend_tokenizer=raw)  # what the tier reads of a tokenizer
         dim = self.doc.get("dim")
         self.dim = int(dim) if dim else int(self.session.get_outputs()[0].shape[-1])
 
@@ -335,7 +312,7 @@ class OnnxSentenceModel:
         tokens = output_value == "token_embeddings"
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ConfigError(f"ONNX encoder: output_value '{output_value}' is not supported")
-        ids = [e.ids for e in self.tokenizer.backend.encode_batch(texts)] if texts else []
+        ids = [e.ids for e in self.fast.encode_batch(texts)] if texts else []
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         vecs = np.zeros((len(texts), self.dim), dtype=np.float32)
         per_text: list[Any] = [None] * len(texts)
