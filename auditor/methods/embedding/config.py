@@ -1,10 +1,8 @@
-"""The ``embedding`` method's parameters: :class:`EmbeddingConfig`, nested by concern — ``encoder``
-(:class:`EncoderConfig`), ``search`` (:class:`SearchConfig`), ``decision``
-(:class:`~auditor.methods.embedding.decision.Decision`) and ``gate`` (:class:`GateConfig`).
-
-A manifest, ``--param``, a Detector and the report name them flat, as before (:data:`FLAT`: ``top_k``,
-``conclusive``, ``gate = "none"``, ``gate_dice`` ...), or as nested tables (``[methods.embedding.gate]``
-``dice = 0.3``); :meth:`EmbeddingConfig.as_params` gives them flat again.
+"""The ``embedding`` method's parameters, nested by concern: ``encoder`` (:class:`EncoderConfig`),
+``search`` (:class:`SearchConfig`), ``decision`` (:class:`~auditor.methods.embedding.decision.Decision`)
+and ``gate`` (:class:`GateConfig`). Manifests, ``--param``, Detectors and the report name them flat
+(:data:`FLAT`: ``top_k``, ``conclusive``, ``gate = "none"``, ``gate_dice`` ...) or as nested tables
+(``[methods.embedding.gate]`` ``dice = 0.3``); :meth:`~EmbeddingConfig.as_params` gives them flat.
 
 >>> c = EmbeddingConfig.from_params({"gate": "none", "gate_dice": 0.3, "top_k": 3, "decision": {"suspected": 1.5}})
 >>> c.gate.rule, c.gate.dice, c.search.top_k, c.decision.suspected, c.as_params()["gate_dice"]
@@ -12,9 +10,8 @@ A manifest, ``--param``, a Detector and the report name them flat, as before (:d
 >>> EmbeddingConfig.from_params({"gate": {"dice": 0.25}}).gate_dice    # a flat name reads through
 0.25
 
-Errors: :class:`~auditor.errors.ConfigError` (a value out of range or not one of the choices; a
-suspected threshold above its conclusive one); TypeError for an unknown parameter (the index says it
-in one line, with the parameters it has).
+Errors: :class:`~auditor.errors.ConfigError` (a value out of range or not a choice; a suspected
+threshold above its conclusive one); TypeError for an unknown parameter (the index says it in one line).
 """
 
 from __future__ import annotations
