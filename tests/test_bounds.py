@@ -52,7 +52,7 @@ def test_run_parameters_are_bounded(key, value):
         datasets={"e": DatasetSpec("e", ["webshop:0:10"], role="eval"), "t": DatasetSpec("t", ["webshop:10:20"])},
         checks=[CheckSpec("c", train=["t"], eval=["e"])],
     )
-    setattr(config, key, value)
+    setattr(config.output if key == "keep_per_item" else config, key, value)
     with pytest.raises(ConfigError, match=key):
         config.validate()
 

@@ -11,6 +11,7 @@ import pytest
 
 import auditor
 from auditor import AuditConfig, CheckSpec, Dataset, DatasetSpec, Detector, run_audit
+from auditor.audit.config import OutputOptions
 
 
 def _key(f):
@@ -65,7 +66,7 @@ def audit_findings(train_path, methods):
             },
             checks=[CheckSpec("c", train=["train"], eval=["stabletoolbench"], methods=methods)],
             findings_store="memory",
-            keep_per_item=1000,
+            output=OutputOptions(keep_per_item=1000),
         )
     )
     return report.findings
@@ -164,7 +165,7 @@ def test_boilerplate_from_masks_as_the_audit_does(tmp_path, stb):
             checks=[CheckSpec("c", train=["train"], eval=["stabletoolbench"], methods=["minhash"])],
             method_params=params,
             findings_store="memory",
-            keep_per_item=1000,
+            output=OutputOptions(keep_per_item=1000),
         )
     )
     cli = {_key(f) for f in report.findings}

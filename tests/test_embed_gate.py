@@ -48,12 +48,12 @@ def plain_dice_for(items) -> LexicalGate:
 def test_defaults_are_the_methods():
     """The gate's own defaults are the ones the method ships (one configuration, no other rule)."""
     gate, c = LexicalGate(), EmbeddingIndex().config
-    assert c.gate == "lexical"  # on by default
+    assert c.gate.rule == "lexical"  # on by default
     assert (gate.dice, gate.dice_code, gate.synonyms, gate.short) == (
-        c.gate_dice,
-        c.gate_dice_code,
-        c.gate_synonyms,
-        c.gate_short,
+        c.gate.dice,
+        c.gate.dice_code,
+        c.gate.synonyms,
+        c.gate.short,
     )
     assert (gate.dice, gate.synonyms, gate.short) == (0.2, 0.7, 8)
 
@@ -192,7 +192,7 @@ def test_gate_parameters_checked_without_loading_a_model():
             EmbeddingIndex(**{gone: "x"})
         assert "\n" not in str(e.value)
     on, off = EmbeddingIndex(), EmbeddingIndex(gate="none")
-    assert on.config.gate == "lexical"  # on by default
+    assert on.config.gate.rule == "lexical"  # on by default
     assert on.params() != off.params() != EmbeddingIndex(gate_dice=GATE_DICE + 0.01).params()
 
 
@@ -220,7 +220,7 @@ def test_gated_findings_are_the_ungated_findings_of_passed_units(stb_case):
             keep_units(
                 gate_for(items),
                 [(t.views[v], [s.text for s in g], g[0].kind == "window") for v, g in plain.train_units(t)],
-                plain.config.max_words,
+                plain.config.encoder.max_words,
             ),
         )
         if ok

@@ -15,9 +15,10 @@ pytest.importorskip("sentence_transformers", reason="the 'embed' extra is not in
 pytest.importorskip("faiss", reason="the 'embed' extra is not installed")
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.errors import ConfigError, IndexFileError, MissingDependencyError  # noqa: E402
+from auditor.errors import ConfigError, IndexFileError, ManifestError, MissingDependencyError  # noqa: E402
 from auditor.methods.embedding import EmbeddingIndex  # noqa: E402
 from auditor.methods.embedding.cache import EmbeddingCache  # noqa: E402
+from auditor.methods.embedding.config import GateConfig  # noqa: E402
 from auditor.methods.embedding.model import Encoder, bundled_model_path, embedding_dim, load_model  # noqa: E402
 from auditor.methods.embedding.segment import segments  # noqa: E402
 from auditor.methods.embedding.vsearch import VectorIndex, brute_force  # noqa: E402
@@ -64,7 +65,7 @@ def test_bundled_model_loads_offline_and_embeds(model, monkeypatch):
 
     assert (bundled_model_path() / "model.safetensors").exists()
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
-    enc = Encoder(model, show_progress=False)
+    enc = Encoder(model)
     v = enc.encode(
         [
             "Book a flight from Paris to Rome",
@@ -110,7 +111,7 @@ def test_planted_paraphrase_found_and_same_template_query_not(model, stb_records
 
 def test_cache_hits_avoid_reencoding(model, tmp_path):
     counting = CountingModel(model)
-    enc = Encoder(counting, EmbeddingCache(embedding_dim(model), "m"), show_progress=False)
+    enc = Encoder(counting, EmbeddingCache(embedding_dim(model), "m"))
     texts = ["Find hotels in Lisbon", "find hotels in LISBON!", "Weather in Oslo tomorrow"]
     first = enc.encode(texts)
     assert (counting.calls, counting.texts) == (1, 2)  # the two Lisbon texts normalize alike
@@ -120,7 +121,7 @@ def test_cache_hits_avoid_reencoding(model, tmp_path):
     folder = enc.cache.save(tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == ["cache.json", "keys.npy", "vectors.npy"]
     fresh = CountingModel(model)
-    enc2 = Encoder(fresh, EmbeddingCache.load(tmp_path, "m", embedding_dim(model)), show_progress=False)
+    enc2 = Encoder(fresh, EmbeddingCache.load(tmp_path, "m", embedding_dim(model)))
     assert np.array_equal(enc2.encode(texts), first) and fresh.calls == 0
     # a tampered cache is refused, not silently used
     (folder / "vectors.npy").write_bytes((folder / "vectors.npy").read_bytes()[:-8])
@@ -139,7 +140,7 @@ def test_index_reuses_persisted_cache_between_runs(model, stb_records, tmp_path)
 
 
 def test_faiss_search_equals_brute_force(model, stb_records):
-    vecs = Encoder(model, show_progress=False).encode([r.view("query") for r in stb_records])
+    vecs = Encoder(model).encode([r.view("query") for r in stb_records])
     queries = vecs[::3] * 0.9 + vecs[1::3][: len(vecs[::3])].mean(axis=0) * 0.1
     index = VectorIndex(vecs, approximate="exact")
     sims, ids = index.search(queries, 5)
@@ -202,6 +203,37 @@ def test_parameters_checked_without_loading_the_model():
     with pytest.raises(ConfigError, match="parameters"):
         EmbeddingIndex(self_calibrate=False)  # removed: the decision no longer depends on the eval set's siblings
     assert EmbeddingIndex(conclusive=1.9).encoder is None
+
+
+def test_nested_config_takes_the_flat_names_and_nested_tables(tmp_path):
+    """The config is nested (encoder, search, decision, gate); the flat names of manifests, ``--param``
+    and Detector kwargs still set it, a ``[methods.embedding.gate]`` table too, and the report's params
+    stay flat."""
+    flat = EmbeddingIndex(gate="none", gate_dice=0.3, top_k=3, conclusive=1.9, max_words=100).config
+    assert (flat.gate.rule, flat.gate.dice, flat.search.top_k, flat.decision.conclusive) == ("none", 0.3, 3, 1.9)
+    assert flat.encoder.max_words == flat.max_words == 100  # a flat name reads through
+    params = EmbeddingIndex(gate="none", gate_dice=0.3).params()
+    assert params["gate"] == "none" and params["gate_dice"] == 0.3 and "encoder" not in params
+    assert EmbeddingIndex(**params).config == EmbeddingIndex(gate="none", gate_dice=0.3).config
+    manifest = tmp_path / "split.toml"
+    manifest.write_text(
+        '[datasets.e]\npath = "webshop:0:10"\nrole = "eval"\n[datasets.t]\npath = "webshop:10:20"\nrole = "train"\n'
+        '[[checks]]\nname = "c"\ntrain = ["t"]\neval = ["e"]\nmethods = ["embedding"]\n'
+        "[methods.embedding]\ntop_k = 3\n[methods.embedding.gate]\ndice = 0.25\nshort = 0\n",
+        encoding="utf-8",
+    )
+    from auditor.audit.manifest import load_manifest
+    from auditor.cli._common import _embedding_param
+
+    config = load_manifest(manifest)
+    nested = EmbeddingIndex(**config.method_params["embedding"]).config
+    assert (nested.search.top_k, nested.gate.dice, nested.gate.short, nested.gate.rule) == (3, 0.25, 0, "lexical")
+    _embedding_param(config, "embed_gate", "gate", "none")  # --embed-gate none over the table
+    assert EmbeddingIndex(**config.method_params["embedding"]).config.gate == GateConfig("none", 0.25, short=0)
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("short = 0", "shrot = 0"), encoding="utf-8")
+    with pytest.raises(ManifestError, match="unexpected keyword argument 'gate.shrot'") as e:
+        load_manifest(manifest)
+    assert "\n" not in str(e.value)
 
 
 def test_missing_extra_names_it():

@@ -221,7 +221,7 @@ def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(fi
     with open(tmp_path / folder.name / "model.onnx", "r+b") as f:
         f.seek(1000)
         f.write(b"\0" * 16)
-    index.config.model_cache = str(tmp_path)
+    index.config.encoder.model_cache = str(tmp_path)
     with pytest.raises(IndexFileError, match="model.onnx: checksum mismatch"):
         EmbedPool.start(job, 1)
     assert _pool_actors() == []
@@ -230,8 +230,8 @@ def test_an_actor_whose_model_cannot_be_loaded_fails_the_start_with_its_error(fi
 @pytest.mark.slow  # the actor imports torch (~10 s)
 @pytest.mark.timeout(300)
 def test_a_torch_index_through_cpu_actors_finds_what_the_tasks_find(files, ray_pool_cluster):
-    """The torch encoder (what GPU actors run, here on the CPU): its Hugging Face tokenizer travels with
-    the proxy, token vectors come back from torch tensors; the same findings and scores as in the tasks."""
+    """The torch encoder (what GPU actors run, here on the CPU): token vectors come back from torch
+    tensors; the same findings and scores as in the tasks."""
     ev = list(Dataset(_config(files).datasets["ev"]).records())
     # the gate off: every text reaches the actors (the gated pool is tested above)
     index = EmbeddingIndex(cache_dir="none", backend="torch", device="cpu", gate="none").build(ev)

@@ -122,7 +122,7 @@ def test_findings_of_a_real_audit_have_exactly_the_finding_rows_keys(tmp_path):
     """The README quick start through the library (every default method, a decisions file): each finding
     in report.json has every required key of FindingRow, no key it lacks, and review_id / decision
     exactly on the suspected ones; the JSON keys follow the TypedDict's order."""
-    from auditor.audit.config import AuditConfig, CheckSpec
+    from auditor.audit.config import AuditConfig, CheckSpec, ReviewOptions
     from auditor.audit.run import run_audit
     from auditor.datasets.dataset import DatasetSpec
     from auditor.report.results import FindingRow
@@ -134,7 +134,7 @@ def test_findings_of_a_real_audit_have_exactly_the_finding_rows_keys(tmp_path):
             "train": DatasetSpec("train", ["webshop:500:"], role="train"),
         },
         checks=[CheckSpec("webshop", train=["train"], eval=["eval"])],
-        decisions=str(tmp_path / "auditor-decisions.json"),  # absent: every suspected finding unreviewed
+        review=ReviewOptions(decisions=str(tmp_path / "auditor-decisions.json")),  # absent: all unreviewed
     )
     report = run_audit(config)
     findings = json.loads(report.to_json())["findings"]

@@ -41,10 +41,33 @@ class CheckSpec:
 
 
 @dataclass
+class OutputOptions:
+    """What a run writes: the report's folder, the training matches it keeps per eval item and method,
+    and the cleaned training sets' folder."""
+
+    report_dir: str | None = field(default=None, metadata={"folder": True})
+    keep_per_item: int = field(default=5, metadata={"manifest": None})
+    #: folder for the training sets without the records behind findings
+    write_clean: str | None = field(default=None, metadata={"folder": True})
+
+
+@dataclass
+class ReviewOptions:
+    """How suspected findings count (:mod:`auditor.audit.verdict`, :mod:`auditor.audit.decisions`)."""
+
+    #: what counts against the allowance: "conclusive" findings and confirmed suspected ones;
+    #: "suspected": unreviewed suspected ones too; "unreviewed": any unreviewed suspected finding fails
+    fail_on: str = "conclusive"
+    #: the review decisions file (a manifest's default: the one beside it); None: no decisions, every
+    #: suspected finding unreviewed
+    decisions: str | None = field(default=None, metadata={"folder": True})
+
+
+@dataclass
 class AuditConfig:
     """Everything a run needs. Each field is a manifest key of the same name unless its metadata
     says otherwise (``manifest``: the key's name, None for none; ``folder``: a path confined to the
-    manifest's folder; :mod:`auditor.audit.manifest`)."""
+    manifest's folder; ``group``: its own fields are top-level keys; :mod:`auditor.audit.manifest`)."""
 
     datasets: dict[str, DatasetSpec]
     checks: list[CheckSpec]
@@ -60,27 +83,18 @@ class AuditConfig:
     #: store name → that store's own options (its nested ``Config``; ``{"duckdb": {"path": ...}}``: keep
     #: the DuckDB file of every finding there, manifest ``findings_db``)
     store_options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={"manifest": None})
-    keep_per_item: int = field(default=5, metadata={"manifest": None})
-    report_dir: str | None = field(default=None, metadata={"folder": True})
     #: persisted eval indexes and the embedding cache (``<index_dir>/embeddings``); None: nothing persisted
     index_dir: str | None = field(default=None, metadata={"folder": True})
-    #: folder for the training sets without the records behind findings
-    write_clean: str | None = field(default=None, metadata={"folder": True})
     provenance: list[Any] = field(default_factory=list)  # ProvenanceSpec entries (auditor.audit.attribution)
-    #: what counts against the allowance (:mod:`auditor.audit.verdict`): "conclusive" findings and
-    #: confirmed suspected ones; "suspected": unreviewed suspected ones too; "unreviewed": any
-    #: unreviewed suspected finding fails the check
-    fail_on: str = "conclusive"
-    #: the review decisions file (:mod:`auditor.audit.decisions`; a manifest's default: the one beside
-    #: it); None: no decisions, every suspected finding unreviewed
-    decisions: str | None = field(default=None, metadata={"folder": True})
+    output: OutputOptions = field(default_factory=OutputOptions, metadata={"group": True})
+    review: ReviewOptions = field(default_factory=ReviewOptions, metadata={"group": True})
     #: the manifest this config was read from (:func:`~auditor.audit.manifest.load_manifest`): an
     #: input, never written (a clean folder holding it is refused)
     manifest_path: str | None = field(default=None, metadata={"manifest": None})
 
     def validate(self) -> None:
-        if self.fail_on not in FAIL_ON:
-            raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, not '{self.fail_on}'")
+        if self.review.fail_on not in FAIL_ON:
+            raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, not '{self.review.fail_on}'")
         if not self.checks and not self.provenance:
             raise ConfigError("no checks to run")
         limits = (
@@ -89,7 +103,7 @@ class AuditConfig:
             ("keep_per_item", 1, 1000),
         )
         for key, low, high in limits:
-            value = getattr(self, key)
+            value = getattr(self.output if key == "keep_per_item" else self, key)
             if value is None and key == "workers":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -146,5 +160,5 @@ def _check_options(what: str, config: Any, options: dict[str, Any]) -> None:
 def make_store(config: AuditConfig) -> FindingStore:
     """The findings store of a run (:func:`auditor.store.findings.make_store`; DuckDB on disk by default)."""
     return stores.make_store(
-        config.findings_store, keep=config.keep_per_item, **config.store_options.get(config.findings_store, {})
+        config.findings_store, keep=config.output.keep_per_item, **config.store_options.get(config.findings_store, {})
     )

@@ -81,9 +81,11 @@ def decide_check(run: AuditRun, state: CheckState) -> CheckResult:
         notes.append(
             suspected_note(
                 counts,
-                config.fail_on,
+                config.review.fail_on,
                 methods=(f.method for f in mine if f.suspected and (f.eval_dataset, f.eval_ordinal) in review),
-                report_json=os.path.join(config.report_dir, "report.json") if config.report_dir else "REPORT.json",
+                report_json=os.path.join(config.output.report_dir, "report.json")
+                if config.output.report_dir
+                else "REPORT.json",
             )
         )
     for ix in indexes:  # how a method read the eval side (e.g. template text left out of the items)
@@ -97,7 +99,10 @@ def decide_check(run: AuditRun, state: CheckState) -> CheckResult:
     gaps = not_checked(check.methods, indexes, state.searched, train_records, method_stats)
     # never a plain pass when something was not checked (a method asked for that checked nothing too)
     verdict = decide(
-        counts, allowance, config.fail_on, unchecked=bool(unchecked or uncovered or any(g.incomplete for g in gaps))
+        counts,
+        allowance,
+        config.review.fail_on,
+        unchecked=bool(unchecked or uncovered or any(g.incomplete for g in gaps)),
     )
     if not eval_records:
         notes.append("the eval side has no records")
@@ -113,8 +118,8 @@ def decide_check(run: AuditRun, state: CheckState) -> CheckResult:
         unreviewed=counts.unreviewed,
         confirmed=counts.confirmed,
         dismissed=counts.dismissed,
-        counted_items=counted(counts, config.fail_on),
-        fail_on=config.fail_on,
+        counted_items=counted(counts, config.review.fail_on),
+        fail_on=config.review.fail_on,
         max_contaminated=check.max_contaminated,
         allowance=allowance,
         verdict=verdict,

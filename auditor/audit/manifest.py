@@ -43,7 +43,7 @@ import os
 import sys
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,6 +70,9 @@ def manifest_keys(cls: type) -> dict[str, dataclasses.Field]:
     """
     out = {}
     for f in dataclasses.fields(cls):
+        if f.metadata.get("group"):  # AuditConfig's option groups: their fields are top-level keys
+            out.update(manifest_keys(cast(type, f.default_factory)))
+            continue
         key = f.metadata.get("manifest", f.name)
         if key is not None:
             out[key] = f
@@ -156,8 +159,8 @@ def load_manifest(path: str | Path) -> AuditConfig:
     try:
         config = parse_manifest(doc, base_dir=path.parent, name=str(path))
         config.manifest_path = str(path)  # an input: never a target of the run's outputs
-        if config.decisions is None:  # review decisions: the file beside the manifest (read when present)
-            config.decisions = default_decisions(path.parent)
+        if config.review.decisions is None:  # review decisions: the file beside the manifest (read when present)
+            config.review.decisions = default_decisions(path.parent)
         return config
     except ManifestError:
         raise
@@ -222,9 +225,10 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise ManifestError(f"{name}: [methods.NAME] entries must be tables of parameters")
     config = AuditConfig(datasets=datasets, checks=checks, method_params=method_params, provenance=provenance)
-    hints = typing.get_type_hints(AuditConfig)
+    owners = [config, *(getattr(config, g.name) for g in dataclasses.fields(config) if g.metadata.get("group"))]
     for key, f in manifest_keys(AuditConfig).items():
-        shape = _SCALARS.get(hints[f.name])
+        owner = next(o for o in owners if f in dataclasses.fields(o))
+        shape = _SCALARS.get(typing.get_type_hints(type(owner))[f.name])
         if key not in doc or shape is None:
             continue  # absent, or a table / list parsed above
         value = doc[key]
@@ -234,7 +238,7 @@ def parse_manifest(doc: dict[str, Any], base_dir: str | Path = ".", name: str = 
             value = _confined_dir(value, base, f"{name}: '{key}'")
         elif isinstance(value, bool) or not isinstance(value, int if shape == "integer" else str):
             raise ManifestError(f"{name}: '{key}' must be a{'n integer' if shape == 'integer' else ' string'}")
-        setattr(config, f.name, value)
+        setattr(owner, f.name, value)
     for key, (target, plugin, opt, hint) in plugin_keys.items():
         if key not in doc:
             continue

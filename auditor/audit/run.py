@@ -55,10 +55,10 @@ def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None
         run.results = [decide_check(run, state) for state in run.checks]
         attribute(run)
         report = assemble(run)
-        if config.write_clean:
+        if config.output.write_clean:
             if before_clean is not None:
                 before_clean(report)
-            report.clean = clean(run, config.write_clean)
+            report.clean = clean(run, config.output.write_clean)
     finally:
         run.store.close()
     return report
@@ -73,10 +73,10 @@ def prepare(config: AuditConfig) -> AuditRun:
     clock = Clock()  # the run's seconds and CPU count from here, the engine's start included
     datasets = {name: Dataset(spec) for name, spec in config.datasets.items()}
     train_sets = [datasets[n] for n in sorted({n for c in config.checks for n in c.train})]
-    if config.write_clean:  # refuse an unsafe folder before any work (never write over an input)
-        plan_clean(config.write_clean, train_sets, datasets.values(), [config.manifest_path])
-        if config.report_dir:
-            check_apart(config.write_clean, config.report_dir)
+    if config.output.write_clean:  # refuse an unsafe folder before any work (never write over an input)
+        plan_clean(config.output.write_clean, train_sets, datasets.values(), [config.manifest_path])
+        if config.output.report_dir:
+            check_apart(config.output.write_clean, config.output.report_dir)
     engine = get_engine(
         config.engine,
         batch_size=config.batch_size,
@@ -84,7 +84,7 @@ def prepare(config: AuditConfig) -> AuditRun:
         split_bytes=config.split_bytes,
         **config.engine_options.get(config.engine, {}),
     )
-    decisions = Decisions.load(config.decisions)  # a bad file: an error before any work
+    decisions = Decisions.load(config.review.decisions)  # a bad file: an error before any work
     engine.warm_up(train_sets)
     return AuditRun(config, datasets, engine, make_store(config), decisions, clock=clock)
 
@@ -111,9 +111,9 @@ def assemble(run: AuditRun) -> Report:
     config, engine, datasets = run.config, run.engine, run.datasets
     rows = [_row(f, datasets) for f in run.findings]
     read = None
-    if config.decisions is not None:
+    if config.review.decisions is not None:
         applied = annotate(rows, run.decisions)
-        read = DecisionsRead(file=config.decisions, read=len(run.decisions.entries), applied=applied)
+        read = DecisionsRead(file=config.review.decisions, read=len(run.decisions.entries), applied=applied)
     encoding = [
         {"check": c.name, "method": ms["method"], **ms["encoding"]}
         for c in run.results

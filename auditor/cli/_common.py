@@ -183,7 +183,9 @@ def _embedding_param(config: AuditConfig, option: str, key: str, value: str | No
     if not value or "embedding" not in named:
         return
     params = config.method_params.setdefault("embedding", {})
-    if _typed(option) or key not in params:
+    if isinstance(params.get(key), dict):  # a nested table ([methods.embedding.gate]): the flag sets its rule
+        params[key] = {**params[key], "rule": value}
+    elif _typed(option) or key not in params:
         params[key] = value
 
 

@@ -178,13 +178,13 @@ def apply_overrides(
     """Flags given on the command line win over the manifest's (or the defaults'); defaults from the
     environment fill in what the manifest leaves open."""
     if fail_on:
-        config.fail_on = fail_on
+        config.review.fail_on = fail_on
     if decisions:
-        config.decisions = decisions
+        config.review.decisions = decisions
     apply_index_dir(config, index_dir)
     apply_embed_cache(config, embed_cache, model_cache)
     if write_clean:
-        config.write_clean = write_clean
+        config.output.write_clean = write_clean
     if engine_flags["engine"]:
         config.engine = engine_flags["engine"]
     if engine_flags["workers"]:

@@ -63,7 +63,7 @@ def provenance(source, as_statement, report_dir, index_dir, embed_cache, model_c
             config = load_manifest(source)
             apply_index_dir(config, index_dir)
             apply_embed_cache(config, embed_cache, model_cache)
-            out = report_dir or config.report_dir or default_report_dir(Path(source).stem)
+            out = report_dir or config.output.report_dir or default_report_dir(Path(source).stem)
             check_report_dir(out)  # before any long work
             report = audit_provenance(config)
             written = report.write(out, kind="provenance")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..audit.config import AuditConfig, CheckSpec
+from ..audit.config import AuditConfig, CheckSpec, ReviewOptions
 from ..audit.decisions import DECISIONS_FILE
 from ..audit.manifest import load_manifest
 from ..audit.run import run_audit
@@ -61,7 +61,7 @@ def ran_phrase(report) -> str:
 def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: bool = False) -> None:
     """Run the audit and write its report (before the cleaned data, so a fault there keeps it)."""
     check_report_dir(report_dir)  # before any long work
-    config.report_dir = report_dir  # run_audit refuses a clean folder overlapping it, before the audit
+    config.output.report_dir = report_dir  # run_audit refuses a clean folder overlapping it, before the audit
     written: list = []
 
     def write(report) -> None:
@@ -84,7 +84,7 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
             raise
         reason = describe_os_error(e) if isinstance(e, OSError) else str(e)
         raise OutputError(
-            str((e.filename if isinstance(e, OSError) else None) or config.write_clean),
+            str((e.filename if isinstance(e, OSError) else None) or config.output.write_clean),
             f"writing the cleaned data failed: {reason}; the report (without the clean section) was written: "
             + ", ".join(str(p) for p in written),
         ) from None
@@ -120,7 +120,7 @@ def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: 
             say(
                 f"unreviewed: {waiting} suspected eval item{'s' if waiting != 1 else ''} ({unreviewed_kinds(report)}) "
                 f"nobody has decided; review: auditor review {escape_line(str(json_path))}"
-                + (f" (decisions: {escape_line(str(config.decisions))})" if config.decisions else "")
+                + (f" (decisions: {escape_line(str(config.review.decisions))})" if config.review.decisions else "")
             )
         if report.clean is not None:
             say(
@@ -241,7 +241,7 @@ def audit(
                     max_contaminated=max_contaminated,
                 )
             ],
-            decisions=DECISIONS_FILE,  # read when present; auditor review writes it
+            review=ReviewOptions(decisions=DECISIONS_FILE),  # read when present; auditor review writes it
         )
         apply_overrides(config, **overrides)
         _run_and_write(config, report_dir or fresh_report_dir(config, "audit"), output_format, quiet)
@@ -270,7 +270,10 @@ def verify(manifest, report_dir, overrides, output_format, quiet):
         config = load_manifest(manifest)
         apply_overrides(config, **overrides)
         _run_and_write(
-            config, report_dir or config.report_dir or default_report_dir(Path(manifest).stem), output_format, quiet
+            config,
+            report_dir or config.output.report_dir or default_report_dir(Path(manifest).stem),
+            output_format,
+            quiet,
         )
 
 

@@ -1,28 +1,16 @@
 """The Ray engine's embedding actor pool: the encoder loaded once per actor (on a GPU where the cluster
-has one), the scan's tasks sending it their texts.
+has one), the scan's tasks sending it their texts (docs/scale.md).
 
-Without a pool, every Ray worker process that runs a scan task unpickles the ``embedding`` index with
-its encoder and loads the model itself (an ONNX model reopens from its cache folder; a torch model is
-loaded again, on the CPU, since tasks request CPUs only). With a pool (:class:`EmbedPool`), the index
-each task receives carries a :class:`PooledModel` instead of the model: its ``encode`` — the sentence
-vectors of the encoder's cache misses, and token alignment's token vectors — is a call to one of the
-pool's :class:`EmbedActor` s, which loaded the model once; FAISS search, the decision and the
-alignment's scoring stay in the task. The tokenizer travels with the proxy (token alignment needs the
-word-piece ids, and nothing else runs the model in the task).
+Without a pool every Ray worker that runs a scan task loads the model itself. With one
+(:class:`EmbedPool`), the index a task receives carries a :class:`PooledModel` instead of the model:
+its ``encode`` (sentence vectors of the cache's misses, and token alignment's token vectors) is a call
+to one of the pool's :class:`EmbedActor` s; search, alignment scoring and the decision stay in the task.
+An actor loads the index's own encoder (its model id must match, or the pool does not start) and gets
+exactly the texts the task would have encoded, in one call: reports are identical with and without it.
 
-**Same vectors.** An actor loads the encoder the index was built with (its resolved ``backend``;
-the model id, which names the model and the built ONNX file's hash, must equal the index's, or the
-pool does not start), and gets exactly the texts the in-task encoder would have run, in one call, so
-batches are the same; the int8 model runs each text alone anyway. Reports are identical with and
-without the pool; which actor answers does not matter (calls go round-robin from each process).
-
-**Where the actors run** (:func:`place_actors`, from ``ray.cluster_resources()``): an index on the
-torch model (``backend = "torch"``, or ``"auto"`` where the calling process sees a GPU) on a cluster
-with GPUs gets GPU actors — ``num_gpus = 1`` each while there are as many GPUs as actors, else an equal
-fraction (two actors on one GPU: 0.5), no CPU reserved — running ``device = "cuda"``; every other
-index (the default int8 ONNX encoder, ``device = "cpu"``) gets CPU actors of ``num_cpus = 1``
-each. ``embed_actors = None`` (auto): one actor per GPU for a torch index on a cluster with GPUs, else
-none (the encoder runs in the tasks, as without a pool); ``0``: never a pool; ``N``: N actors.
+:func:`place_actors`: a torch index on a cluster with GPUs gets GPU actors (``num_gpus`` 1 each, or an
+equal share when there are more actors than GPUs), every other index CPU actors of one CPU each.
+``embed_actors`` None (auto): one actor per GPU for a torch index on GPUs, else none; 0: never; N: N.
 
 >>> place_actors({"CPU": 16.0, "GPU": 2.0}, "torch", "auto", None)
 Placement(actors=2, device='cuda', num_gpus=1.0, num_cpus=0.0)
@@ -35,10 +23,9 @@ Placement(actors=2, device='cpu', num_gpus=0.0, num_cpus=1.0)
 
 The pool lives for one scan: :meth:`EmbedPool.close` kills its actors (also when the scan fails).
 
-Errors: :class:`~auditor.errors.ConfigError` when CPU actors would leave no CPU for the scan's tasks,
-or an actor loads another encoder than the index's; :class:`~auditor.errors.ScanError` when an actor
-does not start within :data:`START_TIMEOUT_S` or dies (a task whose actor died fails the scan: never
-a hang, never a gap).
+Errors: :class:`~auditor.errors.ConfigError` (CPU actors that would leave no CPU for the tasks, an actor
+with another encoder); :class:`~auditor.errors.ScanError` (an actor that does not start within
+:data:`START_TIMEOUT_S`, or dies: the scan fails, never a hang, never a gap).
 """
 
 from __future__ import annotations
@@ -47,7 +34,6 @@ import itertools
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,11 +41,10 @@ import numpy as np
 
 from ..errors import AuditorError, ConfigError, ScanError
 from ..methods.base import SharedModel
-from ..methods.embedding.onnx import _HostTensor
+from ..methods.embedding.align import host
 from ..scan.job import ScanJob
 
-#: seconds the pool's actors have to load their model (a node that builds the ONNX model: ~45 s)
-START_TIMEOUT_S = 600.0
+START_TIMEOUT_S = 600.0  # for the actors to load their model (a node building the ONNX model: ~45 s)
 
 
 @dataclass(frozen=True)
@@ -84,12 +69,9 @@ def place_actors(resources: Mapping[str, float], backend: str, device: str, requ
 
 
 class EmbedActor:
-    """A pool actor (``ray.remote`` with the placement's resources): the encoder, loaded once.
-
-    ``expected`` is the index's model id; another id (another model, ONNX file or variant) is refused.
-    A model that cannot be loaded is kept as the actor's error and raised by :meth:`info` (an
-    exception in ``__init__`` would only say that the actor died).
-    """
+    """A pool actor (``ray.remote`` with the placement's resources): the encoder, loaded once; another
+    model id than ``expected``, the index's, is refused. A load's error is kept and raised by
+    :meth:`info` (one in ``__init__`` would only say that the actor died)."""
 
     def __init__(self, model: str, backend: str, device: str, model_cache: str, expected: str):
         from ..methods.embedding.model import load_encoder_model
@@ -111,54 +93,34 @@ class EmbedActor:
             )
 
     def info(self) -> dict[str, Any]:
-        """Where the actor runs and what it loaded; raises the load's error (:class:`ConfigError` for
-        the wrong encoder or a device torch does not see there, ...)."""
+        """Where the actor runs and what it loaded; raises the load's error."""
         if self.error is not None:
             raise self.error
         return {"pid": os.getpid(), "backend": self.backend, "device": self.device, "load_s": self.load_s}
 
     def counts(self) -> dict[str, float]:
-        return {
-            "texts": self.texts,
-            "token_texts": self.token_texts,
-            "calls": self.calls,
-            "cpu_s": self.cpu_s,
-        }
+        return {"texts": self.texts, "token_texts": self.token_texts, "calls": self.calls, "cpu_s": self.cpu_s}
 
     def encode(self, texts: list[str], batch_size: int, normalize: bool, output_value: str) -> Any:
         """Sentence vectors (``(n, dim)`` float32) or, for ``"token_embeddings"``, one float32
         ``(tokens, dim)`` array per text."""
-        cpu0 = time.process_time()
+        cpu0, tokens = time.process_time(), output_value == "token_embeddings"
         self.calls += 1
-        if output_value == "token_embeddings":
-            self.token_texts += len(texts)
-        else:
-            self.texts += len(texts)
-        out = self.model.encode(
-            texts,
-            batch_size=batch_size,
-            normalize_embeddings=normalize,
-            convert_to_numpy=output_value != "token_embeddings",
-            show_progress_bar=False,
-            output_value=output_value,
-        )
-        vecs: Any
-        if output_value == "token_embeddings":
-            vecs = [np.asarray(t.detach().cpu().numpy(), dtype=np.float32) for t in out]
-        else:
-            vecs = np.asarray(out, dtype=np.float32)
+        self.token_texts += len(texts) if tokens else 0
+        self.texts += 0 if tokens else len(texts)
+        kw = {"batch_size": batch_size, "normalize_embeddings": normalize, "show_progress_bar": False}
+        out = self.model.encode(texts, convert_to_numpy=not tokens, output_value=output_value, **kw)
+        vecs = [host(t).astype(np.float32) for t in out] if tokens else np.asarray(out, dtype=np.float32)
         self.cpu_s += time.process_time() - cpu0
         return vecs
 
 
 class PooledModel:
-    """Stands in for the encoder's model in a task: ``encode`` runs on a pool actor; the tokenizer,
-    ``max_seq_length`` and the dimension are the index's model's."""
+    """Stands in for the encoder's model in a task: ``encode`` runs on a pool actor (the token aligner
+    keeps its own copy of the tokenizer); the dimension is the index's model's."""
 
-    def __init__(self, actors: Sequence[Any], tokenizer: Any, max_seq_length: int, dim: int):
+    def __init__(self, actors: Sequence[Any], dim: int):
         self.actors = list(actors)
-        self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
         self.dim = dim
         self._turn: Iterator[int] | None = None
 
@@ -175,7 +137,6 @@ class PooledModel:
         sentences: Sequence[str],
         batch_size: int = 64,
         normalize_embeddings: bool = False,
-        convert_to_numpy: bool = True,
         show_progress_bar: bool = False,
         output_value: str = "sentence_embedding",
         **_: Any,
@@ -183,10 +144,7 @@ class PooledModel:
         if self._turn is None:  # each process starts at another actor
             self._turn = itertools.cycle(np.roll(np.arange(len(self.actors)), -(os.getpid() % len(self.actors))))
         actor = self.actors[int(next(self._turn))]
-        out = _get(actor.encode.remote(list(sentences), batch_size, normalize_embeddings, output_value))
-        if output_value == "token_embeddings":
-            return [_HostTensor(a) for a in out]
-        return out
+        return _get(actor.encode.remote(list(sentences), batch_size, normalize_embeddings, output_value))
 
 
 def _get(ref: Any, timeout: float | None = None) -> Any:
@@ -236,9 +194,8 @@ class EmbedPool:
 
     @classmethod
     def start(cls, job: ScanJob, requested: int | None) -> EmbedPool:
-        """The pool for the models ``job``'s searchers offer (:func:`shared_models`), started and
-        loaded; without actors (the encoder runs in the tasks) when the job offers none or
-        :func:`place_actors` places none."""
+        """The pool for the models ``job``'s searchers offer, started and loaded; without actors (the
+        encoder runs in the tasks) when it offers none or :func:`place_actors` places none."""
         import ray
 
         models = shared_models(job)
@@ -269,7 +226,7 @@ class EmbedPool:
                     ).remote(m.model, m.backend, placement.device, m.model_cache, mid)
                     for i in range(placement.actors)
                 ]
-                proxy = PooledModel(actors, m.tokenizer, m.max_seq_length, m.dim)
+                proxy = PooledModel(actors, m.dim)
                 pool.groups[mid] = (actors, proxy)
                 pool.info.extend(_get([a.info.remote() for a in actors], timeout=START_TIMEOUT_S))
         except BaseException:
@@ -287,21 +244,12 @@ class EmbedPool:
         import ray
 
         try:
-            with self._shipping():
-                return ray.put(job)
+            for m in self.models if self.groups else []:
+                m.lend(self.groups[m.key][1])
+            return ray.put(job)
         except BaseException:
             self.close()
             raise
-
-    @contextmanager
-    def _shipping(self) -> Iterator[None]:
-        if not self.groups:
-            yield
-            return
-        for m in self.models:
-            m.lend(self.groups[m.key][1])
-        try:
-            yield
         finally:
             for m in self.models:
                 m.lend(None)
@@ -315,14 +263,8 @@ class EmbedPool:
             per = _get([a.counts.remote() for a in self.actors])
         except ScanError:  # an actor died after the last unit: the scan is whole, only its counts are lost
             return {"actors": len(self.actors), "model_loads": len(self.info)}
-        return {
-            "actors": len(per),
-            "model_loads": len(self.info),
-            "texts": sum(c["texts"] for c in per),
-            "token_texts": sum(c["token_texts"] for c in per),
-            "calls": sum(c["calls"] for c in per),
-            "cpu_s": round(sum(c["cpu_s"] for c in per), 3),
-        }
+        total = {k: sum(c[k] for c in per) for k in ("texts", "token_texts", "calls", "cpu_s")}
+        return {"actors": len(per), "model_loads": len(self.info), **total, "cpu_s": round(total["cpu_s"], 3)}
 
     def close(self) -> None:
         """Kill the actors (idempotent)."""

@@ -21,6 +21,7 @@ raising :class:`~auditor.errors.MissingDependencyError`.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import importlib.util
@@ -28,7 +29,7 @@ import math
 import typing
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypedDict, TypeVar, cast
 
@@ -142,25 +143,43 @@ class MethodConfig:
     #: would allocate gigabytes, then hang) is a ConfigError before anything is built.
     BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {}
 
+    @classmethod
+    def from_params(cls: type[C], params: dict[str, Any]) -> C:
+        """The config of ``params`` (a manifest's ``[methods.NAME]`` table, a Detector's or a CLI's
+        ``--param``s); TypeError naming an unknown parameter."""
+        return cls(**params)
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        return [name for name, _, _ in cls().typed_params()]
+
+    def typed_params(self) -> Iterator[tuple[str, Any, Any]]:
+        """``(name, value, type)`` of every parameter, named as :meth:`from_params` takes it."""
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            yield f.name, getattr(self, f.name), hints[f.name]
+
+    def as_params(self) -> dict[str, Any]:
+        """Every parameter by name (the report's ``params``, the persisted index's key)."""
+        return {name: copy.deepcopy(value) for name, value, _ in self.typed_params()}
+
     def check_numbers(self, method: str) -> None:
         """Raise :class:`ConfigError` for a numeric parameter of the wrong type, not finite, or out of bounds.
 
         >>> MethodConfig().check_numbers("exact")
         """
-        hints = typing.get_type_hints(type(self))
-        for f in dataclasses.fields(self):
-            kinds = set(typing.get_args(hints[f.name])) or {hints[f.name]}
-            value = getattr(self, f.name)
+        for name, value, hint in self.typed_params():
+            kinds = set(typing.get_args(hint)) or {hint}
             if not kinds & {int, float} or (value is None and type(None) in kinds):
                 continue
             integer = float not in kinds
             if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
                 raise ConfigError(
-                    f"method '{method}': {f.name} must be {'an integer' if integer else 'a number'}, got {value!r}"
+                    f"method '{method}': {name} must be {'an integer' if integer else 'a number'}, got {value!r}"
                 )
-            low, high = self.BOUNDS.get(f.name, INT_RANGE if integer else FLOAT_RANGE)
+            low, high = self.BOUNDS.get(name, INT_RANGE if integer else FLOAT_RANGE)
             if not (math.isfinite(value) and low <= value <= high):
-                raise ConfigError(f"method '{method}': {f.name} must be between {low:g} and {high:g}, got {value!r}")
+                raise ConfigError(f"method '{method}': {name} must be between {low:g} and {high:g}, got {value!r}")
 
 
 C = TypeVar("C", bound="MethodConfig")
@@ -171,17 +190,15 @@ class SharedModel:
     """A model a searcher runs that an engine may load once per node and lend to every task (the Ray
     engine's embedding actors, :mod:`auditor.engines.ray_embed`), as :meth:`Searcher.shared_models`
     offers it: what to load (``model``, ``backend``, ``device``, ``model_cache``; ``key`` the loaded
-    model's id, which must match), what stays in the task (``tokenizer``, ``max_seq_length``,
-    ``dim``), and ``lend(stand_in)``: the searcher's copies shipped meanwhile run ``stand_in`` instead
-    of the model (``lend(None)``: its own model again). ``owner`` is the searcher (one offer each)."""
+    model's id, which must match), what stays in the task (``dim``), and ``lend(stand_in)``: the
+    searcher's copies shipped meanwhile run ``stand_in`` instead of the model (``lend(None)``: its own
+    model again). ``owner`` is the searcher (one offer each)."""
 
     key: str
     model: str
     backend: str
     device: str
     model_cache: str
-    tokenizer: Any
-    max_seq_length: int
     dim: int
     owner: object
     lend: Callable[[Any], None]
@@ -247,9 +264,9 @@ class Index(Searcher, ABC, Generic[C]):
             raise MissingDependencyError(module, extra, f"method '{self.name}'")
         if config is None:
             try:
-                config = self.Config(**params)
+                config = self.Config.from_params(params)
             except TypeError as e:
-                known = ", ".join(f.name for f in dataclasses.fields(self.Config))
+                known = ", ".join(self.Config.param_names())
                 raise ConfigError(
                     f"method '{self.name}': {e.args[0].split(')')[-1].strip() or e} (parameters: {known})"
                 ) from None
@@ -310,14 +327,14 @@ class Index(Searcher, ABC, Generic[C]):
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:
-        return _jsonable(dataclasses.asdict(self.config))
+        return _jsonable(self.config.as_params())
 
     def stats(self) -> dict[str, Any]:
         """Parameters and coverage for the report."""
         return {
             "method": self.name,
             "conclusive": self.conclusive,
-            "params": _jsonable(dataclasses.asdict(self.config)),
+            "params": self.params(),
             "eval_items": len(self.eval_records),
             "eval_not_indexed": sum(self.not_indexed.values()),
             "not_indexed_reasons": dict(sorted(self.not_indexed.items())),

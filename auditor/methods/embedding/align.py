@@ -1,24 +1,15 @@
-"""Token-level alignment of two texts with MiniLM's contextual token embeddings (BERTScore-style).
-
-A sentence cosine compresses a text into one vector: two requests of one template ("the area of a
-circle with radius 10" / "the circumference of a circle with radius 10") land close together because
-most of their words do. Aligning the texts token by token keeps what the pooled vector averages
-away: every word piece of the eval item is greedily matched to its most similar word piece of the
-training text (cosine of the model's last-layer token vectors, in context), and the matches are
-averaged with IDF weights taken from the eval side, so the words that distinguish one eval item from
-its siblings ("circumference", "gcd", "lcm", a product name) count most and the template words least.
-
-* ``recall``    — how much of the eval item is found in the training text (IDF-weighted mean of each
-  eval token's best match): a paraphrase covers its item; a same-topic request that asks for
-  something else leaves its distinguishing tokens unmatched.
-* ``precision`` — the same from the training side (how much of the training text is the item).
-* ``f1``        — their harmonic mean (BERTScore F1, Zhang et al. 2020, without baseline rescaling).
-
-Special tokens and word pieces without a letter or digit are left out. IDF: ``log((N + 1) / (df + 1))``
-over the eval texts (``N`` of them), floored at ``min_idf`` so that no token counts for nothing;
-tokens never seen on the eval side get the highest weight.
+"""BERTScore-style token alignment of two texts (Zhang et al. 2020, without baseline rescaling): each
+word piece of the eval item is greedily matched to its most similar piece of the training text (cosine
+of the model's contextual token vectors) and the matches are averaged with IDF weights from the eval
+side, so the words that tell an item from its siblings ("circumference", "gcd") count most; a sentence
+cosine averages them away. ``recall``: how much of the eval item the training text covers;
+``precision``: the same from the training side; ``f1``: their harmonic mean. Special tokens and pieces
+without a letter or digit are left out; IDF is ``log((N + 1) / (df + 1))`` over the eval texts, floored
+at ``min_idf``; pieces never seen there weigh the most.
 
 >>> import numpy as np
+
+from .reach import ModelReach
 >>> a = TokenVectors(np.array([1, 2]), np.eye(2, dtype=np.float32))
 >>> b = TokenVectors(np.array([1, 3]), np.array([[1, 0], [0.6, 0.8]], dtype=np.float32))
 >>> r, p, f = align(a, b, {1: 1.0, 2: 1.0, 3: 1.0})
@@ -38,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .reach import ModelReach
+
 
 @dataclass(frozen=True, slots=True)
 class TokenVectors:
@@ -45,6 +38,11 @@ class TokenVectors:
 
     ids: np.ndarray  # (n,) int64
     vecs: np.ndarray  # (n, dim) float32
+
+
+def host(tensor: Any) -> np.ndarray:
+    """A model's output as a numpy array (torch's tensors on any device; ONNX's are arrays already)."""
+    return tensor if isinstance(tensor, np.ndarray) else tensor.detach().cpu().numpy()
 
 
 def align(item: TokenVectors, other: TokenVectors, idf: dict[int, float], default_idf: float = 1.0):
@@ -61,10 +59,8 @@ def align(item: TokenVectors, other: TokenVectors, idf: dict[int, float], defaul
 
 
 class TokenAligner:
-    """Token vectors of texts (memoized) and the eval-side IDF table, for :func:`align`.
-
-    ``model`` is a loaded sentence-transformers model (``output_value="token_embeddings"``).
-    """
+    """Token vectors of texts (memoized) from ``model`` (a sentence model's ``output_value="token_embeddings"``),
+    their word pieces from a copy of its fast tokenizer, and the eval-side IDF table, for :func:`align`."""
 
     def __init__(self, model: Any, batch_size: int = 64, min_idf: float = 0.1, memo: int = 50_000):
         self.model = model
@@ -74,20 +70,16 @@ class TokenAligner:
         self.memo: dict[str, TokenVectors] = {}
         self.idf: dict[int, float] = {}
         self.default_idf = 1.0
-        self.encoded = 0
-        tok = model.tokenizer
-        self.special = set(tok.all_special_ids)
-        vocab = tok.convert_ids_to_tokens(list(range(tok.vocab_size)))
-        self.skip = {i for i, t in enumerate(vocab) if not any(ch.isalnum() for ch in t)} | self.special
+        self.tok = ModelReach.of(model).tokenizer  # truncating where the model stops, no padding
+        vocab = [self.tok.id_to_token(i) or "" for i in range(self.tok.get_vocab_size(with_added_tokens=False))]
+        self.skip = {i for i, t in enumerate(vocab) if not any(ch.isalnum() for ch in t)}
+        self.skip |= {i for i, t in self.tok.get_added_tokens_decoder().items() if t.special}
 
     def fit_idf(self, texts: Sequence[str]) -> None:
         """IDF of each word piece over ``texts`` (the eval side)."""
         df: Counter = Counter()
-        tok = self.model.tokenizer
         for i in range(0, len(texts), 512):
-            enc = tok(list(texts[i : i + 512]), truncation=True, max_length=self.model.max_seq_length)
-            for ids in enc["input_ids"]:
-                df.update(set(ids))
+            df.update(t for e in self.tok.encode_batch(list(texts[i : i + 512])) for t in set(e.ids))
         n = max(1, len(texts))
         self.idf = {t: max(self.min_idf, math.log((n + 1) / (c + 1))) for t, c in df.items()}
         self.default_idf = max(self.min_idf, math.log(n + 1))
@@ -105,16 +97,14 @@ class TokenAligner:
                 convert_to_numpy=False,
                 show_progress_bar=False,
             )
-            enc = self.model.tokenizer(todo, truncation=True, max_length=self.model.max_seq_length)
-            for text, ids, emb in zip(todo, enc["input_ids"], embs):
-                arr = emb.detach().cpu().numpy().astype(np.float32)
-                ids_a = np.asarray(ids[: len(arr)], dtype=np.int64)
+            for text, enc, emb in zip(todo, self.tok.encode_batch(todo), embs):
+                arr = host(emb).astype(np.float32)
+                ids_a = np.asarray(enc.ids[: len(arr)], dtype=np.int64)
                 keep = np.array([int(t) not in self.skip for t in ids_a.tolist()], dtype=bool)
                 arr, ids_a = arr[keep], ids_a[keep]
                 norms = np.linalg.norm(arr, axis=1, keepdims=True)
                 arr = arr / np.where(norms > 0, norms, 1.0)
                 self.memo[text] = TokenVectors(ids_a, arr)
-            self.encoded += len(todo)
         return [self.memo[t] for t in texts]
 
     def score(self, item: TokenVectors, other: TokenVectors) -> tuple[float, float, float]:

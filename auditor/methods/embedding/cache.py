@@ -1,18 +1,8 @@
-"""Embedding cache keyed by the 64-bit hash of a text's normalized form (:func:`auditor.text.normalize.text_hash`).
-
-In memory it is a dict ``hash → vector``. On disk (``save``/``load``) a cache is a folder per model:
-
-``cache.json``
-    ``{"format": "auditor-embedding-cache", "version": 1, "model": MODEL_ID, "dim": 384,
-    "count": N, "keys_sha256": ..., "vectors_sha256": ...}``
-``keys.npy``
-    ``uint64[N]``, the normalized-text hashes, sorted
-``vectors.npy``
-    ``float32[N, dim]``, the L2-normalized embeddings, row i for ``keys[i]``
-
-Both arrays are written with ``allow_pickle=False`` and read the same way; ``cache.json`` is written
-last (atomically), so a reader never sees arrays that do not match it. A cache whose checksums or
-shapes disagree raises :class:`~auditor.errors.IndexFileError`.
+"""Embedding cache keyed by the 64-bit hash of a text's normalized form (:func:`auditor.text.normalize.text_hash`):
+a dict ``hash → vector`` in memory; on disk a folder per model, ``keys.npy`` (``uint64[N]``, sorted),
+``vectors.npy`` (``float32[N, dim]``, row i for ``keys[i]``; both without pickle) and, written last and
+atomically, ``cache.json`` (format, version, model, dim, count, each array's SHA-256). A cache whose
+checksums or shapes disagree raises :class:`~auditor.errors.IndexFileError`.
 
 >>> import numpy as np, tempfile
 >>> c = EmbeddingCache(2, model="demo")
@@ -114,9 +104,8 @@ class EmbeddingCache:
             raise IndexFileError(
                 f"{where}: cache of model {doc.get('model')!r} (dim {doc.get('dim')}), expected {model!r} (dim {dim})"
             )
-        if hashlib.sha256(kb).hexdigest() != doc.get("keys_sha256") or hashlib.sha256(vb).hexdigest() != doc.get(
-            "vectors_sha256"
-        ):
+        digests = (hashlib.sha256(kb).hexdigest(), hashlib.sha256(vb).hexdigest())
+        if digests != (doc.get("keys_sha256"), doc.get("vectors_sha256")):
             raise IndexFileError(f"{where}: checksum mismatch (truncated or modified); delete the folder to rebuild")
         keys = np.load(io.BytesIO(kb), allow_pickle=False)
         vecs = np.load(io.BytesIO(vb), allow_pickle=False)

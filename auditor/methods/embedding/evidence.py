@@ -1,29 +1,18 @@
-"""Evidence for one (training segment, eval item) candidate and the calibrated decision.
+"""Evidence for one (training segment, eval item) candidate, every part in the finding's evidence
+(a bare cosine fails on template-like sets, whose unrelated items sit close together):
 
-A bare cosine threshold fails on template-like sets (ToolBench's "I'm planning a trip…", MMLU's
-"Find the degree of the field extension Q(√2) over Q"): unrelated items of one template sit close
-together. Each candidate therefore gets these parts, all reported in the finding's evidence:
+``cosine``    the best segment cosine (code on both sides: the mean of the whole-text and doc cosines)
+``lexical``   TF-IDF cosine of the identifier-split words (:mod:`.tfidf`)
+``margin``    similarity (cosine + w_lexical·lexical) over the unit's next-best eval item's
+``mutual``    1 when the training segment is closer to the eval segment than its nearest other item's
+``overlap``   rapidfuzz ``token_set_ratio`` of the two normalized segments, in [0, 1]
+``entities``  share of the eval segment's numbers and names found in the training segment (1: none)
+``conflict``  1 when both carry two or more entities and share none (one template, other values; not
+              for code, whose rephrasings rename identifiers)
+``align_*``   token alignment recall / precision / f1 (:mod:`.align`)
+``values``    share of the eval segment's numbers found in the training segment (1: none)
 
-``cosine``    segment cosine: the best cosine between a segment of the training unit and one of the
-              eval item; for code on both sides the mean of the whole-text and the doc-segment
-              cosines (two views of one program agree; a chance match of one does not)
-``lexical``   TF-IDF cosine of the identifier-split words (:mod:`auditor.methods.embedding.tfidf`)
-``margin``    similarity (cosine + w_lexical·lexical) minus that of the training unit's next-best eval
-              item; a finding needs a positive margin (``require_best``): one training unit, one item
-``mutual``    1 when the training segment is closer to the matched eval segment than that segment's
-              nearest segment of another eval item is (the record would be its nearest neighbour)
-``overlap``   rapidfuzz ``token_set_ratio`` of the two matched segments' normalized texts, in [0, 1]
-``entities``  share of the eval segment's numbers and named tokens (capitalised words, quoted
-              strings, identifiers with digits) found in the training segment; 1 when it has none
-``conflict``  1 when both segments carry at least two entities (numbers, names) and share none:
-              the same template filled with other values ("a trip to Rome" / "a trip to Madrid");
-              not used for code, whose rephrasings rename identifiers
-
-``align_recall`` / ``align_precision`` / ``align_f1``  BERTScore-style token alignment of the two
-              segments (:mod:`auditor.methods.embedding.align`)
-``values``    share of the eval segment's numbers found in the training segment (1 when it has none)
-
-How they become a decision (conclusive / suspected / nothing) is :mod:`auditor.methods.embedding.decision`.
+How they are decided: :mod:`.decision`.
 
 >>> lexical("Book a trip to Rome for 2 people", "Book a trip to Madrid for 4 people")[2]
 1
@@ -72,8 +61,7 @@ _DEFINED = re.compile(
 
 
 def defined_names(code: str) -> set[str]:
-    """The functions and classes ``code`` defines, by name (Python ``def`` / ``class``, JavaScript
-    ``function`` and arrow functions, Go ``func``, Rust ``fn``).
+    """The functions and classes ``code`` defines, by name (Python, JavaScript, Go, Rust).
 
     >>> sorted(defined_names("def string_xor(a: str, b: str) -> str:\\n    ...\\nconst add = (x, y) => x + y"))
     ['add', 'string_xor']
@@ -82,8 +70,7 @@ def defined_names(code: str) -> set[str]:
 
 
 def same_signature(eval_code: str, train_code: str) -> bool:
-    """True when the training code defines a function (or class) of the eval code's, by name: a copy of
-    *that* item's code, not of another function of the same kind.
+    """True when the training code defines a function (or class) of the eval code's, by name.
 
     >>> same_signature("def string_xor(a, b):", "def string_xor(x, y): return x"), same_signature("def string_xor(a, b):", "def xor(A, B):")
     (True, False)

@@ -1,45 +1,18 @@
-"""The lexical gate of the ``embedding`` tier (on by default, ``gate = "lexical"``; ``"none"`` encodes
-every segment): a training unit reaches the MiniLM encoder only if one of its segments shares enough of
-some eval segment's words.
+"""The lexical gate in front of the ``embedding`` encoder (``gate = "lexical"``, the default; ``"none"``
+encodes every segment): a training unit reaches the encoder only if one of its segments shares enough of
+some eval segment's words, a question numpy answers thousands of times faster than the encoder. A unit
+it passes is decided exactly as without the gate; one it stops gets no finding (:func:`keep_units`).
+The rule and how it was fitted: docs/methods.md#lexical-gate.
 
-Why: the encoder runs ~100–140 texts/s on a CPU core, and in a large corpus almost no text is a
-rewording of any eval item. A rewording is mostly the item's words (or near-synonyms of them), so a
-text whose words weigh little against every item is not a paraphrase of any. That is a lexical question
-answered in numpy, thousands of times faster than the encoder. A unit the gate passes is encoded and
-decided exactly as without the gate (same vectors, candidates and decision); a unit it stops gets no
-finding (:func:`keep_units`).
-
-**Stems.** Texts are tokenized as every tier tokenizes them (:class:`auditor.text.batch.TokenBatch`:
-``normalize``, lower case, punctuation split), each token reduced to its :func:`stem` (a light English
-suffix strip, then at most :data:`PREFIX` letters; a token holding a digit, a value, is kept whole) and
-counted once per text. A stem's :meth:`~LexicalGate.weight` is its IDF over a **background** (the
-document frequencies bundled in ``auditor/data/gate_background.json``: stems of 40,333 real agent texts
-from Apache-2.0 / MIT sources that are neither benchmark sets scored here nor the throughput bench's
-corpus; notice in ``gate_background.NOTICE``; rebuilt by ``scripts/build_gate_background.py``) plus the
-eval side's own frequencies; stop words and one-letter stems weigh 0.
-
-**Rule** (weighted Dice). Each segment the encoder would read (a long one's first ``max_words`` words,
-cut where the model's tokenizer stops: :mod:`auditor.methods.embedding.reach`) passes when, for some eval segment,
-twice the weight of the distinct stems they share, over the text's stems' weight plus the item's, is at
-least ``dice`` (:data:`DICE`); a unit passes when one of its segments does. It counts the *text's* own
-words too: a window of unrelated text that happens to hold a couple of an item's rare words scores low,
-a rewording high. Code (a training unit with a ``doc`` segment, or a code eval item) is held to
-``dice_code`` (:data:`DICE_CODE`), because the decision holds code to lower thresholds.
-
-**Synonyms** (``synonyms``, :data:`SYNONYMS`; 0 turns them off): a text's stem also counts as an item's
-stem it neighbours at a cosine of at least ``synonyms`` in the bundled table of the model's own words
-(:mod:`auditor.methods.embedding.synonyms`: "freeway" for "highway", "urban" for "city"), earning the item stem's
-weight scaled down to its own where that is lower; an item stem counts at most once.
-
-**Short texts** (``short``, :data:`SHORT`; 0 turns it off): a training unit's whole text of at most
-``short`` distinct content stems passes whatever it shares (:meth:`~LexicalGate.too_short`): a rewording
-of a short item can share none of its words ("Patterns of drug use in Britain reveal that:" → "The
-trend of substance abuse in the UK shows that:"), and such a text is cheap to encode. For the same
-reason an item without content stems ("Who are you?", "help me") does not open the gate to every text:
-its rewordings are short texts. With ``short = 0`` such an item opens it (``describe()["open_items"]``).
-
-The defaults are the method's; ``benchmarks/bench_gate.py`` fitted ``dice`` leave-one-file-out and
-docs/methods.md#lexical-gate gives the figures.
+Tokens are read as every tier reads them (:class:`~auditor.text.batch.TokenBatch`), cut to their
+:func:`stem` and counted once per text; a stem weighs its IDF over the bundled background
+(``auditor/data/gate_background.json``, ``scripts/build_gate_background.py``) plus the eval side, stop
+words and single letters 0. A segment, as far as the model reads it (:mod:`.reach`), passes when its
+weighted Dice coefficient with some eval segment (twice the weight of the stems both hold, over the
+text's plus the item's) reaches ``dice`` (``dice_code`` for code); a text stem also counts as an item
+stem it neighbours at ``synonyms`` (:mod:`.synonyms`), earning at most its own weight; a unit's whole
+text of at most ``short`` content stems passes whatever it shares (a short rewording may share no word;
+an item without content stems then opens the gate to nothing but short texts).
 
 >>> d = LexicalGate().fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
 >>> notes = ("Sheraton release notes: the build script now checks compiler flags, drops a stale patch, "
@@ -85,23 +58,14 @@ if TYPE_CHECKING:
 
 BACKGROUND = Path(__file__).resolve().parents[2] / "data" / "gate_background.json"
 BACKGROUND_FORMAT = "auditor-gate-background"
-#: a stem keeps at most this many letters ("reservation" / "reserved" → "reserv")
-PREFIX = 6
-#: the gate modes of ``EmbeddingConfig.gate``: ``lexical`` (the default) or ``none`` (every segment encoded)
-MODES = ("lexical", "none")
-#: the threshold, fitted leave-one-file-out (``benchmarks/bench_gate.py``; docs/methods.md#lexical-gate)
-DICE = 0.2
-#: the same for code, where the decision's suspected bar is lower (``suspected_code`` 1.0 against 1.45):
-#: :data:`DICE` scaled by that ratio (× 2/3, not fitted)
-DICE_CODE = 0.1333
-#: the synonyms bar: the bundled table's floor (every pair it holds; not fitted)
-SYNONYMS = 0.7
-#: whole texts of at most this many distinct content stems pass (not fitted)
-SHORT = 8
-#: how the gate's line in a check's notes starts (:meth:`LexicalGate.sentence`; the CLI's summary prints it)
-NOTE = "embedding: the lexical gate stopped"
-#: the gate remembers at most this many stems' weights
-MEMO = 1 << 20
+PREFIX = 6  # a stem keeps at most this many letters ("reservation" / "reserved" → "reserv")
+MODES = ("lexical", "none")  # the gate's rules (``gate``)
+DICE = 0.2  # fitted leave-one-file-out (benchmarks/bench_gate.py)
+DICE_CODE = 0.1333  # DICE × 2/3, the ratio of the decision's suspected bars for code and text (not fitted)
+SYNONYMS = 0.7  # the bundled table's floor (not fitted)
+SHORT = 8  # whole texts of at most this many distinct content stems pass (not fitted)
+NOTE = "embedding: the lexical gate stopped"  # how the gate's line in a check's notes starts
+MEMO = 1 << 20  # the gate remembers at most this many stems' weights
 #: English function words and the commonest request words: weight 0
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -151,9 +115,7 @@ def load_background(path: str | Path = BACKGROUND) -> tuple[int, dict[str, int]]
 
 
 def _distinct_stems(batch: TokenBatch) -> tuple[list[str], np.ndarray]:
-    """The batch's distinct stems and each token's index into them (separators included). Distinct
-    tokens may share a stem ("continent", "continents"): it is listed once, so every rule counts a
-    stem once per text."""
+    """The batch's distinct stems and each token's index into them (separators included)."""
     encoded = pc.dictionary_encode(batch.token_array())
     uniq: dict[str, int] = {}
     words = encoded.dictionary.to_pylist()
@@ -174,17 +136,10 @@ def _presence(n: int, stems: int, index: np.ndarray, text_of: np.ndarray):
 
 
 class LexicalGate:
-    """See the module doc. Counters (``take_counts``): ``units_seen``, ``units_passed``,
-    ``units_stopped`` and the same for ``segments`` (the texts the encoder would have read), and
-    ``short_passed`` (whole texts passed only because they are too short to judge: ``short``)."""
+    """See the module doc. Counters (``take_counts``): units and segments (the texts the encoder would
+    have read) seen, passed and stopped, and ``short_passed`` (passed only for being short)."""
 
-    COUNTERS = (
-        "units_seen",
-        "units_passed",
-        "units_stopped",
-        "segments_seen",
-        "segments_passed",
-        "segments_stopped",
+    COUNTERS = tuple(f"{k}_{v}" for k in ("units", "segments") for v in ("seen", "passed", "stopped")) + (
         "short_passed",
     )
 
@@ -196,31 +151,26 @@ class LexicalGate:
         short: int = SHORT,
         background: tuple[int, dict[str, int]] | None = None,
     ):
-        if not 0 < dice <= 1:
-            raise ConfigError(f"method 'embedding': gate_dice must be in (0, 1], not {dice}")
-        if not 0 < dice_code <= 1:
-            raise ConfigError(f"method 'embedding': gate_dice_code must be in (0, 1], not {dice_code}")
-        if not 0 <= short <= 64:
-            raise ConfigError(f"method 'embedding': gate_short must be in 0..64, not {short}")
+        for name, value, ok, bounds in (
+            ("dice", dice, 0 < dice <= 1, "(0, 1]"),
+            ("dice_code", dice_code, 0 < dice_code <= 1, "(0, 1]"),
+            ("short", short, 0 <= short <= 64, "0..64"),
+        ):
+            if not ok:
+                raise ConfigError(f"method 'embedding': gate_{name} must be in {bounds}, not {value}")
         self.dice, self.dice_code, self.short = float(dice), float(dice_code), int(short)
         self.synonyms = check_bar(synonyms)
         self.syn: dict[str, np.ndarray] = {}
         self.background = background if background is not None else load_background()
         self.counts: Counter = Counter()
-        #: what the encoder reads of a text (:class:`auditor.methods.embedding.reach.ModelReach`), set by the
-        #: embedding index from its model: each segment is then judged on its first word pieces, not on
-        #: its first ``max_words`` words (:func:`keep_units`)
-        self.reach: ModelReach | None = None
+        self.reach: ModelReach | None = None  # what the encoder reads of a text, set by the index
         self.open_items = 0
         self.vocab: dict[str, int] = {}
-        self.dice_mass = np.zeros(0, dtype=np.float64)
-        self.vocab_w = np.zeros(0, dtype=np.float64)
-        self.dice_bar = np.zeros(0, dtype=np.float64)
+        self.dice_mass = self.vocab_w = self.dice_bar = np.zeros(0, dtype=np.float64)  # set by fit
         self._idf_n = self.background[0]
         self._idf_ev: Counter = Counter()
         self._idf_memo: dict[str, float] = {}
 
-    # -- fit -----------------------------------------------------------------------------------
     def fit(self, item_texts: Sequence[str], code: Sequence[bool] | None = None) -> LexicalGate:
         """Every content stem of each eval segment, IDF-weighted, and each one's total weight. ``code``:
         which items are code (held to ``dice_code``)."""
@@ -271,14 +221,11 @@ class LexicalGate:
             self._idf_memo[s] = w
         return w
 
-    # -- decide --------------------------------------------------------------------------------
     def passes(
         self, texts: Sequence[str], code: Sequence[bool] | None = None, whole: Sequence[bool] | None = None
     ) -> np.ndarray:
         """One bool per text: its weighted Dice coefficient with some item reaches that item's bar.
-        ``code``: which texts are code, held to ``dice_code`` against every item. ``whole``: which texts
-        are a training unit's whole text; with ``short``, such a text of at most ``short`` distinct
-        content stems passes whatever it shares (:meth:`too_short`)."""
+        ``code``: texts held to ``dice_code``; ``whole``: a unit's whole text, passed when short."""
         if not len(texts):
             return np.zeros(0, dtype=bool)
         if self.open_items and not self.short:  # an item without content stems: every text may reword it
@@ -294,8 +241,7 @@ class LexicalGate:
         return out
 
     def too_short(self, texts: Sequence[str]) -> np.ndarray:
-        """Which texts hold at most ``short`` distinct content stems (0: none): too few words for what
-        they share with an item to say anything (``whole`` in :meth:`passes`).
+        """Which texts hold at most ``short`` distinct content stems (0: none).
 
         >>> g = LexicalGate().fit(["Patterns of drug use in Britain reveal that:"])
         >>> long = "Drug policy papers from Britain compare trends in cannabis, heroin and cocaine markets"
@@ -311,9 +257,8 @@ class LexicalGate:
         return self._best(TokenBatch(list(texts)))[0]
 
     def _best(self, batch: TokenBatch) -> np.ndarray:
-        """Rows: each text's highest weighted Dice coefficient with an item — twice the weight of the
-        distinct stems they share over the weight of the text's stems plus the item's —, its best score
-        over the item's bar (``dice``, or ``dice_code`` for a code item), and its distinct content stems."""
+        """Rows: each text's highest weighted Dice coefficient with an item, its best score over the
+        item's bar, and its distinct content stems."""
         n = len(batch)
         best = np.zeros((3, n), dtype=np.float64)
         if not n:
@@ -339,7 +284,7 @@ class LexicalGate:
 
     def _stands_for(self, distinct: list[str], w: np.ndarray, tid: np.ndarray):
         """distinct stems × item stems: 1 where a stem is the item stem; with ``synonyms``, the share
-        of the item stem's weight a neighbour earns (its own weight over the item stem's, at most 1)."""
+        of the item stem's weight a neighbour earns (at most 1)."""
         from scipy import sparse
 
         mine = np.nonzero((tid >= 0) & (w > 0))[0]
@@ -354,18 +299,9 @@ class LexicalGate:
             vals = np.concatenate([vals, np.minimum(1.0, w[jr] / self.vocab_w[jc])])
         return sparse.csr_matrix((vals, (rows, cols)), shape=(len(distinct), len(self.vocab)))
 
-    # -- counters ------------------------------------------------------------------------------
     def count(self, units: int, passed_units: int, segments: int, passed_segments: int) -> None:
-        self.counts.update(
-            {
-                "units_seen": units,
-                "units_passed": passed_units,
-                "units_stopped": units - passed_units,
-                "segments_seen": segments,
-                "segments_passed": passed_segments,
-                "segments_stopped": segments - passed_segments,
-            }
-        )
+        for k, n, passed in (("units", units, passed_units), ("segments", segments, passed_segments)):
+            self.counts.update({f"{k}_seen": n, f"{k}_passed": passed, f"{k}_stopped": n - passed})
 
     def take_counts(self) -> Counter:
         out, self.counts = self.counts, Counter()
@@ -408,13 +344,9 @@ def keep_units(
     max_words: int = 160,
     code: Sequence[bool] | None = None,
 ) -> list[bool]:
-    """Which units pass ``gate``, counted: each unit is ``(view text, its segment texts, is a window)``.
-
-    Each segment is decided on its own text as far as the model reads it (its first ``max_words``
-    words and, with the gate's ``reach``, its first word pieces); a unit passes when one of its
-    segments does, and its first segment, its whole text (a window unit has none), passes too when it
-    is too short to judge (:meth:`LexicalGate.too_short`). ``code``: which units are code (hold a
-    ``doc`` segment), held to ``dice_code``.
+    """Which units pass ``gate``, counted: each unit is ``(view text, its segment texts, is a window)``;
+    one passes when one of its segments does, each judged as far as the model reads it (``max_words``
+    words, the gate's ``reach``), its whole text also when short. ``code``: units held to ``dice_code``.
 
     >>> g = LexicalGate().fit(["Book a room at the Sheraton Hotel in New York for 2 adults"])
     >>> notes = "release notes: the build now checks compiler flags, drops a stale patch and refreshes translations"

@@ -1,24 +1,13 @@
-"""``embedding``: paraphrase tier — sentence-embedding similarity with evidence beyond a cosine.
+"""``embedding``: the paraphrase tier, sentence-embedding similarity with evidence beyond a cosine
+(docs/methods.md#paraphrase-tier-embedding).
 
-The eval items are cut into segments (:mod:`auditor.methods.embedding.segment`: the whole item, the question
-line after a quoted passage, windows of long items, the prose of code), embedded with the bundled
-MiniLM model (offline) and put into a FAISS inner-product index (exact by default; HNSW/IVF with its
-measured recall for large eval sets). Each training record's views are segmented and embedded the
-same way (one *unit* per view — whole text, question line and code prose together — plus one per
-window; a record with none of its ``train_views``, read whole for want of a known schema, by its
-``fields`` view: every string it holds), its ``top_k`` nearest eval items are scored with :mod:`auditor.methods.embedding.evidence` (cosine,
-TF-IDF lexical similarity, margin over the next eval item, mutual best match, token overlap, shared
-entities/numbers, and BERTScore-style token alignment, :mod:`auditor.methods.embedding.align`), and
-:mod:`auditor.methods.embedding.decision` makes the candidate a *conclusive* finding, a *suspected* one (kept for
-review, ``conclusive = False``) or nothing, with fixed thresholds (no calibration on the eval set; the
-rule is in ``stats()["decision"]`` and each finding's ``tier``). Being slower and model-based, the
-method runs only when a check names it (``in_default = False``). The finding's evidence names the
-matched segments (``eval_segment``, ``train_segment``) and every score part.
-
-Embeddings are cached by normalized-text hash in ``cache_dir`` (default ``<index dir>/embeddings``,
-the folder of the run's persisted indexes, :attr:`Index.index_dir <auditor.methods.base.Index.index_dir>`;
-in memory only without one, or with ``"none"``).
-The model is loaded in :meth:`build`, never at construction.
+Eval items are cut into segments (:mod:`.segment`), embedded (:mod:`.model`, offline) and put in a
+FAISS index (:mod:`.vsearch`). A training record's views are cut the same way (one *unit* per view, plus
+one per window; a record with none of its ``train_views`` by its ``fields`` view), pass the lexical gate
+(:mod:`.gate`), and its ``top_k`` nearest eval items are scored (:mod:`.evidence`, :mod:`.align`) and
+decided (:mod:`.decision`): a *conclusive* finding, a *suspected* one (kept for review) or nothing. The
+method runs only when a check names it; the model is loaded in :meth:`build`, never at construction;
+embeddings are cached in ``cache_dir`` (default ``<index dir>/embeddings``; memory only without one).
 
 >>> from auditor.records.record import Record
 >>> ev = [Record("bench", "0", "b#0", {"query": "What is the capital city of France?"}),
@@ -37,84 +26,25 @@ import copy
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ...errors import ConfigError
-from ...records.record import FIELDS, QUERY, TEXT, Record
+from ...records.record import FIELDS, Record
 from ...text.normalize import normalize
 from ..base import Finding, Index, MethodConfig, SharedModel
 from .align import TokenAligner
 from .cache import EmbeddingCache
+from .config import EmbeddingConfig
 from .decision import CONCLUSIVE, Decision
 from .evidence import Parts, lexical, same_signature, values_agree
-from .gate import DICE as GATE_DICE
-from .gate import DICE_CODE as GATE_DICE_CODE
-from .gate import MODES as GATES
-from .gate import SHORT as GATE_SHORT
-from .gate import SYNONYMS as GATE_SYNONYMS
 from .gate import LexicalGate, keep_units
-from .model import BACKENDS, Encoder, embedding_dim, load_encoder_model
+from .model import Encoder, embedding_dim, load_encoder_model
 from .reach import ModelReach
 from .segment import segments
-from .synonyms import check_bar
 from .tfidf import TfIdf
-from .vsearch import APPROX, VectorIndex
-
-if TYPE_CHECKING:
-    from .vsearch import VectorIndex
-
-
-@dataclass
-class EmbeddingConfig(MethodConfig):
-    model: str = "bundled"  # "bundled", a local sentence-transformers folder, or a cached name
-    # "auto": torch on a GPU, else the model's int8 ONNX export (built locally, cached); "torch" = the
-    # sentence-transformers model as before; "onnx" = its fp32 ONNX export (auditor.methods.embedding.model.select_backend)
-    backend: str = "auto"
-    device: str = "auto"  # "auto" (CUDA when torch sees one), "cpu" (forced), "cuda", "cuda:N", "mps"
-    model_cache: str = ""  # built ONNX encoders: "" → ~/.cache/auditor/models (CLI: --model-cache)
-    batch_size: int = 64
-    cache_dir: str = ""  # "" → <index dir>/embeddings (no index dir: memory); "none" → memory
-    save_every: int = 20_000  # persist the cache after this many new texts during a scan
-    top_k: int = 5  # candidate eval items scored per training record
-    min_cosine: float = 0.3  # candidates below this cosine are not scored
-    w_lexical: float = 0.2  # candidate ranking: cosine + w_lexical * TF-IDF cosine
-    require_best: bool = True  # a finding only for the eval item a training segment is closest to
-    # the decision (auditor.methods.embedding.decision): score = cosine + w_align*align_f1 + w_margin*clip(margin, 0, margin_cap)
-    w_align: float = Decision.w_align
-    w_margin: float = Decision.w_margin
-    margin_cap: float = Decision.margin_cap
-    conclusive: float = Decision.conclusive  # conclusive at or above (with slot values agreeing)
-    suspected: float = Decision.suspected  # suspected (kept for review, not counted) at or above
-    conclusive_code: float = Decision.conclusive_code  # the same two when both sides are code
-    suspected_code: float = Decision.suspected_code
-    max_words: int = 160  # longer texts are also embedded as windows of this many words
-    approximate: str = "auto"  # "auto" | "exact" | "hnsw" | "ivf"
-    approx_min: int = 200_000  # "auto" switches to HNSW from this many eval segments
-    # "lexical" (default): a training unit is encoded only if one of its segments has a weighted Dice
-    # coefficient of distinct stems of at least gate_dice (gate_dice_code for code) with some eval segment,
-    # near-synonyms counted at gate_synonyms, and a whole text of at most gate_short content stems passes
-    # (auditor.methods.embedding.gate; docs/methods.md#lexical-gate); "none": every segment is encoded
-    gate: str = "lexical"
-    gate_dice: float = GATE_DICE
-    gate_dice_code: float = GATE_DICE_CODE
-    gate_synonyms: float = GATE_SYNONYMS  # 0 turns synonyms off
-    gate_short: int = GATE_SHORT  # 0 turns it off
-    train_views: tuple[str, ...] = (QUERY, TEXT)
-
-    BOUNDS: ClassVar[dict[str, tuple[float, float]]] = {
-        "batch_size": (1, 65_536),
-        "top_k": (1, 1000),
-        "max_words": (1, 100_000),
-        "save_every": (1, 10_000_000),
-        "approx_min": (1, 1_000_000_000),
-        "gate_dice": (0.001, 1),
-        "gate_dice_code": (0.001, 1),
-        "gate_synonyms": (0, 1),
-        "gate_short": (0, 64),
-    }
+from .vsearch import VectorIndex
 
 
 class EmbeddingIndex(Index[EmbeddingConfig]):
@@ -122,9 +52,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
     Config = EmbeddingConfig
     requires = {"sentence_transformers": "embed", "faiss": "embed"}
     vindex: VectorIndex | None = None  # the FAISS index of the eval segments, once built
-    #: the model engine workers' copies run instead of this one (a Ray actor pool's proxy,
-    #: :class:`auditor.engines.ray_embed.PooledModel`): set by an engine while it ships the index
-    worker_model: Any = None
+    worker_model: Any = None  # what the copies shipped to workers run instead of the model (SharedModel.lend)
     in_default = False  # model-based and slower: runs when named (--method embedding)
     summary = (
         "[run when named] paraphrase tier: MiniLM embeddings + FAISS for candidates; decided by cosine + "
@@ -134,39 +62,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
     def __init__(self, config: MethodConfig | None = None, **params: Any):
         super().__init__(config, **params)
-        c = self.config
-        if not 0 < c.top_k <= 1000:
-            raise ConfigError(f"method 'embedding': top_k must be in 1..1000, not {c.top_k}")
-        if c.max_words < 16:
-            raise ConfigError(f"method 'embedding': max_words must be at least 16, not {c.max_words}")
-
-        if c.backend not in BACKENDS:
-            raise ConfigError(f"method 'embedding': backend must be one of {', '.join(BACKENDS)}, not '{c.backend}'")
-        if c.approximate not in APPROX:
-            raise ConfigError(
-                f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{c.approximate}'"
-            )
-        if c.gate not in GATES:
-            raise ConfigError(f"method 'embedding': gate must be one of {', '.join(GATES)}, not '{c.gate}'")
-        check_bar(c.gate_synonyms)
-        self.rule = self.decision()  # checks the thresholds now, without loading the model
+        self.config.check_numbers(self.name)  # also a config given as is, before any model is loaded
+        self.rule: Decision = self.config.decision
         self.gate: LexicalGate | None = None  # fitted with the index when gate = "lexical"
         self.encoder: Any = None
         self.backend = self.device = ""  # resolved when the model is loaded (build)
         self._built_counts: Counter = Counter()  # the encoder's counters after the build
-
-    # -- model and cache ---------------------------------------------------------------------
-    def decision(self) -> Decision:
-        c = self.config
-        return Decision(
-            w_align=c.w_align,
-            w_margin=c.w_margin,
-            margin_cap=c.margin_cap,
-            conclusive=c.conclusive,
-            suspected=c.suspected,
-            conclusive_code=c.conclusive_code,
-            suspected_code=c.suspected_code,
-        )
 
     def cache_root(self) -> str | None:
         """The embedding cache's folder: ``cache_dir``, else ``<index dir>/embeddings``; None: in memory.
@@ -174,7 +75,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         >>> EmbeddingIndex(cache_dir="/tmp/emb").cache_root(), EmbeddingIndex().cache_root()
         ('/tmp/emb', None)
         """
-        c = self.config.cache_dir
+        c = self.config.encoder.cache_dir
         if c.lower() == "none":
             return None
         if c:
@@ -183,15 +84,14 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
 
     def _encoder(self):
         if self.encoder is None:
-            c = self.config
+            c = self.config.encoder
             model, mid, self.backend, self.device = load_encoder_model(c.model, c.backend, c.device, c.model_cache)
             dim = int(embedding_dim(model))
             root = self.cache_root()
             cache = EmbeddingCache.load(root, mid, dim) if root else EmbeddingCache(dim, mid)
-            self.encoder = Encoder(model, cache, batch_size=self.config.batch_size)
+            self.encoder = Encoder(model, cache, batch_size=c.batch_size)
         return self.encoder
 
-    # -- encoder counters from engine workers ---------------------------------------------------
     _COUNTERS = ("encoded", "cache_hits", "calls", "seconds")
 
     def _encoder_counts(self) -> Counter:
@@ -199,8 +99,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return Counter({k: getattr(e, k) for k in self._COUNTERS}) if e is not None else Counter()
 
     def take_counts(self) -> Counter:
-        """The encoder's and the gate's counters since the build (a worker's searches), handed over and
-        reset to the build's, so the report's ``encoding`` and ``gate`` count every worker's texts once."""
+        """The encoder's and the gate's counters since the build, handed over and reset to the build's."""
         out: Counter = Counter()
         if self.gate is not None:
             out.update({f"gate_{k}": v for k, v in self.gate.take_counts().items()})
@@ -220,59 +119,35 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 setattr(self.encoder, k, getattr(self.encoder, k) + counts[k])
 
     def shared_models(self) -> list[SharedModel]:
-        """The built encoder, for an engine to host (the Ray engine's actor pool): the tasks' copies
-        then carry the engine's stand-in (:attr:`worker_model`) instead of the model."""
+        """The built encoder, for an engine to host (the Ray engine's actor pool)."""
         if self.encoder is None:
             return []
-        c, model = self.config, self.encoder.model
-        return [
-            SharedModel(
-                key=self.encoder.cache.model,
-                model=c.model,
-                backend=self.backend,
-                device=c.device,
-                model_cache=c.model_cache,
-                tokenizer=model.tokenizer,
-                max_seq_length=int(model.max_seq_length),
-                dim=int(self.encoder.dim),
-                owner=self,
-                lend=self._lend,
-            )
-        ]
+        c, e = self.config.encoder, self.encoder
+        return [SharedModel(e.cache.model, c.model, self.backend, c.device, c.model_cache, e.dim, self, self._lend)]
 
     def _lend(self, stand_in: Any) -> None:
         self.worker_model = stand_in
 
-    # -- crossing a process boundary (engine workers) -------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        """A torch model on a GPU is not shipped: the receiving process loads the same model again on
-        the device it sees (:func:`~auditor.methods.embedding.model.select_device`), so a worker without a GPU
-        (a Ray task without ``num_gpus``) runs it on its CPU instead of failing to restore CUDA
-        tensors. Everything else (the ONNX model reopens from its folder) is shipped as is. With
-        :attr:`worker_model` set, the copy's encoder and aligner run that model instead."""
+        """With :attr:`worker_model` set, the copy's encoder and aligner run it; a torch model on a GPU
+        is not shipped but loaded again where the copy lands, on the device it sees (a worker without a
+        GPU runs it on its CPU); everything else (an ONNX model reopens from its folder) goes as is."""
         state = self.__dict__.copy()
-        worker_model = state.pop("worker_model", None)
-        if self.encoder is not None and worker_model is not None:  # the copy runs the pool's model
-            state["encoder"] = copy.copy(self.encoder)
-            state["encoder"].model = worker_model
-            if state.get("aligner") is not None:
-                state["aligner"] = copy.copy(self.aligner)
-                state["aligner"].model = worker_model
-            return state
-        if self.encoder is not None and self.backend == "torch" and self.device not in ("", "cpu"):
-            state["encoder"] = copy.copy(self.encoder)
-            state["encoder"].model = None
-            if state.get("aligner") is not None:
-                state["aligner"] = copy.copy(self.aligner)
-                state["aligner"].model = None
-            state["_reload_model"] = True
+        stand_in = state.pop("worker_model", None)
+        reload = stand_in is None and self.backend == "torch" and self.device not in ("", "cpu")
+        if self.encoder is not None and (stand_in is not None or reload):
+            for key in ("encoder", "aligner"):
+                if state.get(key) is not None:
+                    state[key] = copy.copy(state[key])
+                    state[key].model = stand_in
+            state["_reload_model"] = reload
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         reload = state.pop("_reload_model", False)
         self.__dict__.update(state)
         if reload:
-            c = self.config
+            c = self.config.encoder
             model, mid, self.backend, self.device = load_encoder_model(c.model, "torch", "auto", c.model_cache)
             if mid != self.encoder.cache.model:
                 raise ConfigError(f"method 'embedding': a worker loaded model {mid}, not {self.encoder.cache.model}")
@@ -281,13 +156,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                 self.aligner.model = model
 
     def save_cache(self, at_least: int = 1) -> None:
-        """Persist new embeddings (when ``at_least`` are unsaved); after build, every
-        ``save_every`` new texts during a scan, and when the check's stats are taken at its end."""
+        """Persist new embeddings when ``at_least`` are unsaved (after build, every ``save_every`` new
+        texts during a scan, and at the check's end)."""
         root = self.cache_root()
         if root and self.encoder is not None and self.encoder.cache.unsaved >= max(1, at_least):
             self.encoder.cache.save(root)
 
-    # -- build -------------------------------------------------------------------------------
     def _build(self) -> None:
         enc = self._encoder()
         self.seg_text: list[str] = []
@@ -298,7 +172,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         for pos, ev in enumerate(self.eval_records):
             text = ev.view(self.config.eval_view)
             texts.append(text)
-            segs = segments(text, self.config.max_words)
+            segs = segments(text, self.config.encoder.max_words)
             if not segs:
                 self.not_indexed["empty text"] += 1
             for s in segs:
@@ -313,25 +187,24 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         for i, pos in enumerate(owner):
             self.item_segs[pos].append(i)
         self.vectors = enc.encode(self.seg_text)
-        self.vindex = VectorIndex(self.vectors, self.config.approximate, self.config.approx_min)
+        self.vindex = VectorIndex(self.vectors, self.config.search.approximate, self.config.search.approx_min)
         self.max_segs = max((len(x) for x in self.item_segs), default=1) or 1
         self.nearest_other = self._nearest_other(self.vectors)
         self.tfidf = TfIdf(texts)
 
-        self.aligner = TokenAligner(enc.model, batch_size=self.config.batch_size)
+        self.aligner = TokenAligner(enc.model, batch_size=self.config.encoder.batch_size)
         self.aligner.fit_idf(texts)
-        if self.config.gate == "lexical":
-            c = self.config
-            self.gate = LexicalGate(c.gate_dice, c.gate_dice_code, c.gate_synonyms, c.gate_short).fit(
+        if self.config.gate.rule == "lexical":
+            g = self.config.gate
+            self.gate = LexicalGate(g.dice, g.dice_code, g.synonyms, g.short).fit(
                 self.seg_text, [any(self.seg_kind[x] == "doc" for x in self.item_segs[o]) for o in self.seg_owner]
             )
             self.gate.reach = ModelReach.of(enc.model)  # segments judged as far as the model reads them
-        self.rule = self.decision()
         self.save_cache()
         self._built_counts = self._encoder_counts()
 
     def _built(self) -> VectorIndex:
-        """The FAISS index of the eval segments; searching before :meth:`build` is a programming error."""
+        """The FAISS index of the eval segments (RuntimeError before :meth:`build`)."""
         if self.vindex is None:
             raise RuntimeError("method 'embedding': search before build()")
         return self.vindex
@@ -349,16 +222,14 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
                     break
         return out
 
-    # -- search ------------------------------------------------------------------------------
     def searched_views(self) -> tuple[str, ...]:
         """The train views, and ``fields`` for a record that has none of them (:meth:`train_views_of`)."""
         views = tuple(self.config.train_views)
         return views if FIELDS in views else (*views, FIELDS)
 
     def train_views_of(self, tr: Record) -> tuple[str, ...]:
-        """The views of ``tr`` it encodes: ``train_views``; for a record with no text in any of them (a
-        record read whole, of no known schema: ``{"predictions": [...]}``), its ``fields`` view, every
-        string it holds, as the text tiers read it (:mod:`auditor.records.fields`)."""
+        """``train_views``; for a record with no text in any of them (read whole, of no known schema),
+        its ``fields`` view: every string it holds (:mod:`auditor.records.fields`)."""
         views = tuple(self.config.train_views)
         if not any(tr.views.get(v) for v in views) and tr.views.get(FIELDS):
             return (FIELDS,)
@@ -375,7 +246,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         for v in views or self.train_views_of(tr):
             start = len(units)
             head: list = []
-            for s in segments(tr.views.get(v) or "", self.config.max_words):
+            for s in segments(tr.views.get(v) or "", self.config.encoder.max_words):
                 if s.text in seen:
                     continue
                 seen.add(s.text)
@@ -403,13 +274,11 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         return cos, j, segs[k]
 
     def _candidates(self, units, vecs: np.ndarray):
-        """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg, rank, code)``.
-
-        The margin is taken over other *groups*: two eval items with one text are one item here.
-        """
-        k = min(len(self.seg_text), (self.config.top_k + 1) * self.max_segs)
+        """Score each unit's nearest eval items: yields ``(unit, pos, parts, score, eval seg, unit seg,
+        rank, code)``; the margin is taken over other *groups* (eval items of one text are one item)."""
+        k = min(len(self.seg_text), (self.config.search.top_k + 1) * self.max_segs)
         sims, ids = self._built().search(vecs, k)
-        w_lexical = self.config.w_lexical
+        search = self.config.search
         row = 0
         keep: list[tuple] = []
         for u, (_tr, _view, segs, head) in enumerate(units):
@@ -424,42 +293,33 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             for pos in cand:
                 cos, j, i = self._pair(uvecs, ukinds, pos)
                 lex = self.tfidf.cosine(tvec, pos)
-                scored.append((cos + w_lexical * lex, pos, cos, lex, j, i))
+                scored.append((cos + search.w_lexical * lex, pos, cos, lex, j, i))
             scored.sort(key=lambda x: (-x[0], x[1]))
-            for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: self.config.top_k]):
-                if cos < self.config.min_cosine:
+            for rank, (sim, pos, cos, lex, j, i) in enumerate(scored[: search.top_k]):
+                if cos < search.min_cosine:
                     continue
                 g = self.group[pos]
                 margin = sim - max((x[0] for x in scored if self.group[x[1]] != g), default=0.0)
-                if self.config.require_best and margin <= 0:
+                if search.require_best and margin <= 0:
                     continue
-                tseg = segs[j]
-                overlap, entities, conflict = lexical(self.seg_text[i], tseg.text)
                 is_code = "doc" in ukinds or any(self.seg_kind[x] == "doc" for x in self.item_segs[pos])
-                if is_code:  # code rephrasings rename identifiers: no entity conflict there
-                    conflict = 0
-                keep.append((u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvecs[j]))
+                keep.append((u, pos, i, segs[j], rank, is_code, cos, lex, margin, uvecs[j]))
         # token alignment for the kept candidates only, their texts embedded token-wise in one batch
         self.aligner.vectors([t for x in keep for t in (self.seg_text[x[2]], x[3].text)])
-        for u, pos, i, tseg, rank, is_code, cos, lex, margin, overlap, entities, conflict, uvec in keep:
-            ar, ap, af = self.aligner.score(*self.aligner.vectors([self.seg_text[i], tseg.text]))
-            parts = Parts(
-                align_recall=ar,
-                align_precision=ap,
-                align_f1=af,
-                values=values_agree(self.seg_text[i], tseg.text),
-                cosine=cos,
-                lexical=float(lex),
-                margin=float(margin),
-                mutual=int(float(uvec @ self.vectors[i]) >= float(self.nearest_other[i])),
-                overlap=overlap,
-                entities=entities,
-                conflict=conflict,
+        for u, pos, i, tseg, rank, is_code, cos, lex, margin, uvec in keep:
+            etext = self.seg_text[i]
+            overlap, entities, conflict = lexical(etext, tseg.text)
+            mutual = int(float(uvec @ self.vectors[i]) >= float(self.nearest_other[i]))
+            # code rephrasings rename identifiers: no entity conflict there
+            parts = Parts(cos, float(lex), float(margin), mutual, overlap, entities, 0 if is_code else conflict)
+            parts.align_recall, parts.align_precision, parts.align_f1 = self.aligner.score(
+                *self.aligner.vectors([etext, tseg.text])
             )
+            parts.values = values_agree(etext, tseg.text)
             yield u, pos, parts, self.rule.score(parts), i, tseg, rank, is_code
 
     def notes(self) -> list[str]:
-        """What the lexical gate stopped, in words (the report's notes; the CLI's summary prints it)."""
+        """What the lexical gate stopped, in words (the report's notes)."""
         return [self.gate.sentence()] if self.gate is not None and self.gate.counts["units_seen"] else []
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
@@ -474,7 +334,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         if self.gate is not None:  # units it stops get no finding; the others go on unchanged
             asked = [(tr.views[v], [s.text for s in g], g[0].kind == "window") for tr, v, g, _ in units]
             code = [any(s.kind == "doc" for s in g) for _, _, g, _ in units]
-            keep = keep_units(self.gate, asked, self.config.max_words, code)
+            keep = keep_units(self.gate, asked, self.config.encoder.max_words, code)
             units = [u for u, k in zip(units, keep) if k]
         texts = [s.text for _, _, segs, _ in units for s in segs]
         if not texts:
@@ -487,21 +347,12 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
             tier = self.rule.classify(parts, is_code, signature)
             if decide and tier is None:
                 continue
-            f = self.finding(
-                self.eval_records[pos],
-                tr,
-                round(score, 6),
-                **parts.as_dict(),
-                tier=tier,
-                eval_segment=self.seg_label[i],
-                train_segment=tseg.label(),
-                train_view=view,
-                rank=rank,
-                code=is_code,
-            )
+            where = {"tier": tier, "eval_segment": self.seg_label[i], "train_segment": tseg.label()}
+            where.update(train_view=view, rank=rank, code=is_code)
+            f = self.finding(self.eval_records[pos], tr, round(score, 6), **parts.as_dict(), **where)
             f.conclusive = tier == CONCLUSIVE
             out.append(f)
-        self.save_cache(self.config.save_every)
+        self.save_cache(self.config.encoder.save_every)
         return out
 
     def stats(self) -> dict[str, Any]:

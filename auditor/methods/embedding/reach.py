@@ -1,9 +1,7 @@
-"""What the encoder reads of a text: its first ``max_seq_length`` word pieces (all-MiniLM-L6-v2: 256,
-two of them its special tokens), cut where the model's own tokenizer stops. The lexical gate
-(:mod:`auditor.methods.embedding.gate`) judges each segment on this, so that what decides a segment is what the
-model would embed: a 160-word window of prose is read almost whole, one of numbers, markup or code
-much less ("1.4208365e-03" is nine word pieces: of a hundred, the model reads 28 and part of the 29th),
-and words past the model's reach neither dilute a segment's score nor pass it.
+"""What the encoder reads of a text: its first ``max_seq_length`` word pieces (all-MiniLM-L6-v2: 256),
+cut where the model's own tokenizer stops. The lexical gate judges each segment on this, so what
+decides a segment is what the model would embed: a window of prose is read almost whole, one of
+numbers or code much less ("1.4208365e-03" is nine word pieces).
 
 >>> reach = ModelReach.bundled()   # all-MiniLM-L6-v2: 256 word pieces
 >>> prose, numbers = "Book a room for 2 adults", " ".join(["1.4208365e-03"] * 100)
@@ -16,14 +14,12 @@ Errors: none of its own; a tokenizer that cannot encode raises what ``tokenizers
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 
 class ModelReach:
-    """Cuts texts to what a model reads, with a copy of the model's fast tokenizer
-    (``tokenizers.Tokenizer``: truncating at ``max_seq_length``, no padding). Picklable (an engine's
-    workers receive it with the gate)."""
+    """Cuts texts to what a model reads, with a copy of its fast tokenizer (``tokenizers.Tokenizer``)
+    truncating at ``max_seq_length``; picklable."""
 
     def __init__(self, tokenizer: Any, max_seq_length: int):
         from tokenizers import Tokenizer
@@ -34,27 +30,21 @@ class ModelReach:
         self.tokenizer.enable_truncation(self.max_seq_length)
 
     @classmethod
-    def from_file(cls, path: str | Path, max_seq_length: int) -> ModelReach:
-        """The reach of a model folder's ``tokenizer.json``."""
-        from tokenizers import Tokenizer
-
-        return cls(Tokenizer.from_file(str(path)), max_seq_length)
-
-    @classmethod
     def bundled(cls) -> ModelReach:
         """The bundled model's reach (its ``tokenizer.json`` and ``max_seq_length``), without loading it."""
         import json
+
+        from tokenizers import Tokenizer
 
         from .model import bundled_model_path
 
         folder = bundled_model_path()
         config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
-        return cls.from_file(folder / "tokenizer.json", int(config["max_seq_length"]))
+        return cls(Tokenizer.from_file(str(folder / "tokenizer.json")), int(config["max_seq_length"]))
 
     @classmethod
     def of(cls, model: Any) -> ModelReach:
-        """The reach of a loaded sentence model (torch or ONNX backend): its tokenizer's
-        ``backend_tokenizer`` and its ``max_seq_length``."""
+        """The reach of a loaded sentence model (torch or ONNX backend)."""
         return cls(model.tokenizer.backend_tokenizer, int(model.max_seq_length))
 
     def cut(self, texts: Sequence[str]) -> list[str]:

@@ -1,17 +1,9 @@
-"""Cut a text into the segments that are embedded and matched (MiniLM reads only 256 word pieces).
-
-* ``whole``  — the text itself (the model sees its first 256 word pieces).
-* ``last``   — for a text of several lines, its final line of at least ``min_words`` words: where a
-  quoted passage is followed by the question (MMLU US history), this is the question, which is what
-  a rephrasing keeps.
-* ``window`` — for a text longer than ``max_words`` words, overlapping windows of ``max_words`` words
-  (stride ``max_words // 2``), so nothing past the model's reach goes unseen.
-* ``doc``    — for code, the prose of its comments and docstrings together with the words of its
-  function names (``has_close_elements`` → ``has close elements``): the meaning, which survives a
-  translation into C or JavaScript, while the signature syntax does not.
-
-Each segment records its kind and its position (word offset, or line number for ``last``) so a
-finding can say which segment matched.
+"""Cut a text into the segments that are embedded and matched (MiniLM reads 256 word pieces):
+``whole`` (the text), ``last`` (the final line of a multi-line text, of at least ``min_words`` words:
+the question after a quoted passage), ``window`` (overlapping windows of ``max_words`` words, stride
+half that, for a longer text) and, for code, ``doc`` (its comments, docstrings and function-name words:
+the meaning, which survives a translation into another language). A segment records its kind and
+position, so a finding says which one matched.
 
 >>> [s.kind for s in segments("Passage line one is long enough.\\nWhich of these is true?")]
 ['whole', 'last']

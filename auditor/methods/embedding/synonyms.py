@@ -1,18 +1,10 @@
-"""Word-stem neighbours for the lexical gate's dice rule (:mod:`auditor.methods.embedding.gate`): a rewording
-replaces an item's words with near-synonyms ("a car accident" → "a vehicle collision", "farmland" →
-"agricultural land"), so the gate counts a text's stem as one of an item's when the two are
-neighbours in the bundled table and their cosine is at least the gate's ``synonyms`` bar.
+"""Word-stem neighbours for the lexical gate (:mod:`.gate`): a rewording replaces an item's words with
+near-synonyms ("a car accident" → "a vehicle collision"), so the gate counts a text's stem as one of an
+item's when the two neighbour in the bundled table at a cosine of at least the ``synonyms`` bar.
 
-**Table** (``auditor/data/gate_synonyms.json``, built by ``scripts/build_gate_synonyms.py``; notice in
-``gate_synonyms.NOTICE``): the whole words of the bundled model's own vocabulary, each encoded alone by
-the model (all-MiniLM-L6-v2); two stems are neighbours when two of their words have a cosine of at least
-the table's ``min_cosine`` (0.7). No benchmark or corpus text went into it. A word outside the
-vocabulary has no neighbours: it is matched as itself only.
-
-**Credit** (:class:`auditor.methods.embedding.gate.LexicalGate`): a text stem standing in for an item stem earns the
-item stem's weight scaled down to the text stem's own where that is lower — a common word standing in
-for a rare one earns what the common word weighs —; what the text's stems earn for one item stem is
-capped at its weight (it counts once, as when the text holds it).
+The table (``auditor/data/gate_synonyms.json``, built by ``scripts/build_gate_synonyms.py``): the whole
+words of the bundled model's vocabulary, each encoded alone by it; two stems neighbour when two of
+their words reach ``min_cosine`` (0.7). No benchmark or corpus text went into it.
 
 >>> table = load_synonyms()
 >>> table["highwa"]["freewa"], "farmla" in table["agricu"]
@@ -38,9 +30,7 @@ from ...errors import ConfigError, IndexFileError
 
 SYNONYMS = Path(__file__).resolve().parents[2] / "data" / "gate_synonyms.json"
 SYNONYMS_FORMAT = "auditor-gate-synonyms"
-#: the lowest cosine the bundled table keeps (``scripts/build_gate_synonyms.py`` builds it with this):
-#: a ``synonyms`` bar may not be lower
-MIN_COSINE = 0.7
+MIN_COSINE = 0.7  # the lowest cosine the bundled table keeps: a ``synonyms`` bar may not be lower
 
 
 @lru_cache(maxsize=4)
@@ -61,8 +51,7 @@ def min_cosine(path: str | Path = SYNONYMS) -> float:
 
 
 def check_bar(bar: float) -> float:
-    """``bar`` when it is 0 (off) or within :data:`MIN_COSINE`..1, else :class:`ConfigError` (no file is
-    read: a configuration is checked without loading the table)."""
+    """``bar`` when it is 0 (off) or within :data:`MIN_COSINE`..1 (no file read), else :class:`ConfigError`."""
     if bar and not MIN_COSINE <= bar <= 1:
         raise ConfigError(f"method 'embedding': gate_synonyms must be 0 (off) or in {MIN_COSINE}..1, not {bar}")
     return float(bar)
@@ -76,9 +65,8 @@ def load_synonyms(path: str | Path = SYNONYMS) -> dict[str, dict[str, float]]:
 def neighbours(
     vocab: dict[str, int], bar: float, weight: Callable[[str], float], path: str | Path = SYNONYMS
 ) -> dict[str, np.ndarray]:
-    """For each stem that may stand in for some item stem of ``vocab`` (``{stem: id}``): the ids it
-    stands in for — the item stems it neighbours at a cosine of at least ``bar``; a stem of weight 0
-    (a stop word) stands in for none."""
+    """Each stem that may stand in for item stems of ``vocab`` (``{stem: id}``) → their ids: the item
+    stems it neighbours at ``bar`` or more (a stem of weight 0 for none)."""
     lowest, table = _load(str(path))
     if not lowest <= bar <= 1:
         raise ConfigError(f"method 'embedding': gate_synonyms must be in {lowest}..1, not {bar}")

@@ -1,10 +1,7 @@
-"""A small TF-IDF cosine over identifier-aware word tokens, with IDF taken from the eval side.
-
-Code rephrased into another language keeps names and terms (``has_close_elements`` /
-``hasCloseElements`` → ``has close elements``) that a sentence model weighs little; this lexical
-channel adds them. Tokens: alphabetic runs of two or more letters, camelCase and snake_case split,
-lower-cased. Weights: ``(1 + log tf) · (log((N + 1) / (df + 1)) + 1)``, L2-normalized; words unseen
-on the eval side are ignored (they cannot match).
+"""A TF-IDF cosine over identifier-aware words, IDF from the eval side: code rephrased into another
+language keeps names and terms (``has_close_elements`` / ``hasCloseElements``) a sentence model weighs
+little. Words: runs of two or more letters, camelCase and snake_case split, lower-cased; weights
+``(1 + log tf) · (log((N + 1) / (df + 1)) + 1)``, L2-normalized; words unseen on the eval side ignored.
 
 >>> t = TfIdf(["def has_close_elements(numbers)", "def sum_squares(values)"])
 >>> round(t.cosine(t.vector("int hasCloseElements(float* numbers)"), 0), 3)

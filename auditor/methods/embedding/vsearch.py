@@ -1,11 +1,7 @@
-"""Inner-product search over L2-normalized vectors (so inner product = cosine).
-
-:class:`VectorIndex` uses FAISS: an exact ``IndexFlatIP`` by default; for large eval sides
-(``approximate="auto"`` and at least ``approx_min`` vectors, or ``approximate="hnsw"``/``"ivf"``) an
-``IndexHNSWFlat`` (M=32, efSearch=128) or ``IndexIVFFlat`` (nlist = 4·√n, nprobe = nlist/8). The
-approximate index's recall@k against the exact search is measured at build time on a sample of
-the indexed vectors used as queries and reported in :meth:`VectorIndex.describe`.
-:func:`brute_force` is the numpy twin of the exact search, used to check it.
+"""Inner-product search over L2-normalized vectors (inner product = cosine) with FAISS: exact
+(``IndexFlatIP``) by default; from ``approx_min`` vectors (``approximate="auto"``), or as asked, HNSW
+(M=32, efSearch=128) or IVF (nlist = 4·√n, nprobe = nlist/8), whose recall@10 against the exact search
+(:func:`brute_force`, numpy) is measured at build on a sample of the vectors and described.
 
 >>> import numpy as np
 >>> v = np.eye(3, dtype=np.float32)
@@ -33,28 +29,17 @@ def brute_force(base: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarr
 
 
 class VectorIndex:
-    def __init__(
-        self,
-        vectors: np.ndarray,
-        approximate: str = "auto",
-        approx_min: int = 200_000,
-        seed: int = 0,
-        recall_sample: int = 500,
-    ):
+    SEED, RECALL_SAMPLE = 0, 500  # the IVF training sample's and the recall measure's
+
+    def __init__(self, vectors: np.ndarray, approximate: str = "auto", approx_min: int = 200_000):
         import faiss
 
         if approximate not in APPROX:
-            raise ConfigError(
-                f"method 'embedding': approximate must be one of {', '.join(APPROX)}, not '{approximate}'"
-            )
+            raise ConfigError(f"method 'embedding': approximate must be one of {', '.join(APPROX)}")
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         n, d = self.vectors.shape
-        kind = approximate
-        if kind == "auto":
-            kind = "hnsw" if n >= approx_min else "exact"
-        if kind == "ivf" and n < 64:
-            kind = "exact"
-        self.kind = kind
+        kind = "hnsw" if approximate == "auto" and n >= approx_min else approximate
+        self.kind = kind = "exact" if kind == "auto" or (kind == "ivf" and n < 64) else kind
         self.recall: float | None = None
         self.index: faiss.Index
         if kind == "exact":
@@ -66,19 +51,17 @@ class VectorIndex:
         else:
             nlist = max(1, int(4 * np.sqrt(n)))
             ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-            rng = np.random.default_rng(seed)
-            train = self.vectors[rng.choice(n, min(n, 64 * nlist), replace=False)]
-            ivf.train(train)
+            ivf.train(self.vectors[np.random.default_rng(self.SEED).choice(n, min(n, 64 * nlist), replace=False)])
             ivf.nprobe = max(1, nlist // 8)
             self.index = ivf
         if n:
             self.index.add(self.vectors)
         if kind != "exact" and n:
-            self.recall = self._measure_recall(seed, recall_sample)
+            self.recall = self._measure_recall()
 
-    def _measure_recall(self, seed: int, sample: int, k: int = 10) -> float:
-        rng = np.random.default_rng(seed)
-        q = self.vectors[rng.choice(len(self.vectors), min(sample, len(self.vectors)), replace=False)]
+    def _measure_recall(self, k: int = 10) -> float:
+        rng = np.random.default_rng(self.SEED)
+        q = self.vectors[rng.choice(len(self.vectors), min(self.RECALL_SAMPLE, len(self.vectors)), replace=False)]
         _, approx = self.search(q, k)
         _, exact = brute_force(self.vectors, q, k)
         hits = sum(len(set(a.tolist()) & set(e.tolist())) for a, e in zip(approx, exact))
