@@ -134,10 +134,10 @@ def test_the_readme_audits_on_a_plugin_engine_write_the_golden_reports(serial_en
         assert written == expected, f"{name} {file} differs from the golden file"
 
 
-def test_the_engine_in_the_docs_is_one_module_and_audits_as_the_local_engine(monkeypatch):
+def test_the_engine_in_the_docs_is_one_module_and_audits_as_the_local_engine(monkeypatch, request):
     """docs/architecture.md's engine, loaded as the module ``auditor.engines.serial`` would be: it
     registers itself and finds what the local engine finds."""
-    monkeypatch.setattr(base, "ENGINES", base.ENGINES.copy())
+    request.addfinalizer(lambda: base.ENGINES.unregister("serial"))
     doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     code = doc.split("```python\n", 1)[1].split("```", 1)[0]
     module = types.ModuleType("auditor.engines.serial")

@@ -28,7 +28,12 @@ def _registered_in(package, base: type) -> dict[str, str]:
     while todo:
         cls = todo.pop()
         todo += cls.__subclasses__()
-        if getattr(cls, "name", "") and cls.__module__.startswith(package.__name__ + "."):
+        # a class of a module no longer imported (a test's stand-in, its module dropped) is no built-in
+        if (
+            getattr(cls, "name", "")
+            and cls.__module__.startswith(package.__name__ + ".")
+            and cls.__module__ in sys.modules
+        ):
             found[cls.name] = cls.__module__
     return found
 
