@@ -20,7 +20,7 @@ from collections import Counter
 from ..datasets.account import Shift
 from ..masking.boilerplate import MaskCounts
 from ..masking.masker import Masker
-from ..methods.base import Searcher
+from ..methods.base import Searcher, located_by_record
 from .stage import Batch, Stage
 
 
@@ -33,10 +33,11 @@ class SearchStage(Stage[list[Counter]]):
         self.indexes = indexes
 
     def run(self, batch: Batch) -> None:
-        for index in self.indexes:
-            for f in index.search(batch.records):
-                f.check = self.check
-                batch.findings.append(f)
+        with located_by_record():  # each record's findings located together, after every index
+            for index in self.indexes:
+                for f in index.search(batch.records):
+                    f.check = self.check
+                    batch.findings.append(f)
 
     def take_counts(self) -> list[Counter]:
         return [ix.take_counts() for ix in self.indexes]
