@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -118,7 +119,9 @@ def locate_field(raw: Any, text: str) -> str | None:
     return None if found is None else found[0]
 
 
-def word_span(s: str, text: str, words: tuple[np.ndarray, np.ndarray, list[str]] | None = None) -> tuple[int, int]:
+def word_span(
+    s: str, text: str, words: tuple[np.ndarray, np.ndarray, np.ndarray, dict] | None = None
+) -> tuple[int, int]:
     """The character range of ``s`` holding the densest run of ``text``'s words: the window of as many
     words as ``text`` has (a quarter more when no window holds them all: a reworded copy) with the
     most of them, trimmed to its first and last shared word; (0, 0) when they share none.
@@ -126,40 +129,41 @@ def word_span(s: str, text: str, words: tuple[np.ndarray, np.ndarray, list[str]]
     >>> word_span("intro words. Book a cheap flight to Rome! more", "book a flight to rome")
     (13, 40)
     """
-    starts, ends, toks = words if words is not None else _words_of(s)
-    target = {w.casefold() for w in _WORD.findall(text)}
-    if not toks or not target:
+    starts, ends, ids, vocab = words if words is not None else _words_of(s)
+    wanted = [vocab[w] for w in {w.casefold() for w in _WORD.findall(text)} if w in vocab]
+    if not wanted:
         return 0, 0
-    hits = np.fromiter(map(target.__contains__, toks), bool, len(toks))
-    if not hits.any():
-        return 0, 0
+    hits = np.isin(ids, wanted)
     n = max(1, len(_WORD.findall(text)))
-    ones = hits.astype(np.int32)
-    width = min(len(toks), n)
-    sums = np.convolve(ones, np.ones(width, np.int32), mode="valid")
+    seen = np.concatenate(([0], np.cumsum(hits, dtype=np.int64)))
+    width = min(len(ids), n)
+    sums = seen[width:] - seen[:-width]  # hits in each window of ``width`` words
     if sums.max() < n:  # no copy of every word in a row: a reworded run, allowed some slack
-        width = min(len(toks), n + max(2, n // 4))
-        sums = np.convolve(ones, np.ones(width, np.int32), mode="valid")
+        width = min(len(ids), n + max(2, n // 4))
+        sums = seen[width:] - seen[:-width]
     first = int(np.argmax(sums))
     inside = np.flatnonzero(hits[first : first + width]) + first
     return int(starts[inside[0]]), int(ends[inside[-1]])
 
 
-def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The start and end of every word of ``s`` (:data:`_WORD`) and the word case-folded, from the
-    words and the gaps between them (``findall`` and ``split``: no match object per word); a
-    word never holds a NUL, so the words are case-folded joined by NULs in one call.
+def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    """The start and end of every word of ``s`` (:data:`_WORD`), and an id for each word case-folded
+    with the ids by word: from the words and the gaps between them (``findall`` and ``split``: no match
+    object per word); a word never holds a NUL, so the words are case-folded joined by NULs in one call.
 
-    >>> starts, ends, words = _words_of("Hi, ßtraße 12!")
-    >>> starts.tolist(), ends.tolist(), words
-    ([0, 4, 11], [2, 10, 13], ['hi', 'sstrasse', '12'])
+    >>> starts, ends, ids, vocab = _words_of("Hi, ßtraße 12 hi!")
+    >>> starts.tolist(), ends.tolist(), [vocab[w] for w in ("hi", "sstrasse", "12")], ids.tolist()
+    ([0, 4, 11, 14], [2, 10, 13, 16], [0, 1, 2], [0, 1, 2, 0])
     """
     words = _WORD.findall(s)
     n = len(words)
     gaps = np.fromiter(map(len, _WORD.split(s)), np.int64, n + 1)
     lengths = np.fromiter(map(len, words), np.int64, n)
     ends = np.cumsum(gaps[:n] + lengths)
-    return ends - lengths, ends, "\x00".join(words).casefold().split("\x00") if n else []
+    folded = "\x00".join(words).casefold().split("\x00") if n else []
+    vocab: dict[str, int] = {}
+    ids = np.fromiter(map(vocab.setdefault, folded, itertools.count()), np.int64, n)
+    return ends - lengths, ends, ids, vocab
 
 
 def locate_span(raw: Any, text: str) -> Span | None:
