@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from auditor.audit.config import AuditConfig, CheckSpec
+from auditor.audit.config import AuditConfig, CheckSpec, OutputOptions
 from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.engines.base import ScanJob, ScanStats, get_engine
@@ -171,7 +171,7 @@ def test_missing_url_and_empty_glob_are_one_line_errors():
 def test_write_clean_refuses_a_url_training_set(folder, tmp_path):
     from auditor.errors import ConfigError
 
-    cfg = _config([f"file://{folder}/big.jsonl"], write_clean=str(tmp_path / "clean"))
+    cfg = _config([f"file://{folder}/big.jsonl"], output=OutputOptions(write_clean=str(tmp_path / "clean")))
     with pytest.raises(ConfigError, match="read from a URL .*copy it locally"):
         run_audit(cfg)
     assert not (tmp_path / "clean").exists()
