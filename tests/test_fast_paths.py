@@ -20,7 +20,7 @@ from auditor.cli import main
 from auditor.methods import _exact_kernel
 from auditor.text import evasion
 from auditor.text.batch import TokenBatch
-from auditor.text.normalize import normalize
+from auditor.text.normalize import _TYPOGRAPHY, normalize
 
 FOREIGN = REPO / "tests" / "data" / "foreign"
 
@@ -79,6 +79,26 @@ _LINES = st.lists(
 @given(st.lists(_LINES.map("".join), max_size=6))
 def test_exact_line_units_are_the_reference_units(texts):
     batch = TokenBatch(texts)
+    assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True)
+
+
+#: typography that takes the ASCII path (and some that must not: a confusable sign, NFKC letters), beside
+#: what changes how ASCII normalizes: camel-cased runs, markup, percent escapes, hyphenated line ends
+_TYPO = st.lists(
+    st.sampled_from(
+        [*_TYPOGRAPHY, *"aB .%<>&-=\"'", "\n", "\t", "%E2%80%99", "BookAFlightToParis", "é", "İ", "x", "<b>"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TYPO, max_size=5))
+def test_typography_normalizes_and_batches_as_the_reference(texts):
+    """Texts that are ASCII but for typography take the ASCII path (:func:`auditor.text.normalize.ascii_typography`)."""
+    assert [normalize(t) for t in texts] == [ref.normalize(t) for t in texts]
+    batch = TokenBatch(texts)
+    assert [batch.normalized(i).decode() for i in range(len(texts))] == [ref.normalize(t) for t in texts]
     assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True)
 
 

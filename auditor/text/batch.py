@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 import xxhash
 
 from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
-from .normalize import has_ascii_evasion, is_plain, normalize, tokens
+from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize, tokens
 from .tokens import token_hashes
 
 _SPACE = 32
@@ -233,19 +233,20 @@ def _joined(texts: list[str]) -> bytes:
     """
     pieces: list[bytes] = []
     for text in texts:
+        plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
         if (
-            text.isascii()
-            and "<" not in text  # has_ascii_evasion, inlined: this loop runs once per text of the scan
-            and "&" not in text
-            and "\x00" not in text
-            and "\x1b" not in text
-            and "-\n" not in text
-            and "-\r\n" not in text
+            plain.isascii()
+            and "<" not in plain  # has_ascii_evasion, inlined: this loop runs once per text of the scan
+            and "&" not in plain
+            and "\x00" not in plain
+            and "\x1b" not in plain
+            and "-\n" not in plain
+            and "-\r\n" not in plain
         ):
-            if "%" not in text:
-                pieces.append(text.encode("ascii"))
+            if "%" not in plain:
+                pieces.append(plain.encode("ascii"))
                 continue
-            t = percent_decode(text)
+            t = percent_decode(plain)
             if _simple(t):
                 pieces.append(t.encode("ascii"))
                 continue

@@ -240,6 +240,47 @@ def strip_tags(text: str) -> str:
     return _TAG.sub(untag, text)
 
 
+#: typographic punctuation and spaces common in prose (curly quotes, dashes, ellipsis, bullets, signs,
+#: no-break and thin spaces); :func:`ascii_typography` keeps those that ``normalize`` makes a space
+#: whatever surrounds them (``×`` is a confusable of ``x``, ``™`` is ``tm`` after NFKC: left out)
+_TYPOGRAPHY = (
+    "\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u00ab\u00bb\u2039\u203a\u2013\u2014\u2015\u2012"
+    "\u2212\u2026\u2022\u00b7\u00d7\u00b0\u00a9\u00ae\u2122\u00a7\u00b6\u2020\u2021\u00a0\u2009\u202f\u2007\u2002\u2003"
+)
+#: the characters of :data:`_TYPOGRAPHY` kept, their ASCII, and a pattern finding any other non-ASCII character
+_TYPOGRAPHY_TABLE: tuple[dict[str, str], re.Pattern] | None = None
+
+
+def ascii_typography(text: str) -> str:
+    """``text`` with the typographic characters that ``normalize`` turns into spaces (:data:`_TYPOGRAPHY`,
+    after confusables, NFKC and case folding, wherever they stand) replaced by ASCII that it turns into
+    spaces too: a comma for punctuation and signs (never ``-``, which may end a hyphenated line), a
+    space for spaces; ``text`` itself when it holds any other non-ASCII character. ``normalize`` gives
+    the same for both, and a text that is ASCII but for them takes the ASCII path (one ``translate``
+    for a whole batch) instead of the Unicode one.
+
+    >>> ascii_typography("It’s “fine” —\u00a03 m…"), normalize("It’s “fine” —\u00a0 3 m…")
+    ('It,s ,fine, , 3 m,', 'it s fine 3 m')
+    >>> ascii_typography("3×4 ’"), normalize("3×4")  # a confusable of x: the text is left as it is
+    ('3×4 ’', '3x4')
+    """
+    global _TYPOGRAPHY_TABLE
+    if _TYPOGRAPHY_TABLE is None:
+        t, table = _tables(), {}
+        for c in _TYPOGRAPHY:
+            folded = unicodedata.normalize("NFKC", t.confusable.get(c, c)).casefold()
+            if all(_is_space_class(x) or x.isspace() for x in (t.confusable_lower.get(x, x) for x in folded)):
+                table[c] = " " if c.isspace() else ","
+        _TYPOGRAPHY_TABLE = table, re.compile(f"[^\\x00-\\x7f{''.join(table)}]")
+    table, other = _TYPOGRAPHY_TABLE
+    if other.search(text):
+        return text
+    for c, ascii in table.items():  # str.replace per character held: faster than translate off ASCII
+        if c in text:
+            text = text.replace(c, ascii)
+    return text
+
+
 def has_ascii_evasion(text: str) -> bool:
     """For ASCII ``text``: True when it may hold what :func:`clean` changes besides ``%XX`` escapes and
     camel-cased runs: markup characters (``<``, ``&``), NUL, ESC (terminal escapes) or a hyphen at the
@@ -323,6 +364,9 @@ def normalize(text: str) -> str:
     if not text:
         return ""
     if not is_plain(text):
+        mapped = text if text.isascii() else ascii_typography(text)
+        if mapped is not text and is_plain(mapped):  # ASCII but for typography (:func:`ascii_typography`)
+            return " ".join(mapped.lower().translate(_ASCII_TABLE).split())
         text = _deobfuscate(text, fold=True)
         if not text.isascii():
             for c in set(text):
