@@ -77,11 +77,44 @@ except SystemExit:
 """
 
 
+#: what an exact + ngram audit loads only after its first record: Arrow (the token batches), DuckDB (the
+#: findings store, opened at its first finding), the report model and its renderings (the report)
+LATER = ("pyarrow", "duckdb", "auditor.report.model", "auditor.report.html", "auditor.report.markdown")
+
+
 def test_an_exact_and_ngram_audit_loads_no_model_tier_by_its_first_record(tmp_path):
     argv = ["audit", "--eval", "webshop:0:50", "--train", "webshop:50:100", "--method", "exact", "--method", "ngram"]
     loaded = _loaded(_FIRST_RECORD, *argv, "--report-dir", str(tmp_path / "r"), "--index-dir", str(tmp_path / "i"))
     assert "auditor.methods.exact" in loaded and "auditor.methods.ngram" in loaded
     assert _heavy(loaded, ("auditor.methods.minhash", "auditor.methods.calls", "auditor.methods.entities")) == []
+    assert _heavy(loaded, LATER) == []  # each is loaded where first used: none before the first record
+
+
+def test_an_audit_loads_duckdb_at_its_first_finding_and_one_that_finds_nothing_never(tmp_path):
+    whole_run = _FIRST_RECORD.replace("LOADED = list(sys.modules)", "pass")  # LOADED stays None: at the exit
+    pairs = (("webshop:0:50", "webshop:50:100", False), ("webshop:0:200", "webshop:200:1200", True))
+    for ev, train, found in pairs:  # 200:1200 repeats goals of 0:200
+        argv = ["audit", "--eval", ev, "--train", train, "--method", "exact", "--method", "ngram"]
+        loaded = _loaded(whole_run, *argv, "--report-dir", str(tmp_path / train))
+        verdict = json.loads((tmp_path / train / "report.json").read_text())["verdict"]
+        assert (verdict, "duckdb" in loaded) == (("fail", True) if found else ("pass", False)), train
+        assert {"pyarrow", "auditor.report.markdown", "auditor.report.html"} <= set(loaded)
+
+
+def test_the_report_package_loads_its_model_and_renderings_when_first_used():
+    loaded = _loaded("import auditor.report, auditor.report.results, auditor.report.publish")
+    assert [m for m in loaded if m in ("auditor.report.model", *LATER)] == []
+    code = (
+        "from auditor.report import Report\ntry:\n    Report('pass', {}, [], []).render('xml')\n"
+        "except Exception as e:\n    print(e)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300, check=True
+    )
+    assert out.stdout.strip() == "unknown report format 'xml' (formats: json, conda, conda-pr, html, junit, md)"
+    assert "auditor.report.markdown" in _loaded(
+        "from auditor.report import Report\nReport('pass', {}, [], []).render('md')"
+    )
 
 
 def test_the_command_table_names_each_commands_module_and_first_line():

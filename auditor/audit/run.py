@@ -20,13 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..datasets.dataset import Dataset
 from ..engines import get_engine
 from ..errors import ConfigError, OutputError
 from ..methods.base import Finding
-from ..report import Report
 from ..report.results import CleanSummary, DecisionsRead, FindingRow, RunStats
 from ..scan.progress import peak_rss_mb
 from ..store.texts import collect_texts
@@ -39,6 +39,9 @@ from .decide import decide_check
 from .decisions import Decisions, annotate
 from .state import AuditRun, Clock
 from .verdict import combine
+
+if TYPE_CHECKING:
+    from ..report.model import Report
 
 
 def run_audit(config: AuditConfig, before_clean: Callable[[Report], None] | None = None) -> Report:
@@ -108,6 +111,8 @@ def attribute(run: AuditRun) -> None:
 def assemble(run: AuditRun) -> Report:
     """The run's :class:`Report`, every section filled here: verdict, datasets, checks, findings
     (review decisions applied), the decisions read, error types, provenance, run statistics, texts."""
+    from ..report.model import Report  # the model and its checks: loaded when the report is made, not at start-up
+
     config, engine, datasets = run.config, run.engine, run.datasets
     rows = [_row(f, datasets) for f in run.findings]
     read = None

@@ -21,7 +21,6 @@ from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
 from ..report import counts as tally
-from ..report import escape_line
 from ..report.publish import check_report_dir
 from . import main
 from ._common import (
@@ -33,6 +32,14 @@ from ._common import (
     library_errors,
 )
 from ._run_options import apply_overrides, field_options, output_options, override_options, side_fields
+
+
+def escape_line(text: str) -> str:
+    """:func:`auditor.report.model.escape_line`; the report model is imported on first use, once the run
+    is over, not at start-up."""
+    from ..report.model import escape_line as escape
+
+    return escape(text)
 
 
 def _dataset_name(ref: str, taken: set[str]) -> str:

@@ -267,6 +267,7 @@ WORKER_MODULES = (
     "auditor.masking.boilerplate",
     "auditor.masking.masker",
     "auditor.scan.job",
+    "pyarrow.compute",  # the token batches' (auditor.text.batch imports it where first used)
 )
 
 

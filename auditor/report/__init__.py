@@ -1,19 +1,29 @@
 """The audit report: one :class:`~auditor.report.model.Report` (the model: :mod:`auditor.report.model`),
 written as ``report.json`` (for machines), ``report.md`` and ``report.html`` (for reviewers) and
 ``junit.xml`` (for CI), atomically, into a report folder; :func:`rerender` renders a written
-``report.json`` again. Importing this package registers every rendering (Markdown, HTML, JUnit, CONDA
-rows) with the model; none of them needs the detection methods, so re-rendering imports none.
+``report.json`` again. Importing this package loads nothing else: each name below is imported on first
+use (PEP 562), and each rendering (Markdown, HTML, JUnit, CONDA rows) when its format is first rendered
+(:data:`~auditor.report.model.BUILTIN_FORMATS`), so an audit loads none of them before it writes its
+report; none of them needs the detection methods, so re-rendering imports none.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AuditorError, InternalError, OutputError
-from ..io.atomic import atomic_write_bytes, locked_folder
-from ..io.ledger import LEDGER, Ledger, sha256_bytes
-from . import conda, html, junit, markdown  # noqa: F401  (each registers its format with the model)
-from .model import FILE_NAMES, SCHEMA_VERSION, WRITTEN, CleanSummary, DecisionsRead, Report, escape_line
+
+if TYPE_CHECKING:
+    from .model import FILE_NAMES, SCHEMA_VERSION, WRITTEN, CleanSummary, DecisionsRead, Report, escape_line
+
+#: public name -> the module defining it, imported on first use (PEP 562)
+_LAZY = {
+    name: "auditor.report.model"
+    for name in ("FILE_NAMES", "SCHEMA_VERSION", "WRITTEN", "CleanSummary", "DecisionsRead", "Report", "escape_line")
+}
 
 __all__ = [
     "FILE_NAMES",
@@ -27,6 +37,21 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")  # a submodule not imported yet
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
 def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -> Path:
     """Render a written ``report.json`` again as ``fmt`` without re-running the audit; returns the path.
 
@@ -38,6 +63,10 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
     overwritten). A renderer that fails on a report that passed those checks is a bug: InternalError
     (not an AuditorError: the CLI shows it with its traceback), the renderer's exception as its cause.
     """
+    from ..io.atomic import atomic_write_bytes, locked_folder
+    from ..io.ledger import LEDGER, Ledger, sha256_bytes
+    from .model import Report
+
     report = Report.load(report_path)  # every value checked: what fails here is bad input (InputError)
     try:
         text = report.render(fmt)
@@ -68,6 +97,8 @@ def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -
 
 
 def _rerender_name(source: Path, fmt: str) -> str:
+    from .model import FILE_NAMES
+
     if source.name == "report.json":
         return FILE_NAMES.get(fmt, f"report.{fmt}")
     stem = source.name.removesuffix(".json")

@@ -19,7 +19,8 @@ Findings stay the plain dicts ``report.json`` holds, typed for mypy as
 version's) is kept in :attr:`Report.extra` and written back as it was.
 
 The renderings register themselves by format (:func:`register_format`: Markdown, HTML, JUnit,
-CONDA rows), so the model imports none of them and a renderer imports the model.
+CONDA rows), so the model imports none of them and a renderer imports the model; a built-in one is
+declared by format and module (:data:`BUILTIN_FORMATS`) and imported on its first render.
 
 >>> r = Report("pass", {}, [], [], decisions={"file": "auditor-decisions.json", "read": 2, "applied": 1})
 >>> r.decisions.applied, list(r.to_dict())
@@ -28,6 +29,7 @@ CONDA rows), so the model imports none of them and a renderer imports the model.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -180,10 +182,14 @@ class Report:
         """The report as ``json``, ``md``, ``html``, ``junit``, ``conda`` or ``conda-pr`` (rows for the CONDA
         Data Contamination Database and its pull request's text: :mod:`auditor.report.conda`) text.
         Raises ConfigError for another format."""
-        renderers: dict[str, Callable[[Report], str]] = {"json": Report.to_json, **FORMATS}
-        if fmt not in renderers:
-            raise ConfigError(f"unknown report format '{fmt}' (formats: {', '.join(renderers)})")
-        return renderers[fmt](self)
+        if fmt == "json":
+            return self.to_json()
+        if fmt not in FORMATS and fmt in BUILTIN_FORMATS:
+            importlib.import_module(BUILTIN_FORMATS[fmt])  # the rendering registers its formats
+        if fmt not in FORMATS:
+            known = ", ".join(["json", *sorted({*FORMATS, *BUILTIN_FORMATS})])
+            raise ConfigError(f"unknown report format '{fmt}' (formats: {known})")
+        return FORMATS[fmt](self)
 
     def write(self, report_dir: str | Path, kind: str = "report") -> dict[str, Path]:
         """Write the report's set into ``report_dir`` as one set (:mod:`auditor.report.publish`).
@@ -200,6 +206,14 @@ class Report:
 
 #: format → its renderer (``json`` is :meth:`Report.to_json`); each rendering module registers its own
 FORMATS: dict[str, Callable[[Report], str]] = {}
+#: the built-in formats → the rendering module that registers each, imported on its first render
+BUILTIN_FORMATS = {
+    "conda": "auditor.report.conda",
+    "conda-pr": "auditor.report.conda",
+    "html": "auditor.report.html",
+    "junit": "auditor.report.junit",
+    "md": "auditor.report.markdown",
+}
 
 
 def register_format(name: str, render: Callable[[Report], str]) -> None:

@@ -6,7 +6,9 @@ Same interface as :class:`auditor.store.findings.FindingStore` (``add``, ``findi
 and method, the ``keep`` best findings by score, ties broken by training dataset then position.
 Memory holds one buffer of ``flush_every`` findings, so a corpus with millions of findings still
 yields a report. ``path``: keep the database there (table ``findings``, one row per finding with
-its JSON); without it a temporary file is used and removed by :meth:`close`.
+its JSON); without it a temporary file is used and removed by :meth:`close`, and DuckDB is imported
+and the file made only when the first findings are written or read (a run that finds nothing, and
+every run up to its first finding, loads no DuckDB: issue 36's start-up).
 
 >>> from auditor.methods.base import Finding
 >>> store = DuckDBFindingStore(keep=1)
@@ -28,6 +30,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..engines.lifecycle import held_interrupts
 from ..errors import ConfigError
@@ -71,9 +74,6 @@ class DuckDBFindingStore(FindingStore):
     Config = DuckDBOptions
 
     def __init__(self, keep: int = 5, path: str | None = None, flush_every: int = 20_000):
-        with held_interrupts():  # a Ctrl-C while DuckDB's extension initializes would abort the process
-            import duckdb
-
         self.keep = keep
         self.flush_every = flush_every
         self._tmpdir = None
@@ -84,19 +84,31 @@ class DuckDBFindingStore(FindingStore):
         else:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.path = path
-        try:
-            self._con = duckdb.connect(path)
-        except duckdb.Error as e:
-            raise ConfigError(f"findings database {path}: {e}") from None
-        self._con.execute("DROP TABLE IF EXISTS findings")
-        self._con.execute(
-            "CREATE TABLE findings (check_name VARCHAR, eval_dataset VARCHAR, eval_ordinal BIGINT, "
-            "method VARCHAR, score DOUBLE, conclusive BOOLEAN, train_dataset VARCHAR, "
-            "train_ordinal BIGINT, seq BIGINT, finding VARCHAR)"
-        )
+        self._con: Any = None  # duckdb.DuckDBPyConnection once opened (_db)
         self._buffer: list[tuple] = []
         self._kept: list[Finding] | None = None
         self.total = 0
+        if self._tmpdir is None:
+            self._db()  # a file the user named: made now (a bad path is an error before any work)
+
+    def _db(self) -> Any:
+        """The open connection, the ``findings`` table made on first use."""
+        if self._con is None:
+            with held_interrupts():  # a Ctrl-C while DuckDB's extension initializes would abort the process
+                import duckdb
+
+            try:
+                con = duckdb.connect(self.path)
+            except duckdb.Error as e:
+                raise ConfigError(f"findings database {self.path}: {e}") from None
+            con.execute("DROP TABLE IF EXISTS findings")
+            con.execute(
+                "CREATE TABLE findings (check_name VARCHAR, eval_dataset VARCHAR, eval_ordinal BIGINT, "
+                "method VARCHAR, score DOUBLE, conclusive BOOLEAN, train_dataset VARCHAR, "
+                "train_ordinal BIGINT, seq BIGINT, finding VARCHAR)"
+            )
+            self._con = con
+        return self._con
 
     def add(self, f: Finding) -> None:
         self._buffer.append(
@@ -127,7 +139,7 @@ class DuckDBFindingStore(FindingStore):
             for k in range(0, len(self._buffer), 500):
                 chunk = self._buffer[k : k + 500]
                 values = ",".join([f"({','.join('?' * len(_COLUMNS))})"] * len(chunk))
-                self._con.execute(f"INSERT INTO findings VALUES {values}", [v for row in chunk for v in row])
+                self._db().execute(f"INSERT INTO findings VALUES {values}", [v for row in chunk for v in row])
             self._buffer = []
             return
         # more: one JSON Lines file read by DuckDB's own reader (pyarrow's conversion of Python
@@ -139,7 +151,7 @@ class DuckDBFindingStore(FindingStore):
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 for row in self._buffer:
                     f.write(json.dumps(dict(zip(_COLUMNS, row)), allow_nan=False) + "\n")
-            self._con.execute(
+            self._db().execute(
                 f"INSERT INTO findings SELECT {', '.join(_COLUMNS)} FROM read_json(?, "
                 f"format = 'newline_delimited', columns = {_JSON_COLUMNS})",
                 [staged],
@@ -150,33 +162,28 @@ class DuckDBFindingStore(FindingStore):
 
     @property
     def match_counts(self) -> dict[tuple, int]:
-        self.flush()
-        rows = self._con.execute(
-            "SELECT check_name, eval_dataset, eval_ordinal, method, count(*) FROM findings GROUP BY ALL"
-        ).fetchall()
+        rows = self._query("SELECT check_name, eval_dataset, eval_ordinal, method, count(*) FROM findings GROUP BY ALL")
         return {tuple(r[:4]): r[4] for r in sorted(rows)}
 
     @property
     def train_hits(self) -> dict[tuple[str, int], Finding]:
         """(train dataset, train ordinal) → its best conclusive finding (for --write-clean)."""
-        self.flush()
-        rows = self._con.execute(
+        rows = self._query(
             "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY train_dataset, train_ordinal "
             "ORDER BY score DESC, seq) AS rn FROM findings WHERE conclusive) WHERE rn = 1"
-        ).fetchall()
+        )
         hits = (Finding(**json.loads(r[0])) for r in rows)
         return {(f.train_dataset, f.train_ordinal): f for f in hits}
 
     def findings(self) -> list[Finding]:
         """The kept findings (``keep`` best per eval item and method) in a deterministic order."""
         if self._kept is None:
-            self.flush()
-            rows = self._con.execute(
+            rows = self._query(
                 "SELECT finding FROM (SELECT finding, row_number() OVER (PARTITION BY check_name, "
                 "eval_dataset, eval_ordinal, method ORDER BY conclusive DESC, score DESC, train_dataset, train_ordinal, seq) "
                 "AS rn FROM findings) WHERE rn <= ?",
                 [self.keep],
-            ).fetchall()
+            )
             self._kept = sorted((Finding(**json.loads(r[0])) for r in rows), key=Finding.sort_key)
         return list(self._kept)
 
@@ -187,8 +194,16 @@ class DuckDBFindingStore(FindingStore):
             if f.check == check and (f.conclusive or not conclusive_only)
         }
 
+    def _query(self, sql: str, params: list | None = None) -> list[tuple]:
+        """The rows of ``sql`` over every finding added; none, DuckDB never opened, when none was."""
+        self.flush()
+        if self._con is None:  # nothing was ever added: the table would be empty
+            return []
+        return self._con.execute(sql, params or []).fetchall()
+
     def close(self) -> None:
         self.flush()
-        self._con.close()
+        if self._con is not None:
+            self._con.close()
         if self._tmpdir:
             shutil.rmtree(self._tmpdir, ignore_errors=True)

@@ -38,15 +38,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import repeat
 from string import ascii_uppercase, punctuation
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
 
+from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
 from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
 from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize, tokens
 from .tokens import token_hashes
+
+if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
+    import pyarrow as pa
 
 _SPACE = 32
 #: between texts: a token of its own (a NUL, then the space every token has)
@@ -180,12 +183,14 @@ class TokenBatch:
         >>> b.token_hashes()[[0, 1, 2, 4]].tolist() == token_hashes(["a", "b", "a", "c"]).tolist()
         True
         """
+        import pyarrow.compute as pc
+
         if not self.n_tokens:
             return np.zeros(0, dtype=np.uint64)
         encoded = pc.dictionary_encode(self.token_array())
         distinct = encoded.dictionary.to_pylist()
         hashes = np.fromiter((xxhash.xxh64_intdigest(t[:-1]) for t in distinct), dtype=np.uint64, count=len(distinct))
-        return hashes[_int32s(encoded.indices)]
+        return hashes[int32s(encoded.indices)]
 
     def text_token_hashes(self, positions: Sequence[int]) -> list[np.ndarray]:
         """The token hashes of the texts at ``positions`` (each :func:`~auditor.text.tokens.token_hashes`
@@ -206,11 +211,7 @@ class TokenBatch:
     def token_array(self) -> pa.Array:
         """Every token followed by its space, as an Arrow ``large_binary`` array over :attr:`data`."""
         if self._array is None:
-            self._array = pa.Array.from_buffers(
-                pa.large_binary(),
-                self.n_tokens,
-                [None, pa.py_buffer(self.token_offsets), pa.py_buffer(self.data)],
-            )
+            self._array = large_binary(self.n_tokens, self.token_offsets, self.data)
         return self._array
 
 
@@ -338,53 +339,21 @@ class VocabLookup:
 
     def ids(self, batch: TokenBatch) -> np.ndarray:
         """The id of each token of ``batch``, in order (an integer array)."""
+        import pyarrow.compute as pc
+
         if not batch.n_tokens or not self.spaced:
             return np.zeros(batch.n_tokens, dtype=np.int64)
         tokens = batch.token_array()
         if len(self.spaced) <= batch.n_tokens:
             if self._array is None:
-                self._array = _binary_array(self.spaced)
-            return _plus_one_or_zero(pc.index_in(tokens, value_set=self._array))
+                self._array = binary_array(self.spaced)
+            return plus_one_or_zero(pc.index_in(tokens, value_set=self._array))
         if self._dict is None:
             self._dict = {t: i for i, t in enumerate(self.spaced, start=1)}
         encoded = pc.dictionary_encode(tokens)
         distinct = encoded.dictionary.to_pylist()
         ids = np.fromiter(map(self._dict.get, distinct, repeat(0)), dtype=np.int64, count=len(distinct))
-        return ids[_int32s(encoded.indices)]
-
-
-def _binary_array(items: list[bytes]) -> pa.Array:
-    """``items`` as an Arrow ``large_binary`` array, built from two buffers (``pa.array`` on a
-    list imports pandas: ~0.2 s of CPU in every worker process).
-
-    >>> _binary_array([b"ab", b"", b"c"]).to_pylist()
-    [b'ab', b'', b'c']
-    """
-    offsets = np.zeros(len(items) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=offsets[1:])
-    data = b"".join(items)
-    return pa.Array.from_buffers(pa.large_binary(), len(items), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-
-def _int32s(array: pa.Array) -> np.ndarray:
-    """The values of an Arrow int32 array without nulls, read from its buffer (``np.asarray`` on an
-    Arrow array imports pandas: ~0.2 s of CPU in every worker process)."""
-    return np.frombuffer(array.buffers()[1], dtype=np.int32, count=len(array) + array.offset)[array.offset :]
-
-
-def _plus_one_or_zero(found: pa.Array) -> np.ndarray:
-    """An Arrow int32 array of positions (null: absent) as ids: position + 1, absent 0. Read from
-    its buffers (validity bits unpacked) — several times cheaper than ``fill_null`` and a copy.
-
-    >>> _plus_one_or_zero(pa.array([2, None, 0], pa.int32())).tolist()
-    [3, 0, 1]
-    """
-    ids = _int32s(found) + np.int32(1)
-    if found.null_count:
-        n, offset = len(found), found.offset
-        bits = np.unpackbits(np.frombuffer(found.buffers()[0], dtype=np.uint8), count=n + offset, bitorder="little")
-        ids *= bits[offset:]
-    return ids
+        return ids[int32s(encoded.indices)]
 
 
 #: the last batch built by :func:`token_batch` (it keeps its texts alive, so their ids stay theirs)
