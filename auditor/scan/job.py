@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any
 
 from ..datasets.units import Unit, UnitReader, UnitStats
@@ -96,9 +95,29 @@ class UnitResult:
     peak_rss_mb: float = 0.0
 
 
-def batched(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
-    it = iter(items)
-    while batch := list(islice(it, size)):
+#: characters of text (``text`` views) a batch holds at most, whatever ``batch_size`` says: a batch's
+#: arrays (token offsets, hashes, ids, shingles: ~40 bytes a word) follow its text, so 512 records of
+#: 2 MB would hold a GB; 512 chat or SFT records hold ~2 M characters
+BATCH_CHARS = 4_000_000
+
+
+def batched(items: Iterable[Record], size: int, chars: int = BATCH_CHARS) -> Iterator[list[Record]]:
+    """``items`` in lists of ``size`` records, fewer where their text reaches ``chars`` characters
+    (the record that reaches it is the last of its batch).
+
+    >>> recs = [Record("t", str(i), f"t:{i}", {"text": "x" * 10}) for i in range(5)]
+    >>> [len(b) for b in batched(recs, 2)], [len(b) for b in batched(recs, 4, chars=25)]
+    ([2, 2, 1], [3, 2])
+    """
+    batch: list[Record] = []
+    held = 0
+    for r in items:
+        batch.append(r)
+        held += len(r.view(TEXT))
+        if len(batch) >= size or held >= chars:
+            yield batch
+            batch, held = [], 0
+    if batch:
         yield batch
 
 
