@@ -15,10 +15,9 @@ everything else is internal and may change.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_names
 from ._version import __version__
 from .errors import (
     AuditorError,
@@ -68,19 +67,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-            return importlib.import_module(f"{__name__}.{name}")  # a subpackage, once imported by this module
-        raise AttributeError(f"module 'auditor' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next access is a plain lookup
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -31,7 +31,7 @@ def _heavy(loaded: list[str], extra: tuple[str, ...] = ()) -> list[str]:
 
 def test_import_auditor_loads_the_errors_and_the_version_only():
     loaded = [m for m in _loaded("import auditor") if m.startswith("auditor")]
-    assert loaded == ["auditor", "auditor._version", "auditor.errors"]
+    assert loaded == ["auditor", "auditor._lazy", "auditor._version", "auditor.errors"]  # _lazy: PEP 562
 
 
 def test_the_public_names_resolve_on_first_use_and_are_listed():

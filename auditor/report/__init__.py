@@ -9,11 +9,10 @@ report; none of them needs the detection methods, so re-rendering imports none.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from ..errors import AuditorError, InternalError, OutputError
 
 if TYPE_CHECKING:
@@ -37,19 +36,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-            return importlib.import_module(f"{__name__}.{name}")  # a submodule not imported yet
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next access is a plain lookup
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 def rerender(report_path: str | Path, fmt: str, out: str | Path | None = None) -> Path:
