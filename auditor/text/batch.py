@@ -169,9 +169,8 @@ class TokenBatch:
         offs = self.text_offsets
         lengths = np.maximum(np.diff(offs) - 3, 0)  # bytes before " \x00 " (an empty text has none)
         if len(self.data) and int(self.data.max()) >= 0x80:  # UTF-8 continuation bytes are not characters
-            follow = np.zeros(len(self.data) + 1, dtype=np.int64)
-            np.cumsum((self.data & 0xC0) == 0x80, out=follow[1:])
-            lengths -= np.diff(follow[offs])
+            follow = np.flatnonzero((self.data & 0xC0) == 0x80)  # where they are (few: not a count per byte)
+            lengths -= np.diff(np.searchsorted(follow, offs))
         return lengths
 
     def token_hashes(self) -> np.ndarray:
