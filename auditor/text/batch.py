@@ -261,10 +261,9 @@ def _simple(t: str) -> bool:
     return t.isascii() and not has_ascii_evasion(t)
 
 
-#: byte -> 1 (ASCII lower-case letter), 2 (capital), 3 (ASCII whitespace, as ``str.isspace``), 0 (other)
-_CLASSES = np.array(
-    [1 if 97 <= i <= 122 else 2 if 65 <= i <= 90 else 3 if chr(i) in _ASCII_WHITESPACE else 0 for i in range(256)],
-    dtype=np.uint8,
+#: byte -> ``a`` (ASCII lower-case letter), ``A`` (capital), a space (ASCII whitespace, as ``str.isspace``), ``.`` (other)
+_CASES = bytes(
+    97 if 97 <= i <= 122 else 65 if 65 <= i <= 90 else 32 if chr(i) in _ASCII_WHITESPACE else 46 for i in range(256)
 )
 
 
@@ -272,37 +271,27 @@ def _split_camel_runs(raw: bytes) -> bytes:
     """:func:`~auditor.text.evasion.split_camel_runs` of every plain piece of a joined batch at once.
 
     The candidate runs (whitespace-delimited, holding a lower-case letter before a capital) are found
-    with numpy over the whole buffer, their humps counted there too; only runs with enough humps are
-    read as words (:func:`~auditor.text.evasion._words_run_together`) in Python. A separator holds
-    spaces, so no run crosses two pieces, and pieces that ``normalize`` wrote hold no capital.
+    with ``bytes.find`` on the buffer's case classes (one ``translate``), their humps counted there
+    (``aA`` and ``AAa``, which overlap no copy of themselves); only runs with enough humps are read as
+    words (:func:`~auditor.text.evasion._words_run_together`) in Python. A separator holds spaces, so
+    no run crosses two pieces, and pieces that ``normalize`` wrote hold no capital.
 
     >>> _split_camel_runs(b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis")
     b'Book A Flight To Paris iPhone \\x00 x Find Me A Hotel Near Paris'
     """
-    c = _CLASSES[np.frombuffer(raw, dtype=np.uint8)]
-    lower_upper = (c[:-1] == 1) & (c[1:] == 2)
-    hits = np.flatnonzero(lower_upper)
-    if not len(hits):
-        return raw
-    spaces = np.flatnonzero(c == 3)
-    at = np.searchsorted(spaces, hits)  # the first space after each hit (a hit is a letter)
-    bounds = np.concatenate(([-1], spaces, [len(raw)]))
-    starts, ends = bounds[at] + 1, bounds[at + 1]
-    first = np.concatenate(([True], starts[1:] != starts[:-1]))
-    starts, ends = starts[first], ends[first]
-    # humps (aA, AAa) starting in each run: aA are the hits; AAa looked for only after a capital
-    caps = np.flatnonzero(c[:-2] == 2)
-    caps = caps[(c[caps + 1] == 2) & (c[caps + 2] == 1)]
-    count = np.searchsorted(hits, ends) - np.searchsorted(hits, starts)
-    count += np.searchsorted(caps, ends) - np.searchsorted(caps, starts)
-    enough = count + 1 >= MIN_HUMPS
+    cases = raw.translate(_CASES)
     out: list[bytes] = []
     done = 0
-    for a, b in zip(starts[enough].tolist(), ends[enough].tolist()):
-        run = raw[a:b].decode("ascii")
-        if _words_run_together(run):
-            out += (raw[done:a], " ".join(_SPLIT.split(run)).encode("ascii"))
-            done = b
+    hit = cases.find(b"aA")
+    while hit >= 0:
+        start, end = cases.rfind(b" ", 0, hit) + 1, cases.find(b" ", hit)
+        end = len(raw) if end < 0 else end
+        if cases.count(b"aA", start, end) + cases.count(b"AAa", start, end) + 1 >= MIN_HUMPS:
+            run = raw[start:end].decode("ascii")
+            if _words_run_together(run):
+                out += (raw[done:start], " ".join(_SPLIT.split(run)).encode("ascii"))
+                done = end
+        hit = cases.find(b"aA", end)
     if not out:
         return raw
     out.append(raw[done:])
