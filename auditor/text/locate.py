@@ -39,11 +39,12 @@ from ..records.fields import strings
 from .normalize import normalize
 
 #: the records behind the latest findings, most recent last: (raw object, [(path, " normalized text ",
-#: string)], {path: (word starts, word ends, words)}); an entry holds its raw object, so the identity it
+#: string)], {path: :func:`_words_of` of that string}); an entry holds its raw object, so the identity it
 #: is found by cannot be reused meanwhile
 _cache: list[tuple[Any, list[tuple[str, str, str]], dict[str, Any]]] = []
-#: records kept, and their characters at most (the newest is kept whatever its size): the tiers report a
-#: batch's findings tier by tier, so one record's findings interleave with those of the records beside it
+#: records kept, and their characters at most (the newest is kept whatever its size): the scan locates a
+#: record's findings together (:func:`auditor.methods.base.located_by_record`), but a caller searching
+#: index by index (a Detector of several methods) gets one record's findings between other records'
 _CACHED, _CACHED_CHARS = 8, 4_000_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ID_KEY = re.compile(r"(?:^|[._\[\"])(?:[a-z0-9]*_)?(?:id|uuid|key)\"?\]?\Z", re.IGNORECASE)
