@@ -1,5 +1,6 @@
 """The shingle sets ``minhash`` sketches and verifies: a text's shingle hashes (:func:`shingle_hashes`),
-a set as its sorted distinct hashes (:func:`distinct`), which sets may reach a Jaccard with some eval set
+a set as its sorted distinct hashes (:func:`distinct`), a set asked about many hashes at once
+(:class:`HashSet`), which sets may reach a Jaccard with some eval set
 (:func:`may_reach`), many sets packed in one array
 (:func:`packed`) and the sizes of pairwise intersections, vectorized (:func:`intersections`: the
 exact Jaccard or containment a candidate is verified on). No errors are raised here.
@@ -60,19 +61,50 @@ def intersections(a: np.ndarray, a_start: np.ndarray, a_len: np.ndarray, b: np.n
     return np.bincount(keys[1:][same], minlength=k)
 
 
-def may_reach(sets: list[np.ndarray], union: np.ndarray, share: float) -> np.ndarray:
-    """Whether at least ``share`` of each set (sorted distinct hashes) lies in ``union`` (sorted distinct).
+class HashSet:
+    """Sorted distinct 64-bit hashes, asked about many hashes at once (:meth:`contains`): a bitmap of
+    their top :attr:`BITS` bits answers most of them (hashes are uniform there), ``searchsorted``
+    only those it lets through — several times faster than searching every hash.
+
+    >>> HashSet(np.array([3, 2**63 + 5], dtype=np.uint64)).contains(np.array([5, 3, 2**63 + 5], dtype=np.uint64)).tolist()
+    [False, True, True]
+    """
+
+    BITS = 20
+
+    def __init__(self, hashes: np.ndarray):
+        self.sorted = distinct(hashes.astype(np.uint64, copy=False))
+        self._shift = np.uint64(64 - self.BITS)
+        self._bitmap = np.zeros(1 << self.BITS, dtype=bool)
+        self._bitmap[(self.sorted >> self._shift).astype(np.intp)] = True
+
+    def __len__(self) -> int:
+        return len(self.sorted)
+
+    def contains(self, hashes: np.ndarray) -> np.ndarray:
+        """Whether each of ``hashes`` (uint64) is in the set."""
+        out = np.zeros(len(hashes), dtype=bool)
+        if not len(self.sorted):
+            return out
+        maybe = np.flatnonzero(self._bitmap[(hashes >> self._shift).astype(np.intp)])
+        found = hashes[maybe]
+        out[maybe] = self.sorted[np.minimum(np.searchsorted(self.sorted, found), len(self.sorted) - 1)] == found
+        return out
+
+
+def may_reach(sets: list[np.ndarray], union: HashSet, share: float) -> np.ndarray:
+    """Whether at least ``share`` of each set (sorted distinct hashes) lies in ``union``.
     A set with Jaccard ``share`` or more with some set inside ``union`` does (``|A ∩ B| >= J |A ∪ B| >= J |A|``),
     so a set that does not pairs with none of them at that Jaccard: the search sketches it for nothing.
 
-    >>> may_reach([np.array([1, 2, 3, 4]), np.array([1, 9]), np.array([], np.int64)], np.array([1, 2, 3]), 0.6).tolist()
+    >>> u = HashSet(np.array([1, 2, 3], dtype=np.uint64))
+    >>> may_reach([np.array([1, 2, 3, 4], np.uint64), np.array([1, 9], np.uint64), np.array([], np.uint64)], u, 0.6).tolist()
     [True, False, True]
     """
     n = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
     if share <= 0 or not len(union) or not len(sets):
         return np.full(len(sets), share <= 0) | (n == 0)
-    flat = np.concatenate(sets)
-    hit = union[np.minimum(np.searchsorted(union, flat), len(union) - 1)] == flat
+    hit = union.contains(np.concatenate(sets))
     seen = np.concatenate(([0], np.cumsum(hit)))
     ends = np.cumsum(n)
     return seen[ends] - seen[ends - n] >= share * n * (1 - 1e-12)  # the slack: float rounding of the score

@@ -55,7 +55,7 @@ from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from . import _minhash_sketch as sk
 from ._edits import all_values_kept, substituted, values_kept, values_match
-from ._shingles import distinct, intersections, may_reach, packed, shingle_hashes
+from ._shingles import HashSet, distinct, intersections, may_reach, packed, shingle_hashes
 from .base import Finding, Index, MethodConfig
 
 MODES = ("jaccard", "containment")
@@ -160,7 +160,7 @@ class MinHashIndex(Index[MinHashConfig]):
         self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
         self.item_len = np.array(lengths, dtype=np.int64)
         self._build_word_sets()
-        self._classes, self._unions = None, dict[str, np.ndarray]()
+        self._classes, self._unions = None, dict[str, HashSet]()
 
     def _build_word_sets(self) -> None:
         """The word-set channel: distinct-word hashes and LSH keys of items with enough words."""
@@ -265,10 +265,10 @@ class MinHashIndex(Index[MinHashConfig]):
             words = [np.empty(0, dtype=np.uint64)] * len(views)
         return [(i, v, h, th) for (i, v, _), h, th in zip(views, shingles, words) if len(h)]
 
-    def _union(self, name: str) -> np.ndarray:
-        """The sorted distinct hashes of every eval set of a channel (``eval_sh``, ``word_sh``), made once."""
+    def _union(self, name: str) -> HashSet:
+        """The hashes of every eval set of a channel (``eval_sh``, ``word_sh``) as one set, made once."""
         if name not in self._unions:
-            self._unions[name] = distinct(getattr(self, name))
+            self._unions[name] = HashSet(getattr(self, name))
         return self._unions[name]
 
     def _window_classes(self) -> list[tuple[int, int]]:
