@@ -17,7 +17,7 @@ scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
 Plain ASCII text is lowered and has punctuation and control characters turned into spaces by one
 ``bytes.translate`` of the whole batch — exactly what ``normalize`` does to it — after its ``%XX``
-escapes are decoded and its camel-cased runs split (candidates and their humps found with numpy over the
+escapes are decoded (or its tags stripped, :func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidates and their humps found with numpy over the
 whole batch, only runs with enough humps read as words in Python), and runs of spaces are squeezed
 with numpy; any other text goes through ``normalize`` itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
 checks it against ``normalize`` on real data and adversarial strings).
@@ -45,7 +45,7 @@ import xxhash
 
 from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
 from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
-from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize, tokens
+from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize, strip_tags, tokens
 from .tokens import token_hashes
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
@@ -120,7 +120,8 @@ class TokenBatch:
     def extended(self, texts: Sequence[str]) -> TokenBatch:
         """A batch of this batch's texts and then ``texts``: the same as ``TokenBatch(self.texts +
         texts)``, but only ``texts`` are normalized (the buffers are concatenated). Results in
-        :attr:`memo` are not carried over.
+        :attr:`memo` are not carried over, but for the token hashes (:meth:`text_token_hashes`): those of
+        ``texts`` are appended to this batch's.
 
         >>> a = TokenBatch(["Hi there", ""]).extended(["", "x, y"])
         >>> [a.normalized(i) for i in range(4)], a.token_starts.tolist()
@@ -138,6 +139,8 @@ class TokenBatch:
         out._array = None
         out._whole = None if self._whole is None or other._whole is None else self._whole + other._whole
         out.memo = {}
+        if (hashes := self.memo.get("token hashes")) is not None:  # the tokens are this batch's, then other's
+            out.memo["token hashes"] = np.concatenate((hashes, other.token_hashes()))
         return out
 
     @property
@@ -224,30 +227,33 @@ def _shifted(positions: np.ndarray, by: int) -> np.ndarray:
 
 def _joined(texts: list[str]) -> bytes:
     """The texts joined by separators (and one after the last), each as ``normalized_bytes`` gives it,
-    spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII)
-    is copied as it is and translated in one call for the batch, its camel-cased runs split
-    (:func:`_split_camel_runs`, for the whole batch at once); any other text goes through ``normalize``.
+    spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII;
+    tags stripped first from ASCII markup without escapes or entities) is copied as it is and translated
+    in one call for the batch, its camel-cased runs split (:func:`_split_camel_runs`, for the whole batch
+    at once); any other text goes through ``normalize``.
 
-    >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", ""])
-    b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 '
+    >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"])
+    b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 book list string  \\x00 '
     """
     pieces: list[bytes] = []
     for text in texts:
         plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
         if (
             plain.isascii()
-            and "<" not in plain  # has_ascii_evasion, inlined: this loop runs once per text of the scan
-            and "&" not in plain
+            and "&" not in plain  # has_ascii_evasion but for "<", inlined: this loop runs once per text of the scan
             and "\x00" not in plain
             and "\x1b" not in plain
             and "-\n" not in plain
             and "-\r\n" not in plain
         ):
-            if "%" not in plain:
+            if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
+                if plain is text and "%" not in plain:
+                    pieces.append((strip_tags(plain) if ">" in plain else plain).encode("ascii"))
+                    continue
+            elif "%" not in plain:
                 pieces.append(plain.encode("ascii"))
                 continue
-            t = percent_decode(plain)
-            if _simple(t):
+            elif _simple(t := percent_decode(plain)):
                 pieces.append(t.encode("ascii"))
                 continue
         pieces.append(normalize(text).encode("utf-8"))
