@@ -100,20 +100,31 @@ def _leading_token_hashes(batch: TokenBatch, limit: int) -> tuple[np.ndarray, np
 
 def _line_counts(sample: Sequence[Record]) -> tuple[Counter, dict[int, str]]:
     """How many records of ``sample`` hold each normalized line of 10 characters or more (by
-    ``text_hash``), and the first raw text of each."""
-    line_df: Counter = Counter()
-    first_text: dict[int, str] = {}
+    ``text_hash``), and the first raw text (stripped) of each line two records or more hold (a line
+    of one record is never boilerplate: :func:`detect` needs two at least).
+
+    >>> recs = [Record("t", str(i), f"t:{i}", {"text": f"Answer briefly, please.\\n{t}\\nanswer briefly please"})
+    ...         for i, t in enumerate(["what is the time in paris", "short"])]
+    >>> counts, first = _line_counts(recs)
+    >>> sorted(counts.values()), list(first.values())
+    ([1, 2], ['Answer briefly, please.'])
+    """
     per_record = [r.whole_text().split("\n") for r in sample]
-    lines = TokenBatch([line for rec_lines in per_record for line in rec_lines])  # normalized at once
-    hashes, lengths = iter(lines.whole_hashes()), iter(lines.char_lengths().tolist())
-    for rec_lines in per_record:
-        seen = set()
-        for line, h, length in zip(rec_lines, hashes, lengths):
-            if length < 10:  # len(normalize(line))
-                continue
-            seen.add(h)  # text_hash(normalize(line))
-            first_text.setdefault(h, line.strip())
-        line_df.update(seen)
+    flat = [line for rec_lines in per_record for line in rec_lines]
+    lines = TokenBatch(flat)  # normalized at once
+    owner = np.repeat(np.arange(len(per_record)), [len(rec_lines) for rec_lines in per_record])
+    at = np.flatnonzero(lines.char_lengths() >= 10)  # len(normalize(line))
+    hashes = np.array(lines.whole_hashes(), dtype=np.uint64)[at]  # text_hash(normalize(line))
+    # by hash, then line: a stable sort keeps the lines' order (so their records') within a hash
+    order = np.argsort(hashes, kind="stable")
+    hashes, owner, at = hashes[order], owner[at][order], at[order]
+    new_hash = np.concatenate(([True], hashes[1:] != hashes[:-1])) if len(hashes) else np.zeros(0, dtype=bool)
+    new_pair = new_hash.copy()
+    new_pair[1:] |= owner[1:] != owner[:-1]
+    runs = np.flatnonzero(new_hash)
+    counts = np.add.reduceat(new_pair.astype(np.int64), runs) if len(runs) else np.zeros(0, dtype=np.int64)
+    line_df = Counter(dict(zip(hashes[runs].tolist(), counts.tolist())))
+    first_text = {int(hashes[r]): flat[int(at[r])].strip() for r in runs[counts >= 2]}
     return line_df, first_text
 
 
@@ -159,6 +170,16 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     if not inside.any():
         return None
     keys, owners = hashes[inside], rec[: len(hashes)][inside]
+    # an n-gram in ``need`` records occurs ``need`` times: the others (nearly all) are dropped after
+    # one plain sort, and only the windows of those left are sorted by n-gram and record
+    ordered = np.sort(keys)
+    firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    frequent = ordered[firsts[np.diff(np.append(firsts, len(ordered))) >= need]]
+    if not len(frequent):
+        return _CommonNgrams(frequent, th, rec, hashes, inside, n)
+    keys_at = np.minimum(np.searchsorted(frequent, keys), len(frequent) - 1)
+    keep = frequent[keys_at] == keys
+    keys, owners = keys[keep], owners[keep]
     # by n-gram, then record: owners already ascend, and a stable sort keeps their order per n-gram
     order = np.argsort(keys, kind="stable")
     keys, owners = keys[order], owners[order]
