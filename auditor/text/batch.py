@@ -45,7 +45,7 @@ import xxhash
 
 from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
 from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
-from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize, strip_tags, tokens
+from .normalize import ascii_deobfuscated, ascii_typography, has_ascii_evasion, is_plain, normalize, strip_tags, tokens
 from .tokens import token_hashes
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
@@ -256,6 +256,9 @@ def _joined(texts: list[str]) -> bytes:
             elif _simple(t := percent_decode(plain)):
                 pieces.append(t.encode("ascii"))
                 continue
+        if plain is text and (t := ascii_deobfuscated(text)) is not None:  # other ASCII: as normalize reads it
+            pieces.append(t.encode("ascii"))
+            continue
         pieces.append(normalize(text).encode("utf-8"))
     pieces.append(b"")
     return _split_camel_runs(_SEPARATOR.join(pieces)).translate(_BATCH_BYTES)

@@ -311,6 +311,22 @@ def strip_markup(text: str) -> str:
     return text
 
 
+def ascii_deobfuscated(text: str) -> str | None:
+    """For ASCII ``text``: what :func:`normalize` reads before it splits camel-cased runs, lowers and
+    translates (percent-escapes decoded, terminal escapes dropped, hyphenated wraps joined, markup
+    stripped), when that is ASCII without a NUL; else None (only ``normalize`` reads such text).
+
+    >>> ascii_deobfuscated("Fish &amp; <b>chips</b>%21 well-\\nknown"), ascii_deobfuscated("caf%C3%A9")
+    ('Fish & chips! wellknown', None)
+    """
+    if "%" in text:
+        text = percent_decode(text)
+        if not text.isascii():
+            return None
+    text = strip_markup(join_hyphen_wraps(strip_terminal_escapes(text)))
+    return text if text.isascii() and "\x00" not in text else None
+
+
 def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_camel_runs) -> str:
     """Evasion undone, in this order: percent-encoding decoded; right-to-left overrides put in reading
     order; ignorables dropped; markup stripped; camel-cased runs split (when ``fold``: for
