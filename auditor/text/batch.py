@@ -256,8 +256,8 @@ def _joined(texts: list[str]) -> bytes:
             elif _simple(t := percent_decode(plain)):
                 pieces.append(t.encode("ascii"))
                 continue
-        if plain is text and (t := ascii_deobfuscated(text)) is not None:  # other ASCII: as normalize reads it
-            pieces.append(t.encode("ascii"))
+        if plain is text and (read := ascii_deobfuscated(text)) is not None:  # other ASCII: as normalize reads it
+            pieces.append(read.encode("ascii"))
             continue
         pieces.append(normalize(text).encode("utf-8"))
     pieces.append(b"")
