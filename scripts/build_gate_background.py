@@ -19,15 +19,12 @@ rarest).
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from auditor.io.atomic import atomic_write_text  # noqa: E402
-from auditor.methods.embedding.gate import BACKGROUND, BACKGROUND_FORMAT, _distinct_stems  # noqa: E402
-from auditor.text.batch import TokenBatch  # noqa: E402
+from auditor.io.atomic import atomic_write_text
+from auditor.methods.embedding.gate import BACKGROUND, BACKGROUND_FORMAT, _distinct_stems
+from auditor.text.batch import TokenBatch
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"

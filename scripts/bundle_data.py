@@ -1,6 +1,6 @@
 """Maintainer script: rebuild the bundled evaluation sets from a checkout of the public releases.
 
-    PYTHONPATH=. python scripts/bundle_data.py ../shared/data
+    python scripts/bundle_data.py ../shared/data
 
 Writes the trimmed files under ``auditor/data/`` and ``registry.json`` with their SHA-256
 fingerprints, which :mod:`auditor.datasets.registry` checks at every load.
