@@ -59,12 +59,13 @@ def detect(
         h for h in common if eval_gram_starts(token_hashes(tokens(first_text[h])), cfg.protect_n, bp.eval_grams).any()
     }
     bp.lines = common - bp.spared
+    place = {h: i for i, h in enumerate(line_df)}  # lines in order of first appearance
     for kind, chosen in (("line", bp.lines), ("spared_line", bp.spared)):
+        # the five most shared, the longest (most telling) first among equals, then the first seen
+        top = sorted(chosen, key=lambda h: (-line_df[h], -len(first_text[h]), place[h]))[:5]
         bp.examples += [
-            {"kind": kind, "text": first_text[h][:160], "share": round(c / len(sample), 4)}
-            for h, c in line_df.most_common()
-            if h in chosen
-        ][:5]
+            {"kind": kind, "text": first_text[h][:160], "share": round(line_df[h] / len(sample), 4)} for h in top
+        ]
     if bp.lines or bp.spared:
         rests = bp.mask_texts([r.whole_text() for r in sample])
         grams = _common_ngrams(*_leading_token_hashes(TokenBatch(rests), cfg.max_tokens), cfg.n, need)
@@ -123,7 +124,8 @@ def _line_counts(sample: Sequence[Record]) -> tuple[Counter, dict[int, str]]:
     new_pair[1:] |= owner[1:] != owner[:-1]
     runs = np.flatnonzero(new_hash)
     counts = np.add.reduceat(new_pair.astype(np.int64), runs) if len(runs) else np.zeros(0, dtype=np.int64)
-    line_df = Counter(dict(zip(hashes[runs].tolist(), counts.tolist())))
+    by_place = np.argsort(at[runs], kind="stable")  # lines in order of first appearance
+    line_df = Counter(dict(zip(hashes[runs][by_place].tolist(), counts[by_place].tolist())))
     first_text = {int(hashes[r]): flat[int(at[r])].strip() for r in runs[counts >= 2]}
     return line_df, first_text
 
