@@ -78,6 +78,13 @@ ADVERSARIAL = [
     "Book\u3164a\u3164flight\u3164to\u3164Paris\u3164for\u3164two\u3164next\u3164week",
     "\u202eBook a flight to Paris \u202e\u202c Note:\u202e hello \u202e12345",
     "informa\u00ad\ntion infor\u2010\nmation \x9b31mx",
+    # state across lines of a non-ASCII text (read as a whole, then line by line): a tag closed two
+    # lines later, an override to its paragraph's end, an escape over a newline, newlines made by
+    # escapes and entities, a mark starting a line, a NUL on an ASCII line
+    "caf\u00e9\n<think>\nBookAFlight\n</think>\n<div\n\nclass=x>Paris</div>",
+    "\u00e9\n\u202esiraP ot\nthgilf a kooB\u202c\nnext",
+    "\u00e9 \x1b]8;;https://x.example\nstill the link\x07 after\nfi-\nnal",
+    "\u00e9%0Aline%0Atwo&#10;three&NewLine;four\n\u0301mark\nNUL\x00here\n\u00e9\x00",
 ]
 
 

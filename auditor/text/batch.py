@@ -17,9 +17,12 @@ scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
 Plain ASCII text is lowered and has punctuation and control characters turned into spaces by one
 ``bytes.translate`` of the whole batch — exactly what ``normalize`` does to it — after its ``%XX``
-escapes are decoded (or its tags stripped, :func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidates and their humps found with numpy over the
+escapes are decoded (or its tags stripped, :func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidates and their humps found with ``bytes.find`` over the
 whole batch, only runs with enough humps read as words in Python), and runs of spaces are squeezed
-with numpy; any other text goes through ``normalize`` itself. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
+with numpy. Any other text has its evasion undone as a whole (:func:`~auditor.text.normalize.undo_evasion`:
+escapes, markup, overrides) and is then read line by line: lines left ASCII take the plain path, only
+the others are normalized in Python (:func:`~auditor.text.normalize.normalize_undone`), so one accented
+word costs its line, not its record. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
 checks it against ``normalize`` on real data and adversarial strings).
 
 >>> b = TokenBatch(["Book a flight to N.Y.C.!", "", "  ", "Ｈi\\x01there\\t!"])
@@ -45,7 +48,16 @@ import xxhash
 
 from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
 from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
-from .normalize import ascii_deobfuscated, ascii_typography, has_ascii_evasion, is_plain, normalize, strip_tags, tokens
+from .normalize import (
+    ascii_typography,
+    has_ascii_evasion,
+    is_plain,
+    normalize,
+    normalize_undone,
+    strip_tags,
+    tokens,
+    undo_evasion,
+)
 from .tokens import token_hashes
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
@@ -230,7 +242,7 @@ def _joined(texts: list[str]) -> bytes:
     spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII;
     tags stripped first from ASCII markup without escapes or entities) is copied as it is and translated
     in one call for the batch, its camel-cased runs split (:func:`_split_camel_runs`, for the whole batch
-    at once); any other text goes through ``normalize``.
+    at once); any other text is read as :func:`_undone_by_line` says.
 
     >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"])
     b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 book list string  \\x00 '
@@ -256,12 +268,31 @@ def _joined(texts: list[str]) -> bytes:
             elif _simple(t := percent_decode(plain)):
                 pieces.append(t.encode("ascii"))
                 continue
-        if plain is text and (read := ascii_deobfuscated(text)) is not None:  # other ASCII: as normalize reads it
-            pieces.append(read.encode("ascii"))
+        if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
+            pieces.append(plain.encode("ascii"))
             continue
-        pieces.append(normalize(text).encode("utf-8"))
+        pieces.append(_undone_by_line(text))
     pieces.append(b"")
     return _split_camel_runs(_SEPARATOR.join(pieces)).translate(_BATCH_BYTES)
+
+
+def _undone_by_line(text: str) -> bytes:
+    """``normalized_bytes`` of a text that is not plain ASCII: its evasion undone as a whole
+    (:func:`~auditor.text.normalize.undo_evasion`), then line by line, as ``normalize`` reads it
+    (:func:`~auditor.text.normalize.normalize_undone` reads no further than a line): lines left ASCII
+    without a NUL are copied for the batch's plain path, only the others normalized one by one. So a
+    2 MB record holding one accented word costs what plain text costs, but for that word's line.
+
+    >>> _undone_by_line("Caf\\u00e9 <b>menu</b>\\nOrderTwoCoffeesPlease &amp; thanks")
+    b'cafe menu\\nOrderTwoCoffeesPlease & thanks'
+    """
+    undone = undo_evasion(text)
+    if undone.isascii() and "\x00" not in undone:
+        return undone.encode("ascii")
+    return b"\n".join(
+        line.encode("ascii") if line.isascii() and "\x00" not in line else normalize_undone(line).encode("utf-8")
+        for line in undone.split("\n")
+    )
 
 
 def _simple(t: str) -> bool:

@@ -311,40 +311,29 @@ def strip_markup(text: str) -> str:
     return text
 
 
-def ascii_deobfuscated(text: str) -> str | None:
-    """For ASCII ``text``: what :func:`normalize` reads before it splits camel-cased runs, lowers and
-    translates (percent-escapes decoded, terminal escapes dropped, hyphenated wraps joined, markup
-    stripped), when that is ASCII without a NUL; else None (only ``normalize`` reads such text).
+def undo_evasion(text: str) -> str:
+    """The stages of :func:`normalize` that read the whole text (a tag closed lines later, an override
+    up to its paragraph's end): percent-encoding decoded; terminal escapes dropped; hyphenated wraps
+    joined; right-to-left overrides put in reading order and ignorables dropped (non-ASCII text);
+    markup stripped. What they leave is read character by character (:func:`normalize_undone`).
 
-    >>> ascii_deobfuscated("Fish &amp; <b>chips</b>%21 well-\\nknown"), ascii_deobfuscated("caf%C3%A9")
-    ('Fish & chips! wellknown', None)
+    >>> undo_evasion("Fish &amp; <b>chips</b>%21 well-\\nknown")
+    'Fish & chips! wellknown'
     """
-    if "%" in text:
-        text = percent_decode(text)
-        if not text.isascii():
-            return None
-    text = strip_markup(join_hyphen_wraps(strip_terminal_escapes(text)))
-    return text if text.isascii() and "\x00" not in text else None
-
-
-def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_camel_runs) -> str:
-    """Evasion undone, in this order: percent-encoding decoded; right-to-left overrides put in reading
-    order; ignorables dropped; markup stripped; camel-cased runs split (when ``fold``: for
-    :func:`normalize`, not :func:`clean`); confusables mapped (so that
-    NFKC cannot turn one into another letter first: ``ϲ`` is ``c``, not ``σ``); NFKC (then case folding
-    when ``fold``); confusables mapped again (what NFKC and folding produced); combining marks on
-    Latin letters dropped.
-
-    ``split`` splits camel-cased runs (the tests pass a reference implementation). Works on the
-    distinct characters of the text (``str.replace`` per character found), which is
-    several times faster than ``str.translate`` with a table for mostly-ASCII text."""
-    t = _tables()
     if "%" in text:
         text = percent_decode(text)
     text = join_hyphen_wraps(strip_terminal_escapes(text))
     if not text.isascii():
-        text = drop_ignorables(undo_overrides(text), t.ignorable)
-    text = strip_markup(text)
+        text = drop_ignorables(undo_overrides(text), _tables().ignorable)
+    return strip_markup(text)
+
+
+def _fold_chars(text: str, fold: bool, split: Callable[[str], str]) -> str:
+    """The stages of :func:`_deobfuscate` after :func:`undo_evasion`, none of which reads across a
+    line break (a newline is whitespace, a starter no character composes with, no confusable and no
+    mark): camel-cased runs split (when ``fold``), confusables, NFKC (then case folding when
+    ``fold``), confusables again, combining marks on Latin letters dropped."""
+    t = _tables()
     if fold:  # the text tiers only: the embedding model reads camel case itself (its thresholds were fitted so)
         text = split(text)
     if text.isascii():
@@ -354,7 +343,7 @@ def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_came
     text = unicodedata.normalize("NFKC", text)
     if fold:
         text = text.casefold()
-        if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
+        if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
             text = unicodedata.normalize("NFKC", text)
     text = drop_ignorables(text, t.ignorable)  # entities may decode to some; NFKC yields none in practice
     chars = set(text)
@@ -362,6 +351,38 @@ def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_came
     for c in chars & table.keys():
         text = text.replace(c, table[c])
     return strip_latin_marks(text)
+
+
+def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_camel_runs) -> str:
+    """Evasion undone, in this order: percent-encoding decoded; right-to-left overrides put in reading
+    order; ignorables dropped; markup stripped (:func:`undo_evasion`); camel-cased runs split (when ``fold``: for
+    :func:`normalize`, not :func:`clean`); confusables mapped (so that
+    NFKC cannot turn one into another letter first: ``ϲ`` is ``c``, not ``σ``); NFKC (then case folding
+    when ``fold``); confusables mapped again (what NFKC and folding produced); combining marks on
+    Latin letters dropped.
+
+    ``split`` splits camel-cased runs (the tests pass a reference implementation). Works on the
+    distinct characters of the text (``str.replace`` per character found), which is
+    several times faster than ``str.translate`` with a table for mostly-ASCII text."""
+    return _fold_chars(undo_evasion(text), fold, split)
+
+
+def normalize_undone(text: str) -> str:
+    """:func:`normalize` of text that :func:`undo_evasion` wrote: ``normalize(text) ==
+    normalize_undone(undo_evasion(text))`` for any text ``normalize`` does not read as plain ASCII
+    (nor as ASCII but for typography). It reads no further than a line, so it may be given a text line
+    by line (the lines' results joined by spaces, as :class:`~auditor.text.batch.TokenBatch` does).
+
+    >>> normalize_undone("Book a ﬂight to PARÍS")
+    'book a flight to paris'
+    """
+    text = _fold_chars(text, True, split_camel_runs)
+    if not text.isascii():
+        for c in set(text):
+            if not c.isalnum() and _is_space_class(c):
+                text = text.replace(c, " ")
+        return " ".join(text.split())
+    return " ".join(text.lower().translate(_ASCII_TABLE).split())
 
 
 def clean(text: str) -> str:
@@ -383,12 +404,7 @@ def normalize(text: str) -> str:
         mapped = text if text.isascii() else ascii_typography(text)
         if mapped is not text and is_plain(mapped):  # ASCII but for typography (:func:`ascii_typography`)
             return " ".join(mapped.lower().translate(_ASCII_TABLE).split())
-        text = _deobfuscate(text, fold=True)
-        if not text.isascii():
-            for c in set(text):
-                if not c.isalnum() and _is_space_class(c):
-                    text = text.replace(c, " ")
-            return " ".join(text.split())
+        return normalize_undone(undo_evasion(text))
     return " ".join(text.lower().translate(_ASCII_TABLE).split())
 
 
