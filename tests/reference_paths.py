@@ -6,6 +6,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`split_camel_runs` / :func:`has_camel_run`: the candidate runs found with the regular
   expression :data:`auditor.text.evasion._CAMEL_CANDIDATE` (the package finds them with
   ``bytes.find`` on case classes);
+* :func:`percent_decode`: each run of ``%XX`` escapes found by the regular expression
+  :data:`auditor.text.evasion._PERCENT` (the package splits the text on ``%``);
 * :func:`normalize` / :func:`tokens`: no ASCII fast path (``is_plain``), every text through
   ``_deobfuscate`` and the Unicode path's space classes, camel runs split by :func:`split_camel_runs`;
 * :func:`joined`: a :class:`~auditor.text.batch.TokenBatch` buffer built from :func:`normalize` of each
@@ -53,6 +55,26 @@ def split_camel_runs(text: str) -> str:
 
 def has_camel_run(text: str) -> bool:
     return any(evasion._words_run_together(m.group(0)) for m in evasion._CAMEL_CANDIDATE.finditer(text))
+
+
+def _unquote(m: re.Match) -> str:
+    raw = m.group(0)
+    data = bytes.fromhex(raw.replace("%", ""))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(b) if b < 0x80 else raw[3 * i : 3 * i + 3] for i, b in enumerate(data))
+
+
+def percent_decode(text: str) -> str:
+    for _ in range(3):
+        if "%" not in text:
+            break
+        decoded = evasion._PERCENT.sub(_unquote, text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
 
 
 def normalize(text: str) -> str:
@@ -107,6 +129,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
     swaps = {
         evasion.split_camel_runs: split_camel_runs,
         evasion.has_camel_run: has_camel_run,
+        evasion.percent_decode: percent_decode,
         norm.normalize: normalize,
         norm.tokens: tokens,
         batch._joined: joined,

@@ -64,6 +64,15 @@ def test_camel_runs_found_as_the_regular_expression_finds_them(text):
     assert evasion.has_camel_run(text) == ref.has_camel_run(text)
 
 
+_PERCENT_ALPHABET = [*"%%%0129aAfFgz é", "%C3", "%A9", "%25", "%2", "%E2%80%8B", "%ff", "%FE", "%0A", "%3C"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PERCENT_ALPHABET), max_size=20).map("".join))
+def test_percent_escapes_decode_as_the_regular_expression_decodes_them(text):
+    assert evasion.percent_decode(text) == ref.percent_decode(text)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_any_text_normalizes_as_the_reference(text):
