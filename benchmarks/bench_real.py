@@ -52,7 +52,8 @@ start to the last descendant reaped.
 registered, by decon when its report lists the line. Hits on unplanted lines are the false positives
 column (real text may share a 13-gram with a query by chance; the JSON keeps the first lines to look at).
 
-Prints a table and writes it as JSON to benchmarks/results/bench_real_<date>.json
+Prints a table and writes it as JSON to benchmarks/results/bench_real_<date>.json (``…_<date>_1gb.json``
+for ``--mb 1000``, ``…_<date>_<MB>mb.json`` for other sizes)
 (``bench_real_profile_<date>.json``, ``bench_real_startup_<date>.json`` for the other modes).
 """
 
@@ -1186,7 +1187,10 @@ def main() -> None:
     elif args.startup:
         res, default = startup(args), RESULTS / f"bench_real_startup_{date}.json"
     else:
-        res, default = run_all(args), RESULTS / f"bench_real_{date}.json"
+        size = (
+            "" if args.mb == 100 else "_1gb" if args.mb == 1000 else f"_{args.mb:g}mb"
+        )  # a 1 GB run keeps the 100 MB one
+        res, default = run_all(args), RESULTS / f"bench_real_{date}{size}.json"
         print_table(res)
     out = Path(args.out) if args.out else default
     write_json(out, res)
