@@ -343,7 +343,7 @@ def _fold_chars(text: str, fold: bool, split: Callable[[str], str]) -> str:
     text = unicodedata.normalize("NFKC", text)
     if fold:
         text = text.casefold()
-        if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
+        if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
             text = unicodedata.normalize("NFKC", text)
     text = drop_ignorables(text, t.ignorable)  # entities may decode to some; NFKC yields none in practice
     chars = set(text)
