@@ -4,7 +4,7 @@ Each function here does what a fast path of the package does, the plain way: one
 with the regular expressions and per-text calls that the fast path replaces.
 
 * :func:`split_camel_runs` / :func:`has_camel_run`: the candidate runs found with the regular
-  expression :data:`auditor.text.evasion._CAMEL_CANDIDATE` (the package finds them with
+  expression :data:`auditor.text.camel._CAMEL_CANDIDATE` (the package finds them with
   ``bytes.find`` on case classes);
 * :func:`percent_decode`: each run of ``%XX`` escapes found by the regular expression
   :data:`auditor.text.evasion._PERCENT` (the package splits the text on ``%``);
@@ -37,24 +37,24 @@ import numpy as np
 
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
 from auditor.records.record import TEXT
-from auditor.text import batch, evasion
+from auditor.text import batch, camel, evasion
 from auditor.text import normalize as norm
 from auditor.text.tokens import token_hashes
 
 
 def _split_token(m: re.Match) -> str:
     run = m.group(0)
-    return " ".join(evasion._SPLIT.split(run)) if evasion._words_run_together(run) else run
+    return " ".join(camel._SPLIT.split(run)) if camel._words_run_together(run) else run
 
 
 def split_camel_runs(text: str) -> str:
-    if not evasion.may_have_camel_run(text.encode("ascii", "replace")):
+    if not camel.may_have_camel_run(text.encode("ascii", "replace")):
         return text
-    return evasion._CAMEL_CANDIDATE.sub(_split_token, text)
+    return camel._CAMEL_CANDIDATE.sub(_split_token, text)
 
 
 def has_camel_run(text: str) -> bool:
-    return any(evasion._words_run_together(m.group(0)) for m in evasion._CAMEL_CANDIDATE.finditer(text))
+    return any(camel._words_run_together(m.group(0)) for m in camel._CAMEL_CANDIDATE.finditer(text))
 
 
 def _unquote(m: re.Match) -> str:
@@ -127,8 +127,8 @@ def reference_paths(monkeypatch) -> Iterator[None]:
     """Every ``auditor`` module's binding of a fast function replaced by its reference here (the
     token batch remembered by the scan is dropped before and after)."""
     swaps = {
-        evasion.split_camel_runs: split_camel_runs,
-        evasion.has_camel_run: has_camel_run,
+        camel.split_camel_runs: split_camel_runs,
+        camel.has_camel_run: has_camel_run,
         evasion.percent_decode: percent_decode,
         norm.normalize: normalize,
         norm.tokens: tokens,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from auditor.cli import main
 from auditor.methods import _exact_kernel
-from auditor.text import evasion
+from auditor.text import camel, evasion
 from auditor.text.batch import TokenBatch
 from auditor.text.normalize import _TYPOGRAPHY, normalize
 
@@ -60,8 +60,8 @@ def _camel_alphabet() -> list[str]:
     st.lists(st.sampled_from(_camel_alphabet() + ["Book", "A", "Flight", "To", "Paris", "I"]), max_size=40).map("".join)
 )
 def test_camel_runs_found_as_the_regular_expression_finds_them(text):
-    assert evasion.split_camel_runs(text) == ref.split_camel_runs(text)
-    assert evasion.has_camel_run(text) == ref.has_camel_run(text)
+    assert camel.split_camel_runs(text) == ref.split_camel_runs(text)
+    assert camel.has_camel_run(text) == ref.has_camel_run(text)
 
 
 _PERCENT_ALPHABET = [*"%%%0129aAfFgz é", "%C3", "%A9", "%25", "%2", "%E2%80%8B", "%ff", "%FE", "%0A", "%3C"]

@@ -23,7 +23,7 @@ from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import InputError
 from auditor.records.record import Record
 from auditor.records.toolcalls import call_name, calls_in_text, canonical_call, parse_arguments
-from auditor.text.evasion import split_camel_runs
+from auditor.text.camel import split_camel_runs
 from auditor.text.normalize import _unicode_table, clean, normalize, text_hash, tokens
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

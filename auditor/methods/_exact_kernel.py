@@ -11,7 +11,7 @@ import numpy as np
 import xxhash
 
 from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, _simple, token_batch
-from ..text.evasion import _ASCII_WHITESPACE
+from ..text.camel import _ASCII_WHITESPACE
 
 
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:

@@ -47,7 +47,8 @@ import numpy as np
 import xxhash
 
 from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
-from .evasion import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together, percent_decode
+from .camel import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together
+from .evasion import percent_decode
 from .normalize import (
     ascii_typography,
     has_ascii_evasion,
@@ -308,12 +309,12 @@ _CASES = bytes(
 
 
 def _split_camel_runs(raw: bytes) -> bytes:
-    """:func:`~auditor.text.evasion.split_camel_runs` of every plain piece of a joined batch at once.
+    """:func:`~auditor.text.camel.split_camel_runs` of every plain piece of a joined batch at once.
 
     The candidate runs (whitespace-delimited, holding a lower-case letter before a capital) are found
     with ``bytes.find`` on the buffer's case classes (one ``translate``), their humps counted there
     (``aA`` and ``AAa``, which overlap no copy of themselves); only runs with enough humps are read as
-    words (:func:`~auditor.text.evasion._words_run_together`) in Python. A separator holds spaces, so
+    words (:func:`~auditor.text.camel._words_run_together`) in Python. A separator holds spaces, so
     no run crosses two pieces, and pieces that ``normalize`` wrote hold no capital.
 
     >>> _split_camel_runs(b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis")

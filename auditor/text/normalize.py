@@ -73,14 +73,12 @@ from pathlib import Path
 
 import xxhash
 
+from .camel import has_camel_run, may_have_camel_run, split_camel_runs
 from .evasion import (
     drop_ignorables,
-    has_camel_run,
     has_percent_escape,
     join_hyphen_wraps,
-    may_have_camel_run,
     percent_decode,
-    split_camel_runs,
     strip_latin_marks,
     strip_terminal_escapes,
     undo_overrides,
@@ -296,7 +294,7 @@ def is_simple_ascii(text: str) -> bool:
 
 def is_plain(text: str) -> bool:
     """True when :func:`clean` leaves ``text`` unchanged for sure: :func:`is_simple_ascii` and without a
-    camel-cased run of words (:func:`~auditor.text.evasion.has_camel_run`)."""
+    camel-cased run of words (:func:`~auditor.text.camel.has_camel_run`)."""
     if not is_simple_ascii(text):
         return False
     return not may_have_camel_run(text.encode("ascii")) or not has_camel_run(text)
