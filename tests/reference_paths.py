@@ -8,6 +8,9 @@ with the regular expressions and per-text calls that the fast path replaces.
   ``bytes.find`` on case classes);
 * :func:`percent_decode`: each run of ``%XX`` escapes found by the regular expression
   :data:`auditor.text.evasion._PERCENT` (the package splits the text on ``%``);
+* :func:`words_of`: the words of a located string found by the regular expression
+  :data:`auditor.text.locate._WORD` and case-folded one by one (the package classifies code points
+  with numpy and case-folds the whole string once);
 * :func:`normalize` / :func:`tokens`: no ASCII fast path (``is_plain``), every text through
   ``_deobfuscate`` and the Unicode path's space classes, camel runs split by :func:`split_camel_runs`;
 * :func:`joined`: a :class:`~auditor.text.batch.TokenBatch` buffer built from :func:`normalize` of each
@@ -37,7 +40,7 @@ import numpy as np
 
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
 from auditor.records.record import TEXT
-from auditor.text import batch, camel, evasion
+from auditor.text import batch, camel, evasion, locate
 from auditor.text import normalize as norm
 from auditor.text.tokens import token_hashes
 
@@ -75,6 +78,15 @@ def percent_decode(text: str) -> str:
             break
         text = decoded
     return text
+
+
+def words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    spans = [m.span() for m in locate._WORD.finditer(s)]
+    vocab: dict[str, int] = {}
+    ids = [vocab.setdefault(s[a:b].casefold(), k) for k, (a, b) in enumerate(spans)]  # a word's first index
+    starts = np.array([a for a, _ in spans], dtype=np.int64)
+    ends = np.array([b for _, b in spans], dtype=np.int64)
+    return starts, ends, np.array(ids, dtype=np.int64), vocab
 
 
 def normalize(text: str) -> str:
@@ -130,6 +142,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         camel.split_camel_runs: split_camel_runs,
         camel.has_camel_run: has_camel_run,
         evasion.percent_decode: percent_decode,
+        locate._words_of: words_of,
         norm.normalize: normalize,
         norm.tokens: tokens,
         batch._joined: joined,

@@ -9,6 +9,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import reference_paths as ref
 from click.testing import CliRunner
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from auditor.cli import main
 from auditor.methods import _exact_kernel
-from auditor.text import camel, evasion
+from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
 from auditor.text.normalize import _TYPOGRAPHY, normalize
 
@@ -71,6 +72,25 @@ _PERCENT_ALPHABET = [*"%%%0129aAfFgz é", "%C3", "%A9", "%25", "%2", "%E2%80%8B"
 @given(st.lists(st.sampled_from(_PERCENT_ALPHABET), max_size=20).map("".join))
 def test_percent_escapes_decode_as_the_regular_expression_decodes_them(text):
     assert evasion.percent_decode(text) == ref.percent_decode(text)
+
+
+def _same_words(s: str) -> bool:
+    fast, slow = locate._words_of(s), ref.words_of(s)
+    return all(np.array_equal(a, b) for a, b in zip(fast[:3], slow[:3])) and fast[3] == slow[3]
+
+
+_WORD_ALPHABET = [*"aZ9_ -,.\n\t", *"\u00df\u0130\u01c5\u0301\u0663\u00b2\u2028\u3000\ud800"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_WORD_ALPHABET), max_size=30).map("".join) | st.text(max_size=60))
+def test_words_are_found_and_folded_as_the_regular_expression_finds_them(text):
+    assert _same_words(text)
+
+
+def test_every_character_is_a_word_character_as_the_regular_expression_says():
+    every = "".join(map(chr, range(0x110000)))
+    assert _same_words(every)
 
 
 @settings(max_examples=200, deadline=None)
@@ -131,6 +151,7 @@ def test_every_string_of_every_real_file_normalizes_and_batches_as_the_reference
             batch = TokenBatch(chunk)
             assert [batch.normalized(k) for k in range(len(chunk))] == [s.encode() for s in slow], path
             assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True), path
+            assert _same_words("\n".join(chunk)), f"{path.relative_to(root)}: words differ from the reference"
             checked += len(chunk)
     assert checked > 1000
 
