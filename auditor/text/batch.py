@@ -38,6 +38,7 @@ Nothing is raised for any ``str`` input (``normalize`` turns lone surrogates int
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from itertools import repeat
 from string import ascii_uppercase, punctuation
@@ -290,10 +291,20 @@ def _undone_by_line(text: str) -> bytes:
     undone = undo_evasion(text)
     if undone.isascii() and "\x00" not in undone:
         return undone.encode("ascii")
-    return b"\n".join(
-        line.encode("ascii") if line.isascii() and "\x00" not in line else normalize_undone(line).encode("utf-8")
-        for line in undone.split("\n")
-    )
+    pieces: list[bytes] = []
+    done = 0  # where the text not copied yet starts: a line's start
+    while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
+        start = undone.rfind("\n", done, m.start()) + 1 or done
+        end = undone.find("\n", m.end())
+        end = len(undone) if end < 0 else end
+        pieces += (undone[done:start].encode("ascii"), normalize_undone(undone[start:end]).encode("utf-8"))
+        done = end
+    pieces.append(undone[done:].encode("ascii"))
+    return b"".join(pieces)
+
+
+#: a character that keeps its line off the plain path: not ASCII, or NUL
+_NOT_PLAIN = re.compile("[^\x01-\x7f]")
 
 
 def _simple(t: str) -> bool:

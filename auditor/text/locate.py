@@ -134,7 +134,9 @@ def word_span(
     wanted = [vocab[w] for w in {w.casefold() for w in _WORD.findall(text)} if w in vocab]
     if not wanted:
         return 0, 0
-    hits = np.isin(ids, wanted)
+    marked = np.zeros(len(ids), dtype=bool)  # an id is the index of its word's first occurrence
+    marked[wanted] = True
+    hits = marked[ids]
     n = max(1, len(_WORD.findall(text)))
     seen = np.concatenate(([0], np.cumsum(hits, dtype=np.int64)))
     width = min(len(ids), n)
@@ -152,8 +154,8 @@ _ASCII_WORD = np.array([chr(i).isalnum() or i == 95 for i in range(128)])
 
 
 def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
-    """The start and end of every word of ``s`` (:data:`_WORD`), and an id for each word case-folded
-    with the ids by word. The words are found on the code points of ``s`` with numpy (a character is a
+    """The start and end of every word of ``s`` (:data:`_WORD`), an id for each word case-folded (the
+    index of its first occurrence) and the ids by word. The words are found on the code points of ``s`` with numpy (a character is a
     word character of ``\\w`` when it is ``_`` or ``str.isalnum``, asked once per distinct non-ASCII
     character), and case-folded all at once in a copy of ``s`` with every other character a space
     (case folding never makes a space): a Python step per word only for its id. On a 2 MB record
