@@ -26,6 +26,8 @@ from typing import Any
 from ..datasets.units import Unit, UnitReader, UnitStats
 from ..methods.base import Finding, Searcher
 from ..records.record import TEXT, Record
+from ..text.batch import forget_batch
+from ..text.locate import forget_located
 from .progress import LiveCounts, peak_rss_mb
 from .stage import Batch, Stage
 from .stages import SearchStage
@@ -97,8 +99,9 @@ class UnitResult:
 
 #: characters of text (``text`` views) a batch holds at most, whatever ``batch_size`` says: a batch's
 #: arrays (token offsets, hashes, ids, shingles: ~40 bytes a word) follow its text, so 512 records of
-#: 2 MB would hold a GB; 512 chat or SFT records hold ~2 M characters
-BATCH_CHARS = 4_000_000
+#: 2 MB would hold a GB; 512 chat or SFT records hold ~2 M characters, and so does one 2 MB record
+#: (at 4 M, two of them: a worker's peak memory 1.6x a short-record run's, not 1.5x)
+BATCH_CHARS = 2_000_000
 
 
 def batched(items: Iterable[Record], size: int, chars: int = BATCH_CHARS) -> Iterator[list[Record]]:
@@ -162,6 +165,9 @@ def scan_unit(
                 res.findings.extend(batch.findings)
             if live is not None:
                 live.add(len(records), chars)
+            del batch, records  # not kept while the next batch is read (two 4 MB batches of long records)
+            forget_batch()
+            forget_located()
     finally:
         res.counts = [stage.take_counts() for stage in job.stages]
     res.cpu_s = time.process_time() - cpu0

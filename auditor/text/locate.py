@@ -76,6 +76,11 @@ def _entry(raw: Any) -> tuple[Any, list[tuple[str, str, str]], dict[str, Any]]:
     return entry
 
 
+def forget_located() -> None:
+    """Drop the cached records (the scan, after each batch: their findings are located by then)."""
+    _cache.clear()
+
+
 def _normalize(s: str) -> str:
     """``normalize(s)``, read from the scan's token batch when it holds this very string."""
     from .batch import remembered  # the scan's module, loaded by then (numpy, pyarrow): not at start-up
