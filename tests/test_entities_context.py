@@ -4,6 +4,8 @@ training record holds only in tool results weigh less than ones in the user's re
 from __future__ import annotations
 
 from helpers import shared_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.methods.entities import TOOL_RESULT_WEIGHT, EntitiesIndex
@@ -76,5 +78,46 @@ def test_the_identifier_prefilter_finds_what_extracting_every_text_finds(monkeyp
 def test_the_identifier_prefilter_skips_texts_without_an_eval_identifier():
     index = EntitiesIndex().build([Record("bench", "1", "b#0", {"query": "Cancel EHGLP3 for emma_kim_9957."})])
     assert index.literals is not None
-    assert not index.may_hold("Please cancel reservation EHGLP4 for emma_kim_9958 today")
-    assert index.may_hold("re: EHGLP3") and index.may_hold("emma_kim_9957's trip")
+    assert index._lines_to_read("Please cancel reservation EHGLP4 for emma_kim_9958 today") == []
+    assert index._lines_to_read("re: EHGLP3") == [(0, 10)]
+    assert index._lines_to_read("a\nemma_kim_9957's trip\nb") == [(2, 22)]
+
+
+def test_a_long_record_is_extracted_on_the_lines_holding_an_eval_identifier_only_as_a_whole():
+    """Lines holding a spelling of an eval identifier are read as the whole text reads them: the
+    findings equal those of extracting the whole text, whatever the other lines hold."""
+    index = EntitiesIndex().build(
+        [Record("bench", "1", "b#0", {"query": "Cancel EHGLP3 and HAT136 for emma_kim_9957, G1_588."})]
+    )
+    lines = [
+        "colour #EHGLP3 is no code",
+        "Rebook EHGLP3, flight HAT136 (not HAT777).",
+        "mail emma_kim_9957@example.com or emma_kim_9957",
+        "other codes AB12CD and HAT999, user jo_lee_1234",
+        "as in G1@588" + "x" * 5000,
+        "EHGLP3",
+    ]
+    text = "\n".join(lines * 3)
+    windowed = index.extract(text, index._lines_to_read(text))
+    whole = [t for t in index.extract(text) if t[0] in index.table]
+    assert [t for t in windowed if t[0] in index.table] == whole and len(whole) > 10
+    assert {t[0] for t in windowed} - set(index.table)  # other identifiers on those lines are found too
+    tr = Record("train", "t", "t:1", {"text": text})
+    with_lines = index.search([tr])
+    index.__dict__["literals"] = None  # the whole text, as without the automaton
+    assert [f.evidence for f in index.search([tr])] == [f.evidence for f in with_lines]
+
+
+_INDEX = EntitiesIndex().build(
+    [Record("b", "1", "b#0", {"query": "Cancel EHGLP3 and HAT136 for emma_kim_9957, G1_588."})]
+)
+_PIECES = ["EHGLP3", "HAT136", "HAT1367", "emma_kim_9957", "G1_588", "G1@588", "G1_5889", "#", "0x", "@example.com"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*_PIECES, " ", "\n", "\n", "x", "_", "colour ", "9", "A"]), max_size=40).map("".join))
+def test_lines_holding_an_eval_identifier_give_what_the_whole_text_gives(text):
+    lines = _INDEX._lines_to_read(text)
+    whole = [t for t in _INDEX.extract(text) if t[0] in _INDEX.table]
+    assert [t for t in _INDEX.extract(text, lines) if t[0] in _INDEX.table] == whole
+    assert lines or not whole

@@ -112,7 +112,9 @@ def _false_friend(kind: str, code: str, text: str, start: int) -> bool:
     return bool(_HEX.match(code) and _NOT_A_CODE.search(before.rstrip(" :=\"'")))
 
 
-def _run_starts(rx: re.Pattern, starts: re.Pattern, text: str) -> Iterator[re.Match]:
+def _run_starts(
+    rx: re.Pattern, starts: re.Pattern, text: str, pos: int = 0, end: int | None = None
+) -> Iterator[re.Match]:
     """The matches ``rx.finditer(text)`` gives, for a pattern opening with ``C+`` (a character
     class ``C``), searched in linear time: ``starts`` is ``rx`` behind ``(?<!C)``.
 
@@ -127,9 +129,9 @@ def _run_starts(rx: re.Pattern, starts: re.Pattern, text: str) -> Iterator[re.Ma
     >>> [m.group(0) for m in _run_starts(rx, starts, text)] == [m.group(0) for m in rx.finditer(text)]
     True
     """
-    pos, end = 0, len(text)
+    end = len(text) if end is None else end
     while pos <= end:
-        m = rx.match(text, pos) or starts.search(text, pos + 1)
+        m = rx.match(text, pos, end) or starts.search(text, pos + 1, end)
         if m is None:
             return
         yield m
@@ -207,8 +209,10 @@ class EntitiesIndex(Index[EntitiesConfig]):
             builtin = name in _RUN_CLASS and rx == BUILTIN[name]
             self.run_starts.append(re.compile(f"(?<!{_RUN_CLASS[name]})" + rx) if builtin else None)
 
-    def extract(self, text: str) -> list[tuple[str, str, int, int]]:
-        """``(identifier, kind, start, end)`` for each identifier in ``text`` (earlier kinds win a span)."""
+    def extract(self, text: str, lines: Sequence[tuple[int, int]] | None = None) -> list[tuple[str, str, int, int]]:
+        """``(identifier, kind, start, end)`` for each identifier in ``text`` (earlier kinds win a span);
+        only those inside ``lines`` (ranges of whole lines, in order) where given: no built-in pattern
+        matches across a line break, so each line reads as it does in the whole text."""
         if not text:
             return []
         out: list[tuple[str, str, int, int]] = []
@@ -217,13 +221,35 @@ class EntitiesIndex(Index[EntitiesConfig]):
             pre = _PREFILTER.get(kind)
             if pre and pre not in text:
                 continue
-            for m in _run_starts(rx, starts, text) if starts is not None else rx.finditer(text):
-                if m.start() in taken or _false_friend(kind, m.group(0), text, m.start()):
-                    continue
-                taken.add(m.start())
-                out.append((_canon(kind, m.group(0)), kind, m.start(), m.end()))
+            for a, b in ((0, len(text)),) if lines is None else lines:
+                for m in _run_starts(rx, starts, text, a, b) if starts is not None else rx.finditer(text, a, b):
+                    if m.start() in taken or _false_friend(kind, m.group(0), text, m.start()):
+                        continue
+                    taken.add(m.start())
+                    out.append((_canon(kind, m.group(0)), kind, m.start(), m.end()))
         out.sort(key=lambda t: t[2])
         return out
+
+    def _lines_to_read(self, text: str) -> list[tuple[int, int]] | None:
+        """The lines of ``text`` a training text is extracted in (:meth:`extract`): those holding a
+        spelling of an identifier of the index (:func:`literal_matcher`, overlapping matches); an
+        identifier the index does not hold makes no finding, and every one it holds is such a
+        spelling. Empty when there is none; None (the whole text) without the automaton or with user
+        patterns (a user pattern may span lines, and a built-in match anywhere keeps it off its start).
+
+        >>> index = EntitiesIndex().build([Record("e", "0", "e#0", {"query": "Rebook EHGLP3 please"})])
+        >>> index._lines_to_read("hi\\nmy code: EHGLP3\\nthanks\\nEHGLP3 again")
+        [(3, 18), (26, 38)]
+        """
+        if self.literals is None or self.config.patterns:
+            return None
+        lines: list[tuple[int, int]] = []
+        for start, end in sorted((s, e) for _, s, e in self.literals.find_matches_as_indexes(text, overlapping=True)):
+            if lines and start < lines[-1][1]:  # on the last line taken (a spelling holds no line break)
+                continue
+            b = text.find("\n", end)
+            lines.append((text.rfind("\n", 0, start) + 1, len(text) if b < 0 else b))
+        return lines
 
     def _tool_result_only(self, tr: Record) -> set[str]:
         """Identifiers the record holds in its tool results (``observations``) and nowhere else
@@ -262,10 +288,6 @@ class EntitiesIndex(Index[EntitiesConfig]):
         state.pop("literals", None)
         return state
 
-    def may_hold(self, text: str) -> bool:
-        """False when ``text`` holds no identifier of the index for sure (:func:`literal_matcher`)."""
-        return bool(text) and (self.literals is None or bool(self.literals.find_matches_as_indexes(text)))
-
     def proof_target(self, ev: Record, evidence: dict[str, Any]) -> str:
         """The identifiers matched (the values the report shows in the training record)."""
         return " ".join(str(i.get("id", "")) for i in evidence.get("identifiers", ()))
@@ -278,9 +300,12 @@ class EntitiesIndex(Index[EntitiesConfig]):
             hits: dict[int, dict[str, dict[str, Any]]] = {}
             for view in self.config.train_views:
                 text = tr.view(view) if view == TEXT else tr.views.get(view, "")
-                if not self.may_hold(text):
+                if not text:
                     continue
-                for ident, kind, start, end in self.extract(text):
+                lines = self._lines_to_read(text)
+                if lines == []:
+                    continue
+                for ident, kind, start, end in self.extract(text, lines):
                     for pos in self.table.get(ident, ()):
                         where = hits.setdefault(pos, {})
                         if ident not in where:
