@@ -48,7 +48,7 @@ import numpy as np
 import xxhash
 
 from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
-from .camel import _ASCII_WHITESPACE, _SPLIT, MIN_HUMPS, _words_run_together
+from .camel import split_camel_runs_in_bytes
 from .evasion import percent_decode
 from .normalize import (
     ascii_typography,
@@ -243,7 +243,7 @@ def _joined(texts: list[str]) -> bytes:
     """The texts joined by separators (and one after the last), each as ``normalized_bytes`` gives it,
     spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII;
     tags stripped first from ASCII markup without escapes or entities) is copied as it is and translated
-    in one call for the batch, its camel-cased runs split (:func:`_split_camel_runs`, for the whole batch
+    in one call for the batch, its camel-cased runs split (:func:`~auditor.text.camel.split_camel_runs_in_bytes`, for the whole batch
     at once); any other text is read as :func:`_undone_by_line` says.
 
     >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"])
@@ -275,7 +275,7 @@ def _joined(texts: list[str]) -> bytes:
             continue
         pieces.append(_undone_by_line(text))
     pieces.append(b"")
-    return _split_camel_runs(_SEPARATOR.join(pieces)).translate(_BATCH_BYTES)
+    return split_camel_runs_in_bytes(_SEPARATOR.join(pieces)).translate(_BATCH_BYTES)
 
 
 def _undone_by_line(text: str) -> bytes:
@@ -311,43 +311,6 @@ def _simple(t: str) -> bool:
     """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
     no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
     return t.isascii() and not has_ascii_evasion(t)
-
-
-#: byte -> ``a`` (ASCII lower-case letter), ``A`` (capital), a space (ASCII whitespace, as ``str.isspace``), ``.`` (other)
-_CASES = bytes(
-    97 if 97 <= i <= 122 else 65 if 65 <= i <= 90 else 32 if chr(i) in _ASCII_WHITESPACE else 46 for i in range(256)
-)
-
-
-def _split_camel_runs(raw: bytes) -> bytes:
-    """:func:`~auditor.text.camel.split_camel_runs` of every plain piece of a joined batch at once.
-
-    The candidate runs (whitespace-delimited, holding a lower-case letter before a capital) are found
-    with ``bytes.find`` on the buffer's case classes (one ``translate``), their humps counted there
-    (``aA`` and ``AAa``, which overlap no copy of themselves); only runs with enough humps are read as
-    words (:func:`~auditor.text.camel._words_run_together`) in Python. A separator holds spaces, so
-    no run crosses two pieces, and pieces that ``normalize`` wrote hold no capital.
-
-    >>> _split_camel_runs(b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis")
-    b'Book A Flight To Paris iPhone \\x00 x Find Me A Hotel Near Paris'
-    """
-    cases = raw.translate(_CASES)
-    out: list[bytes] = []
-    done = 0
-    hit = cases.find(b"aA")
-    while hit >= 0:
-        start, end = cases.rfind(b" ", 0, hit) + 1, cases.find(b" ", hit)
-        end = len(raw) if end < 0 else end
-        if cases.count(b"aA", start, end) + cases.count(b"AAa", start, end) + 1 >= MIN_HUMPS:
-            run = raw[start:end].decode("ascii")
-            if _words_run_together(run):
-                out += (raw[done:start], " ".join(_SPLIT.split(run)).encode("ascii"))
-                done = end
-        hit = cases.find(b"aA", end)
-    if not out:
-        return raw
-    out.append(raw[done:])
-    return b"".join(out)
 
 
 def _squeeze(joined: bytes) -> np.ndarray:
