@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from auditor.methods import _ngram_kernel
 from auditor.methods._exact_kernel import exact_units, exact_units_batch
 from auditor.methods._ngram_kernel import _select
-from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, token_batch
+from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, hashes_and_words, token_batch
 from auditor.text.normalize import clean, is_plain, normalize, text_hash, tokens
 
 ADVERSARIAL = [
@@ -192,6 +192,24 @@ def test_generated_batches_normalize_as_the_reference(texts):
 @given(st.lists(st.text(max_size=30), max_size=6))
 def test_any_unicode_normalizes_as_the_reference(texts):
     _check(texts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=40), min_size=1, max_size=5))
+def test_words_read_from_the_batch_are_the_tokens_joined(texts):
+    """A text's tokens ``a`` to ``b``, read from the remembered batch, are its ``tokens`` sliced and joined."""
+    forget_batch()
+    batch, where = token_batch(texts)
+    for i in where:
+        text = batch.texts[i]
+        hashes, words = hashes_and_words(text)
+        toks = tokens(text)
+        copy = (" " + text)[1:]  # another object: not read from the batch
+        assert hashes.tolist() == hashes_and_words(copy)[0].tolist() and len(hashes) == len(toks)
+        for a in range(len(toks) + 2):
+            for b in range(len(toks) + 2):
+                assert words(a, b) == " ".join(toks[a:b]), (text, a, b)
+    forget_batch()
 
 
 _ASCII_ALPHABET = list("abcZB09 %2CE<&\x00\n-\x1b\r") + [

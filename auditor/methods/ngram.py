@@ -56,7 +56,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
-from ..text.batch import tokens_and_hashes
+from ..text.batch import hashes_and_words
 from ..text.normalize import normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
@@ -398,16 +398,16 @@ class NgramIndex(Index[NgramConfig]):
         """The part of the training text the copy fills: from its first n-gram found to its last, widened
         by the item's tokens before the first and after the last n-gram found in the item (where a
         sibling's other value would stand)."""
-        toks, hashes = tokens_and_hashes(scanned[pair.text])
+        hashes, words = hashes_and_words(scanned[pair.text])
         n = int(self.item_n[pair.pos])
         at = np.flatnonzero(np.isin(ngram_hashes(hashes, n), pair.hashes))
         item = self._item(pair.pos)
         inside = np.flatnonzero(np.isin(item.grams, pair.hashes))
         if not len(at) or not len(inside):
-            return " ".join(toks)
+            return words(0, len(hashes))
         start = max(0, int(at[0]) - int(inside[0]))
-        end = min(len(toks), int(at[-1]) + n + item.length - (int(inside[-1]) + n))
-        return " ".join(toks[start:end])
+        end = min(len(hashes), int(at[-1]) + n + item.length - (int(inside[-1]) + n))
+        return words(start, end)
 
     def _janitor(self, pair: _Pair, coverage: float | None) -> str | None:
         """Why a partial copy is suspected: an item of ``n`` tokens or more shares an ``n``-token run

@@ -39,7 +39,7 @@ Nothing is raised for any ``str`` input (``normalize`` turns lone surrogates int
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from string import ascii_uppercase, punctuation
 from typing import TYPE_CHECKING
@@ -405,16 +405,28 @@ def remembered(text: str) -> tuple[TokenBatch, int] | None:
     return None if i is None or _LAST[0].texts[i] is not text else (_LAST[0], i)
 
 
-def tokens_and_hashes(text: str) -> tuple[list[str], np.ndarray]:
-    """``tokens(text)`` and their ``token_hashes``, read from the remembered batch where it holds ``text``.
+def hashes_and_words(text: str) -> tuple[np.ndarray, Callable[[int, int], str]]:
+    """The ``token_hashes`` of ``tokens(text)`` and a function giving its tokens ``a`` to ``b`` (a slice)
+    joined by spaces, read from the remembered batch where it holds ``text``: a long text's tokens are
+    not made into strings, but those asked for.
 
     >>> t = token_batch(["Hi, you there"])[0].texts[0]
-    >>> tokens_and_hashes(t)[0], tokens_and_hashes(t)[1].tolist() == tokens_and_hashes("hi you there")[1].tolist()
-    (['hi', 'you', 'there'], True)
+    >>> hashes, words = hashes_and_words(t)
+    >>> words(1, 3), words(0, 9), words(2, 1), hashes.tolist() == hashes_and_words("hi you there")[0].tolist()
+    ('you there', 'hi you there', '', True)
     """
     if (known := remembered(text)) is None:
-        return (toks := tokens(text)), token_hashes(toks)
-    return known[0].normalized(known[1]).decode("utf-8").split(), known[0].text_token_hashes([known[1]])[0]
+        toks = tokens(text)
+        return token_hashes(toks), lambda a, b: " ".join(toks[a:b])
+    batch, i = known
+    hashes = batch.text_token_hashes([i])[0]
+    first, offsets = int(batch.token_starts[i]), batch.token_offsets
+
+    def words(a: int, b: int) -> str:
+        a, b = min(a, len(hashes)), min(b, len(hashes))  # as a slice of the tokens clips it
+        return batch.data[offsets[first + a] : offsets[first + b] - 1].tobytes().decode("utf-8") if b > a else ""
+
+    return hashes, words
 
 
 def forget_batch() -> None:
