@@ -165,7 +165,7 @@ def scan_unit(
                 res.findings.extend(batch.findings)
             if live is not None:
                 live.add(len(records), chars)
-            del batch, records  # not kept while the next batch is read (two 4 MB batches of long records)
+            del batch, records  # not kept while the next batch is read (two alive at once: twice the peak)
             forget_batch()
             forget_located()
     finally:

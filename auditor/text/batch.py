@@ -294,7 +294,7 @@ def _undone_by_line(text: str) -> bytes:
     pieces: list[bytes] = []
     done = 0  # where the text not copied yet starts: a line's start
     while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
-        start = undone.rfind("\n", done, m.start()) + 1 or done
+        start = undone.rfind("\n", 0, m.start()) + 1  # at or after ``done``: a line's start
         end = undone.find("\n", m.end())
         end = len(undone) if end < 0 else end
         pieces += (undone[done:start].encode("ascii"), normalize_undone(undone[start:end]).encode("utf-8"))
