@@ -254,15 +254,15 @@ def test_vocabulary_lookup_small_and_large_give_the_dict_ids():
 
 
 def test_token_batch_is_reused_for_the_same_texts_extended_or_rebuilt_for_others():
-    a, b, c, d, e = "alpha beta", "gamma", "delta epsilon", "Zeta", "eta, theta"
+    a, b, c, d, e = "alpha beta", "gamma", "delta", "Zeta", "eta, theta"
     forget_batch()
     first, positions = token_batch([a, b, a])
     assert positions == [0, 1, 0] and first.texts == [a, b]
     again, positions = token_batch([b, a])
     assert again is first and positions == [1, 0]
-    grown, positions = token_batch([a, c])  # half of them known: the batch is extended
+    grown, positions = token_batch([a, c])  # most of their text known: the batch is extended
     assert grown is not first and grown.texts == [a, b, c] and positions == [0, 2]
-    other, positions = token_batch([d, e, a])  # mostly new: a new batch
+    other, positions = token_batch([d, e, a])  # most of their text new: a new batch
     assert other.texts == [d, e, a] and positions == [0, 1, 2]
 
 

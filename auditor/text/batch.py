@@ -368,8 +368,9 @@ def token_batch(texts: Sequence[str]) -> tuple[TokenBatch, list[int]]:
 
     The exact and n-gram tiers (and the indexes of several checks) ask for the same training texts
     one after the other: the last batch is reused when it holds every one of these text objects
-    (by identity); when it holds most of them, the others are normalized and appended to it
-    (:meth:`TokenBatch.extended`: the n-gram tier also scans a few views the exact tier did not);
+    (by identity); when it holds most of their text (the others' characters are at most half of
+    those asked for), the others are normalized and appended to it (:meth:`TokenBatch.extended`: the
+    n-gram tier scans the views it joins, many short, beside long texts the exact tier normalized);
     otherwise a new batch is built of the distinct objects, in order.
 
     >>> texts = ["b", "a"]
@@ -379,11 +380,10 @@ def token_batch(texts: Sequence[str]) -> tuple[TokenBatch, list[int]]:
     last = _LAST[0] if _LAST else None
     if last is not None:
         positions = [last.where.get(id(t), -1) for t in texts]
-        missing = positions.count(-1)
-        if not missing:
+        if -1 not in positions:
             return last, positions
-        if missing * 2 <= len(texts):
-            new = list({id(t): t for t, p in zip(texts, positions) if p < 0}.values())
+        new = list({id(t): t for t, p in zip(texts, positions) if p < 0}.values())
+        if 2 * sum(map(len, new)) <= sum(map(len, texts)):
             batch = last.extended(new)
             _LAST[:] = [batch]
             return batch, [batch.where[id(t)] for t in texts]
