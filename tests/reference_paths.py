@@ -107,7 +107,8 @@ def joined(texts: list[str]) -> bytes:
     return batch._SEPARATOR.join([normalize(t).encode("utf-8") for t in texts] + [b""])
 
 
-def batch_units(tb: batch.TokenBatch, lines: bool) -> list[list[tuple[str, int]]]:
+def batch_units(tb: batch.TokenBatch, lines: bool, keys: np.ndarray | None = None) -> list[list[tuple[str, int]]]:
+    """Every unit, ``keys`` or not (a search's keys only leave out lines that match nothing)."""
     units = [[("whole", norm.text_hash(normalize(t)))] for t in tb.texts]
     if lines:
         for k, text in enumerate(tb.texts):

@@ -21,7 +21,7 @@ from auditor.cli import main
 from auditor.methods import _exact_kernel
 from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
-from auditor.text.normalize import _TYPOGRAPHY, normalize
+from auditor.text.normalize import _TYPOGRAPHY, normalize, text_hash
 
 FOREIGN = REPO / "tests" / "data" / "foreign"
 
@@ -111,6 +111,25 @@ def test_exact_line_units_are_the_reference_units(texts):
     assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES.map("".join), max_size=6), st.lists(_LINES.map("".join), max_size=4), st.data())
+def test_a_search_hashes_every_line_that_equals_an_item(texts, items, data):
+    """With a search's keys, the units listed are the reference's whole units and every line whose
+    normalized text is an item's (items drawn from the texts' own lines, and others)."""
+    lines = [line for t in texts for line in t.split("\n")]
+    if lines:
+        items += data.draw(st.lists(st.sampled_from(lines), max_size=4))
+    wanted = {text_hash(normalize(t)) for t in items}
+    keys = _exact_kernel.text_keys([normalize(t).encode("utf-8") for t in items])
+    batch = TokenBatch(texts)
+    every = ref.batch_units(batch, True)
+    searched = _exact_kernel._batch_units(batch, True, keys)
+    for all_units, some in zip(every, searched):
+        assert some[0] == all_units[0]  # the whole text
+        assert [u for u in all_units[1:] if u[1] in wanted] == [u for u in some[1:] if u[1] in wanted]
+        assert set(some) <= set(all_units)
+
+
 #: typography that takes the ASCII path (and some that must not: a confusable sign, NFKC letters), beside
 #: what changes how ASCII normalizes: camel-cased runs, markup, percent escapes, hyphenated line ends
 _TYPO = st.lists(
@@ -150,7 +169,13 @@ def test_every_string_of_every_real_file_normalizes_and_batches_as_the_reference
             assert not bad, f"{path.relative_to(root)}: normalize differs from the reference on {bad[0][:200]!r}"
             batch = TokenBatch(chunk)
             assert [batch.normalized(k) for k in range(len(chunk))] == [s.encode() for s in slow], path
-            assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True), path
+            every = ref.batch_units(batch, True)
+            assert _exact_kernel._batch_units(batch, True) == every, path
+            items = [line for t in chunk for line in t.split("\n")[1::5]]  # some lines as eval items
+            wanted = {text_hash(normalize(t)) for t in items}
+            keys = _exact_kernel.text_keys([normalize(t).encode("utf-8") for t in items])
+            searched = [[u for u in units if u[1] in wanted] for units in _exact_kernel._batch_units(batch, True, keys)]
+            assert searched == [[u for u in units if u[1] in wanted] for units in every], path
             assert _same_words("\n".join(chunk)), f"{path.relative_to(root)}: words differ from the reference"
             checked += len(chunk)
     assert checked > 1000

@@ -25,11 +25,15 @@ def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
     return exact_units_batch([text], lines)[0]
 
 
-def exact_units_batch(texts: Sequence[str], lines: bool) -> list[list[tuple[str, int]]]:
+def exact_units_batch(texts: Sequence[str], lines: bool, keys: np.ndarray | None = None) -> list[list[tuple[str, int]]]:
     """:func:`exact_units` of each text, for a whole batch at once: the whole texts' hashes come from
     their :class:`~auditor.text.batch.TokenBatch` (shared with the n-gram tier), the non-blank lines of
     multi-line texts are normalized together in one more batch; remembered on the batch, so checks
     sharing a training set hash each text once.
+
+    With ``keys`` (:func:`text_keys` of the normalized texts a search looks for), only the lines whose
+    normalized text has one of these keys (its length and first 8 bytes) are hashed and listed: a line
+    with another key equals none of those texts. Whole texts are always listed.
 
     >>> from auditor.text.normalize import text_hash as h
     >>> exact_units_batch(["Hi!", "Hi\\n\\nyou"], lines=True) == [
@@ -39,14 +43,53 @@ def exact_units_batch(texts: Sequence[str], lines: bool) -> list[list[tuple[str,
     True
     """
     batch, positions = token_batch(texts)
-    key = ("exact units", lines)
-    units = batch.memo.get(key)
+    memo_key = ("exact units", lines, None if keys is None else keys.tobytes())
+    units = batch.memo.get(memo_key)
     if units is None:
-        units = batch.memo[key] = _batch_units(batch, lines)
+        units = batch.memo[memo_key] = _batch_units(batch, lines, keys)
     return [units[p] for p in positions]
 
 
-def _batch_units(batch: TokenBatch, lines: bool) -> list[list[tuple[str, int]]]:
+def span_keys(data: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A uint64 of each byte span ``data[a[i]:b[i]]`` (``b <= a``: empty) from its length and first
+    8 bytes: equal spans have equal keys, so a span whose key is not among a text's differs from it.
+
+    >>> d = np.frombuffer(b"book it now|book it now|book it later", dtype=np.uint8)
+    >>> k = span_keys(d, np.array([0, 12, 24, 3]), np.array([11, 23, 37, 3])).tolist()
+    >>> k[0] == k[1], k[0] == k[2], k[3] == span_keys(d, np.array([5]), np.array([2])).tolist()[0]
+    (True, False, True)
+    """
+    n = np.maximum(b - a, 0)
+    key = n.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    if not len(data):
+        return key
+    last = len(data) - 1
+    for j in range(8):
+        byte = data[np.minimum(a + j, last)].astype(np.uint64) * (n > j)
+        key ^= byte << np.uint64(8 * j)
+    return key
+
+
+def text_keys(texts: Sequence[bytes]) -> np.ndarray:
+    """:func:`span_keys` of each of ``texts`` (bytes), sorted and distinct: what a search passes to
+    :func:`exact_units_batch` as ``keys``."""
+    data = np.frombuffer(b"".join(texts), dtype=np.uint8)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    ends = np.cumsum(lengths)
+    return np.unique(span_keys(data, ends - lengths, ends))
+
+
+def _wanted(keys: np.ndarray | None, data: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which spans may equal a text of ``keys`` (all of them without ``keys``)."""
+    if keys is None:
+        return np.ones(len(a), dtype=bool)
+    if not len(keys) or not len(a):
+        return np.zeros(len(a), dtype=bool)
+    k = span_keys(data, a, b)
+    return keys[np.minimum(np.searchsorted(keys, k), len(keys) - 1)] == k
+
+
+def _batch_units(batch: TokenBatch, lines: bool, keys: np.ndarray | None = None) -> list[list[tuple[str, int]]]:
     units = [[("whole", h)] for h in batch.whole_hashes()]
     if not lines:
         return units
@@ -56,17 +99,28 @@ def _batch_units(batch: TokenBatch, lines: bool) -> list[list[tuple[str, int]]]:
         if "\n" in text:
             (plain if "%" not in text and _simple(text) else other).append(k)
     if plain:
-        other += _plain_line_units(batch, plain, units)
-    owners: list[tuple[int, str]] = []
+        other += _plain_line_units(batch, plain, units, keys)
+    owners: list[tuple[int, int]] = []
     pieces: list[str] = []
     for k in sorted(other):
         for i, line in enumerate(batch.texts[k].split("\n"), start=1):
             if line.strip():
-                owners.append((k, _line_name(i)))
+                owners.append((k, i))
                 pieces.append(line)
-    if pieces:
-        for (k, unit), h in zip(owners, TokenBatch(pieces).whole_hashes()):
-            units[k].append((unit, h))
+    if not pieces:
+        return units
+    lines_batch = TokenBatch(pieces)
+    if keys is None:
+        for (k, i), h in zip(owners, lines_batch.whole_hashes()):
+            units[k].append((_line_name(i), h))
+        return units
+    offs = lines_batch.text_offsets
+    a, b = offs[:-1], offs[1:] - 3  # each piece's normalized text: before " \x00 "
+    view = lines_batch.data.data
+    for j in np.flatnonzero(_wanted(keys, lines_batch.data, a, b)).tolist():
+        k, i = owners[j]
+        x, y = int(a[j]), int(b[j])
+        units[k].append((_line_name(i), xxhash.xxh64_intdigest(view[x:y]) if y > x else _EMPTY_HASH))
     return units
 
 
@@ -85,14 +139,17 @@ def _line_name(i: int) -> str:
 _BLANKED = bytes(1 if (PLAIN_BYTES[i] == 32 and chr(i) not in _ASCII_WHITESPACE and i < 128) else 0 for i in range(256))
 
 
-def _plain_line_units(batch: TokenBatch, ks: list[int], units: list[list[tuple[str, int]]]) -> list[int]:
+def _plain_line_units(
+    batch: TokenBatch, ks: list[int], units: list[list[tuple[str, int]]], keys: np.ndarray | None = None
+) -> list[int]:
     """The line units of the plain multi-line texts ``ks`` of ``batch`` (ASCII that ``normalize`` only
     lowers, translates and splits in camel-cased runs, no ``%``), appended to ``units``, read from the
     batch's buffer: such a text normalizes line by line (a newline is whitespace, and nothing that
     changes it crosses one), so line ``i``'s normalized text is the run of the text's tokens between
     its newlines. Token counts per line come from the texts translated in bytes; a text where they do
     not add up to the batch's (a camel-cased run was split: that adds tokens) is returned, for the
-    per-line path. Lines of whitespace only are no unit, as there.
+    per-line path. Lines of whitespace only are no unit, as there; with ``keys``, only lines that may
+    equal a text looked for are (:func:`exact_units_batch`).
     """
     texts = [batch.texts[k] for k in ks]
     raw = "\n".join(texts).encode("ascii")
@@ -116,6 +173,9 @@ def _plain_line_units(batch: TokenBatch, ks: list[int], units: list[list[tuple[s
     base = starts[ks_arr[t]] - lo[first_line[t]]
     offs = batch.token_offsets
     a, b = offs[lo[keep] + base], offs[hi[keep] + base] - 1
+    if keys is not None:
+        want = np.flatnonzero(_wanted(keys, batch.data, a, b))
+        keep, t, a, b = keep[want], t[want], a[want], b[want]
     view = batch.data.data
     numbers = (keep - first_line[t] + 1).tolist()
     for k, n, x, y in zip(ks_arr[t].tolist(), numbers, a.tolist(), b.tolist()):

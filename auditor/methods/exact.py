@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.normalize import normalize, text_hash, tokens
-from ._exact_kernel import exact_units_batch
+from ._exact_kernel import exact_units_batch, text_keys
 from .base import Finding, Index, MethodConfig
 from .ngram import SHORT_MIN_N
 
@@ -42,6 +44,8 @@ class ExactIndex(Index[ExactConfig]):
     Config = ExactConfig
     fixed_threshold = 1.0  # a normalized hash matches or not
     summary = "normalized-text hash equality (NFKC, case, punctuation, whitespace), whole views and lines"
+    #: :meth:`_line_keys`, made on the first search
+    _keys: np.ndarray | None = None
 
     def _build(self) -> None:
         self.table: dict[int, list[int]] = {}
@@ -51,6 +55,15 @@ class ExactIndex(Index[ExactConfig]):
                 self.not_indexed[f"normalized {self.config.eval_view} shorter than {self.config.min_chars} chars"] += 1
                 continue
             self.table.setdefault(text_hash(norm), []).append(pos)
+        self._keys = None
+
+    def _line_keys(self) -> np.ndarray:
+        """:func:`~auditor.methods._exact_kernel.text_keys` of the indexed items' normalized texts, made once."""
+        if self._keys is None:
+            view = self.config.eval_view
+            positions = sorted({p for ps in self.table.values() for p in ps})
+            self._keys = text_keys([normalize(self.eval_records[p].view(view)).encode("utf-8") for p in positions])
+        return self._keys
 
     def covers(self, record: Record) -> bool:
         """An item indexed here with at least :data:`~auditor.methods.ngram.SHORT_MIN_N` tokens: its copy
@@ -65,7 +78,8 @@ class ExactIndex(Index[ExactConfig]):
         table = self.table
         views = self.config.train_views
         texts = [text for tr in batch for view in views if (text := tr.views.get(view))]
-        per_text = iter(exact_units_batch(texts, self.config.lines))  # in the order of ``texts``
+        # in the order of ``texts``; of the lines, only those that may equal an item are hashed
+        per_text = iter(exact_units_batch(texts, self.config.lines, self._line_keys()))
         for tr in batch:
             hits: dict[int, tuple[str, str]] = {}
             for view in views:
