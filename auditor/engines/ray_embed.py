@@ -272,4 +272,9 @@ class EmbedPool:
 
         for actor in self.actors:
             ray.kill(actor, no_restart=True)
+        for actor in self.actors:  # ``ray.kill`` returns at once: wait until each is reported dead (its name freed)
+            try:
+                ray.get(actor.counts.remote(), timeout=60)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                pass
         self.groups.clear()
