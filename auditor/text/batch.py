@@ -15,15 +15,19 @@ so that text ``i``'s normalized form is the bytes from its start to one before i
 the separators included (id 0: no vocabulary holds them), which is the layout the n-gram kernel
 scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
-Plain ASCII text is lowered and has punctuation and control characters turned into spaces by one
-``bytes.translate`` of the whole batch — exactly what ``normalize`` does to it — after its ``%XX``
-escapes are decoded (or its tags stripped, :func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidates and their humps found with ``bytes.find`` over the
-whole batch, only runs with enough humps read as words in Python), and runs of spaces are squeezed
-with numpy. Any other text has its evasion undone as a whole (:func:`~auditor.text.normalize.undo_evasion`:
-escapes, markup, overrides) and is then read line by line: lines left ASCII take the plain path, only
-the others are normalized in Python (:func:`~auditor.text.normalize.normalize_undone`), so one accented
-word costs its line, not its record. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py``
-checks it against ``normalize`` on real data and adversarial strings).
+Plain ASCII text is copied into the buffer as it is, lowered and has punctuation and control
+characters turned into spaces, and runs of spaces squeezed, in one pass over the whole batch —
+exactly what ``normalize`` does to it — after its ``%XX`` escapes are decoded (or its tags stripped,
+:func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidate runs and their
+humps found in the same kind of pass, only runs with enough humps read as words in Python). These
+byte loops are the kernel's: C (``_batchc.c``, built at install) or, without a C compiler, its
+Python twin (:mod:`auditor.text._batchpy`). Any other text has its evasion undone as a whole
+(:func:`~auditor.text.normalize.undo_evasion`: escapes, markup, overrides) and is then read line by
+line: lines left ASCII take the plain path, only the others are normalized in Python
+(:func:`~auditor.text.normalize.normalize_undone`), so one accented word costs its line, not its
+record. So the buffer holds exactly ``normalize(text)`` for every text (``tests/test_batch.py`` and
+``tests/test_batch_kernel.py`` check it against ``normalize`` on real data and adversarial strings,
+on both kernels).
 
 >>> b = TokenBatch(["Book a flight to N.Y.C.!", "", "  ", "Ｈi\\x01there\\t!"])
 >>> [b.normalized(i) for i in range(4)]
@@ -48,7 +52,7 @@ import numpy as np
 import xxhash
 
 from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
-from .camel import split_camel_runs_in_bytes
+from .camel import MIN_HUMPS, split_candidates
 from .evasion import percent_decode
 from .normalize import (
     ascii_typography,
@@ -61,6 +65,11 @@ from .normalize import (
     undo_evasion,
 )
 from .tokens import token_hashes
+
+try:  # the byte loops in C, built at install where a C compiler is found
+    from . import _batchc as _kernel
+except ImportError:  # pragma: no cover - an install without a C compiler: the same in Python
+    from . import _batchpy as _kernel  # type: ignore[no-redef]
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
     import pyarrow as pa
@@ -117,12 +126,11 @@ class TokenBatch:
         self.texts = list(texts)
         #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
         self.where = {id(t): i for i, t in enumerate(self.texts)}
-        self.data = _squeeze(_joined(self.texts))
-        ends = np.flatnonzero(self.data == _SPACE)  # the space after each token
-        self.token_offsets = _shifted(ends, 1)
-        separators = np.flatnonzero(self.data == 0)  # one per text, in order
-        self.text_offsets = _shifted(separators, 2)
-        self.token_starts = _shifted(np.searchsorted(ends, separators + 1), 1)
+        data, token_offsets, text_offsets, token_starts = _kernel.squeeze(_joined(self.texts), _BATCH_BYTES)
+        self.data = np.frombuffer(data, dtype=np.uint8)
+        self.token_offsets = np.frombuffer(token_offsets, dtype=np.int64)
+        self.text_offsets = np.frombuffer(text_offsets, dtype=np.int64)
+        self.token_starts = np.frombuffer(token_starts, dtype=np.int64)
         self._array: pa.Array | None = None
         self._whole: list[int] | None = None
         #: results computed from this batch by its users (e.g. token ids per vocabulary state)
@@ -231,51 +239,44 @@ class TokenBatch:
         return self._array
 
 
-def _shifted(positions: np.ndarray, by: int) -> np.ndarray:
-    """``[0, *(positions + by)]`` as int64, in one pass."""
-    out = np.empty(len(positions) + 1, dtype=np.int64)
-    out[0] = 0
-    np.add(positions, by, out=out[1:])
-    return out
-
-
 def _joined(texts: list[str]) -> bytes:
-    """The texts joined by separators (and one after the last), each as ``normalized_bytes`` gives it,
-    spaces not squeezed yet. Plain ASCII (percent-escapes decoded first, where that leaves plain ASCII;
-    tags stripped first from ASCII markup without escapes or entities) is copied as it is and translated
-    in one call for the batch, its camel-cased runs split (:func:`~auditor.text.camel.split_camel_runs_in_bytes`, for the whole batch
-    at once); any other text is read as :func:`_undone_by_line` says.
+    """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
+    punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
+    copied as it is (found and joined by the kernel, C where built), any other text read as
+    :func:`_piece` says; camel-cased runs split for the whole batch at once
+    (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs).
 
     >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"])
-    b'hi  you  \\x00 get user token now \\x00 a b \\x00  \\x00 book list string  \\x00 '
+    b'Hi, you! \\x00 Get User Token now \\x00 a b \\x00  \\x00 Book List<String> \\x00 '
     """
-    pieces: list[bytes] = []
-    for text in texts:
-        plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
-        if (
-            plain.isascii()
-            and "&" not in plain  # has_ascii_evasion but for "<", inlined: this loop runs once per text of the scan
-            and "\x00" not in plain
-            and "\x1b" not in plain
-            and "-\n" not in plain
-            and "-\r\n" not in plain
-        ):
-            if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
-                if plain is text and "%" not in plain:
-                    pieces.append((strip_tags(plain) if ">" in plain else plain).encode("ascii"))
-                    continue
-            elif "%" not in plain:
-                pieces.append(plain.encode("ascii"))
-                continue
-            elif _simple(t := percent_decode(plain)):
-                pieces.append(t.encode("ascii"))
-                continue
-        if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
-            pieces.append(plain.encode("ascii"))
-            continue
-        pieces.append(_undone_by_line(text))
-    pieces.append(b"")
-    return split_camel_runs_in_bytes(_SEPARATOR.join(pieces)).translate(_BATCH_BYTES)
+    pieces: list[str | bytes] = list(texts)
+    for i in _kernel.not_plain(texts):
+        pieces[i] = _piece(texts[i])
+    raw = _kernel.join(pieces)
+    return split_candidates(raw, _kernel.camel_runs(raw, MIN_HUMPS))
+
+
+def _piece(text: str) -> bytes:
+    """A text that is not plain ASCII as the batch's buffer takes it (before translation): percent-escapes
+    decoded first, where that leaves plain ASCII; tags stripped first from ASCII markup without escapes
+    or entities; typography that normalizes as ASCII made ASCII; any other text read as
+    :func:`_undone_by_line` says.
+
+    >>> _piece("a%20b"), _piece("<b>Bo</b>ok"), _piece("caf\\u00e9 &amp; co")
+    (b'a b', b'Book', b'cafe co')
+    """
+    plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
+    if plain.isascii() and not any(c in plain for c in ("&", "\x00", "\x1b", "-\n", "-\r\n")):
+        if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
+            if plain is text and "%" not in plain:
+                return (strip_tags(plain) if ">" in plain else plain).encode("ascii")
+        elif "%" not in plain:
+            return plain.encode("ascii")
+        elif _simple(t := percent_decode(plain)):
+            return t.encode("ascii")
+    if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
+        return plain.encode("ascii")
+    return _undone_by_line(text)
 
 
 def _undone_by_line(text: str) -> bytes:
@@ -311,16 +312,6 @@ def _simple(t: str) -> bool:
     """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
     no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
     return t.isascii() and not has_ascii_evasion(t)
-
-
-def _squeeze(joined: bytes) -> np.ndarray:
-    """Joined pieces (:func:`_joined`) with runs of spaces squeezed to one and leading spaces dropped:
-    ``b"a  b  \\x00  \\x00 c \\x00 "`` → ``b"a b \\x00 \\x00 c \\x00 "``."""
-    raw = np.frombuffer(joined, dtype=np.uint8)
-    word = raw != _SPACE
-    keep = word.copy()
-    keep[1:] |= word[:-1]  # a byte of a word, or the first space after one
-    return raw[keep]
 
 
 class VocabLookup:

@@ -142,38 +142,26 @@ def split_camel_runs(text: str) -> str:
     return "".join(pieces)
 
 
-#: byte -> ``a`` (ASCII lower-case letter), ``A`` (capital), a space (ASCII whitespace, as ``str.isspace``), ``.`` (other)
-_CASES = bytes(
-    97 if 97 <= i <= 122 else 65 if 65 <= i <= 90 else 32 if chr(i) in _ASCII_WHITESPACE else 46 for i in range(256)
-)
+def split_candidates(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
+    """:func:`split_camel_runs` of ASCII text in bytes, given its candidate runs: ``spans`` are the
+    whitespace-delimited runs holding a lower-case letter before a capital and at least
+    :data:`MIN_HUMPS` pieces between their humps (``aA``, ``AAa``), in order, as the batch kernel's
+    ``camel_runs`` finds them (:mod:`auditor.text._batchpy`); only these are read as words
+    (:func:`_words_run_together`) in Python. Every plain piece of a joined batch
+    (:class:`~auditor.text.batch.TokenBatch`) at once: a separator holds spaces, so no run crosses
+    two pieces, and pieces that ``normalize`` wrote hold no capital.
 
-
-def split_camel_runs_in_bytes(raw: bytes) -> bytes:
-    """:func:`split_camel_runs` of ASCII text in bytes: every plain piece of a joined batch
-    (:class:`~auditor.text.batch.TokenBatch`) at once.
-
-    The candidate runs (whitespace-delimited, holding a lower-case letter before a capital) are found
-    with ``bytes.find`` on the buffer's case classes (one ``translate``), their humps counted there
-    (``aA`` and ``AAa``, which overlap no copy of themselves); only runs with enough humps are read as
-    words (:func:`_words_run_together`) in Python. A separator holds spaces, so
-    no run crosses two pieces, and pieces that ``normalize`` wrote hold no capital.
-
-    >>> split_camel_runs_in_bytes(b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis")
+    >>> raw = b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis"
+    >>> split_candidates(raw, [(0, 18), (31, 53)])
     b'Book A Flight To Paris iPhone \\x00 x Find Me A Hotel Near Paris'
     """
-    cases = raw.translate(_CASES)
     out: list[bytes] = []
     done = 0
-    hit = cases.find(b"aA")
-    while hit >= 0:
-        start, end = cases.rfind(b" ", 0, hit) + 1, cases.find(b" ", hit)
-        end = len(raw) if end < 0 else end
-        if cases.count(b"aA", start, end) + cases.count(b"AAa", start, end) + 1 >= MIN_HUMPS:
-            run = raw[start:end].decode("ascii")
-            if _words_run_together(run):
-                out += (raw[done:start], " ".join(_SPLIT.split(run)).encode("ascii"))
-                done = end
-        hit = cases.find(b"aA", end)
+    for start, end in spans:
+        run = raw[start:end].decode("ascii")
+        if _words_run_together(run):
+            out += (raw[done:start], " ".join(_SPLIT.split(run)).encode("ascii"))
+            done = end
     if not out:
         return raw
     out.append(raw[done:])

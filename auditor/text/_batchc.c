@@ -1,0 +1,252 @@
+/* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
+ *
+ * Four functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * compare them on real data and generated strings); batch.py imports this module when the package
+ * was built with a C compiler and _batchpy otherwise:
+ *
+ *   not_plain(texts)        -> list[int]   texts that are not plain ASCII without & < % NUL ESC or a
+ *                                          hyphen ending a line (those take the per-text path)
+ *   join(pieces)            -> bytes       each piece (ASCII str or bytes) followed by " \x00 "
+ *   camel_runs(raw, humps)  -> list        (start, end) of each whitespace-delimited run of raw with
+ *                                          a lower-case letter before a capital and at least `humps`
+ *                                          pieces between its humps (aA, AAa)
+ *   squeeze(raw, table)     -> tuple       raw translated by table, runs of spaces squeezed to one and
+ *                                          leading spaces dropped (a bytearray), and three int64
+ *                                          buffers: token offsets, text offsets, token starts
+ *
+ * Nothing here keeps state; every function raises TypeError for arguments of the wrong type.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char SEPARATOR[] = " \x00 ";
+#define SEPARATOR_LEN 3
+
+/* bytes that may keep an ASCII text off the plain path: & < % NUL ESC, and '-' (before a line end) */
+static unsigned char special[256];
+/* ASCII whitespace as str.isspace holds it: space, \t \n \v \f \r and \x1c-\x1f */
+static unsigned char whitespace[256];
+
+static int ascii_str(PyObject *t) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(t) < 0) return -1;
+#endif
+    return PyUnicode_IS_ASCII(t) ? 1 : 0;
+}
+
+static PyObject *not_plain(PyObject *Py_UNUSED(self), PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "not_plain() takes a sequence of str");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = items[i];
+        if (!PyUnicode_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "not_plain() takes str, not %.80s", Py_TYPE(t)->tp_name);
+            goto fail;
+        }
+        int ascii = ascii_str(t);
+        if (ascii < 0) goto fail;
+        int slow = !ascii;
+        if (!slow) {
+            const unsigned char *s = PyUnicode_1BYTE_DATA(t);
+            Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+            for (Py_ssize_t j = 0; j < len; j++) {
+                if (!special[s[j]]) continue;
+                if (s[j] != '-') { slow = 1; break; }
+                if (j + 1 < len && (s[j + 1] == '\n' || (s[j + 1] == '\r' && j + 2 < len && s[j + 2] == '\n'))) {
+                    slow = 1;
+                    break;
+                }
+            }
+        }
+        if (slow) {
+            PyObject *k = PyLong_FromSsize_t(i);
+            if (k == NULL || PyList_Append(out, k) < 0) { Py_XDECREF(k); goto fail; }
+            Py_DECREF(k);
+        }
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_DECREF(seq);
+    return NULL;
+}
+
+/* a piece's bytes: an ASCII str's own buffer, or a bytes object's */
+static int piece_bytes(PyObject *p, const char **data, Py_ssize_t *len) {
+    if (PyBytes_Check(p)) {
+        *data = PyBytes_AS_STRING(p);
+        *len = PyBytes_GET_SIZE(p);
+        return 0;
+    }
+    if (PyUnicode_Check(p)) {
+        int ascii = ascii_str(p);
+        if (ascii < 0) return -1;
+        if (ascii) {
+            *data = (const char *)PyUnicode_1BYTE_DATA(p);
+            *len = PyUnicode_GET_LENGTH(p);
+            return 0;
+        }
+        PyErr_SetString(PyExc_TypeError, "join() takes ASCII str, not other text");
+        return -1;
+    }
+    PyErr_Format(PyExc_TypeError, "join() takes bytes or ASCII str, not %.80s", Py_TYPE(p)->tp_name);
+    return -1;
+}
+
+static PyObject *join(PyObject *Py_UNUSED(self), PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "join() takes a sequence of pieces");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_ssize_t total = 0;
+    const char *data;
+    Py_ssize_t len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (piece_bytes(items[i], &data, &len) < 0) { Py_DECREF(seq); return NULL; }
+        total += len + SEPARATOR_LEN;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) { Py_DECREF(seq); return NULL; }
+    char *w = PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        piece_bytes(items[i], &data, &len); /* checked above */
+        memcpy(w, data, (size_t)len);
+        w += len;
+        memcpy(w, SEPARATOR, SEPARATOR_LEN);
+        w += SEPARATOR_LEN;
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static inline int lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+static inline int upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+
+static PyObject *camel_runs(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t humps;
+    if (!PyArg_ParseTuple(args, "y*n:camel_runs", &view, &humps)) return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) { PyBuffer_Release(&view); return NULL; }
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && whitespace[s[i]]) i++;
+        Py_ssize_t start = i, rises = 0, falls = 0; /* aA, and AAa */
+        while (i < n && !whitespace[s[i]]) {
+            if (i + 1 < n && lower(s[i]) && upper(s[i + 1])) rises++;
+            else if (i + 2 < n && upper(s[i]) && upper(s[i + 1]) && lower(s[i + 2])) falls++;
+            i++;
+        }
+        if (rises && rises + falls + 1 >= humps) {
+            PyObject *span = Py_BuildValue("(nn)", start, i);
+            if (span == NULL || PyList_Append(out, span) < 0) {
+                Py_XDECREF(span);
+                Py_DECREF(out);
+                PyBuffer_Release(&view);
+                return NULL;
+            }
+            Py_DECREF(span);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* a growing int64 buffer, handed to Python as bytes */
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} ints;
+
+static int push(ints *a, int64_t x) {
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
+        int64_t *v = PyMem_Realloc(a->v, (size_t)cap * sizeof(int64_t));
+        if (v == NULL) { PyErr_NoMemory(); return -1; }
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+static PyObject *ints_bytes(ints *a) {
+    return PyBytes_FromStringAndSize((const char *)a->v, a->n * (Py_ssize_t)sizeof(int64_t));
+}
+
+static PyObject *squeeze(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer raw, table;
+    if (!PyArg_ParseTuple(args, "y*y*:squeeze", &raw, &table)) return NULL;
+    PyObject *data = NULL, *result = NULL;
+    ints tokens = {0}, texts = {0}, starts = {0};
+    if (table.len != 256) {
+        PyErr_SetString(PyExc_TypeError, "squeeze() takes a table of 256 bytes");
+        goto done;
+    }
+    const unsigned char *s = (const unsigned char *)raw.buf, *tab = (const unsigned char *)table.buf;
+    data = PyByteArray_FromStringAndSize(NULL, raw.len);
+    if (data == NULL) goto done;
+    unsigned char *w = (unsigned char *)PyByteArray_AS_STRING(data);
+    Py_ssize_t m = 0, spaces = 0;
+    int after_word = 0;
+    if (push(&tokens, 0) < 0 || push(&texts, 0) < 0 || push(&starts, 0) < 0) goto done;
+    for (Py_ssize_t i = 0; i < raw.len; i++) {
+        unsigned char c = tab[s[i]];
+        if (c == ' ') {
+            if (!after_word) continue;
+            after_word = 0;
+            w[m] = c;
+            spaces++;
+            if (push(&tokens, m + 1) < 0) goto done;
+            m++;
+            continue;
+        }
+        after_word = 1;
+        if (c == 0) {
+            if (push(&texts, m + 2) < 0 || push(&starts, spaces + 1) < 0) goto done;
+        }
+        w[m++] = c;
+    }
+    if (PyByteArray_Resize(data, m) < 0) goto done;
+    PyObject *a = ints_bytes(&tokens), *b = ints_bytes(&texts), *c = ints_bytes(&starts);
+    if (a && b && c) result = PyTuple_Pack(4, data, a, b, c);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(c);
+done:
+    Py_XDECREF(data);
+    PyMem_Free(tokens.v);
+    PyMem_Free(texts.v);
+    PyMem_Free(starts.v);
+    PyBuffer_Release(&raw);
+    PyBuffer_Release(&table);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"not_plain", not_plain, METH_O, "Indexes of the texts that are not plain ASCII (see _batchpy.not_plain)."},
+    {"join", join, METH_O, "Each piece followed by the separator (see _batchpy.join)."},
+    {"camel_runs", camel_runs, METH_VARARGS, "Candidate camel-cased runs (see _batchpy.camel_runs)."},
+    {"squeeze", squeeze, METH_VARARGS, "Translate, squeeze spaces, offsets (see _batchpy.squeeze)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_batchc", "The byte loops of a TokenBatch in C.", -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__batchc(void) {
+    const char *sp = "&<%\x1b-";
+    for (; *sp; sp++) special[(unsigned char)*sp] = 1;
+    special[0] = 1;
+    const char *ws = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f";
+    for (; *ws; ws++) whitespace[(unsigned char)*ws] = 1;
+    return PyModule_Create(&module);
+}

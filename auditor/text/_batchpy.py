@@ -1,0 +1,97 @@
+"""The byte loops of a :class:`~auditor.text.batch.TokenBatch` in Python: what the C module
+``auditor.text._batchc`` (``_batchc.c``, built at install where a C compiler is found) does, function
+for function, for an install without one. ``batch.py`` imports the C module when it is there; the
+tests check that both give the same results (``tests/test_batch_kernel.py``).
+
+Each function raises ``TypeError`` for arguments of the wrong type, as its C twin does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .camel import _ASCII_WHITESPACE
+
+#: after every text of a batch: a token of its own (a NUL, then the space every token has)
+SEPARATOR = b" \x00 "
+_WHITESPACE = _ASCII_WHITESPACE.encode("ascii")
+#: byte -> ``a`` (lower-case letter), ``A`` (capital), a space (whitespace), ``.`` (anything else)
+_CASES = bytes(97 if 97 <= i <= 122 else 65 if 65 <= i <= 90 else 32 if i in _WHITESPACE else 46 for i in range(256))
+
+
+def not_plain(texts: Sequence[str]) -> list[int]:
+    """The indexes of ``texts`` that are not ASCII or hold ``&``, ``<``, ``%``, a NUL, an ESC or a
+    hyphen ending a line (``-\\n``, ``-\\r\\n``): the others are copied into a batch as they are.
+
+    >>> not_plain(["Hi there", "caf\\u00e9", "a&b", "x-\\ny", "x- y", "50%"])
+    [1, 2, 3, 5]
+    """
+    return [
+        i
+        for i, t in enumerate(texts)
+        if not t.isascii()
+        or "&" in t
+        or "<" in t
+        or "%" in t
+        or "\x00" in t
+        or "\x1b" in t
+        or "-\n" in t
+        or "-\r\n" in t
+    ]
+
+
+def join(pieces: Sequence[str | bytes]) -> bytes:
+    """Each piece (ASCII ``str`` or ``bytes``) followed by :data:`SEPARATOR`.
+
+    >>> join(["ab", b"c"])
+    b'ab \\x00 c \\x00 '
+    """
+    if not all(isinstance(p, bytes) or (isinstance(p, str) and p.isascii()) for p in pieces):
+        raise TypeError("join() takes bytes or ASCII str")
+    return b"".join((p if isinstance(p, bytes) else p.encode("ascii")) + SEPARATOR for p in pieces)
+
+
+def camel_runs(raw: bytes, humps: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each whitespace-delimited run of ``raw`` that holds a lower-case letter
+    followed by a capital (``aA``) and at least ``humps`` pieces between its humps (``aA`` and
+    ``AAa``, counted in the run).
+
+    >>> camel_runs(b"BookAFlightToParis iPhone x HTTPServerError", 3)
+    [(0, 18), (28, 43)]
+    """
+    cases = raw.translate(_CASES)
+    out = []
+    hit = cases.find(b"aA")
+    while hit >= 0:
+        start, end = cases.rfind(b" ", 0, hit) + 1, cases.find(b" ", hit)
+        end = len(raw) if end < 0 else end
+        if cases.count(b"aA", start, end) + cases.count(b"AAa", start, end) + 1 >= humps:
+            out.append((start, end))
+        hit = cases.find(b"aA", end)
+    return out
+
+
+def squeeze(raw: bytes, table: bytes) -> tuple[bytearray, bytes, bytes, bytes]:
+    """``raw`` translated by ``table`` with runs of spaces squeezed to one and leading spaces dropped,
+    and, as int64 buffers: the token offsets (0, then one past each space), the text offsets (0,
+    then two past each NUL) and the token starts (0, then one more than the spaces before each NUL).
+
+    >>> data, tokens, texts, starts = squeeze(b"  Hi  you \\x00 x \\x00 ", bytes(range(256)))
+    >>> bytes(data), np.frombuffer(tokens, dtype=np.int64).tolist(), np.frombuffer(starts, dtype=np.int64).tolist()
+    (b'Hi you \\x00 x \\x00 ', [0, 3, 7, 9, 11, 13], [0, 3, 5])
+    """
+    if len(table) != 256:
+        raise TypeError("squeeze() takes a table of 256 bytes")
+    translated = np.frombuffer(raw.translate(table), dtype=np.uint8)
+    word = translated != 32
+    keep = word.copy()
+    keep[1:] |= word[:-1]  # a byte of a word, or the first space after one
+    data = translated[keep]
+    ends = np.flatnonzero(data == 32)
+    nuls = np.flatnonzero(data == 0)
+    tokens = np.concatenate(([0], ends + 1)).astype(np.int64)
+    texts = np.concatenate(([0], nuls + 2)).astype(np.int64)
+    starts = np.concatenate(([0], np.searchsorted(ends, nuls + 1) + 1)).astype(np.int64)
+    return bytearray(data.tobytes()), tokens.tobytes(), texts.tobytes(), starts.tobytes()

@@ -1,0 +1,109 @@
+"""The token batch's byte loops: the C module (auditor/text/_batchc.c, built at install) and its
+Python twin (auditor/text/_batchpy.py, what an install without a C compiler runs) give the same
+results on generated input and on every string of every file in ../shared/data and
+tests/data/foreign; a batch built on the Python twin normalizes every text as ``normalize`` does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import reference_paths as ref
+from helpers import SHARED
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_fast_paths import FOREIGN, _file_strings, _text_files
+
+from auditor.text import _batchpy, batch
+from auditor.text.batch import _BATCH_BYTES, TokenBatch, forget_batch
+from auditor.text.camel import MIN_HUMPS
+
+_batchc = pytest.importorskip(
+    "auditor.text._batchc", reason="auditor.text._batchc was not built (no C compiler at install)"
+)
+
+
+def test_the_install_runs_the_c_kernel():
+    """The README's install builds the C module, and the batch uses it."""
+    assert importlib.util.find_spec("auditor.text._batchc") is not None
+    assert batch._kernel is _batchc
+
+
+def _same(texts: list[str]) -> None:
+    """Both kernels, step by step as a batch runs them, give equal results on ``texts``."""
+    slow = _batchc.not_plain(texts)
+    assert slow == _batchpy.not_plain(texts)
+    pieces: list[str | bytes] = list(texts)
+    for i in slow:
+        pieces[i] = texts[i].encode("utf-8", "surrogatepass")
+    raw = _batchc.join(pieces)
+    assert raw == _batchpy.join(pieces)
+    for humps in (1, 2, MIN_HUMPS, 5):
+        assert _batchc.camel_runs(raw, humps) == _batchpy.camel_runs(raw, humps), humps
+    for table in (_BATCH_BYTES, bytes(range(256))):
+        c, p = _batchc.squeeze(raw, table), _batchpy.squeeze(raw, table)
+        assert type(c[0]) is type(p[0]) is bytearray
+        assert c == p
+
+
+_ALPHABET = [*"aAbBzZ09 ,.-%&<>\t\n\r\x0b\x0c\x1c\x1f\x00\x1b\x7f", "-\n", "-\r\n", "é", "\u00a0", "\ud800", "🙂"]
+_WORDS = ["Book", "A", "Flight", "To", "Paris", "I", "HTTP", "Server", "iPhone", "ID", "s"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_ALPHABET + _WORDS), max_size=30).map("".join), max_size=8))
+def test_generated_texts_give_the_same_results_in_c_and_python(texts):
+    _same(texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.integers(min_value=0, max_value=6))
+def test_any_bytes_give_the_same_runs_and_squeeze_in_c_and_python(raw, humps):
+    assert _batchc.camel_runs(raw, humps) == _batchpy.camel_runs(raw, humps)
+    assert _batchc.squeeze(raw, _BATCH_BYTES) == _batchpy.squeeze(raw, _BATCH_BYTES)
+
+
+def test_wrong_arguments_raise_type_error_in_c_and_python():
+    for kernel in (_batchc, _batchpy):
+        for call in (
+            lambda k=kernel: k.not_plain(["a", b"b"]),
+            lambda k=kernel: k.join(["a", 1]),
+            lambda k=kernel: k.join(["caf\u00e9"]),
+            lambda k=kernel: k.squeeze(b"a", b"short"),
+        ):
+            with pytest.raises(TypeError):
+                call()
+
+
+def _roots():
+    return [FOREIGN, *([SHARED] if SHARED.is_dir() else [])]
+
+
+@pytest.mark.parametrize("root", _roots(), ids=lambda p: p.name)
+def test_every_string_of_every_real_file_gives_the_same_results_in_c_and_python(root):
+    checked = 0
+    for path in _text_files(root):
+        texts = _file_strings(path)
+        for i in range(0, len(texts), 4096):
+            _same(texts[i : i + 4096])
+        checked += len(texts)
+    assert checked > 1000
+
+
+def test_a_batch_on_the_python_kernel_normalizes_real_text_as_the_reference(monkeypatch):
+    """What an install without a C compiler runs: the whole batch, on every string of the foreign files."""
+    monkeypatch.setattr(batch, "_kernel", _batchpy)
+    forget_batch()
+    checked = 0
+    for path in _text_files(FOREIGN):
+        texts = _file_strings(path)
+        for i in range(0, len(texts), 1024):
+            chunk = texts[i : i + 1024]
+            b = TokenBatch(chunk)
+            assert [b.normalized(k) for k in range(len(chunk))] == [ref.normalize(t).encode() for t in chunk], path
+            counts = [len(ref.tokens(t)) + 1 for t in chunk]
+            assert b.token_starts.tolist() == np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).tolist()
+            checked += len(chunk)
+    assert checked > 1000
