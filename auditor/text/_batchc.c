@@ -137,17 +137,20 @@ static PyObject *camel_runs(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n = view.len;
     PyObject *out = PyList_New(0);
     if (out == NULL) { PyBuffer_Release(&view); return NULL; }
-    Py_ssize_t i = 0;
-    while (i < n) {
-        while (i < n && whitespace[s[i]]) i++;
-        Py_ssize_t start = i, rises = 0, falls = 0; /* aA, and AAa */
-        while (i < n && !whitespace[s[i]]) {
-            if (i + 1 < n && lower(s[i]) && upper(s[i + 1])) rises++;
-            else if (i + 2 < n && upper(s[i]) && upper(s[i + 1]) && lower(s[i + 2])) falls++;
-            i++;
+    Py_ssize_t i = 0, done = 0; /* done: where the last run read ended */
+    for (;;) {
+        /* the next lower-case letter followed by a capital: few in any text, so found first */
+        while (i + 1 < n && !(lower(s[i]) && upper(s[i + 1]))) i++;
+        if (i + 1 >= n) break;
+        Py_ssize_t start = i, end = i + 2, rises = 0, falls = 0; /* aA, and AAa */
+        while (start > done && !whitespace[s[start - 1]]) start--;
+        while (end < n && !whitespace[s[end]]) end++;
+        for (Py_ssize_t j = start; j + 1 < end; j++) {
+            if (lower(s[j]) && upper(s[j + 1])) rises++;
+            else if (j + 2 < end && upper(s[j]) && upper(s[j + 1]) && lower(s[j + 2])) falls++;
         }
-        if (rises && rises + falls + 1 >= humps) {
-            PyObject *span = Py_BuildValue("(nn)", start, i);
+        if (rises + falls + 1 >= humps) {
+            PyObject *span = Py_BuildValue("(nn)", start, end);
             if (span == NULL || PyList_Append(out, span) < 0) {
                 Py_XDECREF(span);
                 Py_DECREF(out);
@@ -156,38 +159,23 @@ static PyObject *camel_runs(PyObject *Py_UNUSED(self), PyObject *args) {
             }
             Py_DECREF(span);
         }
+        i = done = end;
     }
     PyBuffer_Release(&view);
     return out;
 }
 
-/* a growing int64 buffer, handed to Python as bytes */
-typedef struct {
-    int64_t *v;
-    Py_ssize_t n, cap;
-} ints;
-
-static int push(ints *a, int64_t x) {
-    if (a->n == a->cap) {
-        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
-        int64_t *v = PyMem_Realloc(a->v, (size_t)cap * sizeof(int64_t));
-        if (v == NULL) { PyErr_NoMemory(); return -1; }
-        a->v = v;
-        a->cap = cap;
-    }
-    a->v[a->n++] = x;
-    return 0;
-}
-
-static PyObject *ints_bytes(ints *a) {
-    return PyBytes_FromStringAndSize((const char *)a->v, a->n * (Py_ssize_t)sizeof(int64_t));
+/* an int64 buffer handed to Python as bytes, written in place */
+static PyObject *int64s(Py_ssize_t n, int64_t **at) {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (out != NULL) *at = (int64_t *)PyBytes_AS_STRING(out);
+    return out;
 }
 
 static PyObject *squeeze(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer raw, table;
     if (!PyArg_ParseTuple(args, "y*y*:squeeze", &raw, &table)) return NULL;
-    PyObject *data = NULL, *result = NULL;
-    ints tokens = {0}, texts = {0}, starts = {0};
+    PyObject *data = NULL, *tokens = NULL, *texts = NULL, *starts = NULL, *result = NULL;
     if (table.len != 256) {
         PyErr_SetString(PyExc_TypeError, "squeeze() takes a table of 256 bytes");
         goto done;
@@ -196,37 +184,45 @@ static PyObject *squeeze(PyObject *Py_UNUSED(self), PyObject *args) {
     data = PyByteArray_FromStringAndSize(NULL, raw.len);
     if (data == NULL) goto done;
     unsigned char *w = (unsigned char *)PyByteArray_AS_STRING(data);
-    Py_ssize_t m = 0, spaces = 0;
+    /* pass 1, without a branch per byte: translate, and keep a byte of a word or the first space after one */
+    Py_ssize_t m = 0, nuls = 0;
     int after_word = 0;
-    if (push(&tokens, 0) < 0 || push(&texts, 0) < 0 || push(&starts, 0) < 0) goto done;
     for (Py_ssize_t i = 0; i < raw.len; i++) {
         unsigned char c = tab[s[i]];
-        if (c == ' ') {
-            if (!after_word) continue;
-            after_word = 0;
-            w[m] = c;
-            spaces++;
-            if (push(&tokens, m + 1) < 0) goto done;
-            m++;
-            continue;
-        }
-        after_word = 1;
-        if (c == 0) {
-            if (push(&texts, m + 2) < 0 || push(&starts, spaces + 1) < 0) goto done;
-        }
-        w[m++] = c;
+        int word = c != ' ';
+        w[m] = c;
+        m += word | after_word;
+        after_word = word;
+        nuls += c == 0;
     }
     if (PyByteArray_Resize(data, m) < 0) goto done;
-    PyObject *a = ints_bytes(&tokens), *b = ints_bytes(&texts), *c = ints_bytes(&starts);
-    if (a && b && c) result = PyTuple_Pack(4, data, a, b, c);
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    Py_XDECREF(c);
+    w = (unsigned char *)PyByteArray_AS_STRING(data);
+    Py_ssize_t spaces = 0;
+    for (Py_ssize_t i = 0; i < m; i++) spaces += w[i] == ' ';
+    /* pass 2: one past each space (a token's end), two past each NUL, and the tokens before each NUL */
+    int64_t *tok, *txt, *st;
+    if ((tokens = int64s(spaces + 1, &tok)) == NULL || (texts = int64s(nuls + 1, &txt)) == NULL ||
+        (starts = int64s(nuls + 1, &st)) == NULL)
+        goto done;
+    tok[0] = txt[0] = st[0] = 0;
+    Py_ssize_t k = 1, t = 1, last = m;
+    while (last > 0 && w[last - 1] != ' ') last--; /* up to the last space, tok[k] is within the buffer */
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (i < last) {
+            tok[k] = i + 1;
+            k += w[i] == ' ';
+        }
+        if (w[i] == 0) {
+            txt[t] = i + 2;
+            st[t++] = k;
+        }
+    }
+    result = PyTuple_Pack(4, data, tokens, texts, starts);
 done:
     Py_XDECREF(data);
-    PyMem_Free(tokens.v);
-    PyMem_Free(texts.v);
-    PyMem_Free(starts.v);
+    Py_XDECREF(tokens);
+    Py_XDECREF(texts);
+    Py_XDECREF(starts);
     PyBuffer_Release(&raw);
     PyBuffer_Release(&table);
     return result;
