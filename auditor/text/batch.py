@@ -266,7 +266,14 @@ def _piece(text: str) -> bytes:
     (b'a b', b'Book', b'cafe co')
     """
     plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
-    if plain.isascii() and not any(c in plain for c in ("&", "\x00", "\x1b", "-\n", "-\r\n")):
+    if (
+        plain.isascii()
+        and "&" not in plain
+        and "\x00" not in plain
+        and "\x1b" not in plain
+        and "-\n" not in plain
+        and "-\r\n" not in plain
+    ):
         if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
             if plain is text and "%" not in plain:
                 return (strip_tags(plain) if ">" in plain else plain).encode("ascii")
