@@ -15,6 +15,7 @@ import string
 
 import numpy as np
 import pytest
+import xxhash
 from helpers import json_strings, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from auditor.methods import _ngram_kernel
 from auditor.methods._exact_kernel import exact_units, exact_units_batch
 from auditor.methods._ngram_kernel import _select
-from auditor.text.batch import TokenBatch, VocabLookup, forget_batch, hashes_and_words, token_batch
+from auditor.text.batch import TokenBatch, forget_batch, hashes_and_words, lookup, token_batch
 from auditor.text.normalize import clean, is_plain, normalize, text_hash, tokens
 
 ADVERSARIAL = [
@@ -239,18 +240,26 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation + "".join(map(chr, [*
 
 
 def _reference_ids(batch: TokenBatch, vocab: list[bytes]) -> list[int]:
-    index = {t + b" ": i for i, t in enumerate(vocab, start=1)}
+    index: dict[bytes, int] = {}
+    for i, t in enumerate(vocab, start=1):
+        index.setdefault(t + b" ", i)  # a token listed twice has its first id
     return [index.get(t, 0) for t in batch.token_array().to_pylist()]
 
 
-def test_vocabulary_lookup_small_and_large_give_the_dict_ids():
+def _ids(batch: TokenBatch, vocab: list[bytes]) -> list[int]:
+    keys = np.array([xxhash.xxh64_intdigest(t) for t in vocab], dtype=np.uint64)
+    return np.frombuffer(lookup(batch.token_hashes().data, keys.tobytes()), dtype=np.int64).tolist()
+
+
+def test_vocabulary_lookup_by_token_hash_gives_the_dict_ids():
     texts = ["the cat sat on the mat", "", "a dog, a cat!", "ÉCOLE café"]
     batch = TokenBatch(texts)
-    small = [b"cat", b"mat", b"caf\xc3\xa9"]  # smaller than the batch: Arrow index_in
-    large = [f"w{i}".encode() for i in range(200)] + [b"the", b"dog", b"\x00", b"cat"]  # larger: dictionary route
-    for vocab in (small, large, []):
-        assert VocabLookup(vocab).ids(batch).tolist() == _reference_ids(batch, vocab)
-    assert VocabLookup(large).ids(TokenBatch([])).tolist() == []
+    small = [b"cat", b"mat", b"caf\xc3\xa9"]
+    large = [f"w{i}".encode() for i in range(200)] + [b"the", b"dog", b"cat", b"the"]  # "the" twice: its first id
+    separator = [b"\x00"]  # the separators' hash: the n-gram kernel gives them id 0 itself
+    for vocab in (small, large, separator, []):
+        assert _ids(batch, vocab) == _reference_ids(batch, vocab)
+    assert _ids(TokenBatch([]), large) == []
 
 
 def test_token_batch_is_reused_for_the_same_texts_extended_or_rebuilt_for_others():
@@ -287,7 +296,7 @@ def test_an_extended_batch_equals_the_batch_of_all_its_texts(first, then):
 
 def test_selected_texts_keep_their_separators():
     batch = TokenBatch(["a b", "", "c", "d e f"])
-    ids = VocabLookup([b"a", b"b", b"c", b"d", b"e", b"f"]).ids(batch)
+    ids = np.array(_ids(batch, [b"a", b"b", b"c", b"d", b"e", b"f"]))
     got, starts = _select(ids, batch.token_starts, np.array([3, 0, 1, 3]))
     assert got.tolist() == [4, 5, 6, 0, 1, 2, 0, 0, 4, 5, 6, 0]
     assert starts.tolist() == [0, 4, 7, 8]

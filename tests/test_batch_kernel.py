@@ -11,6 +11,7 @@ import importlib.util
 import numpy as np
 import pytest
 import reference_paths as ref
+import xxhash
 from helpers import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -46,6 +47,14 @@ def _same(texts: list[str]) -> None:
         c, p = _batchc.squeeze(raw, table), _batchpy.squeeze(raw, table)
         assert type(c[0]) is type(p[0]) is bytearray
         assert c == p
+    data, offsets = c[0], c[1]  # squeezed by the identity table: tokens of every byte value
+    hashes = _batchc.token_hashes(data, offsets)
+    assert hashes == _batchpy.token_hashes(data, offsets)
+    ends = np.frombuffer(offsets, dtype=np.int64)
+    tokens = [bytes(data[a : b - 1]) for a, b in zip(ends, ends[1:])]
+    assert np.frombuffer(hashes, dtype=np.uint64).tolist() == [xxhash.xxh64_intdigest(t) for t in tokens]
+    keys = np.frombuffer(hashes, dtype=np.uint64)[::3].tobytes()  # some found, some twice, some not
+    assert _batchc.lookup(hashes, keys) == _batchpy.lookup(hashes, keys)
 
 
 _ALPHABET = [*"aAbBzZ09 ,.-%&<>\t\n\r\x0b\x0c\x1c\x1f\x00\x1b\x7f", "-\n", "-\r\n", "é", "\u00a0", "\ud800", "🙂"]
@@ -65,6 +74,31 @@ def test_any_bytes_give_the_same_runs_and_squeeze_in_c_and_python(raw, humps):
     assert _batchc.squeeze(raw, _BATCH_BYTES) == _batchpy.squeeze(raw, _BATCH_BYTES)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_token_hashes_are_xxh64_for_any_bytes_of_any_length(raw):
+    """One token of every length 0..300 (the C XXH64 has paths for 32-byte stripes, 8, 4 and 1 bytes)."""
+    for token in (raw, raw[:31], raw[:32], raw[:33], raw[:7], raw[:4]):
+        data = token + b" "
+        offsets = np.array([0, len(data)], dtype=np.int64).tobytes()
+        for kernel in (_batchc, _batchpy):
+            assert np.frombuffer(kernel.token_hashes(data, offsets), dtype=np.uint64).tolist() == [
+                xxhash.xxh64_intdigest(token)
+            ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1)), st.lists(st.integers(0, 2**64 - 1)), st.integers(0, 5))
+def test_lookup_gives_the_first_index_of_each_hash_in_c_and_python(hashes, keys, shared):
+    keys = keys + hashes[:shared] + keys[:shared]  # some hashes found, some keys twice
+    h, k = np.array(hashes, dtype=np.uint64).tobytes(), np.array(keys, dtype=np.uint64).tobytes()
+    first: dict[int, int] = {}
+    for i, key in enumerate(keys, start=1):
+        first.setdefault(key, i)
+    for kernel in (_batchc, _batchpy):
+        assert np.frombuffer(kernel.lookup(h, k), dtype=np.int64).tolist() == [first.get(x, 0) for x in hashes]
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -72,6 +106,8 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.join(["a", 1]),
             lambda k=kernel: k.join(["caf\u00e9"]),
             lambda k=kernel: k.squeeze(b"a", b"short"),
+            lambda k=kernel: k.token_hashes(b"a ", b"\x00" * 12),
+            lambda k=kernel: k.lookup(b"\x00" * 8, b"\x00" * 9),
         ):
             with pytest.raises(TypeError):
                 call()

@@ -2,8 +2,8 @@
 
 The n-gram kernel avoids hashing every training n-gram in Python. The batch is normalized at once
 (:class:`~auditor.text.batch.TokenBatch`: one buffer, no Python object per token) and each training
-token is mapped to an id in the *eval vocabulary* with Arrow's hash tables
-(:class:`~auditor.text.batch.VocabLookup`; tokens absent from every eval item get id 0). An n-gram
+token is mapped to an id in the *eval vocabulary* by its xxh64 in one hash-table pass of the batch
+kernel (:func:`~auditor.text.batch.lookup`; tokens absent from every eval item get id 0). An n-gram
 that contains a token of no eval item cannot be an eval n-gram, so only windows free of id 0 are
 hashed (a rare-token prefilter that drops almost every window of unrelated text), with numpy, in the same polynomial-of-xxh64 hash as
 :func:`auditor.text.tokens.ngram_hashes` — so the persisted index tables are unchanged. A
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import xxhash
 
-from ..text.batch import VocabLookup, forget_batch, token_batch
+from ..text.batch import forget_batch, lookup, token_batch
 from ..text.tokens import _P
 
 
@@ -135,32 +135,37 @@ class NgramScanner:
 #: a training set) map a batch's tokens once: :func:`_shared_ids`, then a numpy lookup per scanner.
 #: It only grows, so its size names its state.
 _SHARED_VOCAB: dict[bytes, int] = {}
-#: the lookup of the shared vocabulary at the size it was built for: ``[size, VocabLookup]``
-_SHARED_LOOKUP: list = []
+#: xxh64 of each token of the shared vocabulary, in id order, at the size it was built for: ``[size, bytes]``
+_SHARED_HASHES: list = []
 
 
 def reset_shared_vocabulary() -> None:
     """Forget the shared vocabulary and every cached lookup built on it (tests only: in a scan the
     vocabulary only grows, and a cache keyed by its size would be stale after a reset)."""
     _SHARED_VOCAB.clear()
-    _SHARED_LOOKUP.clear()
+    _SHARED_HASHES.clear()
     forget_batch()
 
 
-def _shared_lookup() -> VocabLookup:
-    if not _SHARED_LOOKUP or _SHARED_LOOKUP[0] != len(_SHARED_VOCAB):
-        _SHARED_LOOKUP[:] = [len(_SHARED_VOCAB), VocabLookup(_SHARED_VOCAB)]  # ids in insertion order
-    return _SHARED_LOOKUP[1]
+def _shared_hashes() -> bytes:
+    if not _SHARED_HASHES or _SHARED_HASHES[0] != len(_SHARED_VOCAB):
+        hashes = np.fromiter(map(xxhash.xxh64_intdigest, _SHARED_VOCAB), dtype=np.uint64, count=len(_SHARED_VOCAB))
+        _SHARED_HASHES[:] = [len(_SHARED_VOCAB), hashes.tobytes()]  # ids in insertion order
+    return _SHARED_HASHES[1]
 
 
 def _shared_ids(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Shared-vocabulary ids of the tokens of ``texts``, each text followed by a 0 (its separator),
-    and where each text starts; a batch's tokens are mapped once per state of the shared vocabulary."""
+    and where each text starts; a batch's tokens are mapped once per state of the shared vocabulary,
+    by their xxh64 (:meth:`~auditor.text.batch.TokenBatch.token_hashes`, which the n-gram hashes are
+    made of, so a token is mapped to the vocabulary token whose n-grams it makes)."""
     batch, positions = token_batch(texts)
     key = ("shared ids", len(_SHARED_VOCAB))
     ids = batch.memo.get(key)
     if ids is None:
-        ids = batch.memo[key] = _shared_lookup().ids(batch)
+        ids = np.frombuffer(lookup(batch.token_hashes().data, _shared_hashes()), dtype=np.int64)
+        ids[batch.token_starts[1:] - 1] = 0  # separators: no vocabulary token, whatever their hash
+        batch.memo[key] = ids
     if positions == list(range(len(batch))):
         return ids, batch.token_starts[:-1]
     return _select(ids, batch.token_starts, np.asarray(positions, dtype=np.int64))

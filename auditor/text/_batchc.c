@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Four functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Six functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -13,6 +13,9 @@
  *   squeeze(raw, table)     -> tuple       raw translated by table, runs of spaces squeezed to one and
  *                                          leading spaces dropped (a bytearray), and three int64
  *                                          buffers: token offsets, text offsets, token starts
+ *   token_hashes(data, offsets) -> bytes   xxh64 of each token data[offsets[j]:offsets[j+1]-1] (uint64s)
+ *   lookup(hashes, keys)    -> bytearray   per uint64 of hashes: 1 + the index of its first copy in
+ *                                          keys (uint64s), or 0 (int64s)
  *
  * Nothing here keeps state; every function raises TypeError for arguments of the wrong type.
  */
@@ -228,11 +231,138 @@ done:
     return result;
 }
 
+/* XXH64 (seed 0), as the xxhash package's xxh64_intdigest computes it: the hash of every token */
+#define P1 0x9E3779B185EBCA87ULL
+#define P2 0xC2B2AE3D27D4EB4FULL
+#define P3 0x165667B19E3779F9ULL
+#define P4 0x85EBCA77C2B2AE63ULL
+#define P5 0x27D4EB2F165667C5ULL
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t read64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t read32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t xround(uint64_t acc, uint64_t input) { return rotl64(acc + input * P2, 31) * P1; }
+static inline uint64_t xmerge(uint64_t acc, uint64_t val) { return (acc ^ xround(0, val)) * P1 + P4; }
+
+static uint64_t xxh64(const unsigned char *p, size_t len) {
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = P1 + P2, v2 = P2, v3 = 0, v4 = (uint64_t)0 - P1;
+        const unsigned char *limit = end - 32;
+        do {
+            v1 = xround(v1, read64(p));
+            v2 = xround(v2, read64(p + 8));
+            v3 = xround(v3, read64(p + 16));
+            v4 = xround(v4, read64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+        h = xmerge(h, v1);
+        h = xmerge(h, v2);
+        h = xmerge(h, v3);
+        h = xmerge(h, v4);
+    } else {
+        h = P5;
+    }
+    h += (uint64_t)len;
+    while (p + 8 <= end) {
+        h ^= xround(0, read64(p));
+        h = rotl64(h, 27) * P1 + P4;
+        p += 8;
+    }
+    if (p + 4 <= end) {
+        h ^= (uint64_t)read32(p) * P1;
+        h = rotl64(h, 23) * P2 + P3;
+        p += 4;
+    }
+    while (p < end) {
+        h ^= (*p) * P5;
+        h = rotl64(h, 11) * P1;
+        p++;
+    }
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= P3;
+    h ^= h >> 32;
+    return h;
+}
+
+static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*:token_hashes", &data, &offsets)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = offsets.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    const int64_t *off = (const int64_t *)offsets.buf;
+    const unsigned char *d = (const unsigned char *)data.buf;
+    if (offsets.len % (Py_ssize_t)sizeof(int64_t) || n < 0) {
+        PyErr_SetString(PyExc_TypeError, "token_hashes() takes int64 offsets, at least one");
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (off[j] < 0 || off[j + 1] <= off[j] || off[j + 1] > data.len) {
+            PyErr_SetString(PyExc_ValueError, "token_hashes(): offsets out of order or past the data");
+            goto done;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t));
+    if (out == NULL) goto done;
+    uint64_t *h = (uint64_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t j = 0; j < n; j++) h[j] = xxh64(d + off[j], (size_t)(off[j + 1] - off[j] - 1));
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return out;
+}
+
+/* lookup(hashes, keys): for each of hashes (uint64), 1 + the index of its first copy in keys, or 0 */
+static PyObject *lookup(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer hb, kb;
+    if (!PyArg_ParseTuple(args, "y*y*:lookup", &hb, &kb)) return NULL;
+    PyObject *out = NULL;
+    uint64_t *slots = NULL;
+    int64_t *ids = NULL;
+    if (hb.len % 8 || kb.len % 8) {
+        PyErr_SetString(PyExc_TypeError, "lookup() takes uint64 buffers");
+        goto done;
+    }
+    Py_ssize_t n = hb.len / 8, nk = kb.len / 8;
+    const uint64_t *hs = (const uint64_t *)hb.buf, *ks = (const uint64_t *)kb.buf;
+    size_t size = 16;
+    while (size < 2 * (size_t)nk) size <<= 1;
+    slots = PyMem_Malloc(size * sizeof(uint64_t));
+    ids = PyMem_Calloc(size, sizeof(int64_t)); /* 0: an empty slot */
+    if (slots == NULL || ids == NULL) { PyErr_NoMemory(); goto done; }
+    size_t mask = size - 1;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        size_t s = (size_t)(ks[k] * P1 >> 17) & mask;
+        while (ids[s] && slots[s] != ks[k]) s = (s + 1) & mask;
+        if (!ids[s]) { slots[s] = ks[k]; ids[s] = k + 1; }
+    }
+    out = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (out == NULL) goto done;
+    int64_t *w = (int64_t *)PyByteArray_AS_STRING(out);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        size_t s = (size_t)(hs[j] * P1 >> 17) & mask;
+        while (ids[s] && slots[s] != hs[j]) s = (s + 1) & mask;
+        w[j] = ids[s];
+    }
+done:
+    PyMem_Free(slots);
+    PyMem_Free(ids);
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&kb);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"not_plain", not_plain, METH_O, "Indexes of the texts that are not plain ASCII (see _batchpy.not_plain)."},
     {"join", join, METH_O, "Each piece followed by the separator (see _batchpy.join)."},
     {"camel_runs", camel_runs, METH_VARARGS, "Candidate camel-cased runs (see _batchpy.camel_runs)."},
     {"squeeze", squeeze, METH_VARARGS, "Translate, squeeze spaces, offsets (see _batchpy.squeeze)."},
+    {"token_hashes", token_hashes, METH_VARARGS, "xxh64 of every token (see _batchpy.token_hashes)."},
+    {"lookup", lookup, METH_VARARGS, "Index + 1 of each hash among keys, or 0 (see _batchpy.lookup)."},
     {NULL, NULL, 0, NULL},
 };
 

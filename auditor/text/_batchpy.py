@@ -95,3 +95,48 @@ def squeeze(raw: bytes, table: bytes) -> tuple[bytearray, bytes, bytes, bytes]:
     texts = np.concatenate(([0], nuls + 2)).astype(np.int64)
     starts = np.concatenate(([0], np.searchsorted(ends, nuls + 1) + 1)).astype(np.int64)
     return bytearray(data.tobytes()), tokens.tobytes(), texts.tobytes(), starts.tobytes()
+
+
+def token_hashes(data: bytes | memoryview, offsets: bytes | memoryview) -> bytes:
+    """xxh64 of each token ``data[o[j] : o[j + 1] - 1]`` (its space left out), ``o`` the int64
+    ``offsets``, as uint64s; one Python hash per distinct token (Arrow's ``dictionary_encode``).
+
+    >>> import xxhash
+    >>> np.frombuffer(token_hashes(b"ab c \\x00 ", np.array([0, 3, 5, 7]).tobytes()), dtype=np.uint64).tolist() == [
+    ...     xxhash.xxh64_intdigest(t) for t in (b"ab", b"c", b"\\x00")]
+    True
+    """
+    import pyarrow.compute as pc
+    import xxhash
+
+    from .arrowbuf import int32s, large_binary
+
+    if len(offsets) % 8 or not len(offsets):
+        raise TypeError("token_hashes() takes int64 offsets, at least one")
+    offs = np.frombuffer(offsets, dtype=np.int64)
+    if len(offs) > 1 and (offs[0] < 0 or (np.diff(offs) <= 0).any() or offs[-1] > len(data)):
+        raise ValueError("token_hashes(): offsets out of order or past the data")
+    if len(offs) == 1:
+        return b""
+    encoded = pc.dictionary_encode(large_binary(len(offs) - 1, offs, np.frombuffer(data, dtype=np.uint8)))
+    distinct = encoded.dictionary.to_pylist()
+    hashes = np.fromiter((xxhash.xxh64_intdigest(t[:-1]) for t in distinct), dtype=np.uint64, count=len(distinct))
+    return hashes[int32s(encoded.indices)].tobytes()
+
+
+def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
+    """For each uint64 of ``hashes``: 1 + the index of its first copy among the uint64 ``keys``, or 0
+    when none holds it; as int64s.
+
+    >>> h, k = np.array([5, 7, 9], dtype=np.uint64), np.array([9, 5, 9], dtype=np.uint64)
+    >>> np.frombuffer(lookup(h.tobytes(), k.tobytes()), dtype=np.int64).tolist()
+    [2, 0, 1]
+    """
+    if len(hashes) % 8 or len(keys) % 8:
+        raise TypeError("lookup() takes uint64 buffers")
+    h, k = np.frombuffer(hashes, dtype=np.uint64), np.frombuffer(keys, dtype=np.uint64)
+    if not len(k):
+        return bytearray(len(h) * 8)
+    distinct, first = np.unique(k, return_index=True)
+    at = np.minimum(np.searchsorted(distinct, h), len(distinct) - 1)
+    return bytearray(np.where(distinct[at] == h, first[at] + 1, 0).astype(np.int64).tobytes())

@@ -10,9 +10,9 @@ every text by a separator token ``"\\x00 "`` (``normalize`` never yields a NUL):
 
 so that text ``i``'s normalized form is the bytes from its start to one before its separator
 (hashed in place by :meth:`TokenBatch.whole_hashes`), and token ``j`` *with its space* is
-``data[token_offsets[j] : token_offsets[j + 1]]``: an Arrow binary array over the same buffer
-(:meth:`TokenBatch.token_array`) that :class:`VocabLookup` maps to ids with Arrow's hash tables,
-the separators included (id 0: no vocabulary holds them), which is the layout the n-gram kernel
+``data[token_offsets[j] : token_offsets[j + 1]]`` (:meth:`TokenBatch.token_array`: an Arrow binary
+array over the same buffer). The xxh64 of every token (:meth:`TokenBatch.token_hashes`) is mapped to
+vocabulary ids by :func:`lookup`, the separators given id 0, which is the layout the n-gram kernel
 scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
 Plain ASCII text is copied into the buffer as it is, lowered and has punctuation and control
@@ -34,7 +34,8 @@ on both kernels).
 [b'book a flight to n y c', b'', b'', b'hi there']
 >>> b.token_starts.tolist()   # token index of each text's first token, and the total
 [0, 8, 9, 10, 13]
->>> VocabLookup([b"flight", b"there"]).ids(b).tolist()   # 1-based vocabulary ids, 0: not in it
+>>> vocab = np.array([xxhash.xxh64_intdigest(t) for t in (b"flight", b"there")], dtype=np.uint64)
+>>> np.frombuffer(lookup(b.token_hashes().data, vocab.tobytes()), dtype=np.int64).tolist()   # ids, 0: not in it
 [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]
 
 Nothing is raised for any ``str`` input (``normalize`` turns lone surrogates into spaces).
@@ -43,15 +44,14 @@ Nothing is raised for any ``str`` input (``normalize`` turns lone surrogates int
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from itertools import repeat
+from collections.abc import Callable, Sequence
 from string import ascii_uppercase, punctuation
 from typing import TYPE_CHECKING
 
 import numpy as np
 import xxhash
 
-from .arrowbuf import binary_array, int32s, large_binary, plus_one_or_zero
+from .arrowbuf import large_binary
 from .camel import MIN_HUMPS, split_candidates
 from .evasion import percent_decode
 from .normalize import (
@@ -200,21 +200,18 @@ class TokenBatch:
 
     def token_hashes(self) -> np.ndarray:
         """xxh64 of every token (as :func:`auditor.text.tokens.token_hashes` hashes ``tokens(t)``),
-        separators included; one Python hash per distinct token of the batch.
+        separators included; computed once per batch by the kernel (remembered in :attr:`memo`).
 
         >>> from auditor.text.tokens import token_hashes
         >>> b = TokenBatch(["a b a", "c"])
         >>> b.token_hashes()[[0, 1, 2, 4]].tolist() == token_hashes(["a", "b", "a", "c"]).tolist()
         True
         """
-        import pyarrow.compute as pc
-
-        if not self.n_tokens:
-            return np.zeros(0, dtype=np.uint64)
-        encoded = pc.dictionary_encode(self.token_array())
-        distinct = encoded.dictionary.to_pylist()
-        hashes = np.fromiter((xxhash.xxh64_intdigest(t[:-1]) for t in distinct), dtype=np.uint64, count=len(distinct))
-        return hashes[int32s(encoded.indices)]
+        hashes = self.memo.get("token hashes")
+        if hashes is None:
+            raw = _kernel.token_hashes(self.data.data, self.token_offsets.data)
+            hashes = self.memo["token hashes"] = np.frombuffer(raw, dtype=np.uint64)
+        return hashes
 
     def text_token_hashes(self, positions: Sequence[int]) -> list[np.ndarray]:
         """The token hashes of the texts at ``positions`` (each :func:`~auditor.text.tokens.token_hashes`
@@ -226,9 +223,7 @@ class TokenBatch:
         >>> [h.tolist() == token_hashes(t.split()).tolist() for h, t in zip(b.text_token_hashes([2, 1, 0]), ["c", "", "a b"])]
         [True, True, True]
         """
-        hashes = self.memo.get("token hashes")
-        if hashes is None:
-            hashes = self.memo["token hashes"] = self.token_hashes()
+        hashes = self.token_hashes()
         starts = self.token_starts.tolist()
         return [hashes[starts[p] : starts[p + 1] - 1] for p in positions]
 
@@ -321,40 +316,12 @@ def _simple(t: str) -> bool:
     return t.isascii() and not has_ascii_evasion(t)
 
 
-class VocabLookup:
-    """Exact token → id map (``tokens[k]`` has id ``k + 1``; any other token 0) applied to a
-    :class:`TokenBatch` without a Python object per token.
-
-    Small vocabularies are looked up with Arrow's ``index_in`` (its hash table is rebuilt per call,
-    cheap while the vocabulary is smaller than the batch); large ones through the batch's distinct
-    tokens (``dictionary_encode``) and a dict, so the cost follows the batch, not the vocabulary.
-    """
-
-    def __init__(self, tokens: Iterable[bytes]):
-        self.spaced = [t + b" " for t in tokens]
-        self._array: pa.Array | None = None
-        self._dict: dict[bytes, int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.spaced)
-
-    def ids(self, batch: TokenBatch) -> np.ndarray:
-        """The id of each token of ``batch``, in order (an integer array)."""
-        import pyarrow.compute as pc
-
-        if not batch.n_tokens or not self.spaced:
-            return np.zeros(batch.n_tokens, dtype=np.int64)
-        tokens = batch.token_array()
-        if len(self.spaced) <= batch.n_tokens:
-            if self._array is None:
-                self._array = binary_array(self.spaced)
-            return plus_one_or_zero(pc.index_in(tokens, value_set=self._array))
-        if self._dict is None:
-            self._dict = {t: i for i, t in enumerate(self.spaced, start=1)}
-        encoded = pc.dictionary_encode(tokens)
-        distinct = encoded.dictionary.to_pylist()
-        ids = np.fromiter(map(self._dict.get, distinct, repeat(0)), dtype=np.int64, count=len(distinct))
-        return ids[int32s(encoded.indices)]
+def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
+    """For each uint64 of ``hashes`` (a batch's :meth:`TokenBatch.token_hashes`), 1 + the index of its
+    first copy among the uint64 ``keys`` (a vocabulary's token hashes), or 0; as int64s, in one
+    hash-table pass of the kernel (C where built). Raises ``TypeError`` for buffers that are not
+    whole uint64s."""
+    return _kernel.lookup(hashes, keys)
 
 
 #: the last batch built by :func:`token_batch` (it keeps its texts alive, so their ids stay theirs)
