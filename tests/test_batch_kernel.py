@@ -15,8 +15,10 @@ import xxhash
 from helpers import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_detector import planted_rows
 from test_fast_paths import FOREIGN, _file_strings, _text_files
 
+from auditor import Dataset, DatasetSpec, Detector
 from auditor.text import _batchpy, batch
 from auditor.text.batch import _BATCH_BYTES, TokenBatch, forget_batch
 from auditor.text.camel import MIN_HUMPS
@@ -55,6 +57,11 @@ def _same(texts: list[str]) -> None:
     assert np.frombuffer(hashes, dtype=np.uint64).tolist() == [xxhash.xxh64_intdigest(t) for t in tokens]
     keys = np.frombuffer(hashes, dtype=np.uint64)[::3].tobytes()  # some found, some twice, some not
     assert _batchc.lookup(hashes, keys) == _batchpy.lookup(hashes, keys)
+    # as a batch passes them: memoryviews of numpy arrays, whose len() counts items, not bytes
+    ints, words = np.frombuffer(offsets, dtype=np.int64).copy(), np.frombuffer(hashes, dtype=np.uint64).copy()
+    for kernel in (_batchc, _batchpy):
+        assert kernel.token_hashes(np.frombuffer(data, dtype=np.uint8).data, ints.data) == hashes
+        assert kernel.lookup(words.data, keys) == _batchc.lookup(hashes, keys)
 
 
 _ALPHABET = [*"aAbBzZ09 ,.-%&<>\t\n\r\x0b\x0c\x1c\x1f\x00\x1b\x7f", "-\n", "-\r\n", "é", "\u00a0", "\ud800", "🙂"]
@@ -141,5 +148,25 @@ def test_a_batch_on_the_python_kernel_normalizes_real_text_as_the_reference(monk
             assert [b.normalized(k) for k in range(len(chunk))] == [ref.normalize(t).encode() for t in chunk], path
             counts = [len(ref.tokens(t)) + 1 for t in chunk]
             assert b.token_starts.tolist() == np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).tolist()
+            assert [h.tolist() for h in b.text_token_hashes(range(len(chunk)))] == [
+                [xxhash.xxh64_intdigest(w.encode()) for w in ref.tokens(t)] for t in chunk
+            ], path
             checked += len(chunk)
     assert checked > 1000
+
+
+def test_the_python_kernel_gives_the_same_findings_as_the_c_kernel(monkeypatch):
+    """Indexes built and training rows searched on each kernel (the batch's tiers: exact, n-gram,
+    MinHash): the same findings, planted StableToolBench queries among them."""
+    rows = planted_rows(list(Dataset(DatasetSpec("stabletoolbench", ["stabletoolbench"], role="eval")).records()))
+    rows += [{"text": t} for t in _file_strings(next(iter(_text_files(FOREIGN))))[:2000]]
+
+    def findings() -> list[tuple]:
+        forget_batch()
+        found = Detector("stabletoolbench", methods=["exact", "ngram", "minhash"]).search(rows)
+        return sorted((f.eval_id, f.train_id, f.method, f.conclusive) for f in found)
+
+    in_c = findings()
+    monkeypatch.setattr(batch, "_kernel", _batchpy)
+    assert findings() == in_c
+    assert sum(t.startswith("leak") for _, t, _, _ in in_c) >= 20

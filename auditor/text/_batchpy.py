@@ -97,6 +97,12 @@ def squeeze(raw: bytes, table: bytes) -> tuple[bytearray, bytes, bytes, bytes]:
     return bytearray(data.tobytes()), tokens.tobytes(), texts.tobytes(), starts.tobytes()
 
 
+def _nbytes(buffer: bytes | memoryview) -> int:
+    """The size of ``buffer`` in bytes, as C's buffer protocol counts it (``len`` of a memoryview of a
+    numpy int64 array is its count of items)."""
+    return memoryview(buffer).nbytes
+
+
 def token_hashes(data: bytes | memoryview, offsets: bytes | memoryview) -> bytes:
     """xxh64 of each token ``data[o[j] : o[j + 1] - 1]`` (its space left out), ``o`` the int64
     ``offsets``, as uint64s; one Python hash per distinct token (Arrow's ``dictionary_encode``).
@@ -111,10 +117,10 @@ def token_hashes(data: bytes | memoryview, offsets: bytes | memoryview) -> bytes
 
     from .arrowbuf import int32s, large_binary
 
-    if len(offsets) % 8 or not len(offsets):
+    if _nbytes(offsets) % 8 or not _nbytes(offsets):
         raise TypeError("token_hashes() takes int64 offsets, at least one")
     offs = np.frombuffer(offsets, dtype=np.int64)
-    if len(offs) > 1 and (offs[0] < 0 or (np.diff(offs) <= 0).any() or offs[-1] > len(data)):
+    if len(offs) > 1 and (offs[0] < 0 or (np.diff(offs) <= 0).any() or offs[-1] > _nbytes(data)):
         raise ValueError("token_hashes(): offsets out of order or past the data")
     if len(offs) == 1:
         return b""
@@ -132,7 +138,7 @@ def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     >>> np.frombuffer(lookup(h.tobytes(), k.tobytes()), dtype=np.int64).tolist()
     [2, 0, 1]
     """
-    if len(hashes) % 8 or len(keys) % 8:
+    if _nbytes(hashes) % 8 or _nbytes(keys) % 8:
         raise TypeError("lookup() takes uint64 buffers")
     h, k = np.frombuffer(hashes, dtype=np.uint64), np.frombuffer(keys, dtype=np.uint64)
     if not len(k):
