@@ -924,7 +924,8 @@ def run_all(args: argparse.Namespace) -> dict:
     jan = next((r for r in rows if r["tool"] == "lm-eval janitor"), None)
     for r in rows:
         r["mb"] = mb
-        r["mb_per_cpu_s"] = round(mb / r["cpu_s"], 2) if r["cpu_s"] else None
+        # a run that failed has no speed: its seconds are those of a crash
+        r["mb_per_cpu_s"] = round(mb / r["cpu_s"], 2) if r["cpu_s"] and "error" not in r else None
     for r in rows:
         ok = jan is not None and jan["mb_per_cpu_s"] and r["mb_per_cpu_s"]
         r["x_janitor"] = round(r["mb_per_cpu_s"] / jan["mb_per_cpu_s"], 2) if ok and jan is not None else None
@@ -949,7 +950,16 @@ def machine() -> dict:
         "loadavg": [round(x, 2) for x in load],
         "note": "shared with other agents",
         "git": git_state(),
+        "kernel": kernel_name(),
     }
+
+
+def kernel_name() -> str:
+    """The token batch's kernel the audits ran on: ``auditor.text._batchc`` (C, built at install) or
+    ``auditor.text._batchpy`` (its Python twin, where no compiler was found)."""
+    from auditor.text import batch
+
+    return batch._kernel.__name__
 
 
 def git_state() -> dict:
@@ -991,6 +1001,9 @@ def print_table(res: dict) -> None:
     rows = []
     for r in res["runs"]:
         f = r.get("found", {})
+        if "error" in r:
+            rows.append([r["tool"], f"{r['mb']:g}", *["failed"] * 4, *["-"] * (len(hdr) - 6)])
+            continue
         rows.append(
             [
                 r["tool"],
@@ -1195,6 +1208,9 @@ def main() -> None:
     out = Path(args.out) if args.out else default
     write_json(out, res)
     print(f"wrote {out}")
+    failed = [r["tool"] for r in res.get("runs", []) if "error" in r]
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)} (its error is in {out})")
 
 
 if __name__ == "__main__":
