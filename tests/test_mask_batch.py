@@ -282,3 +282,38 @@ def test_generated_straddling_texts(lines):
     masked = [bp.mask_text(t) for t in batch]
     assert bp.mask_texts(batch) == masked
     assert all(_eval_grams_kept(bp, t, m) for t, m in zip(batch, masked))
+
+
+def _common_reference(texts: list[str], n: int, need: int) -> list[int]:
+    """The word n-grams (hashes) of at least ``need`` of ``texts``, counted text by text."""
+    from collections import Counter
+
+    from auditor.text.normalize import tokens
+    from auditor.text.tokens import ngram_hashes, token_hashes
+
+    per_text = Counter(h for t in texts for h in set(ngram_hashes(token_hashes(tokens(t)), n).tolist()))
+    return sorted(h for h, c in per_text.items() if c >= need)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=2, max_value=40), st.integers(min_value=1, max_value=6), st.integers(0, 2**31))
+def test_the_common_ngrams_of_a_sample_are_those_counted_record_by_record(need, n, seed):
+    """Every window hashed at once and counted in buckets first (``_may_occur``): the same n-grams as a
+    per-record count, on real trajectories with shared lines, for any share and n-gram size."""
+    from auditor.masking.detect import _common_ngrams, _leading_token_hashes
+    from auditor.text.batch import TokenBatch
+
+    rng = np.random.default_rng(seed)
+    texts = _sample_texts()
+    picked = [texts[i] for i in rng.choice(len(texts), size=min(len(texts), 120), replace=False)]
+    grams = _common_ngrams(*_leading_token_hashes(TokenBatch(picked), 20000), n, need)
+    got = [] if grams is None else grams.common.tolist()
+    assert got == _common_reference(picked, n, need)
+
+
+@functools.lru_cache(maxsize=1)
+def _sample_texts() -> list[str]:
+    """Whole texts of real agent records (tau2 airline tasks), a third of them again under shared lines."""
+    recs = _records("tau2-bench/data/tau2/domains/airline/tasks.json")
+    policy = [f"{POLICY}\n{GUIDE}\n{r.whole_text()}" for r in recs[::3]]  # shared lines in a third of them
+    return [r.whole_text() for r in recs] + policy

@@ -172,9 +172,9 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     if not inside.any():
         return None
     keys, owners = hashes[inside], rec[: len(hashes)][inside]
-    # an n-gram in ``need`` records occurs ``need`` times: the others (nearly all) are dropped after
-    # one plain sort, and only the windows of those left are sorted by n-gram and record
-    ordered = np.sort(keys)
+    # an n-gram in ``need`` records occurs ``need`` times: the others (nearly all) are dropped, and
+    # only the windows of those left are sorted by n-gram and record
+    ordered = np.sort(_may_occur(keys, need))
     firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     frequent = ordered[firsts[np.diff(np.append(firsts, len(ordered))) >= need]]
     if not len(frequent):
@@ -191,6 +191,21 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     runs = np.flatnonzero(np.concatenate(([True], distinct[1:] != distinct[:-1])))
     counts = np.diff(np.append(runs, len(distinct)))  # records holding each n-gram
     return _CommonNgrams(distinct[runs][counts >= need], th, rec, hashes, inside, n)
+
+
+def _may_occur(keys: np.ndarray, need: int) -> np.ndarray:
+    """The ``keys`` whose bucket (the top bits of the key) holds ``need`` keys or more: every key
+    that occurs ``need`` times or more is kept (its bucket holds at least its own copies), nearly all
+    others dropped in one counting pass, so that few are sorted.
+
+    >>> _may_occur(np.array([1, 2 << 60, 1, 3 << 61, 1], dtype=np.uint64), 3).tolist()
+    [1, 1, 1]
+    """
+    # buckets enough that one holds ~need / 8 keys on average: few keys of a bucket as full as ``need``
+    # are there by chance; few enough to count in cache
+    bits = min(24, max(10, (8 * len(keys) // max(1, need)).bit_length()))
+    bucket = (keys >> np.uint64(64 - bits)).astype(np.intp)
+    return keys[np.bincount(bucket, minlength=1 << bits)[bucket] >= need]
 
 
 def _first(records: Iterable[Record], count: int, chars: int) -> list[Record]:
