@@ -17,6 +17,7 @@ from ..audit.run import run_audit
 from ..audit.verdict import unreviewed_kinds
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
+from ..engines.allocator import tune_allocator
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS
@@ -68,6 +69,7 @@ def ran_phrase(report) -> str:
 def _run_and_write(config, report_dir: str, output_format: str = "text", quiet: bool = False) -> None:
     """Run the audit and write its report (before the cleaned data, so a fault there keeps it)."""
     check_report_dir(report_dir)  # before any long work
+    tune_allocator()  # this process scans where the run takes one worker: keep its freed memory for the next batch
     config.output.report_dir = report_dir  # run_audit refuses a clean folder overlapping it, before the audit
     written: list = []
 

@@ -51,6 +51,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .allocator import tune_allocator
+
 #: seconds between checks of the parent where no pidfd is available
 WATCHDOG_POLL_S = 0.5
 #: exit status of a worker whose parent has gone
@@ -189,12 +191,14 @@ def forkserver_cpu_s() -> float:
 
 
 def init_worker(parent_pid: int, initializer: Callable[..., Any] | None = None, initargs: tuple = ()) -> None:
-    """Initializer of a worker process: ignore Ctrl-C, die with ``parent_pid``, then ``initializer(*initargs)``."""
+    """Initializer of a worker process: ignore Ctrl-C, die with ``parent_pid``, keep freed memory for the
+    next batch (:func:`~auditor.engines.allocator.tune_allocator`), then ``initializer(*initargs)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # also drops a SIGINT held since the worker was born
     signal.signal(STOP_SIGNAL, _on_stop)  # a stop held since the worker was born is taken here
     if _CAN_MASK:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _BLOCKED)
     die_with(parent_pid)
+    tune_allocator()
     if initializer is not None:
         initializer(*initargs)
 
