@@ -17,7 +17,7 @@ from ..audit.run import run_audit
 from ..audit.verdict import unreviewed_kinds
 from ..datasets.dataset import DatasetSpec
 from ..datasets.registry import is_registry_ref
-from ..engines.allocator import tune_allocator
+from ..engines.memory import tune_allocator
 from ..errors import AuditorError, OutputError
 from ..io.files import describe_os_error
 from ..io.jsonread import DEFAULT_MAX_RECORD_CHARS

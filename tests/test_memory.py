@@ -1,4 +1,4 @@
-"""The allocator of the processes that scan (auditor.engines.allocator): freed memory is kept for the
+"""The allocator of the processes that scan (auditor.engines.memory): freed memory is kept for the
 next batch, so a batch's buffers do not fault their pages in again; a user's own malloc settings win.
 
 Measured by page faults (``ru_minflt``): a 20 MB buffer freed and made again faults its ~5,000 pages
@@ -17,7 +17,7 @@ import pytest
 from helpers import REPO
 
 from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.engines.allocator import SETTINGS, tune_allocator
+from auditor.engines.memory import SETTINGS, tune_allocator
 from auditor.engines.base import get_engine
 
 pytestmark = pytest.mark.skipif(
@@ -43,7 +43,7 @@ def fault_rounds(rounds: int = 3) -> list[int]:
 def _fresh(env: dict[str, str]) -> tuple[bool, list[int]]:
     """``tune_allocator()`` and :func:`fault_rounds` in a fresh interpreter with ``env`` added."""
     code = (
-        "import json\nfrom auditor.engines.allocator import tune_allocator\nfrom test_allocator import fault_rounds\n"
+        "import json\nfrom auditor.engines.memory import tune_allocator\nfrom test_memory import fault_rounds\n"
         "tuned = tune_allocator()\nprint(json.dumps([tuned, fault_rounds()]))"
     )
     out = subprocess.run(
