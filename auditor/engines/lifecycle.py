@@ -51,7 +51,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .memory import tune_allocator
+from .memory import tune_allocator, tune_collector
 
 #: seconds between checks of the parent where no pidfd is available
 WATCHDOG_POLL_S = 0.5
@@ -192,7 +192,8 @@ def forkserver_cpu_s() -> float:
 
 def init_worker(parent_pid: int, initializer: Callable[..., Any] | None = None, initargs: tuple = ()) -> None:
     """Initializer of a worker process: ignore Ctrl-C, die with ``parent_pid``, keep freed memory for the
-    next batch (:func:`~auditor.engines.memory.tune_allocator`), then ``initializer(*initargs)``."""
+    next batch (:func:`~auditor.engines.memory.tune_allocator`), ``initializer(*initargs)``, then
+    freeze what is loaded (:func:`~auditor.engines.memory.tune_collector`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # also drops a SIGINT held since the worker was born
     signal.signal(STOP_SIGNAL, _on_stop)  # a stop held since the worker was born is taken here
     if _CAN_MASK:
@@ -201,6 +202,7 @@ def init_worker(parent_pid: int, initializer: Callable[..., Any] | None = None, 
     tune_allocator()
     if initializer is not None:
         initializer(*initargs)
+    tune_collector()  # after the initializer: the job and its indexes are never traced again
 
 
 def die_with(pid: int) -> None:

@@ -1,5 +1,7 @@
-"""The C allocator of a process that scans: glibc's ``malloc`` told to keep freed memory for the next
-batch instead of handing it back to the system after every batch.
+"""The memory of a process that scans: glibc's ``malloc`` told to keep freed memory for the next batch
+instead of handing it back to the system after every batch (:func:`tune_allocator`), and Python's
+garbage collector told to trace fewer times and never what was loaded before the scan
+(:func:`tune_collector`).
 
 A scan allocates and frees the same large buffers batch after batch (a batch's bytes, token offsets and
 hashes, MinHash signatures: megabytes each). glibc returns freed memory at the top of its heap to
@@ -10,11 +12,18 @@ were this system time. :func:`tune_allocator` sets what glibc's ``MALLOC_MMAP_TH
 ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_TOP_PAD_`` set (:data:`SETTINGS`): at most
 ``MALLOC_TRIM_THRESHOLD_`` of free memory stays mapped, reused by the next batch.
 
-Only processes the toolkit owns are tuned: the local engine's workers (:func:`auditor.engines.lifecycle.init_worker`)
-and the commands that run an audit (:mod:`auditor.cli.run`); a Python program that imports :mod:`auditor`
-keeps its allocator as it is.
-A user's own ``MALLOC_*`` or ``GLIBC_TUNABLES`` settings win: nothing is changed where one is set.
-Elsewhere than glibc (macOS, musl) nothing is changed. No error is raised here.
+A batch also makes and drops hundreds of thousands of small objects (records, views, units): Python's
+collector traced its youngest objects every 700 allocations and all objects (modules, indexes) every
+~70,000; :func:`tune_collector` freezes what is alive (never traced again) and traces the youngest every
+:data:`YOUNG` allocations (time in collections on 40 MB: 0.135 -> 0.036 s).
+
+Only processes the toolkit owns are tuned: the local engine's workers, both ways
+(:func:`auditor.engines.lifecycle.init_worker`), and the allocator of the commands that run an audit
+(:mod:`auditor.cli.run`: its collector is left as it is, for a program that invokes the command in its
+own process, a test runner say, whose objects must stay collectable); a Python program that imports
+:mod:`auditor` keeps its allocator and collector as they are. A user's own ``MALLOC_*`` or
+``GLIBC_TUNABLES`` settings win: the allocator is not changed where one is set, nor elsewhere than
+glibc (macOS, musl). No error is raised here.
 
 >>> tune_allocator(environ={"MALLOC_TRIM_THRESHOLD_": "0"})  # the user's setting is left in force
 False
@@ -23,6 +32,7 @@ False
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import sys
 from collections.abc import Mapping
@@ -34,6 +44,19 @@ SETTINGS = {
     "MALLOC_TRIM_THRESHOLD_": (-1, 64 << 20),  # M_TRIM_THRESHOLD
     "MALLOC_TOP_PAD_": (-2, 16 << 20),  # M_TOP_PAD
 }
+
+
+#: allocations between two collections of the youngest objects (Python's default: 700)
+YOUNG = 10_000
+
+
+def tune_collector() -> None:
+    """Freeze every object alive now (:func:`gc.freeze`: the modules, a worker's job and indexes are
+    never traced again) and collect the youngest objects every :data:`YOUNG` allocations; the older
+    generations keep their thresholds. Objects that form cycles are still collected."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG, middle, old)
 
 
 def tune_allocator(environ: Mapping[str, str] | None = None) -> bool:
