@@ -132,6 +132,24 @@ static PyObject *join(PyObject *Py_UNUSED(self), PyObject *arg) {
 static inline int lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
 static inline int upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
 
+/* the first capital (A-Z) of s[j:n], or n: 8 bytes at a time where the machine reads words in
+   little-endian order (each byte of a word tested at once, Bit Twiddling Hacks' hasbetween: a byte
+   between '@' and '[', not one of 0x80 or more), else byte by byte */
+static inline Py_ssize_t next_upper(const unsigned char *s, Py_ssize_t j, Py_ssize_t n) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x, y;
+        memcpy(&x, s + j, 8);
+        y = x & low7;
+        uint64_t hit = (ones * (127 + 'Z' + 1) - y) & ~x & (y + ones * (127 - ('A' - 1))) & high;
+        if (hit) return j + (__builtin_ctzll(hit) >> 3);
+    }
+#endif
+    while (j < n && !upper(s[j])) j++;
+    return j;
+}
+
 static PyObject *camel_runs(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t humps;
@@ -142,9 +160,16 @@ static PyObject *camel_runs(PyObject *Py_UNUSED(self), PyObject *args) {
     if (out == NULL) { PyBuffer_Release(&view); return NULL; }
     Py_ssize_t i = 0, done = 0; /* done: where the last run read ended */
     for (;;) {
-        /* the next lower-case letter followed by a capital: few in any text, so found first */
-        while (i + 1 < n && !(lower(s[i]) && upper(s[i + 1]))) i++;
-        if (i + 1 >= n) break;
+        /* the next lower-case letter followed by a capital: few in any text, so found first, from
+           the capitals (8 bytes at a time) */
+        Py_ssize_t j = i + 1;
+        for (;;) {
+            j = next_upper(s, j, n);
+            if (j >= n || lower(s[j - 1])) break;
+            j++;
+        }
+        if (j >= n) break;
+        i = j - 1;
         Py_ssize_t start = i, end = i + 2, rises = 0, falls = 0; /* aA, and AAa */
         while (start > done && !whitespace[s[start - 1]]) start--;
         while (end < n && !whitespace[s[end]]) end++;

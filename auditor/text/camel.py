@@ -158,11 +158,30 @@ def split_candidates(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
     out: list[bytes] = []
     done = 0
     for start, end in spans:
-        run = raw[start:end].decode("ascii")
-        if _words_run_together(run):
-            out += (raw[done:start], " ".join(_SPLIT.split(run)).encode("ascii"))
+        run = raw[start:end]
+        split = _SPLITS.get(run, _UNSEEN)
+        if split is _UNSEEN:
+            split = _split_run(run)
+            if len(_SPLITS) >= _SPLITS_MAX:
+                _SPLITS.clear()
+            _SPLITS[run] = split
+        if split is not None:
+            out += (raw[done:start], split)
             done = end
     if not out:
         return raw
     out.append(raw[done:])
     return b"".join(out)
+
+
+def _split_run(run: bytes) -> bytes | None:
+    """A candidate run split at its humps where it reads as words (:func:`_words_run_together`), else None."""
+    text = run.decode("ascii")
+    return " ".join(_SPLIT.split(text)).encode("ascii") if _words_run_together(text) else None
+
+
+#: the candidate runs read so far and how each splits (None: it does not): the same identifiers
+#: recur across a corpus, and a batch's lines are read again by the exact tier's line units
+_SPLITS: dict[bytes, bytes | None] = {}
+_SPLITS_MAX = 1 << 15
+_UNSEEN = b"\x00unseen"
