@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
-from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, _simple, token_batch
+from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, token_batch
 from ..text.camel import _ASCII_WHITESPACE
 
 
@@ -95,9 +95,10 @@ def _batch_units(batch: TokenBatch, lines: bool, keys: np.ndarray | None = None)
         return units
     plain: list[int] = []
     other: list[int] = []
+    slow = set(batch.slow)  # not plain ASCII: ``normalize`` may read a line break there
     for k, text in enumerate(batch.texts):
         if "\n" in text:
-            (plain if "%" not in text and _simple(text) else other).append(k)
+            (other if k in slow else plain).append(k)
     if plain:
         other += _plain_line_units(batch, plain, units, keys)
     owners: list[tuple[int, int]] = []

@@ -117,6 +117,7 @@ class TokenBatch:
         "text_offsets",
         "token_offsets",
         "token_starts",
+        "slow",
         "_array",
         "_whole",
         "memo",
@@ -126,7 +127,8 @@ class TokenBatch:
         self.texts = list(texts)
         #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
         self.where = {id(t): i for i, t in enumerate(self.texts)}
-        data, token_offsets, text_offsets, token_starts = _kernel.squeeze(_joined(self.texts), _BATCH_BYTES)
+        self.slow = _kernel.not_plain(self.texts)
+        data, token_offsets, text_offsets, token_starts = _kernel.squeeze(_joined(self.texts, self.slow), _BATCH_BYTES)
         self.data = np.frombuffer(data, dtype=np.uint8)
         self.token_offsets = np.frombuffer(token_offsets, dtype=np.int64)
         self.text_offsets = np.frombuffer(text_offsets, dtype=np.int64)
@@ -153,6 +155,7 @@ class TokenBatch:
         out = TokenBatch.__new__(TokenBatch)
         out.texts = self.texts + other.texts
         out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
+        out.slow = self.slow + [i + len(self.texts) for i in other.slow]
         size = len(self.data)
         out.data = np.concatenate((self.data, other.data))
         out.text_offsets = np.concatenate((self.text_offsets[:-1], other.text_offsets + size))
@@ -234,18 +237,19 @@ class TokenBatch:
         return self._array
 
 
-def _joined(texts: list[str]) -> bytes:
+def _joined(texts: list[str], slow: list[int]) -> bytes:
     """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
     punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
     copied as it is (found and joined by the kernel, C where built), any other text read as
-    :func:`_piece` says; camel-cased runs split for the whole batch at once
+    :func:`_piece` says (those of ``slow``, the kernel's ``not_plain``); camel-cased runs split for the whole batch at once
     (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs).
 
-    >>> _joined(["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"])
+    >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]
+    >>> _joined(texts, _kernel.not_plain(texts))
     b'Hi, you! \\x00 Get User Token now \\x00 a b \\x00  \\x00 Book List<String> \\x00 '
     """
     pieces: list[str | bytes] = list(texts)
-    for i in _kernel.not_plain(texts):
+    for i in slow:
         pieces[i] = _piece(texts[i])
     raw = _kernel.join(pieces)
     return split_candidates(raw, _kernel.camel_runs(raw, MIN_HUMPS))
