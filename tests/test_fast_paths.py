@@ -65,6 +65,23 @@ def test_camel_runs_found_as_the_regular_expression_finds_them(text):
     assert camel.has_camel_run(text) == ref.has_camel_run(text)
 
 
+def test_camel_runs_split_in_a_batch_are_remembered_when_short_and_split_alike_again():
+    """The batch's splitter remembers how each identifier-sized run splits (and how each does not):
+    a second batch of the same runs splits alike; a run of megabytes is never remembered."""
+    from auditor.text.batch import _kernel
+
+    blob = "x" + "AbcDefGhi" * 40_000  # one whitespace-free run of 360 kB with humps
+    text = f"BookAFlightToParis iPhone ProcessPoolExecutor getUserName {blob} JavaScript"
+    raw = text.encode("ascii")
+    spans = _kernel.camel_runs(raw, camel.MIN_HUMPS)
+    assert len(spans) == 4
+    for _ in range(2):  # the second time from what is remembered
+        assert camel.split_candidates(raw, spans).decode("ascii") == ref.split_camel_runs(text)
+    assert camel._SPLITS[b"BookAFlightToParis"] == b"Book A Flight To Paris"
+    assert camel._SPLITS[b"getUserName"] is None  # two humps: a name, not words run together
+    assert all(len(run) <= camel._SPLITS_RUN for run in camel._SPLITS)
+
+
 _PERCENT_ALPHABET = [*"%%%0129aAfFgz é", "%C3", "%A9", "%25", "%2", "%E2%80%8B", "%ff", "%FE", "%0A", "%3C"]
 
 

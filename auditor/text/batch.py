@@ -240,8 +240,8 @@ class TokenBatch:
 def _joined(texts: list[str], slow: list[int]) -> bytes:
     """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
     punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
-    copied as it is (found and joined by the kernel, C where built), any other text read as
-    :func:`_piece` says (those of ``slow``, the kernel's ``not_plain``); camel-cased runs split for the whole batch at once
+    copied as it is (joined by the kernel, C where built), the others (``slow``, the kernel's
+    ``not_plain``) read as :func:`_piece` says; camel-cased runs split for the whole batch at once
     (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs).
 
     >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]

@@ -162,9 +162,10 @@ def split_candidates(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
         split = _SPLITS.get(run, _UNSEEN)
         if split is _UNSEEN:
             split = _split_run(run)
-            if len(_SPLITS) >= _SPLITS_MAX:
-                _SPLITS.clear()
-            _SPLITS[run] = split
+            if len(run) <= _SPLITS_RUN:  # an identifier, not a blob of megabytes with humps in it
+                if len(_SPLITS) >= _SPLITS_MAX:
+                    _SPLITS.clear()
+                _SPLITS[run] = split
         if split is not None:
             out += (raw[done:start], split)
             done = end
@@ -181,7 +182,9 @@ def _split_run(run: bytes) -> bytes | None:
 
 
 #: the candidate runs read so far and how each splits (None: it does not): the same identifiers
-#: recur across a corpus, and a batch's lines are read again by the exact tier's line units
+#: recur across a corpus, and a batch's lines are read again by the exact tier's line units; at most
+#: :data:`_SPLITS_MAX` runs of at most :data:`_SPLITS_RUN` bytes each (~12 MB at most, ~4 MB of identifiers)
 _SPLITS: dict[bytes, bytes | None] = {}
 _SPLITS_MAX = 1 << 15
+_SPLITS_RUN = 128
 _UNSEEN = b"\x00unseen"
