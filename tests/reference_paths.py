@@ -103,7 +103,8 @@ def tokens(text: str) -> list[str]:
     return normalize(text).split()
 
 
-def joined(texts: list[str]) -> bytes:
+def joined(texts: list[str], slow: list[int] | None = None) -> bytes:
+    """Every text normalized by ``normalize`` (``slow``, which the fast path reads, is not needed)."""
     return batch._SEPARATOR.join([normalize(t).encode("utf-8") for t in texts] + [b""])
 
 
