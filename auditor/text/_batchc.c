@@ -132,17 +132,22 @@ static PyObject *join(PyObject *Py_UNUSED(self), PyObject *arg) {
 static inline int lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
 static inline int upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
 
+#define ONES 0x0101010101010101ULL
+#define LOW7 0x7F7F7F7F7F7F7F7FULL
+
+/* the high bit of each byte of x that is 0, and no other bit (exact: no carry crosses a byte) */
+static inline uint64_t zero_bytes(uint64_t x) { return ~(((x & LOW7) + LOW7) | x | LOW7); }
+
 /* the first capital (A-Z) of s[j:n], or n: 8 bytes at a time where the machine reads words in
    little-endian order (each byte of a word tested at once, Bit Twiddling Hacks' hasbetween: a byte
    between '@' and '[', not one of 0x80 or more), else byte by byte */
 static inline Py_ssize_t next_upper(const unsigned char *s, Py_ssize_t j, Py_ssize_t n) {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
     for (; j + 8 <= n; j += 8) {
         uint64_t x, y;
         memcpy(&x, s + j, 8);
-        y = x & low7;
-        uint64_t hit = (ones * (127 + 'Z' + 1) - y) & ~x & (y + ones * (127 - ('A' - 1))) & high;
+        y = x & LOW7;
+        uint64_t hit = (ONES * (127 + 'Z' + 1) - y) & ~x & (y + ONES * (127 - ('A' - 1))) & ~LOW7;
         if (hit) return j + (__builtin_ctzll(hit) >> 3);
     }
 #endif
@@ -212,35 +217,49 @@ static PyObject *squeeze(PyObject *Py_UNUSED(self), PyObject *args) {
     data = PyByteArray_FromStringAndSize(NULL, raw.len);
     if (data == NULL) goto done;
     unsigned char *w = (unsigned char *)PyByteArray_AS_STRING(data);
-    /* pass 1, without a branch per byte: translate, and keep a byte of a word or the first space after one */
-    Py_ssize_t m = 0, nuls = 0;
+    /* pass 1, without a branch per byte: translate, and keep a byte of a word or the first space after
+       one (counted: each ends a token) */
+    Py_ssize_t m = 0, nuls = 0, spaces = 0;
     int after_word = 0;
     for (Py_ssize_t i = 0; i < raw.len; i++) {
         unsigned char c = tab[s[i]];
         int word = c != ' ';
         w[m] = c;
         m += word | after_word;
+        spaces += (word ^ 1) & after_word;
         after_word = word;
         nuls += c == 0;
     }
     if (PyByteArray_Resize(data, m) < 0) goto done;
     w = (unsigned char *)PyByteArray_AS_STRING(data);
-    Py_ssize_t spaces = 0;
-    for (Py_ssize_t i = 0; i < m; i++) spaces += w[i] == ' ';
-    /* pass 2: one past each space (a token's end), two past each NUL, and the tokens before each NUL */
+    /* pass 2, from space to space: one past each space (a token's end), two past each NUL, and the
+       tokens before each NUL */
     int64_t *tok, *txt, *st;
     if ((tokens = int64s(spaces + 1, &tok)) == NULL || (texts = int64s(nuls + 1, &txt)) == NULL ||
         (starts = int64s(nuls + 1, &st)) == NULL)
         goto done;
     tok[0] = txt[0] = st[0] = 0;
-    Py_ssize_t k = 1, t = 1, last = m;
-    while (last > 0 && w[last - 1] != ' ') last--; /* up to the last space, tok[k] is within the buffer */
-    for (Py_ssize_t i = 0; i < m; i++) {
-        if (i < last) {
-            tok[k] = i + 1;
-            k += w[i] == ' ';
+    Py_ssize_t k = 1, t = 1, i = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= m; i += 8) { /* 8 bytes at a time: the spaces and NULs among them, in order */
+        uint64_t x;
+        memcpy(&x, w + i, 8);
+        uint64_t marks = zero_bytes(x ^ (ONES * ' ')) | zero_bytes(x);
+        for (; marks; marks &= marks - 1) {
+            Py_ssize_t p = i + (__builtin_ctzll(marks) >> 3);
+            if (w[p] == ' ') {
+                tok[k++] = p + 1;
+            } else {
+                txt[t] = p + 2;
+                st[t++] = k;
+            }
         }
-        if (w[i] == 0) {
+    }
+#endif
+    for (; i < m; i++) {
+        if (w[i] == ' ') {
+            tok[k++] = i + 1;
+        } else if (w[i] == 0) {
             txt[t] = i + 2;
             st[t++] = k;
         }
