@@ -21,6 +21,9 @@ with the regular expressions and per-text calls that the fast path replaces.
   reads them from the scan's shared token batch);
 * ``minhash`` sketching every view (the package sketches only views with enough shingles and words in
   the eval items to reach a reported Jaccard, :func:`auditor.methods._shingles.may_reach`);
+* :func:`code_calls` / :func:`balanced_end`: the Python calls written in a text found by the regular
+  expression :data:`auditor.records.toolcalls._CODE_CALL` and their parentheses matched one character at
+  a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -39,6 +42,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
+from auditor.records import toolcalls
 from auditor.records.record import TEXT
 from auditor.text import batch, camel, evasion, locate
 from auditor.text import normalize as norm
@@ -120,6 +124,22 @@ def batch_units(tb: batch.TokenBatch, lines: bool, keys: np.ndarray | None = Non
     return units
 
 
+def code_calls(text: str) -> Iterator[tuple[int, str]]:
+    return ((m.start(), m.group(1)) for m in toolcalls._CODE_CALL.finditer(text))
+
+
+def balanced_end(text: str, open_at: int, stop: int) -> int | None:
+    depth = 0
+    for i in range(open_at, min(len(text), stop)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
 def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
     cfg = self.config
     out = []
@@ -149,6 +169,8 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         norm.tokens: tokens,
         batch._joined: joined,
         _exact_kernel._batch_units: batch_units,
+        toolcalls.code_calls: code_calls,
+        toolcalls.balanced_end: balanced_end,
     }
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("auditor"):

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from auditor.cli import main
 from auditor.methods import _exact_kernel
+from auditor.records import toolcalls
 from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
 from auditor.text.normalize import _TYPOGRAPHY, normalize, text_hash
@@ -110,6 +111,18 @@ def test_every_character_is_a_word_character_as_the_regular_expression_says():
     assert _same_words(every)
 
 
+_CALL_ALPHABET = [*"fg_x9 =()\n\t,'\"", "\u00e9", "\u00a0", "\u0660", "\ud800", "print", "Finish", "(a=1)"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_CALL_ALPHABET), max_size=30).map("".join) | st.text(max_size=60), st.data())
+def test_calls_written_in_text_are_found_as_the_regular_expression_finds_them(text, data):
+    assert list(toolcalls.code_calls(text)) == list(ref.code_calls(text))
+    at = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(0, len(text) + 2))
+    assert toolcalls.balanced_end(text, at, stop) == ref.balanced_end(text, at, stop)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_any_text_normalizes_as_the_reference(text):
@@ -194,6 +207,8 @@ def test_every_string_of_every_real_file_normalizes_and_batches_as_the_reference
             searched = [[u for u in units if u[1] in wanted] for units in _exact_kernel._batch_units(batch, True, keys)]
             assert searched == [[u for u in units if u[1] in wanted] for units in every], path
             assert _same_words("\n".join(chunk)), f"{path.relative_to(root)}: words differ from the reference"
+            calls = [t for t in chunk if list(toolcalls.code_calls(t)) != list(ref.code_calls(t))]
+            assert not calls, f"{path.relative_to(root)}: calls found unlike the reference in {calls[0][:200]!r}"
             checked += len(chunk)
     assert checked > 1000
 
