@@ -24,6 +24,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`code_calls` / :func:`balanced_end`: the Python calls written in a text found by the regular
   expression :data:`auditor.records.toolcalls._CODE_CALL` and their parentheses matched one character at
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
+* :func:`fields_view`: every string's lines split and remembered, and every string looked at as JSON
+  (the package splits a string only when a later one is looked at, and looks at JSON-shaped ones only);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -42,8 +44,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
-from auditor.records import toolcalls
-from auditor.records.record import TEXT
+from auditor.records import fields, toolcalls
+from auditor.records.record import FIELDS, TEXT
 from auditor.text import batch, camel, evasion, locate
 from auditor.text import normalize as norm
 from auditor.text.tokens import token_hashes
@@ -140,6 +142,24 @@ def balanced_end(text: str, open_at: int, stop: int) -> int | None:
     return None
 
 
+def fields_view(views, raw, known=()) -> str:
+    if raw is None:
+        return ""
+    texts = [t for name, t in views.items() if name != FIELDS and t]
+    whole = {*texts, *known}
+    lines = set(whole).union(*(t.split("\n") for t in texts))
+
+    def searched(s: str) -> bool:
+        return s in whole or all(line in lines for line in s.split("\n"))
+
+    out = []
+    for s in fields.texts(raw, searched):
+        if not searched(s):
+            lines.update(s.split("\n"))
+            out.append(s)
+    return "\n".join(out)
+
+
 def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
     cfg = self.config
     out = []
@@ -170,6 +190,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         batch._joined: joined,
         _exact_kernel._batch_units: batch_units,
         toolcalls.code_calls: code_calls,
+        fields.fields_view: fields_view,
         toolcalls.balanced_end: balanced_end,
     }
     for name, module in list(sys.modules.items()):

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from auditor.cli import main
 from auditor.methods import _exact_kernel
-from auditor.records import toolcalls
+from auditor.records import fields, toolcalls
 from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
 from auditor.text.normalize import _TYPOGRAPHY, normalize, text_hash
@@ -121,6 +121,28 @@ def test_calls_written_in_text_are_found_as_the_regular_expression_finds_them(te
     at = data.draw(st.integers(0, len(text)))
     stop = data.draw(st.integers(0, len(text) + 2))
     assert toolcalls.balanced_end(text, at, stop) == ref.balanced_end(text, at, stop)
+
+
+_FIELD_TEXT = st.lists(st.sampled_from(["a", "b c", "\n", " ", "{", "[1]", '{"q": "a\\nb"}', "\t"]), max_size=5).map(
+    "".join
+)
+_RAW = st.recursive(
+    _FIELD_TEXT | st.integers(0, 3) | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["q", "the text", "x"]), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["text", "query", "fields"]), _FIELD_TEXT, max_size=3),
+    _RAW,
+    st.lists(_FIELD_TEXT, max_size=2),
+)
+def test_the_fields_view_keeps_what_the_reference_keeps(views, raw, known):
+    assert fields.fields_view(views, raw, known) == ref.fields_view(views, raw, known)
 
 
 @settings(max_examples=200, deadline=None)

@@ -126,7 +126,7 @@ def strings(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator
         if isinstance(value, str):
             if not value or value.isspace():
                 continue
-            inner = None if searched is not None and searched(value) else _decoded(value)
+            inner = None if value[0] not in _OPEN or (searched is not None and searched(value)) else _decoded(value)
             if inner is None:
                 yield path, value
             else:
@@ -162,7 +162,7 @@ def texts(raw: Any, searched: Callable[[str], bool] | None = None) -> Iterator[s
         if isinstance(value, str):
             if not value or value.isspace():
                 continue
-            inner = None if searched is not None and searched(value) else _decoded(value)
+            inner = None if value[0] not in _OPEN or (searched is not None and searched(value)) else _decoded(value)
             if inner is None:
                 yield value
             else:
@@ -205,12 +205,15 @@ class _Key:
 class _Seen:
     """The lines already searched: every line of a record's other views (and ``known``), then of each
     kept string. A string that is a whole view (or known) is told apart without splitting anything (the
-    common case: a generic record's text field *is* its text view); the line set is built on demand."""
+    common case: a generic record's text field *is* its text view); the line set is built on demand, and
+    a kept string's lines join it only when a later string is looked at (a record's last string, often
+    its only one, is never split)."""
 
     def __init__(self, views: Mapping[str, str], known: Iterable[str] = ()):
         self.texts = [text for name, text in views.items() if name != FIELDS and text]
         self.whole = {*self.texts, *known}
         self._lines: set[str] | None = None
+        self._kept: list[str] = []  # kept strings whose lines are not in ``_lines`` yet
 
     @property
     def lines(self) -> set[str]:
@@ -218,6 +221,9 @@ class _Seen:
             self._lines = set(self.whole)
             for text in self.texts:
                 self._lines.update(text.split("\n"))
+        for s in self._kept:
+            self._lines.update(s.split("\n"))
+        self._kept.clear()
         return self._lines
 
     def searched(self, s: str) -> bool:
@@ -225,22 +231,21 @@ class _Seen:
         if s in self.whole:
             return True
         lines = self.lines
-        return s in lines if "\n" not in s else all(line in lines for line in s.split("\n"))
+        cut = s.find("\n")
+        if cut < 0:
+            return s in lines
+        return s[:cut] in lines and all(line in lines for line in s.split("\n"))  # the first line before a split
 
     def keep(self, s: str) -> bool:
         """True (and its lines remembered) when ``s`` has a line not searched yet."""
         if s in self.whole:
             return False
-        lines = self.lines
-        if "\n" not in s:
-            if s in lines:
-                return False
-            lines.add(s)
+        if not self.whole and not self._lines and not self._kept:  # nothing searched yet: every line is new
+            self._kept.append(s)
             return True
-        parts = s.split("\n")
-        if all(line in lines for line in parts):
+        if self.searched(s):
             return False
-        lines.update(parts)
+        self._kept.append(s)
         return True
 
 
