@@ -201,7 +201,9 @@ def reference_paths(monkeypatch) -> Iterator[None]:
                 monkeypatch.setattr(module, attr, swaps[value])
     monkeypatch.setattr(minhash.MinHashIndex, "_units", minhash_units)
     monkeypatch.setattr(entities, "ahocorasick_rs", None)
-    monkeypatch.setattr(minhash, "may_reach", lambda sets, union, share: np.ones(len(sets), dtype=bool))
+    monkeypatch.setattr(
+        minhash, "may_reach", lambda values, offsets, union, share: np.ones(len(offsets) - 1, dtype=bool)
+    )
     batch.forget_batch()
     try:
         yield

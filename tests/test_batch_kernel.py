@@ -106,6 +106,38 @@ def test_lookup_gives_the_first_index_of_each_hash_in_c_and_python(hashes, keys,
         assert np.frombuffer(kernel.lookup(h, k), dtype=np.int64).tolist() == [first.get(x, 0) for x in hashes]
 
 
+_RUN_VALUES = st.one_of(
+    st.integers(0, 2**64 - 1),  # hashes
+    st.integers(0, 40),  # crowded: values that are no hashes, words repeated
+    st.sampled_from([0, 2**63, 2**64 - 1]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_RUN_VALUES, max_size=400), st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), max_size=6))
+def test_distinct_runs_gives_each_runs_sorted_distinct_values_in_c_and_python(values, spans):
+    v = np.array(values, dtype=np.uint64)
+    runs = [(min(a, len(v)), min(n, len(v) - min(a, len(v)))) for a, n in spans]
+    starts, lengths = (np.array([r[i] for r in runs], dtype=np.int64) for i in (0, 1))
+    want = [sorted(set(values[a : a + n])) for a, n in runs]
+    for kernel in (_batchc, _batchpy):
+        out, offsets = kernel.distinct_runs(v.tobytes(), starts.tobytes(), lengths.tobytes())
+        got, offs = np.frombuffer(bytes(out), dtype=np.uint64).tolist(), np.frombuffer(offsets, dtype=np.int64).tolist()
+        assert [got[a:b] for a, b in zip(offs, offs[1:])] == want and len(offs) == len(runs) + 1
+
+
+def test_distinct_runs_sorts_long_runs_of_hashes_and_of_repeated_words_in_c_as_in_python():
+    rng = np.random.default_rng(7)
+    hashes = rng.integers(0, 2**64, 300_000, dtype=np.uint64)
+    words = rng.choice(hashes[:900], 200_000)  # a text's words: a few hundred, each many times
+    v = np.concatenate((hashes, words, np.arange(5000, dtype=np.uint64) << np.uint64(40)))
+    starts = np.array([0, 300_000, 500_000, 0, 250_000], dtype=np.int64)
+    lengths = np.array([300_000, 200_000, 5000, 70_000, 255_000], dtype=np.int64)
+    c, p = (k.distinct_runs(v.tobytes(), starts.tobytes(), lengths.tobytes()) for k in (_batchc, _batchpy))
+    assert bytes(c[0]) == bytes(p[0]) and c[1] == p[1]
+    assert np.frombuffer(c[1], dtype=np.int64)[-1] == len(np.frombuffer(bytes(c[0]), dtype=np.uint64))
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -115,9 +147,12 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.squeeze(b"a", b"short"),
             lambda k=kernel: k.token_hashes(b"a ", b"\x00" * 12),
             lambda k=kernel: k.lookup(b"\x00" * 8, b"\x00" * 9),
+            lambda k=kernel: k.distinct_runs(b"\x00" * 8, b"\x00" * 8, b"\x00" * 16),
         ):
             with pytest.raises(TypeError):
                 call()
+        with pytest.raises(ValueError):  # a run past the values
+            kernel.distinct_runs(b"\x00" * 16, np.array([1]).tobytes(), np.array([2]).tobytes())
 
 
 def _roots():

@@ -1,7 +1,7 @@
 """The shingle sets ``minhash`` sketches and verifies: a text's shingle hashes (:func:`shingle_hashes`),
-a set as its sorted distinct hashes (:func:`distinct`), a set asked about many hashes at once
-(:class:`HashSet`), which sets may reach a Jaccard with some eval set
-(:func:`may_reach`), many sets packed in one array
+a set as its sorted distinct hashes (:func:`distinct`; many at once, packed: :func:`distinct_packed`),
+a set asked about many hashes at once (:class:`HashSet`), which sets may reach a Jaccard with some
+eval set (:func:`may_reach`), many sets packed in one array
 (:func:`packed`) and the sizes of pairwise intersections, vectorized (:func:`intersections`: the
 exact Jaccard or containment a candidate is verified on). No errors are raised here.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..text.batch import distinct_runs
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from ._minhash_sketch import fmix
@@ -19,6 +20,22 @@ def distinct(a: np.ndarray) -> np.ndarray:
     """Sorted distinct values of a 1-D array (sort-based; faster here than ``np.unique``'s hash path)."""
     a = np.sort(a)
     return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
+def distinct_packed(
+    values: np.ndarray, offsets: np.ndarray, runs: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`distinct` of each run ``values[offsets[i]:offsets[i + 1]]`` (of the runs ``i`` in ``runs``,
+    all without), packed (:func:`packed`): one kernel call for a batch's sets, not one sort per set.
+
+    >>> v, offs = distinct_packed(np.array([5, 3, 5, 9, 1, 1], dtype=np.uint64), np.array([0, 3, 6]))
+    >>> v.tolist(), offs.tolist()
+    ([3, 5, 1, 9], [0, 2, 4])
+    """
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    if runs is not None:
+        starts, lengths = starts[runs], lengths[runs]
+    return distinct_runs(values.astype(np.uint64, copy=False), starts, lengths)
 
 
 def shingle_hashes(text: str, shingle: str = "word", size: int = 3) -> np.ndarray:
@@ -92,25 +109,41 @@ class HashSet:
         return out
 
 
-def may_reach(sets: list[np.ndarray], union: HashSet, share: float) -> np.ndarray:
-    """Whether at least ``share`` of each set (sorted distinct hashes) lies in ``union``.
+def may_reach(values: np.ndarray, offsets: np.ndarray, union: HashSet, share: float) -> np.ndarray:
+    """Whether at least ``share`` of each set (sorted distinct hashes, packed: :func:`packed`) lies in ``union``.
     A set with Jaccard ``share`` or more with some set inside ``union`` does (``|A ∩ B| >= J |A ∪ B| >= J |A|``),
     so a set that does not pairs with none of them at that Jaccard: the search sketches it for nothing.
 
     >>> u = HashSet(np.array([1, 2, 3], dtype=np.uint64))
-    >>> may_reach([np.array([1, 2, 3, 4], np.uint64), np.array([1, 9], np.uint64), np.array([], np.uint64)], u, 0.6).tolist()
+    >>> sets = [np.array([1, 2, 3, 4], np.uint64), np.array([1, 9], np.uint64), np.array([], np.uint64)]
+    >>> may_reach(*packed(sets), u, 0.6).tolist()
     [True, False, True]
     """
-    n = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
-    if share <= 0 or not len(union) or not len(sets):
-        return np.full(len(sets), share <= 0) | (n == 0)
-    hit = union.contains(np.concatenate(sets))
+    n = np.diff(offsets)
+    if share <= 0 or not len(union) or not len(n):
+        return np.full(len(n), share <= 0) | (n == 0)
+    hit = union.contains(values[offsets[0] : offsets[-1]])
     seen = np.concatenate(([0], np.cumsum(hit)))
-    ends = np.cumsum(n)
-    return seen[ends] - seen[ends - n] >= share * n * (1 - 1e-12)  # the slack: float rounding of the score
+    return seen[offsets[1:] - offsets[0]] - seen[offsets[:-1] - offsets[0]] >= share * n * (
+        1 - 1e-12
+    )  # the slack: float rounding
 
 
 def packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Hash sets as one array and the offsets of each set in it (``offsets[i]:offsets[i + 1]``)."""
-    offsets = np.concatenate(([0], np.cumsum([len(s) for s in sets]))).astype(np.int64)
+    lengths = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     return (np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)), offsets
+
+
+def gathered(values: np.ndarray, offsets: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs ``runs`` of packed ``values`` (:func:`packed`), packed in their turn.
+
+    >>> v, offs = gathered(np.array([1, 2, 3, 4, 5]), np.array([0, 2, 3, 5]), np.array([2, 0]))
+    >>> v.tolist(), offs.tolist()
+    ([4, 5, 1, 2], [0, 2, 4])
+    """
+    lengths = (offsets[1:] - offsets[:-1])[runs]
+    out = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    at = np.repeat(offsets[:-1][runs] - out[:-1], lengths) + np.arange(int(out[-1]))
+    return values[at], out

@@ -52,10 +52,10 @@ from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.batch import token_batch
 from ..text.normalize import normalize, tokens
-from ..text.tokens import ngram_hashes, token_hashes
+from ..text.tokens import token_hashes
 from . import _minhash_sketch as sk
 from ._edits import all_values_kept, substituted, values_kept, values_match
-from ._shingles import HashSet, distinct, intersections, may_reach, packed, shingle_hashes
+from ._shingles import HashSet, distinct, distinct_packed, gathered, intersections, may_reach, packed, shingle_hashes
 from .base import Finding, Index, MethodConfig
 
 MODES = ("jaccard", "containment")
@@ -259,7 +259,7 @@ class MinHashIndex(Index[MinHashConfig]):
         if cfg.shingle == "word":
             tb, positions = token_batch([text for _, _, text in views])
             words = tb.text_token_hashes(positions)
-            shingles = [ngram_hashes(th, cfg.shingle_size) for th in words]
+            shingles = tb.text_ngram_hashes(positions, cfg.shingle_size)
         else:
             shingles = [shingle_hashes(text, cfg.shingle, cfg.shingle_size) for _, _, text in views]
             words = [np.empty(0, dtype=np.uint64)] * len(views)
@@ -305,39 +305,40 @@ class MinHashIndex(Index[MinHashConfig]):
         units = self._units(batch)
         if not units:
             return []
-        folded = [sk.fold(h, cfg.scheme) for _, _, h, _ in units]
+        hashes, offsets = packed([h for _, _, h, _ in units])
+        folded = sk.fold(hashes, cfg.scheme)  # each unit's shingles, as the scheme hashes them
+        sets = distinct_packed(hashes, offsets)  # each unit's distinct shingles
         if cfg.mode == "jaccard":  # only views that may reach the lowest score reported are sketched
             low = min(cfg.threshold, cfg.suspected_threshold) if cfg.suspected_threshold > 0 else cfg.threshold
-            sel = np.flatnonzero(may_reach([distinct(h) for _, _, h, _ in units], self._union("eval_sh"), low))
-            uniq = [distinct(folded[u]) for u in sel.tolist()]
-            offs = np.cumsum([0] + [len(u) for u in uniq])[:-1]
-            sigs = sk.signatures(np.concatenate(uniq) if uniq else np.empty(0, np.uint64), offs, self.perms)
+            sel = np.flatnonzero(may_reach(*sets, self._union("eval_sh"), low))
+            uniq, offs = distinct_packed(folded, offsets, sel)
+            sigs = sk.signatures(uniq.astype(folded.dtype, copy=False), offs[:-1], self.perms)
             pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), sel)
             if len(self.wkeys):
-                return self._verify(batch, units, pairs, self._word_pairs(batch, units))
+                return self._verify(batch, units, sets, pairs, self._word_pairs(batch, units))
         else:
             found = []  # one record view at a time: its windows can be many
-            for u, f in enumerate(folded):
+            for u in range(len(units)):
+                f = folded[offsets[u] : offsets[u + 1]]
                 sigs = sk.multi_window_signatures(f, self.perms, self._window_classes())
                 keys = distinct(sk.band_keys(sigs, self.bands, self.rows).ravel())[:, None]  # band index is mixed in
                 found.append(self._lookup(keys, np.full(len(keys), u, dtype=np.int64)))
             pairs = np.concatenate(found)
-        return self._verify(batch, units, pairs)
+        return self._verify(batch, units, sets, pairs)
 
     def _word_pairs(self, batch, units) -> list[tuple[int, int, float, int, int, int]]:
         """Word-set candidates verified: ``(unit, eval position, jaccard, shared, eval words, train words)``."""
         cfg = self.config
-        wsets = [distinct(th) if len(th) else distinct(token_hashes(tokens(batch[i].view(v)))) for i, v, _, th in units]
-        reach = may_reach(wsets, self._union("word_sh"), cfg.word_set_threshold)  # the rest pair with no item
-        ok = [u for u, w in enumerate(wsets) if len(w) and reach[u]]
-        if not ok:
+        words = [th if len(th) else token_hashes(tokens(batch[i].view(v))) for i, v, _, th in units]
+        tsh, toff = distinct_packed(*packed(words))
+        reach = may_reach(tsh, toff, self._union("word_sh"), cfg.word_set_threshold)  # the rest pair with no item
+        ok = np.flatnonzero((toff[1:] > toff[:-1]) & reach)
+        if not len(ok):
             return []
-        uniq = [sk.fold(wsets[u], cfg.scheme) for u in ok]
-        offs = np.concatenate(([0], np.cumsum([len(x) for x in uniq])[:-1]))
-        sigs = sk.signatures(np.concatenate(uniq), offs, self.perms)
-        pairs = self._lookup(sk.band_keys(sigs, self.wbands, self.wrows), np.array(ok, dtype=np.int64), words=True)
+        uniq, offs = gathered(tsh, toff, ok)
+        sigs = sk.signatures(sk.fold(uniq, cfg.scheme), offs[:-1], self.perms)
+        pairs = self._lookup(sk.band_keys(sigs, self.wbands, self.wrows), ok, words=True)
         self.counts["word_candidates"] += len(pairs)
-        tsh, toff = packed(wsets)
         out = []
         for lo in range(0, len(pairs), _VERIFY_CHUNK):
             u, p = pairs[lo : lo + _VERIFY_CHUNK, 0], pairs[lo : lo + _VERIFY_CHUNK, 1]
@@ -350,16 +351,18 @@ class MinHashIndex(Index[MinHashConfig]):
             out += list(rows)
         return out
 
-    def _verify(self, batch, units, pairs: np.ndarray, word_pairs=()) -> list[Finding]:
+    def _verify(
+        self, batch, units, sets: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, word_pairs=()
+    ) -> list[Finding]:
+        """Findings of the candidate ``pairs`` (unit, eval position), ``sets`` each unit's distinct
+        shingles (:func:`~auditor.methods._shingles.distinct_packed`)."""
         cfg = self.config
         out: list[Finding] = []
-        train_sets: dict[int, np.ndarray] = {}
+        train_sh, train_off = sets
         best: dict[tuple[int, int], tuple[float, dict]] = {}
         for u, p in pairs.tolist():
             self.counts["candidates"] += 1
-            tset = train_sets.get(u)
-            if tset is None:
-                tset = train_sets[u] = distinct(units[u][2])
+            tset = train_sh[train_off[u] : train_off[u + 1]]
             eset = self.eval_sh[self.eval_off[p] : self.eval_off[p + 1]]
             inter = len(np.intersect1d(eset, tset, assume_unique=True))
             if cfg.mode == "jaccard":

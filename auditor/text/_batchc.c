@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Six functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Seven functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -16,6 +16,9 @@
  *   token_hashes(data, offsets) -> bytes   xxh64 of each token data[offsets[j]:offsets[j+1]-1] (uint64s)
  *   lookup(hashes, keys)    -> bytearray   per uint64 of hashes: 1 + the index of its first copy in
  *                                          keys (uint64s), or 0 (int64s)
+ *   distinct_runs(values, starts, lengths) -> tuple   the sorted distinct uint64s of each run
+ *                                          values[starts[i]:starts[i]+lengths[i]], one after the other
+ *                                          (a bytearray), and where each begins (int64s, runs + 1)
  *
  * Nothing here keeps state; every function raises TypeError for arguments of the wrong type.
  */
@@ -400,6 +403,109 @@ done:
     return out;
 }
 
+/* distinct_runs: each run sorted by a bucket pass on its top bits (hashes are uniform: about one
+ * value per bucket), then an insertion sort of each bucket; a crowded bucket (a word repeated in a
+ * text, or values that are no hashes) is skipped when it holds one value, else sorted by qsort.
+ * Then equal neighbours dropped. */
+#define RUN_BUCKET_BITS 16
+#define CROWDED 32
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_bucket(uint64_t *a, Py_ssize_t n) {
+    if (n > CROWDED) {
+        Py_ssize_t i = 1;
+        while (i < n && a[i] == a[0]) i++;
+        if (i < n) qsort(a, (size_t)n, sizeof(uint64_t), cmp_u64);
+        return;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        uint64_t x = a[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+static Py_ssize_t sorted_distinct(const uint64_t *in, Py_ssize_t n, uint64_t *out, Py_ssize_t *counts) {
+    if (n == 0) return 0;
+    uint64_t lo = in[0], hi = in[0];
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (in[i] < lo) lo = in[i];
+        if (in[i] > hi) hi = in[i];
+    }
+    if (lo == hi) {
+        out[0] = lo;
+        return 1;
+    }
+    int width = 64 - __builtin_clzll(hi - lo), bits = 1;
+    while (bits < RUN_BUCKET_BITS && ((Py_ssize_t)1 << bits) < n) bits++;
+    int shift = width > bits ? width - bits : 0;
+    Py_ssize_t buckets = (Py_ssize_t)1 << bits;
+    memset(counts, 0, (size_t)(buckets + 1) * sizeof(Py_ssize_t));
+    for (Py_ssize_t i = 0; i < n; i++) counts[((in[i] - lo) >> shift) + 1]++;
+    for (Py_ssize_t b = 1; b <= buckets; b++) counts[b] += counts[b - 1];
+    for (Py_ssize_t i = 0; i < n; i++) out[counts[(in[i] - lo) >> shift]++] = in[i];
+    Py_ssize_t begin = 0; /* counts[b] is now where bucket b ends */
+    for (Py_ssize_t b = 0; b < buckets; b++) {
+        if (counts[b] - begin > 1) sort_bucket(out + begin, counts[b] - begin);
+        begin = counts[b];
+    }
+    Py_ssize_t m = 1;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (out[i] != out[m - 1]) out[m++] = out[i];
+    return m;
+}
+
+static PyObject *distinct_runs(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer vb, sb, lb;
+    if (!PyArg_ParseTuple(args, "y*y*y*:distinct_runs", &vb, &sb, &lb)) return NULL;
+    PyObject *out = NULL, *offsets = NULL, *result = NULL;
+    Py_ssize_t *counts = NULL;
+    if (vb.len % 8 || sb.len % 8 || sb.len != lb.len) {
+        PyErr_SetString(PyExc_TypeError, "distinct_runs() takes uint64 values and as many int64 starts as lengths");
+        goto done;
+    }
+    Py_ssize_t nv = vb.len / 8, runs = sb.len / 8, total = 0;
+    const uint64_t *values = (const uint64_t *)vb.buf;
+    const int64_t *starts = (const int64_t *)sb.buf, *lengths = (const int64_t *)lb.buf;
+    for (Py_ssize_t r = 0; r < runs; r++) {
+        if (starts[r] < 0 || lengths[r] < 0 || starts[r] > nv - lengths[r]) {
+            PyErr_SetString(PyExc_ValueError, "distinct_runs(): a run past the values");
+            goto done;
+        }
+        total += (Py_ssize_t)lengths[r];
+    }
+    counts = PyMem_Malloc(((1 << RUN_BUCKET_BITS) + 1) * sizeof(Py_ssize_t));
+    out = PyByteArray_FromStringAndSize(NULL, total * 8);
+    int64_t *offs;
+    offsets = int64s(runs + 1, &offs);
+    if (counts == NULL || out == NULL || offsets == NULL) {
+        if (counts == NULL) PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t *w = (uint64_t *)PyByteArray_AS_STRING(out);
+    Py_ssize_t at = 0;
+    offs[0] = 0;
+    for (Py_ssize_t r = 0; r < runs; r++) {
+        at += sorted_distinct(values + starts[r], (Py_ssize_t)lengths[r], w + at, counts);
+        offs[r + 1] = at;
+    }
+    if (PyByteArray_Resize(out, at * 8) < 0) goto done;
+    result = PyTuple_Pack(2, out, offsets);
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(offsets);
+    PyMem_Free(counts);
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&lb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"not_plain", not_plain, METH_O, "Indexes of the texts that are not plain ASCII (see _batchpy.not_plain)."},
     {"join", join, METH_O, "Each piece followed by the separator (see _batchpy.join)."},
@@ -407,6 +513,7 @@ static PyMethodDef methods[] = {
     {"squeeze", squeeze, METH_VARARGS, "Translate, squeeze spaces, offsets (see _batchpy.squeeze)."},
     {"token_hashes", token_hashes, METH_VARARGS, "xxh64 of every token (see _batchpy.token_hashes)."},
     {"lookup", lookup, METH_VARARGS, "Index + 1 of each hash among keys, or 0 (see _batchpy.lookup)."},
+    {"distinct_runs", distinct_runs, METH_VARARGS, "Sorted distinct values of each run (see _batchpy.distinct_runs)."},
     {NULL, NULL, 0, NULL},
 };
 

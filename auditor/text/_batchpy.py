@@ -146,3 +146,28 @@ def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     distinct, first = np.unique(k, return_index=True)
     at = np.minimum(np.searchsorted(distinct, h), len(distinct) - 1)
     return bytearray(np.where(distinct[at] == h, first[at] + 1, 0).astype(np.int64).tobytes())
+
+
+def distinct_runs(
+    values: bytes | memoryview, starts: bytes | memoryview, lengths: bytes | memoryview
+) -> tuple[bytearray, bytes]:
+    """The sorted distinct uint64s of each run ``values[starts[i] : starts[i] + lengths[i]]``, one run
+    after the other, and where each run's begin (int64s, one more than the runs).
+
+    >>> v = np.array([5, 3, 5, 9, 1, 1], dtype=np.uint64)
+    >>> out, offs = distinct_runs(v.tobytes(), np.array([0, 3, 2]).tobytes(), np.array([3, 3, 0]).tobytes())
+    >>> np.frombuffer(out, dtype=np.uint64).tolist(), np.frombuffer(offs, dtype=np.int64).tolist()
+    ([3, 5, 1, 9], [0, 2, 4, 4])
+    """
+    if _nbytes(values) % 8 or _nbytes(starts) % 8 or _nbytes(starts) != _nbytes(lengths):
+        raise TypeError("distinct_runs() takes uint64 values and as many int64 starts as lengths")
+    v = np.frombuffer(values, dtype=np.uint64)
+    s, n = np.frombuffer(starts, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64)
+    if ((s < 0) | (n < 0) | (s > len(v) - n)).any():
+        raise ValueError("distinct_runs(): a run past the values")
+    runs = []
+    for a, k in zip(s.tolist(), n.tolist()):
+        run = np.sort(v[a : a + k])
+        runs.append(run[np.concatenate(([True], run[1:] != run[:-1]))] if k else run)
+    offsets = np.concatenate(([0], np.cumsum([len(r) for r in runs], dtype=np.int64))).astype(np.int64)
+    return bytearray(np.concatenate(runs).tobytes() if runs else b""), offsets.tobytes()

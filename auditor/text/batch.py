@@ -64,7 +64,7 @@ from .normalize import (
     tokens,
     undo_evasion,
 )
-from .tokens import token_hashes
+from .tokens import ngram_hashes, token_hashes
 
 try:  # the byte loops in C, built at install where a C compiler is found
     from . import _batchc as _kernel
@@ -230,6 +230,22 @@ class TokenBatch:
         starts = self.token_starts.tolist()
         return [hashes[starts[p] : starts[p + 1] - 1] for p in positions]
 
+    def text_ngram_hashes(self, positions: Sequence[int], n: int) -> list[np.ndarray]:
+        """:func:`~auditor.text.tokens.ngram_hashes` of each text's token hashes (:meth:`text_token_hashes`)
+        at ``positions``, sliced from those of the whole batch's token hashes, computed once per batch and
+        ``n`` (remembered in :attr:`memo`): a window that crosses a separator is in no text's slice.
+
+        >>> from auditor.text.tokens import ngram_hashes
+        >>> b = TokenBatch(["a b c d", "e", "c d e f g"])
+        >>> [g.tolist() == ngram_hashes(h, 3).tolist() for g, h in zip(b.text_ngram_hashes([2, 1, 0], 3), b.text_token_hashes([2, 1, 0]))]
+        [True, True, True]
+        """
+        grams = self.memo.get(("ngram hashes", n))
+        if grams is None:
+            grams = self.memo["ngram hashes", n] = ngram_hashes(self.token_hashes(), n)
+        starts = self.token_starts.tolist()
+        return [grams[starts[p] : starts[p] + max(starts[p + 1] - starts[p] - n, 0)] for p in positions]
+
     def token_array(self) -> pa.Array:
         """Every token followed by its space, as an Arrow ``large_binary`` array over :attr:`data`."""
         if self._array is None:
@@ -318,6 +334,24 @@ def _simple(t: str) -> bool:
     """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
     no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
     return t.isascii() and not has_ascii_evasion(t)
+
+
+def distinct_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of each run ``values[starts[i] : starts[i] + lengths[i]]`` (uint64s),
+    one run after the other, and where each begins (``len(starts) + 1`` offsets); one pass of the kernel
+    (C where built: a bucket sort on the top bits, about one hash per bucket) instead of a sort per run.
+    Raises ``ValueError`` for a run past the values.
+
+    >>> v, offs = distinct_runs(np.array([5, 3, 5, 9], dtype=np.uint64), np.array([0, 2]), np.array([3, 2]))
+    >>> v.tolist(), offs.tolist()
+    ([3, 5, 5, 9], [0, 2, 4])
+    """
+    out, offsets = _kernel.distinct_runs(
+        np.ascontiguousarray(values, dtype=np.uint64).data,
+        np.ascontiguousarray(starts, dtype=np.int64).data,
+        np.ascontiguousarray(lengths, dtype=np.int64).data,
+    )
+    return np.frombuffer(out, dtype=np.uint64), np.frombuffer(offsets, dtype=np.int64)
 
 
 def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
