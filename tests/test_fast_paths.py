@@ -163,6 +163,15 @@ def test_exact_line_units_are_the_reference_units(texts):
     assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True)
 
 
+def test_lines_with_camel_cased_runs_split_are_read_from_the_batch_buffer():
+    texts = ["Intro line\nBookAFlightToParis now, GetUserTokenFast\n\nok", "x\nFindMeAHotelNearParis", "no humps\nhere"]
+    batch = TokenBatch(texts)
+    assert batch.splits.tolist() == [[0, 11, 4], [0, 35, 3], [1, 2, 5]]  # (text, where, tokens gained)
+    units = [[("whole", h)] for h in batch.whole_hashes()]
+    assert _exact_kernel._plain_line_units(batch, [0, 1, 2], units) == []  # none left for the per-line path
+    assert units == ref.batch_units(batch, True)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_LINES.map("".join), max_size=6), st.lists(_LINES.map("".join), max_size=4), st.data())
 def test_a_search_hashes_every_line_that_equals_an_item(texts, items, data):

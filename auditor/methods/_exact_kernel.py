@@ -147,9 +147,10 @@ def _plain_line_units(
     lowers, translates and splits in camel-cased runs, no ``%``), appended to ``units``, read from the
     batch's buffer: such a text normalizes line by line (a newline is whitespace, and nothing that
     changes it crosses one), so line ``i``'s normalized text is the run of the text's tokens between
-    its newlines. Token counts per line come from the texts translated in bytes; a text where they do
-    not add up to the batch's (a camel-cased run was split: that adds tokens) is returned, for the
-    per-line path. Lines of whitespace only are no unit, as there; with ``keys``, only lines that may
+    its newlines. Token counts per line come from the texts translated in bytes, plus the tokens a
+    camel-cased run split in the line gained (the batch's :attr:`~auditor.text.batch.TokenBatch.splits`:
+    a run holds no whitespace, so it lies in one line); a text where they do not add up to the batch's
+    is returned, for the per-line path. Lines of whitespace only are no unit, as there; with ``keys``, only lines that may
     equal a text looked for are (:func:`exact_units_batch`).
     """
     texts = [batch.texts[k] for k in ks]
@@ -163,6 +164,16 @@ def _plain_line_units(
     per_text = np.fromiter((t.count("\n") + 1 for t in texts), dtype=np.int64, count=len(texts))
     first_line = np.concatenate(([0], np.cumsum(per_text)[:-1]))
     ks_arr = np.asarray(ks, dtype=np.int64)
+    if len(splits := batch.splits):  # tokens gained by camel-cased runs split, before each line's bounds
+        at = np.minimum(np.searchsorted(ks_arr, splits[:, 0]), len(ks_arr) - 1)
+        mine = ks_arr[at] == splits[:, 0]
+        text_start = np.concatenate(
+            ([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1))
+        )
+        where = text_start[at[mine]] + splits[mine, 1]  # in order: the splits are, by text and place
+        gained = np.concatenate(([0], np.cumsum(splits[mine, 2])))
+        lo = lo + gained[np.searchsorted(where, first_byte)]
+        hi = hi + gained[np.searchsorted(where, end_byte)]
     starts = batch.token_starts
     ok = np.add.reduceat(hi - lo, first_line) == starts[ks_arr + 1] - starts[ks_arr] - 1
     blanked = np.flatnonzero(np.frombuffer(raw.translate(_BLANKED), dtype=np.uint8))

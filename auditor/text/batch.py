@@ -118,6 +118,7 @@ class TokenBatch:
         "token_offsets",
         "token_starts",
         "slow",
+        "splits",
         "_array",
         "_whole",
         "memo",
@@ -128,7 +129,11 @@ class TokenBatch:
         #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
         self.where = {id(t): i for i, t in enumerate(self.texts)}
         self.slow = _kernel.not_plain(self.texts)
-        data, token_offsets, text_offsets, token_starts = _kernel.squeeze(_joined(self.texts, self.slow), _BATCH_BYTES)
+        found: list[tuple[int, int, int]] = []
+        joined = _joined(self.texts, self.slow, found)
+        #: the camel-cased runs split (:func:`_joined`): ``(text, where in its piece, tokens gained)``
+        self.splits = np.array(found, dtype=np.int64).reshape(-1, 3)
+        data, token_offsets, text_offsets, token_starts = _kernel.squeeze(joined, _BATCH_BYTES)
         self.data = np.frombuffer(data, dtype=np.uint8)
         self.token_offsets = np.frombuffer(token_offsets, dtype=np.int64)
         self.text_offsets = np.frombuffer(text_offsets, dtype=np.int64)
@@ -156,6 +161,7 @@ class TokenBatch:
         out.texts = self.texts + other.texts
         out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
         out.slow = self.slow + [i + len(self.texts) for i in other.slow]
+        out.splits = np.concatenate((self.splits, other.splits + np.array([len(self.texts), 0, 0], dtype=np.int64)))
         size = len(self.data)
         out.data = np.concatenate((self.data, other.data))
         out.text_offsets = np.concatenate((self.text_offsets[:-1], other.text_offsets + size))
@@ -253,22 +259,32 @@ class TokenBatch:
         return self._array
 
 
-def _joined(texts: list[str], slow: list[int]) -> bytes:
+def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]] | None = None) -> bytes:
     """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
     punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
     copied as it is (joined by the kernel, C where built), the others (``slow``, the kernel's
     ``not_plain``) read as :func:`_piece` says; camel-cased runs split for the whole batch at once
-    (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs).
+    (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs). With ``splits``,
+    each run split is noted there as ``(its text, its start in the text's piece, the tokens it gained)``.
 
     >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]
-    >>> _joined(texts, _kernel.not_plain(texts))
-    b'Hi, you! \\x00 Get User Token now \\x00 a b \\x00  \\x00 Book List<String> \\x00 '
+    >>> splits = []
+    >>> _joined(texts, _kernel.not_plain(texts), splits), splits
+    (b'Hi, you! \\x00 Get User Token now \\x00 a b \\x00  \\x00 Book List<String> \\x00 ', [(1, 0, 2)])
     """
     pieces: list[str | bytes] = list(texts)
     for i in slow:
         pieces[i] = _piece(texts[i])
     raw = _kernel.join(pieces)
-    return split_candidates(raw, _kernel.camel_runs(raw, MIN_HUMPS))
+    found: list[tuple[int, int]] | None = None if splits is None else []
+    joined = split_candidates(raw, _kernel.camel_runs(raw, MIN_HUMPS), found)
+    if found and splits is not None:
+        starts = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + len(_SEPARATOR))
+        where = np.array(found, dtype=np.int64)
+        text = np.searchsorted(starts, where[:, 0], side="right")
+        into = where[:, 0] - np.concatenate(([0], starts))[text]
+        splits.extend(zip(text.tolist(), into.tolist(), where[:, 1].tolist()))
+    return joined
 
 
 def _piece(text: str) -> bytes:

@@ -142,7 +142,7 @@ def split_camel_runs(text: str) -> str:
     return "".join(pieces)
 
 
-def split_candidates(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
+def split_candidates(raw: bytes, spans: list[tuple[int, int]], found: list[tuple[int, int]] | None = None) -> bytes:
     """:func:`split_camel_runs` of ASCII text in bytes, given its candidate runs: ``spans`` are the
     whitespace-delimited runs holding a lower-case letter before a capital and at least
     :data:`MIN_HUMPS` pieces between their humps (``aA``, ``AAa``), in order, as the batch kernel's
@@ -151,9 +151,12 @@ def split_candidates(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
     (:class:`~auditor.text.batch.TokenBatch`) at once: a separator holds spaces, so no run crosses
     two pieces, and pieces that ``normalize`` wrote hold no capital.
 
+    With ``found``, each run split is noted there as ``(its start in raw, the spaces it gained)``.
+
     >>> raw = b"BookAFlightToParis iPhone \\x00 x FindMeAHotelNearParis"
-    >>> split_candidates(raw, [(0, 18), (31, 53)])
-    b'Book A Flight To Paris iPhone \\x00 x Find Me A Hotel Near Paris'
+    >>> found = []
+    >>> split_candidates(raw, [(0, 18), (31, 53)], found), found
+    (b'Book A Flight To Paris iPhone \\x00 x Find Me A Hotel Near Paris', [(0, 4), (31, 5)])
     """
     out: list[bytes] = []
     done = 0
@@ -169,6 +172,8 @@ def split_candidates(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
         if split is not None:
             out += (raw[done:start], split)
             done = end
+            if found is not None:
+                found.append((start, len(split) - len(run)))
     if not out:
         return raw
     out.append(raw[done:])
