@@ -351,14 +351,10 @@ class MinHashIndex(Index[MinHashConfig]):
             out += list(rows)
         return out
 
-    def _verify(
-        self, batch, units, sets: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, word_pairs=()
-    ) -> list[Finding]:
-        """Findings of the candidate ``pairs`` (unit, eval position), ``sets`` each unit's distinct
-        shingles (:func:`~auditor.methods._shingles.distinct_packed`)."""
-        cfg = self.config
+    def _verify(self, batch, units, sets, pairs: np.ndarray, word_pairs=()) -> list[Finding]:
+        """Findings of the candidate ``pairs`` (unit, eval position); ``sets``: each unit's distinct shingles, packed."""
+        cfg, (train_sh, train_off) = self.config, sets
         out: list[Finding] = []
-        train_sh, train_off = sets
         best: dict[tuple[int, int], tuple[float, dict]] = {}
         for u, p in pairs.tolist():
             self.counts["candidates"] += 1

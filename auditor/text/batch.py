@@ -354,14 +354,9 @@ def _simple(t: str) -> bool:
 
 def distinct_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of each run ``values[starts[i] : starts[i] + lengths[i]]`` (uint64s),
-    one run after the other, and where each begins (``len(starts) + 1`` offsets); one pass of the kernel
-    (C where built: a bucket sort on the top bits, about one hash per bucket) instead of a sort per run.
-    Raises ``ValueError`` for a run past the values.
-
-    >>> v, offs = distinct_runs(np.array([5, 3, 5, 9], dtype=np.uint64), np.array([0, 2]), np.array([3, 2]))
-    >>> v.tolist(), offs.tolist()
-    ([3, 5, 5, 9], [0, 2, 4])
-    """
+    one run after the other, and where each begins (``len(starts) + 1`` offsets), in one pass of the
+    kernel (C where built: a bucket sort on the top bits); ``ValueError`` for a run past the values.
+    :func:`auditor.methods._shingles.distinct_packed` shows it at work."""
     out, offsets = _kernel.distinct_runs(
         np.ascontiguousarray(values, dtype=np.uint64).data,
         np.ascontiguousarray(starts, dtype=np.int64).data,
