@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from auditor.methods import _ngram_kernel
 from auditor.methods._exact_kernel import exact_units, exact_units_batch
 from auditor.methods._ngram_kernel import _select
-from auditor.text.batch import TokenBatch, forget_batch, hashes_and_words, lookup, token_batch
+from auditor.text.batch import TokenBatch, forget_batch, hashes_and_words, token_batch
+from auditor.text.kernel import lookup
 from auditor.text.normalize import clean, is_plain, normalize, text_hash, tokens
 
 ADVERSARIAL = [

@@ -19,7 +19,8 @@ from test_detector import planted_rows
 from test_fast_paths import FOREIGN, _file_strings, _text_files
 
 from auditor import Dataset, DatasetSpec, Detector
-from auditor.text import _batchpy, batch
+from auditor.text import _batchpy
+from auditor.text import kernel as batch_kernel
 from auditor.text.batch import _BATCH_BYTES, TokenBatch, forget_batch
 from auditor.text.camel import MIN_HUMPS
 
@@ -31,7 +32,7 @@ _batchc = pytest.importorskip(
 def test_the_install_runs_the_c_kernel():
     """The README's install builds the C module, and the batch uses it."""
     assert importlib.util.find_spec("auditor.text._batchc") is not None
-    assert batch._kernel is _batchc
+    assert batch_kernel.impl is _batchc
 
 
 def _same(texts: list[str]) -> None:
@@ -172,7 +173,7 @@ def test_every_string_of_every_real_file_gives_the_same_results_in_c_and_python(
 
 def test_a_batch_on_the_python_kernel_normalizes_real_text_as_the_reference(monkeypatch):
     """What an install without a C compiler runs: the whole batch, on every string of the foreign files."""
-    monkeypatch.setattr(batch, "_kernel", _batchpy)
+    monkeypatch.setattr(batch_kernel, "impl", _batchpy)
     forget_batch()
     checked = 0
     for path in _text_files(FOREIGN):
@@ -202,6 +203,6 @@ def test_the_python_kernel_gives_the_same_findings_as_the_c_kernel(monkeypatch):
         return sorted((f.eval_id, f.train_id, f.method, f.conclusive) for f in found)
 
     in_c = findings()
-    monkeypatch.setattr(batch, "_kernel", _batchpy)
+    monkeypatch.setattr(batch_kernel, "impl", _batchpy)
     assert findings() == in_c
     assert sum(t.startswith("leak") for _, t, _, _ in in_c) >= 20

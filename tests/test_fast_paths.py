@@ -69,7 +69,7 @@ def test_camel_runs_found_as_the_regular_expression_finds_them(text):
 def test_camel_runs_split_in_a_batch_are_remembered_when_short_and_split_alike_again():
     """The batch's splitter remembers how each identifier-sized run splits (and how each does not):
     a second batch of the same runs splits alike; a run of megabytes is never remembered."""
-    from auditor.text.batch import _kernel
+    from auditor.text.kernel import impl as _kernel
 
     blob = "x" + "AbcDefGhi" * 40_000  # one whitespace-free run of 360 kB with humps
     text = f"BookAFlightToParis iPhone ProcessPoolExecutor getUserName {blob} JavaScript"

@@ -3,7 +3,7 @@
 The n-gram kernel avoids hashing every training n-gram in Python. The batch is normalized at once
 (:class:`~auditor.text.batch.TokenBatch`: one buffer, no Python object per token) and each training
 token is mapped to an id in the *eval vocabulary* by its xxh64 in one hash-table pass of the batch
-kernel (:func:`~auditor.text.batch.lookup`; tokens absent from every eval item get id 0). An n-gram
+kernel (:func:`~auditor.text.kernel.lookup`; tokens absent from every eval item get id 0). An n-gram
 that contains a token of no eval item cannot be an eval n-gram, so only windows free of id 0 are
 hashed (a rare-token prefilter that drops almost every window of unrelated text), with numpy, in the same polynomial-of-xxh64 hash as
 :func:`auditor.text.tokens.ngram_hashes` — so the persisted index tables are unchanged. A
@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import xxhash
 
-from ..text.batch import forget_batch, lookup, token_batch
+from ..text.batch import forget_batch, token_batch
+from ..text.kernel import lookup
 from ..text.tokens import _P
 
 

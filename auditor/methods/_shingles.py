@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..text.batch import distinct_runs
+from ..text.kernel import distinct_runs
 from ..text.normalize import normalize, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from ._minhash_sketch import fmix

@@ -12,7 +12,7 @@ so that text ``i``'s normalized form is the bytes from its start to one before i
 (hashed in place by :meth:`TokenBatch.whole_hashes`), and token ``j`` *with its space* is
 ``data[token_offsets[j] : token_offsets[j + 1]]`` (:meth:`TokenBatch.token_array`: an Arrow binary
 array over the same buffer). The xxh64 of every token (:meth:`TokenBatch.token_hashes`) is mapped to
-vocabulary ids by :func:`lookup`, the separators given id 0, which is the layout the n-gram kernel
+vocabulary ids by :func:`~auditor.text.kernel.lookup`, the separators given id 0, which is the layout the n-gram kernel
 scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 
 Plain ASCII text is copied into the buffer as it is, lowered and has punctuation and control
@@ -20,7 +20,7 @@ characters turned into spaces, and runs of spaces squeezed, in one pass over the
 exactly what ``normalize`` does to it — after its ``%XX`` escapes are decoded (or its tags stripped,
 :func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidate runs and their
 humps found in the same kind of pass, only runs with enough humps read as words in Python). These
-byte loops are the kernel's: C (``_batchc.c``, built at install) or, without a C compiler, its
+byte loops are the kernel's (:mod:`auditor.text.kernel`): C (``_batchc.c``, built at install) or, without a C compiler, its
 Python twin (:mod:`auditor.text._batchpy`). Any other text has its evasion undone as a whole
 (:func:`~auditor.text.normalize.undo_evasion`: escapes, markup, overrides) and is then read line by
 line: lines left ASCII take the plain path, only the others are normalized in Python
@@ -35,6 +35,7 @@ on both kernels).
 >>> b.token_starts.tolist()   # token index of each text's first token, and the total
 [0, 8, 9, 10, 13]
 >>> vocab = np.array([xxhash.xxh64_intdigest(t) for t in (b"flight", b"there")], dtype=np.uint64)
+>>> from auditor.text.kernel import lookup
 >>> np.frombuffer(lookup(b.token_hashes().data, vocab.tobytes()), dtype=np.int64).tolist()   # ids, 0: not in it
 [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]
 
@@ -51,6 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xxhash
 
+from . import kernel
 from .arrowbuf import large_binary
 from .camel import MIN_HUMPS, split_candidates
 from .evasion import percent_decode
@@ -65,11 +67,6 @@ from .normalize import (
     undo_evasion,
 )
 from .tokens import ngram_hashes, token_hashes
-
-try:  # the byte loops in C, built at install where a C compiler is found
-    from . import _batchc as _kernel
-except ImportError:  # pragma: no cover - an install without a C compiler: the same in Python
-    from . import _batchpy as _kernel  # type: ignore[no-redef]
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
     import pyarrow as pa
@@ -128,12 +125,12 @@ class TokenBatch:
         self.texts = list(texts)
         #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
         self.where = {id(t): i for i, t in enumerate(self.texts)}
-        self.slow = _kernel.not_plain(self.texts)
+        self.slow = kernel.impl.not_plain(self.texts)
         found: list[tuple[int, int, int]] = []
         joined = _joined(self.texts, self.slow, found)
         #: the camel-cased runs split (:func:`_joined`): ``(text, where in its piece, tokens gained)``
         self.splits = np.array(found, dtype=np.int64).reshape(-1, 3)
-        data, token_offsets, text_offsets, token_starts = _kernel.squeeze(joined, _BATCH_BYTES)
+        data, token_offsets, text_offsets, token_starts = kernel.impl.squeeze(joined, _BATCH_BYTES)
         self.data = np.frombuffer(data, dtype=np.uint8)
         self.token_offsets = np.frombuffer(token_offsets, dtype=np.int64)
         self.text_offsets = np.frombuffer(text_offsets, dtype=np.int64)
@@ -218,7 +215,7 @@ class TokenBatch:
         """
         hashes = self.memo.get("token hashes")
         if hashes is None:
-            raw = _kernel.token_hashes(self.data.data, self.token_offsets.data)
+            raw = kernel.impl.token_hashes(self.data.data, self.token_offsets.data)
             hashes = self.memo["token hashes"] = np.frombuffer(raw, dtype=np.uint64)
         return hashes
 
@@ -269,15 +266,15 @@ def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]
 
     >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]
     >>> splits = []
-    >>> _joined(texts, _kernel.not_plain(texts), splits), splits
+    >>> _joined(texts, kernel.impl.not_plain(texts), splits), splits
     (b'Hi, you! \\x00 Get User Token now \\x00 a b \\x00  \\x00 Book List<String> \\x00 ', [(1, 0, 2)])
     """
     pieces: list[str | bytes] = list(texts)
     for i in slow:
         pieces[i] = _piece(texts[i])
-    raw = _kernel.join(pieces)
+    raw = kernel.impl.join(pieces)
     found: list[tuple[int, int]] | None = None if splits is None else []
-    joined = split_candidates(raw, _kernel.camel_runs(raw, MIN_HUMPS), found)
+    joined = split_candidates(raw, kernel.impl.camel_runs(raw, MIN_HUMPS), found)
     if found and splits is not None:
         starts = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + len(_SEPARATOR))
         where = np.array(found, dtype=np.int64)
@@ -350,27 +347,6 @@ def _simple(t: str) -> bool:
     """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
     no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
     return t.isascii() and not has_ascii_evasion(t)
-
-
-def distinct_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct values of each run ``values[starts[i] : starts[i] + lengths[i]]`` (uint64s),
-    one run after the other, and where each begins (``len(starts) + 1`` offsets), in one pass of the
-    kernel (C where built: a bucket sort on the top bits); ``ValueError`` for a run past the values.
-    :func:`auditor.methods._shingles.distinct_packed` shows it at work."""
-    out, offsets = _kernel.distinct_runs(
-        np.ascontiguousarray(values, dtype=np.uint64).data,
-        np.ascontiguousarray(starts, dtype=np.int64).data,
-        np.ascontiguousarray(lengths, dtype=np.int64).data,
-    )
-    return np.frombuffer(out, dtype=np.uint64), np.frombuffer(offsets, dtype=np.int64)
-
-
-def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
-    """For each uint64 of ``hashes`` (a batch's :meth:`TokenBatch.token_hashes`), 1 + the index of its
-    first copy among the uint64 ``keys`` (a vocabulary's token hashes), or 0; as int64s, in one
-    hash-table pass of the kernel (C where built). Raises ``TypeError`` for buffers that are not
-    whole uint64s."""
-    return _kernel.lookup(hashes, keys)
 
 
 #: the last batch built by :func:`token_batch` (it keeps its texts alive, so their ids stay theirs)

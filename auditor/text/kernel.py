@@ -1,0 +1,46 @@
+"""The batch kernel: the byte and array loops of the scan in C (``_batchc.c``, built at install where a
+C compiler is found) or, without one, their Python twin (:mod:`auditor.text._batchpy`), chosen once at
+import (:data:`impl`; a test sets it to the twin to run a whole audit on it). The functions here are
+the kernel's calls the methods make on arrays; :class:`~auditor.text.batch.TokenBatch` calls the rest.
+
+>>> import numpy as np
+>>> h, k = np.array([5, 7, 9], dtype=np.uint64), np.array([9, 5, 9], dtype=np.uint64)
+>>> np.frombuffer(lookup(h.tobytes(), k.tobytes()), dtype=np.int64).tolist()
+[2, 0, 1]
+
+Errors: ``TypeError`` for buffers of the wrong kind (not whole uint64s or int64s), ``ValueError`` for a
+run past the values (:func:`distinct_runs`).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+
+impl: ModuleType
+try:  # the byte loops in C, built at install where a C compiler is found
+    from . import _batchc as impl
+except ImportError:  # pragma: no cover - an install without a C compiler: the same in Python
+    from . import _batchpy as impl
+
+
+def distinct_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of each run ``values[starts[i] : starts[i] + lengths[i]]`` (uint64s),
+    one run after the other, and where each begins (``len(starts) + 1`` offsets), in one pass of the
+    kernel (C where built: a bucket sort on the top bits); ``ValueError`` for a run past the values.
+    :func:`auditor.methods._shingles.distinct_packed` shows it at work."""
+    out, offsets = impl.distinct_runs(
+        np.ascontiguousarray(values, dtype=np.uint64).data,
+        np.ascontiguousarray(starts, dtype=np.int64).data,
+        np.ascontiguousarray(lengths, dtype=np.int64).data,
+    )
+    return np.frombuffer(out, dtype=np.uint64), np.frombuffer(offsets, dtype=np.int64)
+
+
+def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
+    """For each uint64 of ``hashes`` (a batch's :meth:`~auditor.text.batch.TokenBatch.token_hashes`), 1 +
+    the index of its first copy among the uint64 ``keys`` (a vocabulary's token hashes), or 0; as int64s,
+    in one hash-table pass of the kernel (C where built). Raises ``TypeError`` for buffers that are not
+    whole uint64s."""
+    return impl.lookup(hashes, keys)
