@@ -21,8 +21,8 @@ from test_fast_paths import FOREIGN, _file_strings, _text_files
 from auditor import Dataset, DatasetSpec, Detector
 from auditor.text import _batchpy
 from auditor.text import kernel as batch_kernel
-from auditor.text.batch import _BATCH_BYTES, TokenBatch, forget_batch
-from auditor.text.camel import MIN_HUMPS
+from auditor.text.batch import _BATCH_BYTES, PLAIN_BYTES, TokenBatch, forget_batch
+from auditor.text.camel import _ASCII_WHITESPACE, MIN_HUMPS
 
 _batchc = pytest.importorskip(
     "auditor.text._batchc", reason="auditor.text._batchc was not built (no C compiler at install)"
@@ -139,6 +139,24 @@ def test_distinct_runs_sorts_long_runs_of_hashes_and_of_repeated_words_in_c_as_i
     assert np.frombuffer(c[1], dtype=np.int64)[-1] == len(np.frombuffer(bytes(c[0]), dtype=np.uint64))
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([*"aB9 ,.-%<\t\r\x0b\x1c\x1f\x00", "\n", "\n\n", "Hi you", "\xff"]), max_size=40).map(
+        "".join
+    )
+)
+def test_line_tokens_count_each_lines_tokens_in_c_and_python(text):
+    raw = text.encode("latin-1")
+    assert _batchc.line_tokens(raw, PLAIN_BYTES) == _batchpy.line_tokens(raw, PLAIN_BYTES)
+    counts, marks, breaks = (
+        np.frombuffer(b, dtype=d).tolist() for b, d in zip(_batchc.line_tokens(raw, PLAIN_BYTES), ("i8", "u1", "i8"))
+    )
+    lines = raw.split(b"\n")
+    assert counts == [len(line.translate(PLAIN_BYTES).split()) for line in lines]
+    assert marks == [int(bool(line.decode("latin-1").strip(_ASCII_WHITESPACE))) for line in lines]
+    assert breaks == [i for i, b in enumerate(raw) if b == 10]
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -149,6 +167,7 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.token_hashes(b"a ", b"\x00" * 12),
             lambda k=kernel: k.lookup(b"\x00" * 8, b"\x00" * 9),
             lambda k=kernel: k.distinct_runs(b"\x00" * 8, b"\x00" * 8, b"\x00" * 16),
+            lambda k=kernel: k.line_tokens(b"a", b"short"),
         ):
             with pytest.raises(TypeError):
                 call()

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
-from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, token_batch
-from ..text.camel import _ASCII_WHITESPACE
+from ..text.batch import _EMPTY_HASH, TokenBatch, token_batch
+from ..text.kernel import line_tokens
 
 
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
@@ -135,11 +135,6 @@ def _line_name(i: int) -> str:
     return _LINE_NAMES[i]
 
 
-#: bytes that are no whitespace (``str.isspace``) but that normalization makes a space: a line of
-#: them alone (``?!.``) is a unit of its own (its normalized text empty), a line of whitespace is not
-_BLANKED = bytes(1 if (PLAIN_BYTES[i] == 32 and chr(i) not in _ASCII_WHITESPACE and i < 128) else 0 for i in range(256))
-
-
 def _plain_line_units(
     batch: TokenBatch, ks: list[int], units: list[list[tuple[str, int]]], keys: np.ndarray | None = None
 ) -> list[int]:
@@ -147,39 +142,30 @@ def _plain_line_units(
     lowers, translates and splits in camel-cased runs, no ``%``), appended to ``units``, read from the
     batch's buffer: such a text normalizes line by line (a newline is whitespace, and nothing that
     changes it crosses one), so line ``i``'s normalized text is the run of the text's tokens between
-    its newlines. Token counts per line come from the texts translated in bytes, plus the tokens a
-    camel-cased run split in the line gained (the batch's :attr:`~auditor.text.batch.TokenBatch.splits`:
-    a run holds no whitespace, so it lies in one line); a text where they do not add up to the batch's
-    is returned, for the per-line path. Lines of whitespace only are no unit, as there; with ``keys``, only lines that may
-    equal a text looked for are (:func:`exact_units_batch`).
+    its newlines. Token counts per line come from the texts in one pass of the kernel
+    (:func:`~auditor.text.kernel.line_tokens`), plus the tokens a camel-cased run split in the line
+    gained (the batch's :attr:`~auditor.text.batch.TokenBatch.splits`: a run holds no whitespace, so it
+    lies in one line); a text where they do not add up to the batch's is returned, for the per-line
+    path. Lines of whitespace only are no unit, as there; with ``keys``, only lines that may equal a
+    text looked for are (:func:`exact_units_batch`).
     """
     texts = [batch.texts[k] for k in ks]
-    raw = "\n".join(texts).encode("ascii")
-    r = np.frombuffer(raw, dtype=np.uint8)
-    word = np.frombuffer(raw.translate(PLAIN_BYTES), dtype=np.uint8) != 32
-    token_at = np.flatnonzero(word & np.concatenate(([True], ~word[:-1])))  # where each token starts
-    bounds = np.concatenate(([-1], np.flatnonzero(r == 10), [len(r)]))
-    first_byte, end_byte = bounds[:-1] + 1, bounds[1:]  # of every line of every text
-    lo, hi = np.searchsorted(token_at, first_byte), np.searchsorted(token_at, end_byte)
-    per_text = np.fromiter((t.count("\n") + 1 for t in texts), dtype=np.int64, count=len(texts))
-    first_line = np.concatenate(([0], np.cumsum(per_text)[:-1]))
+    counts, marks, breaks = line_tokens("\n".join(texts).encode("ascii"))
+    text_start = np.concatenate(([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)))
+    first_line = np.searchsorted(breaks, text_start[:-1])  # the breaks before a text: its first line's number
+    per_text = np.diff(np.append(first_line, len(counts)))
     ks_arr = np.asarray(ks, dtype=np.int64)
-    if len(splits := batch.splits):  # tokens gained by camel-cased runs split, before each line's bounds
+    if len(splits := batch.splits):  # the tokens a camel-cased run split gained, in its line
         at = np.minimum(np.searchsorted(ks_arr, splits[:, 0]), len(ks_arr) - 1)
         mine = ks_arr[at] == splits[:, 0]
-        text_start = np.concatenate(
-            ([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1))
-        )
-        where = text_start[at[mine]] + splits[mine, 1]  # in order: the splits are, by text and place
-        gained = np.concatenate(([0], np.cumsum(splits[mine, 2])))
-        lo = lo + gained[np.searchsorted(where, first_byte)]
-        hi = hi + gained[np.searchsorted(where, end_byte)]
+        line = np.searchsorted(breaks, text_start[at[mine]] + splits[mine, 1])
+        counts = counts + np.bincount(line, weights=splits[mine, 2], minlength=len(counts)).astype(np.int64)
+    hi = np.cumsum(counts)
+    lo = hi - counts
     starts = batch.token_starts
-    ok = np.add.reduceat(hi - lo, first_line) == starts[ks_arr + 1] - starts[ks_arr] - 1
-    blanked = np.flatnonzero(np.frombuffer(raw.translate(_BLANKED), dtype=np.uint8))
-    marked = np.searchsorted(blanked, end_byte) > np.searchsorted(blanked, first_byte)
+    ok = np.add.reduceat(counts, first_line) == starts[ks_arr + 1] - starts[ks_arr] - 1
     text_of = np.repeat(np.arange(len(texts)), per_text)
-    keep = np.flatnonzero(ok[text_of] & ((hi > lo) | marked))
+    keep = np.flatnonzero(ok[text_of] & (marks > 0))
     t = text_of[keep]
     # a line's first token in the batch: its text's first token there, plus its place in the text
     base = starts[ks_arr[t]] - lo[first_line[t]]

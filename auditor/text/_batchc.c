@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Seven functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Eight functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -16,6 +16,10 @@
  *   token_hashes(data, offsets) -> bytes   xxh64 of each token data[offsets[j]:offsets[j+1]-1] (uint64s)
  *   lookup(hashes, keys)    -> bytearray   per uint64 of hashes: 1 + the index of its first copy in
  *                                          keys (uint64s), or 0 (int64s)
+ *   line_tokens(raw, table) -> tuple      per line of raw (split at \n): the tokens in it (bytes not
+ *                                          translated to a space by table, in runs: int64s), whether it
+ *                                          holds a byte that is no ASCII whitespace (uint8s), and where
+ *                                          each \n stands (int64s)
  *   distinct_runs(values, starts, lengths) -> tuple   the sorted distinct uint64s of each run
  *                                          values[starts[i]:starts[i]+lengths[i]], one after the other
  *                                          (a bytearray), and where each begins (int64s, runs + 1)
@@ -403,6 +407,52 @@ done:
     return out;
 }
 
+/* line_tokens(raw, table): the exact tier's line units of plain texts, read in one pass */
+static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer raw, table;
+    if (!PyArg_ParseTuple(args, "y*y*:line_tokens", &raw, &table)) return NULL;
+    PyObject *counts = NULL, *marks = NULL, *breaks = NULL, *result = NULL;
+    if (table.len != 256) {
+        PyErr_SetString(PyExc_TypeError, "line_tokens() takes a table of 256 bytes");
+        goto done;
+    }
+    const unsigned char *s = (const unsigned char *)raw.buf, *tab = (const unsigned char *)table.buf;
+    Py_ssize_t lines = 1;
+    for (const unsigned char *p = s, *end = s + raw.len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) lines++;
+    int64_t *cnt, *nl;
+    if ((counts = int64s(lines, &cnt)) == NULL || (breaks = int64s(lines - 1, &nl)) == NULL) goto done;
+    marks = PyBytes_FromStringAndSize(NULL, lines);
+    if (marks == NULL) goto done;
+    unsigned char *mk = (unsigned char *)PyBytes_AS_STRING(marks);
+    Py_ssize_t line = 0;
+    int64_t tokens = 0;
+    int after_word = 0, held = 0;
+    for (Py_ssize_t i = 0; i < raw.len; i++) {
+        unsigned char b = s[i];
+        if (b == '\n') {
+            cnt[line] = tokens;
+            mk[line] = (unsigned char)held;
+            nl[line++] = i;
+            tokens = held = after_word = 0;
+            continue;
+        }
+        int word = tab[b] != ' ';
+        tokens += word & !after_word;
+        after_word = word;
+        held |= !whitespace[b];
+    }
+    cnt[line] = tokens;
+    mk[line] = (unsigned char)held;
+    result = PyTuple_Pack(3, counts, marks, breaks);
+done:
+    Py_XDECREF(counts);
+    Py_XDECREF(marks);
+    Py_XDECREF(breaks);
+    PyBuffer_Release(&raw);
+    PyBuffer_Release(&table);
+    return result;
+}
+
 /* distinct_runs: each run sorted by a bucket pass on its top bits (hashes are uniform: about one
  * value per bucket), then an insertion sort of each bucket; a crowded bucket (a word repeated in a
  * text, or values that are no hashes) is skipped when it holds one value, else sorted by qsort.
@@ -513,6 +563,7 @@ static PyMethodDef methods[] = {
     {"squeeze", squeeze, METH_VARARGS, "Translate, squeeze spaces, offsets (see _batchpy.squeeze)."},
     {"token_hashes", token_hashes, METH_VARARGS, "xxh64 of every token (see _batchpy.token_hashes)."},
     {"lookup", lookup, METH_VARARGS, "Index + 1 of each hash among keys, or 0 (see _batchpy.lookup)."},
+    {"line_tokens", line_tokens, METH_VARARGS, "Tokens, a mark and the break of each line (see _batchpy.line_tokens)."},
     {"distinct_runs", distinct_runs, METH_VARARGS, "Sorted distinct values of each run (see _batchpy.distinct_runs)."},
     {NULL, NULL, 0, NULL},
 };

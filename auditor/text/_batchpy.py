@@ -171,3 +171,27 @@ def distinct_runs(
         runs.append(run[np.concatenate(([True], run[1:] != run[:-1]))] if k else run)
     offsets = np.concatenate(([0], np.cumsum([len(r) for r in runs], dtype=np.int64))).astype(np.int64)
     return bytearray(np.concatenate(runs).tobytes() if runs else b""), offsets.tobytes()
+
+
+def line_tokens(raw: bytes, table: bytes) -> tuple[bytes, bytes, bytes]:
+    """Per line of ``raw`` (split at ``\\n``): the tokens in it (runs of bytes that ``table`` does not
+    translate to a space; int64s), whether it holds a byte that is no ASCII whitespace (uint8s), and
+    where each ``\\n`` stands (int64s, one fewer than the lines).
+
+    >>> from auditor.text.batch import PLAIN_BYTES
+    >>> counts, marks, breaks = line_tokens(b"Hi, you\\n \\n?!\\nok", PLAIN_BYTES)
+    >>> [np.frombuffer(counts, dtype=np.int64).tolist(), list(marks), np.frombuffer(breaks, dtype=np.int64).tolist()]
+    [[2, 0, 0, 1], [1, 0, 1, 1], [7, 9, 12]]
+    """
+    if len(table) != 256:
+        raise TypeError("line_tokens() takes a table of 256 bytes")
+    r = np.frombuffer(raw, dtype=np.uint8)
+    breaks = np.flatnonzero(r == 10)
+    first, end = np.concatenate(([0], breaks + 1)), np.concatenate((breaks, [len(r)]))
+    word = np.frombuffer(raw.translate(table), dtype=np.uint8) != 32
+    word[breaks] = False  # a line break ends a token whatever the table says
+    token_at = np.flatnonzero(word & np.concatenate(([True], ~word[:-1])))
+    counts = np.searchsorted(token_at, end) - np.searchsorted(token_at, first)
+    held = np.flatnonzero(~np.isin(r, np.frombuffer(_ASCII_WHITESPACE.encode("ascii"), dtype=np.uint8)))
+    marks = np.searchsorted(held, end) > np.searchsorted(held, first)
+    return counts.astype(np.int64).tobytes(), marks.astype(np.uint8).tobytes(), breaks.astype(np.int64).tobytes()

@@ -44,3 +44,21 @@ def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     in one hash-table pass of the kernel (C where built). Raises ``TypeError`` for buffers that are not
     whole uint64s."""
     return impl.lookup(hashes, keys)
+
+
+def line_tokens(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per line of ASCII ``raw`` (split at ``\\n``): its tokens as the batch reads plain text (runs of bytes
+    that :data:`~auditor.text.batch.PLAIN_BYTES` keeps), whether it holds anything but whitespace, and
+    where each ``\\n`` stands; one pass of the kernel.
+
+    >>> [a.tolist() for a in line_tokens(b"Hi, you\\n \\n?!\\nok")]
+    [[2, 0, 0, 1], [1, 0, 1, 1], [7, 9, 12]]
+    """
+    from .batch import PLAIN_BYTES  # the batch's table; batch imports this module
+
+    counts, marks, breaks = impl.line_tokens(raw, PLAIN_BYTES)
+    return (
+        np.frombuffer(counts, dtype=np.int64),
+        np.frombuffer(marks, dtype=np.uint8),
+        np.frombuffer(breaks, dtype=np.int64),
+    )
