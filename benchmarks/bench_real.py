@@ -957,9 +957,9 @@ def machine() -> dict:
 def kernel_name() -> str:
     """The token batch's kernel the audits ran on: ``auditor.text._batchc`` (C, built at install) or
     ``auditor.text._batchpy`` (its Python twin, where no compiler was found)."""
-    from auditor.text import batch
+    from auditor.text import kernel
 
-    return batch._kernel.__name__
+    return kernel.impl.__name__
 
 
 def git_state() -> dict:
