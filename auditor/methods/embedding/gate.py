@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow.compute as pc
 
 from ...errors import ConfigError, IndexFileError
 from ...text.batch import TokenBatch
@@ -116,6 +115,8 @@ def load_background(path: str | Path = BACKGROUND) -> tuple[int, dict[str, int]]
 
 def _distinct_stems(batch: TokenBatch) -> tuple[list[str], np.ndarray]:
     """The batch's distinct stems and each token's index into them (separators included)."""
+    import pyarrow.compute as pc  # here, not at import: a run without the paraphrase tier loads no pyarrow
+
     encoded = pc.dictionary_encode(batch.token_array())
     uniq: dict[str, int] = {}
     words = encoded.dictionary.to_pylist()
