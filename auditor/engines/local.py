@@ -47,6 +47,7 @@ from ..scan.driver import dataset_bytes, run_scan
 from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
 from ..scan.progress import LiveCounts, progress_shown
 from ..scan.stage import Stage
+from ..text import kernel
 from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
 from .lifecycle import (
     WorkerStopped,
@@ -267,7 +268,6 @@ WORKER_MODULES = (
     "auditor.masking.boilerplate",
     "auditor.masking.masker",
     "auditor.scan.job",
-    "pyarrow.compute",  # the token batches' (auditor.text.batch imports it where first used)
 )
 
 
@@ -277,6 +277,8 @@ def worker_modules() -> list[str]:
     stages and the methods it named are imported before it warms the engine up). Declared by
     subclassing, so the engine names no module of the audit's."""
     found: dict[str, None] = dict.fromkeys(WORKER_MODULES)
+    if not kernel.compiled():  # the Python twin hashes a batch's tokens with Arrow (the C kernel reads none)
+        found["pyarrow.compute"] = None
     todo: list[type] = [Stage, Index]
     while todo:
         cls = todo.pop()

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
-from ..text.batch import _EMPTY_HASH, TokenBatch, token_batch
+from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, token_batch
 from ..text.kernel import line_tokens
 
 
@@ -150,7 +150,7 @@ def _plain_line_units(
     text looked for are (:func:`exact_units_batch`).
     """
     texts = [batch.texts[k] for k in ks]
-    counts, marks, breaks = line_tokens("\n".join(texts).encode("ascii"))
+    counts, marks, breaks = line_tokens("\n".join(texts).encode("ascii"), PLAIN_BYTES)
     text_start = np.concatenate(([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)))
     first_line = np.searchsorted(breaks, text_start[:-1])  # the breaks before a text: its first line's number
     per_text = np.diff(np.append(first_line, len(counts)))

@@ -25,6 +25,11 @@ except ImportError:  # pragma: no cover - an install without a C compiler: the s
     from . import _batchpy as impl
 
 
+def compiled() -> bool:
+    """Whether the kernel in use is the C module (the Python twin reads a batch's tokens with Arrow)."""
+    return impl.__name__ == "auditor.text._batchc"
+
+
 def distinct_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of each run ``values[starts[i] : starts[i] + lengths[i]]`` (uint64s),
     one run after the other, and where each begins (``len(starts) + 1`` offsets), in one pass of the
@@ -46,17 +51,16 @@ def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     return impl.lookup(hashes, keys)
 
 
-def line_tokens(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per line of ASCII ``raw`` (split at ``\\n``): its tokens as the batch reads plain text (runs of bytes
-    that :data:`~auditor.text.batch.PLAIN_BYTES` keeps), whether it holds anything but whitespace, and
-    where each ``\\n`` stands; one pass of the kernel.
+def line_tokens(raw: bytes, table: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per line of ASCII ``raw`` (split at ``\\n``): its tokens (runs of bytes that ``table``, such as the
+    batch's :data:`~auditor.text.batch.PLAIN_BYTES`, does not make a space), whether it holds anything
+    but whitespace, and where each ``\\n`` stands; one pass of the kernel.
 
-    >>> [a.tolist() for a in line_tokens(b"Hi, you\\n \\n?!\\nok")]
+    >>> from auditor.text.batch import PLAIN_BYTES
+    >>> [a.tolist() for a in line_tokens(b"Hi, you\\n \\n?!\\nok", PLAIN_BYTES)]
     [[2, 0, 0, 1], [1, 0, 1, 1], [7, 9, 12]]
     """
-    from .batch import PLAIN_BYTES  # the batch's table; batch imports this module
-
-    counts, marks, breaks = impl.line_tokens(raw, PLAIN_BYTES)
+    counts, marks, breaks = impl.line_tokens(raw, table)
     return (
         np.frombuffer(counts, dtype=np.int64),
         np.frombuffer(marks, dtype=np.uint8),
