@@ -10,6 +10,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.adapters._fields import extract
 from auditor.adapters.generic_json import JsonLinesAdapter
@@ -244,6 +246,34 @@ def test_duckdb_store_report_equals_memory_store_report(corpus, tmp_path):
     run = on_disk.run
     assert run["findings_store"] == "duckdb" and run["scan"]["records"] == 1500
     assert run["records_per_s"] > 0 and run["mb_per_s"] > 0 and run["peak_rss_mb"] > 0
+
+
+_FINDING = st.tuples(
+    st.sampled_from(["c1", "c2"]), st.integers(0, 3), st.sampled_from(["exact", "ngram"]), st.sampled_from([0.5, 0.75, 1.0]),
+    st.booleans(), st.sampled_from(["tr", "tr\u00e9", "a"]), st.integers(0, 4),
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_FINDING, max_size=40), st.integers(1, 3))
+def test_a_duckdb_store_answers_from_its_buffer_as_duckdb_answers(rows, keep):
+    """Fewer findings than its buffer holds: no DuckDB opened, and the same findings, counts and train hits
+    as a store that wrote every finding to DuckDB (``flush_every=1``)."""
+    from auditor.methods.base import Finding
+    from auditor.store.findings_db import DuckDBFindingStore
+
+    stores = DuckDBFindingStore(keep=keep), DuckDBFindingStore(keep=keep, flush_every=1)
+    for check, ev, method, score, conclusive, train, tr in rows:
+        for store in stores:
+            store.add(Finding("ev", f"q{ev}", f"ev#{ev}", train, f"t{tr}", f"{train}:{tr}", method, score, check=check,
+                              conclusive=conclusive, eval_ordinal=ev, train_ordinal=tr))  # fmt: skip
+    memory, disk = stores
+    assert memory._con is None and (disk._con is not None) == bool(rows)
+    assert memory.findings() == disk.findings() and memory.match_counts == disk.match_counts
+    assert memory.train_hits == disk.train_hits and memory.total == disk.total == len(rows)
+    assert memory.contaminated("c1") == disk.contaminated("c1")
+    for store in stores:
+        store.close()
 
 
 def test_manifest_engine_keys(tmp_path):

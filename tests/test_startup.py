@@ -77,8 +77,8 @@ except SystemExit:
 """
 
 
-#: what an exact + ngram audit loads only after its first record: Arrow (the token batches), DuckDB (the
-#: findings store, opened at its first finding), the report model and its renderings (the report)
+#: what an exact + ngram audit loads only after its first record, if at all: Arrow (the Python twin's token
+#: hashes), DuckDB (the findings store, opened when its buffer first fills), the report model and its renderings
 LATER = ("pyarrow", "duckdb", "auditor.report.model", "auditor.report.html", "auditor.report.markdown")
 
 
@@ -90,14 +90,20 @@ def test_an_exact_and_ngram_audit_loads_no_model_tier_by_its_first_record(tmp_pa
     assert _heavy(loaded, LATER) == []  # each is loaded where first used: none before the first record
 
 
-def test_an_audit_loads_duckdb_at_its_first_finding_and_one_that_finds_nothing_never(tmp_path):
+def test_an_audit_loads_duckdb_once_its_findings_fill_the_stores_buffer(tmp_path):
     whole_run = _FIRST_RECORD.replace("LOADED = list(sys.modules)", "pass")  # LOADED stays None: at the exit
-    pairs = (("webshop:0:50", "webshop:50:100", False), ("webshop:0:200", "webshop:200:1200", True))
-    for ev, train, found in pairs:  # 200:1200 repeats goals of 0:200
+    runs = (  # eval, train (200:1200 repeats goals of 0:200), verdict, the store's buffer, DuckDB opened
+        ("webshop:0:50", "webshop:50:100", "pass", 20_000, False),
+        ("webshop:0:200", "webshop:200:1200", "fail", 20_000, False),
+        ("webshop:0:200", "webshop:200:1200", "fail", 2, True),  # 2 findings: they fill it
+    )
+    for ev, train, verdict, buffer, duckdb in runs:
+        small = f"import auditor.store.findings_db as db\ndb.DuckDBFindingStore.__init__.__defaults__ = (5, None, {buffer})\n"
         argv = ["audit", "--eval", ev, "--train", train, "--method", "exact", "--method", "ngram"]
-        loaded = _loaded(whole_run, *argv, "--report-dir", str(tmp_path / train))
-        verdict = json.loads((tmp_path / train / "report.json").read_text())["verdict"]
-        assert (verdict, "duckdb" in loaded) == (("fail", True) if found else ("pass", False)), train
+        loaded = _loaded(small + whole_run, *argv, "--report-dir", str(tmp_path / f"{train}-{buffer}"))
+        report = json.loads((tmp_path / f"{train}-{buffer}" / "report.json").read_text())
+        filled = report["run"]["findings_total"] >= buffer
+        assert (report["verdict"], filled, "duckdb" in loaded) == (verdict, duckdb, duckdb), train
         assert {"auditor.report.markdown", "auditor.report.html"} <= set(loaded)
         assert "pyarrow" not in loaded  # the C kernel reads no Arrow, and the paraphrase tier is not imported
 
