@@ -26,6 +26,8 @@ with the regular expressions and per-text calls that the fast path replaces.
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
 * :func:`fields_view`: every string's lines split and remembered, and every string looked at as JSON
   (the package splits a string only when a later one is looked at, and looks at JSON-shaped ones only);
+* :func:`id_candidate`: each id name's other spellings found by case-folding every key again (the
+  package folds the keys once);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -43,6 +45,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from auditor.adapters import _fields
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
 from auditor.records import fields, toolcalls
 from auditor.records.record import FIELDS, TEXT
@@ -161,6 +164,17 @@ def fields_view(views, raw, known=()) -> str:
     return "\n".join(out)
 
 
+def id_candidate(obj: dict):
+    for c in _fields.ID_CANDIDATES:
+        if isinstance(obj.get(c), (str, int)):
+            return obj[c]
+    for c in _fields.ID_CANDIDATES:
+        keys = [k for k in _fields._folded(obj, c) if isinstance(obj[k], (str, int))]
+        if len(keys) == 1:
+            return obj[keys[0]]
+    return None
+
+
 def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
     cfg = self.config
     out = []
@@ -192,6 +206,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         _exact_kernel._batch_units: batch_units,
         toolcalls.code_calls: code_calls,
         fields.fields_view: fields_view,
+        _fields.id_candidate: id_candidate,
         toolcalls.balanced_end: balanced_end,
     }
     for name, module in list(sys.modules.items()):

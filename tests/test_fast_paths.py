@@ -17,6 +17,7 @@ from helpers import REPO, SHARED, json_strings, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from auditor.adapters import _fields
 from auditor.cli import main
 from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
@@ -143,6 +144,15 @@ _RAW = st.recursive(
 )
 def test_the_fields_view_keeps_what_the_reference_keeps(views, raw, known):
     assert fields.fields_view(views, raw, known) == ref.fields_view(views, raw, known)
+
+
+_ID_KEYS = st.sampled_from(["id", "ID", "Id", "query_id", "Query_ID", "uid", "UID", "idx", "text", "x"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_ID_KEYS, st.sampled_from([None, "a", 3, {}, [1], True]), max_size=6))
+def test_a_records_id_is_found_as_the_reference_finds_it(obj):
+    assert _fields.id_candidate(obj) == ref.id_candidate(obj)
 
 
 @settings(max_examples=200, deadline=None)

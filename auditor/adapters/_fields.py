@@ -188,8 +188,14 @@ def id_candidate(obj: dict) -> Any:
         value = obj.get(c)
         if isinstance(value, (str, int)):
             return value
+    folded: dict[str, list[str]] = {}  # each key's case-folded form, made once (not once per candidate)
+    for k in obj:
+        if isinstance(k, str):
+            folded.setdefault(k.casefold(), []).append(k)
     for c in ID_CANDIDATES:
-        keys = [k for k in _folded(obj, c) if isinstance(obj[k], (str, int))]
+        if c in obj:  # the exact name holds no id: no other spelling of it is read (as _folded says)
+            continue
+        keys = [k for k in folded.get(c.casefold(), ()) if isinstance(obj[k], (str, int))]
         if len(keys) == 1:
             return obj[keys[0]]
     return None
