@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
-from ..text.batch import _EMPTY_HASH, PLAIN_BYTES, TokenBatch, token_batch
-from ..text.kernel import line_tokens
+from ..text.batch import _EMPTY_HASH, TokenBatch, token_batch
+from ..text.lines import plain_line_spans
 
 
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
@@ -138,44 +138,18 @@ def _line_name(i: int) -> str:
 def _plain_line_units(
     batch: TokenBatch, ks: list[int], units: list[list[tuple[str, int]]], keys: np.ndarray | None = None
 ) -> list[int]:
-    """The line units of the plain multi-line texts ``ks`` of ``batch`` (ASCII that ``normalize`` only
-    lowers, translates and splits in camel-cased runs, no ``%``), appended to ``units``, read from the
-    batch's buffer: such a text normalizes line by line (a newline is whitespace, and nothing that
-    changes it crosses one), so line ``i``'s normalized text is the run of the text's tokens between
-    its newlines. Token counts per line come from the texts in one pass of the kernel
-    (:func:`~auditor.text.kernel.line_tokens`), plus the tokens a camel-cased run split in the line
-    gained (the batch's :attr:`~auditor.text.batch.TokenBatch.splits`: a run holds no whitespace, so it
-    lies in one line); a text where they do not add up to the batch's is returned, for the per-line
-    path. Lines of whitespace only are no unit, as there; with ``keys``, only lines that may equal a
-    text looked for are (:func:`exact_units_batch`).
+    """The line units of the plain multi-line texts ``ks`` of ``batch``, appended to ``units``, read from
+    the batch's buffer (:func:`~auditor.text.lines.plain_line_spans`); the texts whose lines are not
+    there are returned, for the per-line path. Lines of whitespace only are no unit, as there; with
+    ``keys``, only lines that may equal a text looked for are (:func:`exact_units_batch`).
     """
-    texts = [batch.texts[k] for k in ks]
-    counts, marks, breaks = line_tokens("\n".join(texts).encode("ascii"), PLAIN_BYTES)
-    text_start = np.concatenate(([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)))
-    first_line = np.searchsorted(breaks, text_start[:-1])  # the breaks before a text: its first line's number
-    per_text = np.diff(np.append(first_line, len(counts)))
-    ks_arr = np.asarray(ks, dtype=np.int64)
-    if len(splits := batch.splits):  # the tokens a camel-cased run split gained, in its line
-        at = np.minimum(np.searchsorted(ks_arr, splits[:, 0]), len(ks_arr) - 1)
-        mine = ks_arr[at] == splits[:, 0]
-        line = np.searchsorted(breaks, text_start[at[mine]] + splits[mine, 1])
-        counts = counts + np.bincount(line, weights=splits[mine, 2], minlength=len(counts)).astype(np.int64)
-    hi = np.cumsum(counts)
-    lo = hi - counts
-    starts = batch.token_starts
-    ok = np.add.reduceat(counts, first_line) == starts[ks_arr + 1] - starts[ks_arr] - 1
-    text_of = np.repeat(np.arange(len(texts)), per_text)
-    keep = np.flatnonzero(ok[text_of] & (marks > 0))
-    t = text_of[keep]
-    # a line's first token in the batch: its text's first token there, plus its place in the text
-    base = starts[ks_arr[t]] - lo[first_line[t]]
-    offs = batch.token_offsets
-    a, b = offs[lo[keep] + base], offs[hi[keep] + base] - 1
+    spans = plain_line_spans(batch, ks)
+    keep = np.flatnonzero(spans.marked)
+    text, number, a, b = spans.text[keep], spans.number[keep], spans.start[keep], spans.end[keep]
     if keys is not None:
         want = np.flatnonzero(_wanted(keys, batch.data, a, b))
-        keep, t, a, b = keep[want], t[want], a[want], b[want]
+        text, number, a, b = text[want], number[want], a[want], b[want]
     view = batch.data.data
-    numbers = (keep - first_line[t] + 1).tolist()
-    for k, n, x, y in zip(ks_arr[t].tolist(), numbers, a.tolist(), b.tolist()):
+    for k, n, x, y in zip(text.tolist(), number.tolist(), a.tolist(), b.tolist()):
         units[k].append((_line_name(n), xxhash.xxh64_intdigest(view[x:y]) if y > x else _EMPTY_HASH))
-    return [k for k, good in zip(ks, ok.tolist()) if not good]
+    return spans.missed
