@@ -16,9 +16,11 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from ..records.record import Record
 from ..text.batch import TokenBatch
+from ..text.lines import plain_line_spans
 from ..text.normalize import normalize, text_hash, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import BoilerplateConfig, eval_gram_hashes, eval_gram_starts
@@ -52,7 +54,8 @@ def detect(
     need = max(2, int(np.ceil(cfg.share * len(sample))))
     memo = {} if memo is None else memo  # what depends on the sample alone, for the next check's call
     if "lines" not in memo:
-        memo["lines"] = _line_counts(sample)
+        memo["raw"] = TokenBatch([r.whole_text() for r in sample])  # the sample as it stands, normalized once
+        memo["lines"] = _line_counts(memo["raw"])
     line_df, first_text = memo["lines"]
     common = {h for h, c in line_df.items() if c >= need} - bp.protected
     bp.spared = {
@@ -71,8 +74,7 @@ def detect(
         grams = _common_ngrams(*_leading_token_hashes(TokenBatch(rests), cfg.max_tokens), cfg.n, need)
     else:  # no shared line to drop or mask: the texts are unchanged, the same for every check
         if "grams" not in memo:
-            raw = TokenBatch([r.whole_text() for r in sample])
-            memo["grams"] = _common_ngrams(*_leading_token_hashes(raw, cfg.max_tokens), cfg.n, need)
+            memo["grams"] = _common_ngrams(*_leading_token_hashes(memo["raw"], cfg.max_tokens), cfg.n, need)
         grams = memo["grams"]
     census = None if grams is None else grams.census(cfg.protect_n, bp.eval_grams)
     if census is not None:
@@ -99,34 +101,50 @@ def _leading_token_hashes(batch: TokenBatch, limit: int) -> tuple[np.ndarray, np
     return batch.token_hashes()[take], lens
 
 
-def _line_counts(sample: Sequence[Record]) -> tuple[Counter, dict[int, str]]:
-    """How many records of ``sample`` hold each normalized line of 10 characters or more (by
-    ``text_hash``), and the first raw text (stripped) of each line two records or more hold (a line
-    of one record is never boilerplate: :func:`detect` needs two at least).
+def _line_counts(batch: TokenBatch) -> tuple[Counter, dict[int, str]]:
+    """How many texts of ``batch`` (a sample's records' whole texts) hold each normalized line of 10
+    characters or more (by ``text_hash``), and the first raw text (stripped) of each line two records
+    or more hold (a line of one record is never boilerplate: :func:`detect` needs two at least). The
+    lines of plain texts are read from the batch's buffer (:func:`~auditor.text.lines.plain_line_spans`),
+    the others normalized one by one.
 
-    >>> recs = [Record("t", str(i), f"t:{i}", {"text": f"Answer briefly, please.\\n{t}\\nanswer briefly please"})
-    ...         for i, t in enumerate(["what is the time in paris", "short"])]
-    >>> counts, first = _line_counts(recs)
+    >>> texts = [f"Answer briefly, please.\\n{t}\\nanswer briefly please" for t in ["what is the time in paris", "short"]]
+    >>> counts, first = _line_counts(TokenBatch(texts))
     >>> sorted(counts.values()), list(first.values())
     ([1, 2], ['Answer briefly, please.'])
     """
-    per_record = [r.whole_text().split("\n") for r in sample]
-    flat = [line for rec_lines in per_record for line in rec_lines]
-    lines = TokenBatch(flat)  # normalized at once
-    owner = np.repeat(np.arange(len(per_record)), [len(rec_lines) for rec_lines in per_record])
-    at = np.flatnonzero(lines.char_lengths() >= 10)  # len(normalize(line))
-    hashes = np.array(lines.whole_hashes(), dtype=np.uint64)[at]  # text_hash(normalize(line))
-    # by hash, then line: a stable sort keeps the lines' order (so their records') within a hash
-    order = np.argsort(hashes, kind="stable")
-    hashes, owner, at = hashes[order], owner[at][order], at[order]
+    texts = batch.texts
+    slow = set(batch.slow)
+    spans = plain_line_spans(batch, [k for k in range(len(texts)) if k not in slow])
+    view = batch.data.data
+    long = np.flatnonzero(spans.end - spans.start >= 10)  # len(normalize(line)): plain text is ASCII
+    owner, number = [spans.text[long]], [spans.number[long]]
+    found = [np.fromiter((xxhash.xxh64_intdigest(view[a:b]) for a, b in zip(spans.start[long].tolist(), spans.end[long].tolist())), dtype=np.uint64, count=len(long))]  # fmt: skip
+    others = sorted(slow.union(spans.missed))
+    if others:  # lines normalized one by one
+        where = [(k, i) for k in others for i in range(1, texts[k].count("\n") + 2)]
+        lines = TokenBatch([line for k in others for line in texts[k].split("\n")])
+        at = np.flatnonzero(lines.char_lengths() >= 10)
+        pairs = np.array(where, dtype=np.int64).reshape(-1, 2)[at]
+        owner.append(pairs[:, 0])
+        number.append(pairs[:, 1])
+        found.append(np.array(lines.whole_hashes(), dtype=np.uint64)[at])
+    first_line = np.concatenate(([0], np.cumsum([t.count("\n") + 1 for t in texts])))
+    owner_all, number_all, hashes = np.concatenate(owner), np.concatenate(number), np.concatenate(found)
+    place = first_line[owner_all] + number_all - 1  # each line's place in the sample, lines in order
+    # by hash, then place: the lines' order (so their records') within a hash
+    order = np.lexsort((place, hashes))
+    hashes, owner_all, place, number_all = hashes[order], owner_all[order], place[order], number_all[order]
     new_hash = np.concatenate(([True], hashes[1:] != hashes[:-1])) if len(hashes) else np.zeros(0, dtype=bool)
     new_pair = new_hash.copy()
-    new_pair[1:] |= owner[1:] != owner[:-1]
+    new_pair[1:] |= owner_all[1:] != owner_all[:-1]
     runs = np.flatnonzero(new_hash)
     counts = np.add.reduceat(new_pair.astype(np.int64), runs) if len(runs) else np.zeros(0, dtype=np.int64)
-    by_place = np.argsort(at[runs], kind="stable")  # lines in order of first appearance
+    by_place = np.argsort(place[runs], kind="stable")  # lines in order of first appearance
     line_df = Counter(dict(zip(hashes[runs][by_place].tolist(), counts[by_place].tolist())))
-    first_text = {int(hashes[r]): flat[int(at[r])].strip() for r in runs[counts >= 2]}
+    first_text = {
+        int(hashes[r]): texts[int(owner_all[r])].split("\n")[int(number_all[r]) - 1].strip() for r in runs[counts >= 2]
+    }
     return line_df, first_text
 
 
