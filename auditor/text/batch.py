@@ -44,7 +44,6 @@ Nothing is raised for any ``str`` input (``normalize`` turns lone surrogates int
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from string import ascii_uppercase, punctuation
 from typing import TYPE_CHECKING
@@ -55,17 +54,12 @@ import xxhash
 from . import kernel
 from .arrowbuf import large_binary
 from .camel import MIN_HUMPS, split_candidates
-from .evasion import percent_decode
 from .normalize import (
-    ascii_typography,
-    has_ascii_evasion,
     is_plain,
     normalize,
-    normalize_undone,
-    strip_tags,
     tokens,
-    undo_evasion,
 )
+from .pieces import piece
 from .tokens import ngram_hashes, token_hashes
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
@@ -260,7 +254,7 @@ def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]
     """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
     punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
     copied as it is (joined by the kernel, C where built), the others (``slow``, the kernel's
-    ``not_plain``) read as :func:`_piece` says; camel-cased runs split for the whole batch at once
+    ``not_plain``) read as :func:`~auditor.text.pieces.piece` says; camel-cased runs split for the whole batch at once
     (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs). With ``splits``,
     each run split is noted there as ``(its text, its start in the text's piece, the tokens it gained)``.
 
@@ -271,7 +265,7 @@ def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]
     """
     pieces: list[str | bytes] = list(texts)
     for i in slow:
-        pieces[i] = _piece(texts[i])
+        pieces[i] = piece(texts[i])
     raw = kernel.impl.join(pieces)
     found: list[tuple[int, int]] | None = None if splits is None else []
     joined = split_candidates(raw, kernel.impl.camel_runs(raw, MIN_HUMPS), found)
@@ -282,71 +276,6 @@ def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]
         into = where[:, 0] - np.concatenate(([0], starts))[text]
         splits.extend(zip(text.tolist(), into.tolist(), where[:, 1].tolist()))
     return joined
-
-
-def _piece(text: str) -> bytes:
-    """A text that is not plain ASCII as the batch's buffer takes it (before translation): percent-escapes
-    decoded first, where that leaves plain ASCII; tags stripped first from ASCII markup without escapes
-    or entities; typography that normalizes as ASCII made ASCII; any other text read as
-    :func:`_undone_by_line` says.
-
-    >>> _piece("a%20b"), _piece("<b>Bo</b>ok"), _piece("caf\\u00e9 &amp; co")
-    (b'a b', b'Book', b'cafe co')
-    """
-    plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
-    if (
-        plain.isascii()
-        and "&" not in plain
-        and "\x00" not in plain
-        and "\x1b" not in plain
-        and "-\n" not in plain
-        and "-\r\n" not in plain
-    ):
-        if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
-            if plain is text and "%" not in plain:
-                return (strip_tags(plain) if ">" in plain else plain).encode("ascii")
-        elif "%" not in plain:
-            return plain.encode("ascii")
-        elif _simple(t := percent_decode(plain)):
-            return t.encode("ascii")
-    if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
-        return plain.encode("ascii")
-    return _undone_by_line(text)
-
-
-def _undone_by_line(text: str) -> bytes:
-    """``normalized_bytes`` of a text that is not plain ASCII: its evasion undone as a whole
-    (:func:`~auditor.text.normalize.undo_evasion`), then line by line, as ``normalize`` reads it
-    (:func:`~auditor.text.normalize.normalize_undone` reads no further than a line): lines left ASCII
-    without a NUL are copied for the batch's plain path, only the others normalized one by one. So a
-    2 MB record holding one accented word costs what plain text costs, but for that word's line.
-
-    >>> _undone_by_line("Caf\\u00e9 <b>menu</b>\\nOrderTwoCoffeesPlease &amp; thanks")
-    b'cafe menu\\nOrderTwoCoffeesPlease & thanks'
-    """
-    undone = undo_evasion(text)
-    if undone.isascii() and "\x00" not in undone:
-        return undone.encode("ascii")
-    pieces: list[bytes] = []
-    done = 0  # where the text not copied yet starts: a line's start
-    while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
-        start = undone.rfind("\n", 0, m.start()) + 1  # at or after ``done``: a line's start
-        end = undone.find("\n", m.end())
-        end = len(undone) if end < 0 else end
-        pieces += (undone[done:start].encode("ascii"), normalize_undone(undone[start:end]).encode("utf-8"))
-        done = end
-    pieces.append(undone[done:].encode("ascii"))
-    return b"".join(pieces)
-
-
-#: a character that keeps its line off the plain path: not ASCII, or NUL
-_NOT_PLAIN = re.compile("[^\x01-\x7f]")
-
-
-def _simple(t: str) -> bool:
-    """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
-    no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
-    return t.isascii() and not has_ascii_evasion(t)
 
 
 #: the last batch built by :func:`token_batch` (it keeps its texts alive, so their ids stay theirs)

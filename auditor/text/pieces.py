@@ -1,0 +1,76 @@
+"""A text that is not plain ASCII as a :class:`~auditor.text.batch.TokenBatch` takes it into its buffer,
+before translation (:func:`piece`): the per-text path of the batch, for the texts the kernel's
+``not_plain`` names; plain ASCII is copied as it is. No errors are raised for any ``str``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .evasion import percent_decode
+from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_undone, strip_tags, undo_evasion
+
+
+def piece(text: str) -> bytes:
+    """A text that is not plain ASCII as the batch's buffer takes it (before translation): percent-escapes
+    decoded first, where that leaves plain ASCII; tags stripped first from ASCII markup without escapes
+    or entities; typography that normalizes as ASCII made ASCII; any other text read as
+    :func:`_undone_by_line` says.
+
+    >>> piece("a%20b"), piece("<b>Bo</b>ok"), piece("caf\\u00e9 &amp; co")
+    (b'a b', b'Book', b'cafe co')
+    """
+    plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
+    if (
+        plain.isascii()
+        and "&" not in plain
+        and "\x00" not in plain
+        and "\x1b" not in plain
+        and "-\n" not in plain
+        and "-\r\n" not in plain
+    ):
+        if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
+            if plain is text and "%" not in plain:
+                return (strip_tags(plain) if ">" in plain else plain).encode("ascii")
+        elif "%" not in plain:
+            return plain.encode("ascii")
+        elif _simple(t := percent_decode(plain)):
+            return t.encode("ascii")
+    if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
+        return plain.encode("ascii")
+    return _undone_by_line(text)
+
+
+def _undone_by_line(text: str) -> bytes:
+    """``normalized_bytes`` of a text that is not plain ASCII: its evasion undone as a whole
+    (:func:`~auditor.text.normalize.undo_evasion`), then line by line, as ``normalize`` reads it
+    (:func:`~auditor.text.normalize.normalize_undone` reads no further than a line): lines left ASCII
+    without a NUL are copied for the batch's plain path, only the others normalized one by one. So a
+    2 MB record holding one accented word costs what plain text costs, but for that word's line.
+
+    >>> _undone_by_line("Caf\\u00e9 <b>menu</b>\\nOrderTwoCoffeesPlease &amp; thanks")
+    b'cafe menu\\nOrderTwoCoffeesPlease & thanks'
+    """
+    undone = undo_evasion(text)
+    if undone.isascii() and "\x00" not in undone:
+        return undone.encode("ascii")
+    pieces: list[bytes] = []
+    done = 0  # where the text not copied yet starts: a line's start
+    while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
+        start = undone.rfind("\n", 0, m.start()) + 1  # at or after ``done``: a line's start
+        end = undone.find("\n", m.end())
+        end = len(undone) if end < 0 else end
+        pieces += (undone[done:start].encode("ascii"), normalize_undone(undone[start:end]).encode("utf-8"))
+        done = end
+    pieces.append(undone[done:].encode("ascii"))
+    return b"".join(pieces)
+
+
+#: a character that keeps its line off the plain path: not ASCII, or NUL
+_NOT_PLAIN = re.compile("[^\x01-\x7f]")
+
+
+def _simple(t: str) -> bool:
+    """ASCII that ``normalize`` only lowers, translates and splits (camel-cased runs and ``%`` apart):
+    no markup character, NUL, ESC or hyphen ending a line (:func:`~auditor.text.normalize.has_ascii_evasion`)."""
+    return t.isascii() and not has_ascii_evasion(t)
