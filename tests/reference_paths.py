@@ -112,9 +112,11 @@ def tokens(text: str) -> list[str]:
     return normalize(text).split()
 
 
-def joined(texts: list[str], slow: list[int] | None = None, splits: list | None = None) -> bytes:
+def joined(
+    texts: list[str], slow: list[int] | None = None, splits: list | None = None, kept: dict | None = None
+) -> bytes:
     """Every text normalized by ``normalize`` (``slow``, which the fast path reads, is not needed; no
-    camel-cased run is noted in ``splits``: the exact tier's reference units do not read them)."""
+    camel-cased run is noted in ``splits`` nor piece ``kept``: the reference units do not read them)."""
     return batch._SEPARATOR.join([normalize(t).encode("utf-8") for t in texts] + [b""])
 
 

@@ -23,6 +23,7 @@ from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
 from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
+from auditor.text.lines import plain_line_spans, slow_line_spans
 from auditor.text.normalize import _TYPOGRAPHY, normalize, text_hash
 
 FOREIGN = REPO / "tests" / "data" / "foreign"
@@ -178,7 +179,9 @@ def test_lines_with_camel_cased_runs_split_are_read_from_the_batch_buffer():
     batch = TokenBatch(texts)
     assert batch.splits.tolist() == [[0, 11, 4], [0, 35, 3], [1, 2, 5]]  # (text, where, tokens gained)
     units = [[("whole", h)] for h in batch.whole_hashes()]
-    assert _exact_kernel._plain_line_units(batch, [0, 1, 2], units) == []  # none left for the per-line path
+    assert (
+        _exact_kernel._span_units(batch, plain_line_spans(batch, [0, 1, 2]), units) == []
+    )  # none left for the per-line path
     assert units == ref.batch_units(batch, True)
 
 
@@ -219,6 +222,35 @@ def test_typography_normalizes_and_batches_as_the_reference(texts):
     batch = TokenBatch(texts)
     assert [batch.normalized(i).decode() for i in range(len(texts))] == [ref.normalize(t) for t in texts]
     assert _exact_kernel._batch_units(batch, True) == ref.batch_units(batch, True)
+
+
+#: what reads across a line break: an escaped one, a tag closed lines later, a hyphenated wrap, an override
+_ACROSS = st.lists(
+    st.sampled_from(
+        ["%0A", "%0a", "<think>", "</think>", "<b>", "</b>", "-\n", "\u202e", "\u2019", "&amp;", "x", "B", "\n", " "]
+    ),
+    max_size=25,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_TYPO, max_size=5) | st.lists(_LINES.map("".join), max_size=6) | st.lists(_ACROSS, max_size=5))
+def test_every_line_read_from_a_batch_buffer_is_the_line_normalized_on_its_own(texts):
+    batch = TokenBatch(texts)
+    slow = set(batch.slow)
+    for spans in (
+        plain_line_spans(batch, [k for k in range(len(texts)) if k not in slow]),
+        slow_line_spans(batch, sorted(slow)),
+    ):
+        read = {k for k in spans.text.tolist()}
+        assert not read & set(spans.missed)
+        for k, n, a, b, mark in zip(spans.text.tolist(), spans.number.tolist(), spans.start, spans.end, spans.marked):
+            line = texts[k].split("\n")[n - 1]
+            assert (batch.data[a:b].tobytes() if b > a else b"") == ref.normalize(line).encode("utf-8"), (texts[k], n)
+            assert bool(mark) == bool(line.strip())
+        assert all(
+            sorted(spans.number[spans.text == k].tolist()) == list(range(1, texts[k].count("\n") + 2)) for k in read
+        )
 
 
 def _roots() -> list[Path]:

@@ -20,7 +20,7 @@ import xxhash
 
 from ..records.record import Record
 from ..text.batch import TokenBatch
-from ..text.lines import plain_line_spans
+from ..text.lines import plain_line_spans, slow_line_spans, span_chars
 from ..text.normalize import normalize, text_hash, tokens
 from ..text.tokens import ngram_hashes, token_hashes
 from .base import BoilerplateConfig, eval_gram_hashes, eval_gram_starts
@@ -105,8 +105,8 @@ def _line_counts(batch: TokenBatch) -> tuple[Counter, dict[int, str]]:
     """How many texts of ``batch`` (a sample's records' whole texts) hold each normalized line of 10
     characters or more (by ``text_hash``), and the first raw text (stripped) of each line two records
     or more hold (a line of one record is never boilerplate: :func:`detect` needs two at least). The
-    lines of plain texts are read from the batch's buffer (:func:`~auditor.text.lines.plain_line_spans`),
-    the others normalized one by one.
+    lines of texts that normalize line by line are read from the batch's buffer
+    (:mod:`auditor.text.lines`), the others' normalized one by one.
 
     >>> texts = [f"Answer briefly, please.\\n{t}\\nanswer briefly please" for t in ["what is the time in paris", "short"]]
     >>> counts, first = _line_counts(TokenBatch(texts))
@@ -115,12 +115,18 @@ def _line_counts(batch: TokenBatch) -> tuple[Counter, dict[int, str]]:
     """
     texts = batch.texts
     slow = set(batch.slow)
-    spans = plain_line_spans(batch, [k for k in range(len(texts)) if k not in slow])
     view = batch.data.data
-    long = np.flatnonzero(spans.end - spans.start >= 10)  # len(normalize(line)): plain text is ASCII
-    owner, number = [spans.text[long]], [spans.number[long]]
-    found = [np.fromiter((xxhash.xxh64_intdigest(view[a:b]) for a, b in zip(spans.start[long].tolist(), spans.end[long].tolist())), dtype=np.uint64, count=len(long))]  # fmt: skip
-    others = sorted(slow.union(spans.missed))
+    owner, number, found, others = [], [], [], []
+    for spans in (
+        plain_line_spans(batch, [k for k in range(len(texts)) if k not in slow]),
+        slow_line_spans(batch, sorted(slow)),
+    ):
+        long = np.flatnonzero(span_chars(batch, spans.start, spans.end) >= 10)  # len(normalize(line))
+        owner.append(spans.text[long])
+        number.append(spans.number[long])
+        found.append(np.fromiter((xxhash.xxh64_intdigest(view[a:b]) for a, b in zip(spans.start[long].tolist(), spans.end[long].tolist())), dtype=np.uint64, count=len(long)))  # fmt: skip
+        others += spans.missed
+    others.sort()
     if others:  # lines normalized one by one
         where = [(k, i) for k in others for i in range(1, texts[k].count("\n") + 2)]
         lines = TokenBatch([line for k in others for line in texts[k].split("\n")])

@@ -11,7 +11,7 @@ import numpy as np
 import xxhash
 
 from ..text.batch import _EMPTY_HASH, TokenBatch, token_batch
-from ..text.lines import plain_line_spans
+from ..text.lines import LineSpans, plain_line_spans, slow_line_spans
 
 
 def exact_units(text: str, lines: bool) -> list[tuple[str, int]]:
@@ -99,8 +99,9 @@ def _batch_units(batch: TokenBatch, lines: bool, keys: np.ndarray | None = None)
     for k, text in enumerate(batch.texts):
         if "\n" in text:
             (other if k in slow else plain).append(k)
-    if plain:
-        other += _plain_line_units(batch, plain, units, keys)
+    other = _span_units(batch, plain_line_spans(batch, plain), units, keys) + _span_units(
+        batch, slow_line_spans(batch, other), units, keys
+    )
     owners: list[tuple[int, int]] = []
     pieces: list[str] = []
     for k in sorted(other):
@@ -135,15 +136,14 @@ def _line_name(i: int) -> str:
     return _LINE_NAMES[i]
 
 
-def _plain_line_units(
-    batch: TokenBatch, ks: list[int], units: list[list[tuple[str, int]]], keys: np.ndarray | None = None
+def _span_units(
+    batch: TokenBatch, spans: LineSpans, units: list[list[tuple[str, int]]], keys: np.ndarray | None = None
 ) -> list[int]:
-    """The line units of the plain multi-line texts ``ks`` of ``batch``, appended to ``units``, read from
-    the batch's buffer (:func:`~auditor.text.lines.plain_line_spans`); the texts whose lines are not
-    there are returned, for the per-line path. Lines of whitespace only are no unit, as there; with
-    ``keys``, only lines that may equal a text looked for are (:func:`exact_units_batch`).
+    """The line units of the multi-line texts of ``spans``, appended to ``units``, read from the batch's
+    buffer (:mod:`auditor.text.lines`); the texts whose lines are not there (``spans.missed``) are
+    returned, for the per-line path. Lines of whitespace only are no unit, as there; with ``keys``, only
+    lines that may equal a text looked for are (:func:`exact_units_batch`).
     """
-    spans = plain_line_spans(batch, ks)
     keep = np.flatnonzero(spans.marked)
     text, number, a, b = spans.text[keep], spans.number[keep], spans.start[keep], spans.end[keep]
     if keys is not None:

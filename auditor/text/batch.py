@@ -110,6 +110,7 @@ class TokenBatch:
         "token_starts",
         "slow",
         "splits",
+        "kept",
         "_array",
         "_whole",
         "memo",
@@ -121,7 +122,9 @@ class TokenBatch:
         self.where = {id(t): i for i, t in enumerate(self.texts)}
         self.slow = kernel.impl.not_plain(self.texts)
         found: list[tuple[int, int, int]] = []
-        joined = _joined(self.texts, self.slow, found)
+        #: the pieces of the slow texts with lines (of up to KEPT_CHARS), for their lines (:mod:`~auditor.text.lines`)
+        self.kept: dict[int, bytes] = {}
+        joined = _joined(self.texts, self.slow, found, self.kept)
         #: the camel-cased runs split (:func:`_joined`): ``(text, where in its piece, tokens gained)``
         self.splits = np.array(found, dtype=np.int64).reshape(-1, 3)
         data, token_offsets, text_offsets, token_starts = kernel.impl.squeeze(joined, _BATCH_BYTES)
@@ -152,6 +155,7 @@ class TokenBatch:
         out.texts = self.texts + other.texts
         out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
         out.slow = self.slow + [i + len(self.texts) for i in other.slow]
+        out.kept = {**self.kept, **{k + len(self.texts): p for k, p in other.kept.items()}}
         out.splits = np.concatenate((self.splits, other.splits + np.array([len(self.texts), 0, 0], dtype=np.int64)))
         size = len(self.data)
         out.data = np.concatenate((self.data, other.data))
@@ -250,13 +254,16 @@ class TokenBatch:
         return self._array
 
 
-def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]] | None = None) -> bytes:
+def _joined(
+    texts: list[str], slow: list[int], splits: list[tuple[int, int, int]] | None = None, kept: dict | None = None
+) -> bytes:
     """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
     punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
     copied as it is (joined by the kernel, C where built), the others (``slow``, the kernel's
     ``not_plain``) read as :func:`~auditor.text.pieces.piece` says; camel-cased runs split for the whole batch at once
     (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs). With ``splits``,
-    each run split is noted there as ``(its text, its start in the text's piece, the tokens it gained)``.
+    each run split is noted there as ``(its text, its start in the text's piece, the tokens it gained)``;
+    in ``kept``, the piece of each slow text with a line break (of at most :data:`KEPT_CHARS`).
 
     >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]
     >>> splits = []
@@ -265,7 +272,9 @@ def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]
     """
     pieces: list[str | bytes] = list(texts)
     for i in slow:
-        pieces[i] = piece(texts[i])
+        pieces[i] = p = piece(texts[i])
+        if kept is not None and len(texts[i]) <= KEPT_CHARS and "\n" in texts[i]:
+            kept[i] = p
     raw = kernel.impl.join(pieces)
     found: list[tuple[int, int]] | None = None if splits is None else []
     joined = split_candidates(raw, kernel.impl.camel_runs(raw, MIN_HUMPS), found)
@@ -277,6 +286,9 @@ def _joined(texts: list[str], slow: list[int], splits: list[tuple[int, int, int]
         splits.extend(zip(text.tolist(), into.tolist(), where[:, 1].tolist()))
     return joined
 
+
+#: the longest slow text whose piece a batch keeps for its lines: a longer one's lines are normalized again
+KEPT_CHARS = 1 << 20
 
 #: the last batch built by :func:`token_batch` (it keeps its texts alive, so their ids stay theirs)
 _LAST: list[TokenBatch] = []

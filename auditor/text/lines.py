@@ -28,8 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import kernel
 from .batch import PLAIN_BYTES, TokenBatch
 from .kernel import line_tokens
+from .pieces import piece
 
 
 @dataclass
@@ -50,12 +52,69 @@ class LineSpans:
 
 def plain_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
     """The :class:`LineSpans` of the plain texts ``ks`` of ``batch`` (in ascending order, none of ``batch.slow``)."""
-    if not len(ks):
+    return _spans(batch, list(ks), [batch.texts[k].encode("ascii") for k in ks])
+
+
+def slow_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
+    """The :class:`LineSpans` of the slow texts ``ks`` of ``batch`` (ascending) that normalize line by line
+    as a whole: a text whose piece (what the batch read, :attr:`~auditor.text.batch.TokenBatch.kept`) is
+    its lines' pieces joined by newlines, as a line on its own gives it. ``undo_evasion`` reads across
+    lines (a tag closed lines later, an override, a hyphenated wrap): a text where it did is ``missed``,
+    as is one whose piece the batch did not keep. Marks say whether a line holds more than whitespace
+    (``str.strip``), as the text's own line does; a text with a line whose piece holds a line break
+    (``%0A``) is missed too.
+
+    >>> from auditor.text.batch import TokenBatch
+    >>> batch = TokenBatch(["Caf\\u00e9 menu\\n<b>Book</b> it", "<think>x\\n</think> y", "wrapped infor-\\nmation"])
+    >>> spans = slow_line_spans(batch, [0, 1, 2])
+    >>> [batch.data[a:b].tobytes() for a, b in zip(spans.start, spans.end)], spans.missed
+    ([b'cafe menu', b'book it'], [1, 2])
+    """
+    good: list[int] = []
+    raws: list[bytes] = []
+    marks: list[bool] = []
+    for k in ks:
+        whole = batch.kept.get(k)
+        lines = batch.texts[k].split("\n")
+        pieces: list[bytes | str] = list(lines)
+        for j in kernel.impl.not_plain(lines):
+            pieces[j] = piece(lines[j])
+        if whole is None or whole.count(b"\n") != len(lines) - 1:  # a line's piece holds a break (%0A)
+            continue
+        if b"\n".join(p if isinstance(p, bytes) else p.encode("ascii") for p in pieces) != whole:
+            continue
+        good.append(k)
+        raws.append(whole)
+        marks += [bool(line.strip()) for line in lines]
+    spans = _spans(batch, good, raws, np.array(marks, dtype=bool))
+    spans.missed += sorted(set(ks) - set(good))
+    return spans
+
+
+def span_chars(batch: TokenBatch, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """How many characters each span ``batch.data[start:end]`` holds (0 where ``end <= start``): its
+    bytes, but for UTF-8 continuation bytes.
+
+    >>> from auditor.text.batch import TokenBatch
+    >>> b = TokenBatch(["\\u65e5\\u672c ok"])  # two characters of 3 bytes each, a space, "ok"
+    >>> span_chars(b, np.array([0, 0, 7, 5]), np.array([9, 6, 9, 3])).tolist()
+    [5, 2, 2, 0]
+    """
+    size = np.maximum(end - start, 0)
+    follow = np.flatnonzero((batch.data & 0xC0) == 0x80)  # few: not a count per byte
+    if len(follow):
+        size -= np.where(size > 0, np.searchsorted(follow, end) - np.searchsorted(follow, start), 0)
+    return size
+
+
+def _spans(batch: TokenBatch, ks: list[int], raws: list[bytes], marked: np.ndarray | None = None) -> LineSpans:
+    """The spans of texts ``ks`` whose pieces before squeezing are ``raws``; ``marked``: each line's mark,
+    else from the pieces (ASCII: their own lines)."""
+    if not ks:
         empty = np.zeros(0, dtype=np.int64)
         return LineSpans(empty, empty, empty, empty, np.zeros(0, dtype=bool), [])
-    texts = [batch.texts[k] for k in ks]
-    counts, marks, breaks = line_tokens("\n".join(texts).encode("ascii"), PLAIN_BYTES)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    counts, marks, breaks = line_tokens(b"\n".join(raws), PLAIN_BYTES)
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
     text_start = np.concatenate(([0], np.cumsum(lengths + 1)))
     first_line = np.searchsorted(breaks, text_start[:-1])  # the breaks before a text: its first line's number
     per_text = np.diff(np.append(first_line, len(counts)))
@@ -69,7 +128,7 @@ def plain_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
     lo = hi - counts
     starts = batch.token_starts
     ok = np.add.reduceat(counts, first_line) == starts[ks_arr + 1] - starts[ks_arr] - 1
-    text_of = np.repeat(np.arange(len(texts)), per_text)
+    text_of = np.repeat(np.arange(len(ks)), per_text)
     keep = np.flatnonzero(ok[text_of])
     t = text_of[keep]
     base = starts[ks_arr[t]] - lo[first_line[t]]  # a line's first token in the batch: its text's, plus its place
@@ -79,6 +138,6 @@ def plain_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
         number=keep - first_line[t] + 1,
         start=offs[lo[keep] + base],
         end=offs[hi[keep] + base] - 1,
-        marked=marks[keep] > 0,
+        marked=(marks > 0 if marked is None else marked)[keep],
         missed=[k for k, good in zip(ks, ok.tolist()) if not good],
     )
