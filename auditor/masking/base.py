@@ -16,8 +16,8 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.normalize import tokens
-from ..text.tokens import ngram_hashes, token_hashes
+from ..text.batch import TokenBatch
+from ..text.tokens import ngram_hashes
 
 MASK = "[masked]"
 PLAIN, GUARDED, SHARED, REMOVED = 0, 1, 2, 3  # line states in Boilerplate.mask_text
@@ -62,8 +62,11 @@ class MaskSets(Protocol):
 
 def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
     """Sorted distinct hashes of every word ``k``-gram of ``eval_texts`` (as the ngram tier hashes them)."""
-    grams = [ngram_hashes(token_hashes(tokens(t)), k) for t in eval_texts if t]
-    return np.unique(np.concatenate(grams)) if grams else np.empty(0, dtype=np.uint64)
+    texts = [t for t in eval_texts if t]
+    if not texts:
+        return np.empty(0, dtype=np.uint64)
+    batch = TokenBatch(texts)  # normalized and hashed at once, each text's k-grams sliced from the batch's
+    return np.unique(np.concatenate(batch.text_ngram_hashes(range(len(texts)), k)))
 
 
 def eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndarray:
