@@ -157,6 +157,22 @@ def test_line_tokens_count_each_lines_tokens_in_c_and_python(text):
     assert breaks == [i for i, b in enumerate(raw) if b == 10]
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*"ab -&<%\x1b\x00\x7f\x80", "\n", "\u00e9", "\u2019", "\U0001f600", "\n\n"]), max_size=40
+    ).map("".join)
+)
+def test_slow_lines_are_the_lines_not_plain_on_their_own_in_c_and_python(text):
+    lines, at, want = text.split("\n"), 0, []
+    slow = set(_batchc.not_plain(lines))  # what a batch of the lines alone would read one by one
+    for i, line in enumerate(lines):
+        if i in slow:
+            want.append((at, at + len(line)))
+        at += len(line) + 1
+    assert _batchc.slow_lines(text) == _batchpy.slow_lines(text) == want
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -168,6 +184,7 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.lookup(b"\x00" * 8, b"\x00" * 9),
             lambda k=kernel: k.distinct_runs(b"\x00" * 8, b"\x00" * 8, b"\x00" * 16),
             lambda k=kernel: k.line_tokens(b"a", b"short"),
+            lambda k=kernel: k.slow_lines(b"bytes"),
         ):
             with pytest.raises(TypeError):
                 call()

@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Eight functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Nine functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -16,6 +16,8 @@
  *   token_hashes(data, offsets) -> bytes   xxh64 of each token data[offsets[j]:offsets[j+1]-1] (uint64s)
  *   lookup(hashes, keys)    -> bytearray   per uint64 of hashes: 1 + the index of its first copy in
  *                                          keys (uint64s), or 0 (int64s)
+ *   slow_lines(text)        -> list        (start, end) of each line of text (split at \n) that is not
+ *                                          plain on its own: a character not ASCII, NUL, & < % or ESC
  *   line_tokens(raw, table) -> tuple      per line of raw (split at \n): the tokens in it (bytes not
  *                                          translated to a space by table, in runs: int64s), whether it
  *                                          holds a byte that is no ASCII whitespace (uint8s), and where
@@ -407,6 +409,43 @@ done:
     return out;
 }
 
+/* slow_lines(text): the lines of a str that not_plain would name on their own (a hyphen ends no line) */
+static unsigned char slow_ascii[128];
+
+static PyObject *slow_lines(PyObject *Py_UNUSED(self), PyObject *arg) {
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "slow_lines() takes str, not %.80s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(arg) < 0) return NULL;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg), line = 0;
+    int kind = PyUnicode_KIND(arg), slow = 0;
+    const void *data = PyUnicode_DATA(arg);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : '\n';
+        if (c == '\n') {
+            if (slow) {
+                PyObject *span = Py_BuildValue("(nn)", line, i);
+                if (span == NULL || PyList_Append(out, span) < 0) {
+                    Py_XDECREF(span);
+                    Py_DECREF(out);
+                    return NULL;
+                }
+                Py_DECREF(span);
+            }
+            line = i + 1;
+            slow = 0;
+        } else if (c >= 0x80 || slow_ascii[c]) {
+            slow = 1;
+        }
+    }
+    return out;
+}
+
 /* line_tokens(raw, table): the exact tier's line units of plain texts, read in one pass */
 static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer raw, table;
@@ -563,6 +602,7 @@ static PyMethodDef methods[] = {
     {"squeeze", squeeze, METH_VARARGS, "Translate, squeeze spaces, offsets (see _batchpy.squeeze)."},
     {"token_hashes", token_hashes, METH_VARARGS, "xxh64 of every token (see _batchpy.token_hashes)."},
     {"lookup", lookup, METH_VARARGS, "Index + 1 of each hash among keys, or 0 (see _batchpy.lookup)."},
+    {"slow_lines", slow_lines, METH_O, "The lines of a text that are not plain on their own (see _batchpy.slow_lines)."},
     {"line_tokens", line_tokens, METH_VARARGS, "Tokens, a mark and the break of each line (see _batchpy.line_tokens)."},
     {"distinct_runs", distinct_runs, METH_VARARGS, "Sorted distinct values of each run (see _batchpy.distinct_runs)."},
     {NULL, NULL, 0, NULL},
@@ -576,5 +616,8 @@ PyMODINIT_FUNC PyInit__batchc(void) {
     special[0] = 1;
     const char *ws = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f";
     for (; *ws; ws++) whitespace[(unsigned char)*ws] = 1;
+    const char *sl = "&<%\x1b";
+    for (; *sl; sl++) slow_ascii[(unsigned char)*sl] = 1;
+    slow_ascii[0] = 1;
     return PyModule_Create(&module);
 }

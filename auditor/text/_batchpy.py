@@ -8,6 +8,7 @@ Each function raises ``TypeError`` for arguments of the wrong type, as its C twi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -195,3 +196,28 @@ def line_tokens(raw: bytes, table: bytes) -> tuple[bytes, bytes, bytes]:
     held = np.flatnonzero(~np.isin(r, np.frombuffer(_ASCII_WHITESPACE.encode("ascii"), dtype=np.uint8)))
     marks = np.searchsorted(held, end) > np.searchsorted(held, first)
     return counts.astype(np.int64).tobytes(), marks.astype(np.uint8).tobytes(), breaks.astype(np.int64).tobytes()
+
+
+#: a character that makes a line slow on its own: not ASCII, NUL, or one of ``& < % ESC``
+_SLOW_CHAR = re.compile("[^\\x01-\\x1a\\x1c-\\x24\\x27-\\x3b\\x3d-\\x7f]")
+
+
+def slow_lines(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each line of ``text`` (split at ``\\n``) that :func:`not_plain` names on its
+    own: one holding a character that is not ASCII, a NUL, ``&``, ``<``, ``%`` or ESC (a line alone
+    holds no line break for a hyphen to end).
+
+    >>> slow_lines("plain\\ncaf\\u00e9\\n50%\\nx-\\n")
+    [(6, 10), (11, 14)]
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"slow_lines() takes str, not {type(text).__name__}")
+    out = []
+    done = 0
+    while m := _SLOW_CHAR.search(text, done):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        out.append((start, end))
+        done = end
+    return out

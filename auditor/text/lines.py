@@ -72,23 +72,44 @@ def slow_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
     """
     good: list[int] = []
     raws: list[bytes] = []
-    marks: list[bool] = []
+    marked: list[tuple[int, bool]] = []  # (line of the joined pieces, its mark): the slow lines'
+    lines_before = 0
     for k in ks:
         whole = batch.kept.get(k)
-        lines = batch.texts[k].split("\n")
-        pieces: list[bytes | str] = list(lines)
-        for j in kernel.impl.not_plain(lines):
-            pieces[j] = piece(lines[j])
-        if whole is None or whole.count(b"\n") != len(lines) - 1:  # a line's piece holds a break (%0A)
+        text = batch.texts[k]
+        breaks = text.count("\n")
+        if whole is None or whole.count(b"\n") != breaks:  # a line's piece holds a break (%0A)
             continue
-        if b"\n".join(p if isinstance(p, bytes) else p.encode("ascii") for p in pieces) != whole:
+        joined, marks = _lines_pieced(text)
+        if joined != whole:
             continue
         good.append(k)
         raws.append(whole)
-        marks += [bool(line.strip()) for line in lines]
-    spans = _spans(batch, good, raws, np.array(marks, dtype=bool))
+        marked += [(lines_before + i, mark) for i, mark in marks]
+        lines_before += breaks + 1
+    spans = _spans(batch, good, raws, marked)
     spans.missed += sorted(set(ks) - set(good))
     return spans
+
+
+def _lines_pieced(text: str) -> tuple[bytes, list[tuple[int, bool]]]:
+    """``text``'s lines, each as the batch takes it alone (its piece, :func:`~auditor.text.pieces.piece`,
+    where it is slow; as it is, where it is plain), joined by newlines; and the number and mark
+    (``str.strip``) of each slow line (the kernel's ``slow_lines``). Plain runs of lines are copied whole.
+
+    >>> _lines_pieced("Hi\\n<b>Bo</b>ok\\n \\u00a0\\nok")
+    (b'Hi\\nBook\\n  \\nok', [(1, True), (2, False)])
+    """
+    out: list[bytes] = []
+    marks: list[tuple[int, bool]] = []
+    done = line = 0  # where the text not copied yet starts (a line's start), and that line's number
+    for start, end in kernel.impl.slow_lines(text):
+        line += text.count("\n", done, start)
+        out += (text[done:start].encode("ascii"), piece(text[start:end]))
+        marks.append((line, bool(text[start:end].strip())))
+        done = end
+    out.append(text[done:].encode("ascii"))
+    return b"".join(out), marks
 
 
 def span_chars(batch: TokenBatch, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -107,9 +128,9 @@ def span_chars(batch: TokenBatch, start: np.ndarray, end: np.ndarray) -> np.ndar
     return size
 
 
-def _spans(batch: TokenBatch, ks: list[int], raws: list[bytes], marked: np.ndarray | None = None) -> LineSpans:
-    """The spans of texts ``ks`` whose pieces before squeezing are ``raws``; ``marked``: each line's mark,
-    else from the pieces (ASCII: their own lines)."""
+def _spans(batch: TokenBatch, ks: list[int], raws: list[bytes], marked: Sequence[tuple[int, bool]] = ()) -> LineSpans:
+    """The spans of texts ``ks`` whose pieces before squeezing are ``raws``: each line's mark from its
+    piece (a plain line is its own piece), but for the lines ``marked`` gives (line, mark) for."""
     if not ks:
         empty = np.zeros(0, dtype=np.int64)
         return LineSpans(empty, empty, empty, empty, np.zeros(0, dtype=bool), [])
@@ -138,6 +159,15 @@ def _spans(batch: TokenBatch, ks: list[int], raws: list[bytes], marked: np.ndarr
         number=keep - first_line[t] + 1,
         start=offs[lo[keep] + base],
         end=offs[hi[keep] + base] - 1,
-        marked=(marks > 0 if marked is None else marked)[keep],
+        marked=_marks(marks, marked)[keep],
         missed=[k for k, good in zip(ks, ok.tolist()) if not good],
     )
+
+
+def _marks(marks: np.ndarray, marked: Sequence[tuple[int, bool]]) -> np.ndarray:
+    """The kernel's marks of the lines as booleans, those of the lines ``marked`` names set as it says."""
+    out = marks > 0
+    if len(marked):
+        at = np.array(marked, dtype=np.int64).reshape(-1, 2)
+        out[at[:, 0]] = at[:, 1].astype(bool)
+    return out
