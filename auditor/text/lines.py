@@ -1,6 +1,7 @@
-"""The lines of a :class:`~auditor.text.batch.TokenBatch`'s plain texts, read from its buffer: where each
-line's normalized text lies there, with no line normalized again (the exact tier's line units, the
-boilerplate census of a sample's lines).
+"""The lines of a :class:`~auditor.text.batch.TokenBatch`'s texts, read from its buffer: where each line's
+normalized text lies there, with no line normalized again (the exact tier's line units, the
+boilerplate census of a sample's lines). Plain texts always (:func:`plain_line_spans`); slow texts
+where they normalize line by line as a whole (:func:`slow_line_spans`).
 
 A plain text (ASCII that ``normalize`` only lowers, translates and splits in camel-cased runs, none of
 the batch's ``slow`` texts) normalizes line by line: a newline is whitespace, and nothing that changes
@@ -36,7 +37,7 @@ from .pieces import piece
 
 @dataclass
 class LineSpans:
-    """Every line of some plain texts of a batch, in text order then line order: its text (its index in
+    """Every line of some texts of a batch, in text order then line order: its text (its index in
     the batch), its number in the text (from 1), where its normalized text starts and ends in the
     batch's ``data`` (``end <= start``: empty), and whether it holds anything but whitespace (``marked``:
     a line of punctuation alone normalizes to nothing but is a line of text). ``missed``: the texts
