@@ -124,9 +124,8 @@ def may_reach(values: np.ndarray, offsets: np.ndarray, union: HashSet, share: fl
         return np.full(len(n), share <= 0) | (n == 0)
     hit = union.contains(values[offsets[0] : offsets[-1]])
     seen = np.concatenate(([0], np.cumsum(hit)))
-    return seen[offsets[1:] - offsets[0]] - seen[offsets[:-1] - offsets[0]] >= share * n * (
-        1 - 1e-12
-    )  # the slack: float rounding
+    inside = seen[offsets[1:] - offsets[0]] - seen[offsets[:-1] - offsets[0]]  # each set's hashes in union
+    return inside >= share * n * (1 - 1e-12)  # the slack: float rounding of the score
 
 
 def packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

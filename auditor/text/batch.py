@@ -54,11 +54,7 @@ import xxhash
 from . import kernel
 from .arrowbuf import large_binary
 from .camel import MIN_HUMPS, split_candidates
-from .normalize import (
-    is_plain,
-    normalize,
-    tokens,
-)
+from .normalize import is_plain, normalize, tokens
 from .pieces import piece
 from .tokens import ngram_hashes, token_hashes
 
