@@ -228,6 +228,23 @@ def test_ignorables_in_scripts_written_without_spaces_are_dropped():
     assert normalize(cjk[:10] + "\u200b" + cjk[10:]) == normalize(cjk)
 
 
+def test_the_ignorables_a_text_holds_are_found_by_one_scan_as_by_its_set_of_characters():
+    """``drop_ignorables`` finds the ignorables of a text with a pattern of code-point ranges (of the
+    basic plane alone, where the text holds nothing beyond it): every code point, alone and beside an
+    astral one, gives what ``set(text) & ignorable`` gives."""
+    from auditor.text.evasion import _present
+    from auditor.text.normalize import _tables
+
+    ignorable = _tables().ignorable
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        want = {c} & ignorable
+        assert _present(f"a{c}b", ignorable) == want, hex(cp)
+        assert _present(f"{c}\U0001f600", ignorable) == want, hex(cp)
+
+
 def test_a_long_word_with_one_ignorable_in_a_url_keeps_its_word():
     assert "flight" in normalize("https://x.example/search/very/long/path/fl\u200bight?q=1").split()
 

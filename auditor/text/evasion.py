@@ -238,6 +238,36 @@ def _unspaced(c: str) -> bool:
     return cp >= 0x0E00 and any(lo <= cp <= hi for lo, hi in _UNSPACED)
 
 
+_CLASSES: dict[frozenset[str], tuple[re.Pattern, re.Pattern]] = {}
+
+
+def _present(text: str, chars: frozenset[str]) -> set[str]:
+    """The characters of ``chars`` that ``text`` holds: one regular-expression scan of the text (a set of
+    its characters costs several times more), by a pattern of the basic plane's characters alone
+    where the text holds none beyond it (a class with astral ranges scans slower).
+
+    >>> sorted(_present("fl\u200bight \U000e0041", frozenset({"\u200b", "\U000e0041", "\u00ad"})))
+    ['\u200b', '\U000e0041']
+    """
+    patterns = _CLASSES.get(chars)
+    if patterns is None:
+        patterns = _CLASSES[chars] = (_class([c for c in chars if c <= "\uffff"]), _class(list(chars)))
+    astral = len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+    return set(patterns[astral].findall(text))
+
+
+def _class(chars: list[str]) -> re.Pattern:
+    """A pattern matching any one of ``chars``, written as ranges of code points."""
+    ranges: list[list[int]] = []
+    for cp in sorted(map(ord, chars)):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    body = "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in ranges)
+    return re.compile(f"[{body}]" if body else "(?!)")
+
+
 def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
     """``text`` without its default-ignorable characters (those of ``ignorable`` it holds), except
     where they stand for spaces: in a whitespace-free chunk where they join letters and digits of
@@ -252,7 +282,7 @@ def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
     >>> drop_ignorables("Find\\u3164me\\u3164a\\u3164cheap\\u3164flight\\u3164to\\u3164Paris,\\u3164please", zwsp)
     'Find me a cheap flight to Paris, please'
     """
-    present = set(text) & ignorable
+    present = _present(text, ignorable) if isinstance(ignorable, frozenset) else set(text) & ignorable
     if not present:
         return text
     cls = "".join(map(re.escape, sorted(present)))
