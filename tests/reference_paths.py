@@ -113,10 +113,15 @@ def tokens(text: str) -> list[str]:
 
 
 def joined(
-    texts: list[str], slow: list[int] | None = None, splits: list | None = None, kept: dict | None = None
+    texts: list[str],
+    slow: list[int] | None = None,
+    splits: list | None = None,
+    kept: dict | None = None,
+    local: set | None = None,
 ) -> bytes:
     """Every text normalized by ``normalize`` (``slow``, which the fast path reads, is not needed; no
-    camel-cased run is noted in ``splits`` nor piece ``kept``: the reference units do not read them)."""
+    camel-cased run is noted in ``splits`` nor piece ``kept`` or ``local``: the reference units do not
+    read them)."""
     return batch._SEPARATOR.join([normalize(t).encode("utf-8") for t in texts] + [b""])
 
 

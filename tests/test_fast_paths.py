@@ -253,6 +253,33 @@ def test_every_line_read_from_a_batch_buffer_is_the_line_normalized_on_its_own(t
         )
 
 
+#: tags whole or cut by a line break, closed or not, beside typography and whitespace
+_TAGGED = st.lists(
+    st.sampled_from(
+        ["<foo", " bar>", "<b", ">", "</foo>", "<b>", "</b>", "<x/>", "List<String>", "<a href=x>", "=", " ", "\n"]
+        + ["\u2019", "\u00a0", "\u2014", "\x1c", "\r", "a", "Bo"]
+    ),
+    max_size=25,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TAGGED | _TYPO)
+def test_a_piece_said_to_be_its_lines_pieces_is_them_and_marks_as_they_do(text):
+    """What ``piece_by_lines`` vouches for without piecing a line (the batch then reads the text's
+    lines from its piece, :func:`~auditor.text.lines.slow_line_spans`): each line's own piece, and
+    whitespace-only exactly where the line is."""
+    from auditor.text.pieces import piece, piece_by_lines
+
+    whole, by_lines = piece_by_lines(text)
+    assert whole == piece(text)
+    if by_lines:
+        lines = text.split("\n")
+        assert whole == b"\n".join(piece(line) if line else b"" for line in lines)
+        for line, got in zip(lines, whole.split(b"\n")):
+            assert bool(got.decode("ascii").strip()) == bool(line.strip()), (text, line)
+
+
 def _roots() -> list[Path]:
     return [FOREIGN, *([SHARED] if SHARED.is_dir() else [])]
 

@@ -55,7 +55,7 @@ from . import kernel
 from .arrowbuf import large_binary
 from .camel import MIN_HUMPS, split_candidates
 from .normalize import is_plain, normalize, tokens
-from .pieces import piece
+from .pieces import piece_by_lines
 from .tokens import ngram_hashes, token_hashes
 
 if TYPE_CHECKING:  # pyarrow: imported where a batch first needs it (and by arrowbuf), not at start-up
@@ -107,6 +107,7 @@ class TokenBatch:
         "slow",
         "splits",
         "kept",
+        "local",
         "_array",
         "_whole",
         "memo",
@@ -120,7 +121,9 @@ class TokenBatch:
         found: list[tuple[int, int, int]] = []
         #: the pieces of the slow texts with lines (of up to KEPT_CHARS), for their lines (:mod:`~auditor.text.lines`)
         self.kept: dict[int, bytes] = {}
-        joined = _joined(self.texts, self.slow, found, self.kept)
+        #: the kept slow texts whose piece is, line for line, their lines' pieces (:func:`~auditor.text.pieces.piece_by_lines`)
+        self.local: set[int] = set()
+        joined = _joined(self.texts, self.slow, found, self.kept, self.local)
         #: the camel-cased runs split (:func:`_joined`): ``(text, where in its piece, tokens gained)``
         self.splits = np.array(found, dtype=np.int64).reshape(-1, 3)
         data, token_offsets, text_offsets, token_starts = kernel.impl.squeeze(joined, _BATCH_BYTES)
@@ -152,6 +155,7 @@ class TokenBatch:
         out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
         out.slow = self.slow + [i + len(self.texts) for i in other.slow]
         out.kept = {**self.kept, **{k + len(self.texts): p for k, p in other.kept.items()}}
+        out.local = self.local | {k + len(self.texts) for k in other.local}
         out.splits = np.concatenate((self.splits, other.splits + np.array([len(self.texts), 0, 0], dtype=np.int64)))
         size = len(self.data)
         out.data = np.concatenate((self.data, other.data))
@@ -251,7 +255,11 @@ class TokenBatch:
 
 
 def _joined(
-    texts: list[str], slow: list[int], splits: list[tuple[int, int, int]] | None = None, kept: dict | None = None
+    texts: list[str],
+    slow: list[int],
+    splits: list[tuple[int, int, int]] | None = None,
+    kept: dict | None = None,
+    local: set[int] | None = None,
 ) -> bytes:
     """The texts, each followed by a separator, each as ``normalized_bytes`` gives it but for case,
     punctuation and spaces (the batch's ``squeeze`` translates and squeezes them): plain ASCII is
@@ -259,7 +267,8 @@ def _joined(
     ``not_plain``) read as :func:`~auditor.text.pieces.piece` says; camel-cased runs split for the whole batch at once
     (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs). With ``splits``,
     each run split is noted there as ``(its text, its start in the text's piece, the tokens it gained)``;
-    in ``kept``, the piece of each slow text with a line break (of at most :data:`KEPT_CHARS`).
+    in ``kept``, the piece of each slow text with a line break (of at most :data:`KEPT_CHARS`), and in
+    ``local`` those of them whose piece is their lines' pieces (:func:`~auditor.text.pieces.piece_by_lines`).
 
     >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]
     >>> splits = []
@@ -268,9 +277,12 @@ def _joined(
     """
     pieces: list[str | bytes] = list(texts)
     for i in slow:
-        pieces[i] = p = piece(texts[i])
+        p, by_lines = piece_by_lines(texts[i])
+        pieces[i] = p
         if kept is not None and len(texts[i]) <= KEPT_CHARS and "\n" in texts[i]:
             kept[i] = p
+            if by_lines and local is not None:
+                local.add(i)
     raw = kernel.impl.join(pieces)
     found: list[tuple[int, int]] | None = None if splits is None else []
     joined = split_candidates(raw, kernel.impl.camel_runs(raw, MIN_HUMPS), found)

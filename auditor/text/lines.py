@@ -63,7 +63,8 @@ def slow_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
     lines (a tag closed lines later, an override, a hyphenated wrap): a text where it did is ``missed``,
     as is one whose piece the batch did not keep. Marks say whether a line holds more than whitespace
     (``str.strip``), as the text's own line does; a text with a line whose piece holds a line break
-    (``%0A``) is missed too.
+    (``%0A``) is missed too. A text the batch knows to be pieced line by line (its ``local`` texts,
+    :func:`~auditor.text.pieces.piece_by_lines`) is not pieced again: its piece's lines and marks are its lines'.
 
     >>> from auditor.text.batch import TokenBatch
     >>> batch = TokenBatch(["Caf\\u00e9 menu\\n<b>Book</b> it", "<think>x\\n</think> y", "wrapped infor-\\nmation"])
@@ -81,12 +82,13 @@ def slow_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
         breaks = text.count("\n")
         if whole is None or whole.count(b"\n") != breaks:  # a line's piece holds a break (%0A)
             continue
-        joined, marks = _lines_pieced(text)
-        if joined != whole:
-            continue
+        if k not in batch.local:  # its lines' pieces, compared with its piece; their marks
+            joined, marks = _lines_pieced(text)
+            if joined != whole:
+                continue
+            marked += [(lines_before + i, mark) for i, mark in marks]
         good.append(k)
         raws.append(whole)
-        marked += [(lines_before + i, mark) for i, mark in marks]
         lines_before += breaks + 1
     spans = _spans(batch, good, raws, marked)
     spans.missed += sorted(set(ks) - set(good))

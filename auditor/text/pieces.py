@@ -17,8 +17,29 @@ def piece(text: str) -> bytes:
     or entities; typography that normalizes as ASCII made ASCII; any other text read as
     :func:`_undone_by_line` says.
 
-    >>> piece("a%20b"), piece("<b>Bo</b>ok"), piece("caf\\u00e9 &amp; co")
+    >>> piece("a%20b"), piece("<b>Bo</b>ok"), piece("caf\u00e9 &amp; co")
     (b'a b', b'Book', b'cafe co')
+    """
+    return piece_by_lines(text)[0]
+
+
+def piece_by_lines(text: str) -> tuple[bytes, bool]:
+    """:func:`piece` of ``text``, and whether that piece is, line for line, each line's own piece and
+    holds a byte of ASCII whitespace where, and only where, the line holds whitespace (``str.strip``)
+    — known without piecing a line:
+
+    * ASCII, or ASCII but for typography (:func:`~auditor.text.normalize.ascii_typography`, which maps
+      each of its characters alone: a space for a space, a comma for any other), without ``<``, ``%``,
+      ``&``, NUL, ESC or a hyphen ending a line: the piece is the text so mapped, and so is each line's;
+    * ASCII markup without escapes or entities whose tags ``strip_tags`` leaves as they are: the piece
+      is the text, and so is each line's (a tag it would strip in a line alone it strips in the whole
+      text: a tag holds no ``<`` but its first, so no tag found in the whole text overlaps it, and a
+      name closed in the line is closed in the text).
+
+    Any other text: False (its lines' pieces are compared with its piece, :mod:`auditor.text.lines`).
+
+    >>> piece_by_lines("List<String> x\\nok"), piece_by_lines("It\\u2019s\\nok"), piece_by_lines("<b>Bo</b>ok\\nx")
+    ((b'List<String> x\\nok', True), (b'It,s\\nok', True), (b'Book\\nx', False))
     """
     plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
     if (
@@ -31,14 +52,15 @@ def piece(text: str) -> bytes:
     ):
         if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
             if plain is text and "%" not in plain:
-                return (strip_tags(plain) if ">" in plain else plain).encode("ascii")
+                stripped = strip_tags(plain) if ">" in plain else plain
+                return stripped.encode("ascii"), stripped == plain
         elif "%" not in plain:
-            return plain.encode("ascii")
+            return plain.encode("ascii"), True
         elif _simple(t := percent_decode(plain)):
-            return t.encode("ascii")
+            return t.encode("ascii"), False
     if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
-        return plain.encode("ascii")
-    return _undone_by_line(text)
+        return plain.encode("ascii"), False
+    return _undone_by_line(text), False
 
 
 def _undone_by_line(text: str) -> bytes:
