@@ -105,10 +105,10 @@ def _batch_units(batch: TokenBatch, lines: bool, keys: np.ndarray | None = None)
     owners: list[tuple[int, int]] = []
     pieces: list[str] = []
     for k in sorted(other):
-        for i, line in enumerate(batch.texts[k].split("\n"), start=1):
-            if line.strip():
-                owners.append((k, i))
-                pieces.append(line)
+        its_lines = batch.texts[k].split("\n")
+        held = [i for i, line in enumerate(its_lines) if line and not line.isspace()]  # line.strip(): not blank
+        owners += [(k, i + 1) for i in held]
+        pieces += [its_lines[i] for i in held]
     if not pieces:
         return units
     lines_batch = TokenBatch(pieces)

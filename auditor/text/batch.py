@@ -99,7 +99,7 @@ class TokenBatch:
 
     __slots__ = (
         "texts",
-        "where",
+        "_where",
         "data",
         "text_offsets",
         "token_offsets",
@@ -115,8 +115,7 @@ class TokenBatch:
 
     def __init__(self, texts: Sequence[str]):
         self.texts = list(texts)
-        #: id of each text object → its index (the batch holds the texts, so an id here is theirs)
-        self.where = {id(t): i for i, t in enumerate(self.texts)}
+        self._where: dict[int, int] | None = None
         self.slow = kernel.impl.not_plain(self.texts)
         found: list[tuple[int, int, int]] = []
         #: the pieces of the slow texts with lines (of up to KEPT_CHARS), for their lines (:mod:`~auditor.text.lines`)
@@ -152,7 +151,7 @@ class TokenBatch:
         other = TokenBatch(texts)
         out = TokenBatch.__new__(TokenBatch)
         out.texts = self.texts + other.texts
-        out.where = {**self.where, **{k: v + len(self.texts) for k, v in other.where.items()}}
+        out._where = None
         out.slow = self.slow + [i + len(self.texts) for i in other.slow]
         out.kept = {**self.kept, **{k + len(self.texts): p for k, p in other.kept.items()}}
         out.local = self.local | {k + len(self.texts) for k in other.local}
@@ -168,6 +167,14 @@ class TokenBatch:
         if (hashes := self.memo.get("token hashes")) is not None:  # the tokens are this batch's, then other's
             out.memo["token hashes"] = np.concatenate((hashes, other.token_hashes()))
         return out
+
+    @property
+    def where(self) -> dict[int, int]:
+        """The id of each text object → its index (the batch holds the texts, so an id here is theirs;
+        a text held twice: its last index), made on first use."""
+        if self._where is None:
+            self._where = {id(t): i for i, t in enumerate(self.texts)}
+        return self._where
 
     @property
     def n_tokens(self) -> int:
