@@ -173,6 +173,21 @@ def test_slow_lines_are_the_lines_not_plain_on_their_own_in_c_and_python(text):
     assert _batchc.slow_lines(text) == _batchpy.slow_lines(text) == want
 
 
+_RANGE_CHARS = st.sampled_from([*"ab\n\x00\x7f", "\x80", "\u00ad", "\u00e9", "\u200b", "\u2019", "\ud800", "\uffff"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_RANGE_CHARS | st.sampled_from(["\U0001f600", "\U000e0041", "\U0010ffff"]), max_size=30).map("".join),
+    st.lists(_RANGE_CHARS | st.characters(), max_size=6),
+    st.booleans(),
+)
+def test_the_first_character_in_ranges_is_found_in_c_and_python(text, chars, outside):
+    ranges = batch_kernel.char_ranges(map(ord, chars), outside=outside)
+    want = next((i for i, c in enumerate(text) if (c in chars) != outside), -1)
+    assert _batchc.first_in(text, ranges) == _batchpy.first_in(text, ranges) == want
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -185,6 +200,8 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.distinct_runs(b"\x00" * 8, b"\x00" * 8, b"\x00" * 16),
             lambda k=kernel: k.line_tokens(b"a", b"short"),
             lambda k=kernel: k.slow_lines(b"bytes"),
+            lambda k=kernel: k.first_in(b"bytes", b""),
+            lambda k=kernel: k.first_in("a", b"\x00" * 4),
         ):
             with pytest.raises(TypeError):
                 call()

@@ -228,10 +228,10 @@ def test_ignorables_in_scripts_written_without_spaces_are_dropped():
     assert normalize(cjk[:10] + "\u200b" + cjk[10:]) == normalize(cjk)
 
 
-def test_the_ignorables_a_text_holds_are_found_by_one_scan_as_by_its_set_of_characters():
-    """``drop_ignorables`` finds the ignorables of a text with a pattern of code-point ranges (of the
-    basic plane alone, where the text holds nothing beyond it): every code point, alone and beside an
-    astral one, gives what ``set(text) & ignorable`` gives."""
+def test_the_ignorables_a_text_holds_are_found_by_the_kernel_as_by_its_set_of_characters():
+    """``drop_ignorables`` asks the kernel whether a text holds an ignorable (``first_in`` over their
+    code-point ranges), then which, by a pattern: every code point, alone and beside an astral one,
+    gives what ``set(text) & ignorable`` gives."""
     from auditor.text.evasion import _present
     from auditor.text.normalize import _tables
 

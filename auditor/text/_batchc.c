@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Nine functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Ten functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -22,6 +22,9 @@
  *                                          translated to a space by table, in runs: int64s), whether it
  *                                          holds a byte that is no ASCII whitespace (uint8s), and where
  *                                          each \n stands (int64s)
+ *   first_in(text, ranges)  -> int         the index of the first character of text whose code point
+ *                                          lies in one of ranges (uint32 pairs lo, hi: inclusive,
+ *                                          sorted, disjoint), or -1
  *   distinct_runs(values, starts, lengths) -> tuple   the sorted distinct uint64s of each run
  *                                          values[starts[i]:starts[i]+lengths[i]], one after the other
  *                                          (a bytearray), and where each begins (int64s, runs + 1)
@@ -446,6 +449,43 @@ static PyObject *slow_lines(PyObject *Py_UNUSED(self), PyObject *arg) {
     return out;
 }
 
+/* first_in(text, ranges): where a str first holds a code point of sorted, disjoint inclusive ranges */
+static PyObject *first_in(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *text;
+    Py_buffer rb;
+    if (!PyArg_ParseTuple(args, "Uy*", &text, &rb)) return NULL;
+    if (rb.len % 8) {
+        PyBuffer_Release(&rb);
+        PyErr_SetString(PyExc_TypeError, "first_in() takes ranges as uint32 pairs");
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
+        PyBuffer_Release(&rb);
+        return NULL;
+    }
+#endif
+    Py_ssize_t nr = rb.len / 8, n = PyUnicode_GET_LENGTH(text), found = -1;
+    const uint32_t *r = (const uint32_t *)rb.buf;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (nr > 0 && !(PyUnicode_IS_ASCII(text) && r[0] > 0x7f)) {
+        Py_UCS4 low = r[0], high = r[2 * nr - 1];
+        for (Py_ssize_t i = 0; i < n && found < 0; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < low || c > high) continue;
+            Py_ssize_t a = 0, b = nr; /* the first range whose end is >= c */
+            while (a < b) {
+                Py_ssize_t m = (a + b) / 2;
+                if (r[2 * m + 1] < c) a = m + 1; else b = m;
+            }
+            if (a < nr && r[2 * a] <= c) found = i;
+        }
+    }
+    PyBuffer_Release(&rb);
+    return PyLong_FromSsize_t(found);
+}
+
 /* line_tokens(raw, table): the exact tier's line units of plain texts, read in one pass */
 static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer raw, table;
@@ -604,6 +644,7 @@ static PyMethodDef methods[] = {
     {"lookup", lookup, METH_VARARGS, "Index + 1 of each hash among keys, or 0 (see _batchpy.lookup)."},
     {"slow_lines", slow_lines, METH_O, "The lines of a text that are not plain on their own (see _batchpy.slow_lines)."},
     {"line_tokens", line_tokens, METH_VARARGS, "Tokens, a mark and the break of each line (see _batchpy.line_tokens)."},
+    {"first_in", first_in, METH_VARARGS, "Index of the first character in the ranges, or -1 (see _batchpy.first_in)."},
     {"distinct_runs", distinct_runs, METH_VARARGS, "Sorted distinct values of each run (see _batchpy.distinct_runs)."},
     {NULL, NULL, 0, NULL},
 };

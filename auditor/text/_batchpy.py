@@ -198,6 +198,31 @@ def line_tokens(raw: bytes, table: bytes) -> tuple[bytes, bytes, bytes]:
     return counts.astype(np.int64).tobytes(), marks.astype(np.uint8).tobytes(), breaks.astype(np.int64).tobytes()
 
 
+#: the pattern of each ``ranges`` :func:`first_in` was given, made once
+_RANGE_PATTERNS: dict[bytes, re.Pattern] = {}
+
+
+def first_in(text: str, ranges: bytes) -> int:
+    """The index of the first character of ``text`` whose code point lies in one of ``ranges`` (uint32
+    pairs ``lo, hi``, inclusive, sorted, disjoint), or -1.
+
+    >>> first_in("abc\u200bd", np.array([0x80, 0x9F, 0x200B, 0x200F], dtype=np.uint32).tobytes())
+    3
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"first_in() takes str, not {type(text).__name__}")
+    if _nbytes(ranges) % 8:
+        raise TypeError("first_in() takes ranges as uint32 pairs")
+    key = bytes(ranges)
+    pattern = _RANGE_PATTERNS.get(key)
+    if pattern is None:
+        pairs = np.frombuffer(key, dtype=np.uint32).reshape(-1, 2).tolist()
+        body = "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in pairs)
+        pattern = _RANGE_PATTERNS[key] = re.compile(f"[{body}]" if body else "(?!)")
+    m = pattern.search(text)
+    return -1 if m is None else m.start()
+
+
 #: a character that makes a line slow on its own: not ASCII, NUL, or one of ``& < % ESC``
 _SLOW_CHAR = re.compile("[^\\x01-\\x1a\\x1c-\\x24\\x27-\\x3b\\x3d-\\x7f]")
 

@@ -20,6 +20,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import numpy as np
+
+from .kernel import char_ranges, first_in
+
 # -- percent-encoding ------------------------------------------------------------------------------
 
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
@@ -238,34 +242,25 @@ def _unspaced(c: str) -> bool:
     return cp >= 0x0E00 and any(lo <= cp <= hi for lo, hi in _UNSPACED)
 
 
-_CLASSES: dict[frozenset[str], tuple[re.Pattern, re.Pattern]] = {}
+_CLASSES: dict[frozenset[str], tuple[bytes, re.Pattern]] = {}
 
 
 def _present(text: str, chars: frozenset[str]) -> set[str]:
-    """The characters of ``chars`` that ``text`` holds: one regular-expression scan of the text (a set of
-    its characters costs several times more), by a pattern of the basic plane's characters alone
-    where the text holds none beyond it (a class with astral ranges scans slower).
+    """The characters of ``chars`` that ``text`` holds: one pass of the kernel tells whether it holds any
+    (:func:`~auditor.text.kernel.first_in`; a set of its characters costs many times more), a
+    pattern of them finds which, from the first one on.
 
     >>> sorted(_present("fl\u200bight \U000e0041", frozenset({"\u200b", "\U000e0041", "\u00ad"})))
     ['\u200b', '\U000e0041']
     """
-    patterns = _CLASSES.get(chars)
-    if patterns is None:
-        patterns = _CLASSES[chars] = (_class([c for c in chars if c <= "\uffff"]), _class(list(chars)))
-    astral = len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
-    return set(patterns[astral].findall(text))
-
-
-def _class(chars: list[str]) -> re.Pattern:
-    """A pattern matching any one of ``chars``, written as ranges of code points."""
-    ranges: list[list[int]] = []
-    for cp in sorted(map(ord, chars)):
-        if ranges and ranges[-1][1] == cp - 1:
-            ranges[-1][1] = cp
-        else:
-            ranges.append([cp, cp])
-    body = "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in ranges)
-    return re.compile(f"[{body}]" if body else "(?!)")
+    made = _CLASSES.get(chars)
+    if made is None:
+        ranges = char_ranges(map(ord, chars))
+        pairs = np.frombuffer(ranges, dtype=np.uint32).reshape(-1, 2).tolist()
+        body = "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in pairs)
+        made = _CLASSES[chars] = (ranges, re.compile(f"[{body}]" if body else "(?!)"))
+    at = first_in(text, made[0])
+    return set() if at < 0 else set(made[1].findall(text, at))
 
 
 def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:

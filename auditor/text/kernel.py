@@ -14,6 +14,8 @@ run past the values (:func:`distinct_runs`).
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
 from types import ModuleType
 
 import numpy as np
@@ -49,6 +51,38 @@ def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     in one hash-table pass of the kernel (C where built). Raises ``TypeError`` for buffers that are not
     whole uint64s."""
     return impl.lookup(hashes, keys)
+
+
+def char_ranges(code_points: Iterable[int], outside: bool = False) -> bytes:
+    """Code points as the inclusive ranges :func:`first_in` takes: uint32 pairs ``lo, hi``, sorted,
+    disjoint; with ``outside``, every other code point's.
+
+    >>> np.frombuffer(char_ranges([0x200B, 0xAD, 0x200C, 0x200D]), dtype=np.uint32).tolist()
+    [173, 173, 8203, 8205]
+    >>> np.frombuffer(char_ranges(range(0x80), outside=True), dtype=np.uint32).tolist()
+    [128, 1114111]
+    """
+    pairs: list[list[int]] = []
+    for cp in sorted(set(code_points)):
+        if pairs and pairs[-1][1] == cp - 1:
+            pairs[-1][1] = cp
+        else:
+            pairs.append([cp, cp])
+    if outside:
+        bounds = [-1, *(x for lo, hi in pairs for x in (lo, hi)), sys.maxunicode + 1]
+        pairs = [[a + 1, b - 1] for a, b in zip(bounds[::2], bounds[1::2]) if b - a > 1]
+    return np.array(pairs, dtype=np.uint32).reshape(-1, 2).tobytes()
+
+
+def first_in(text: str, ranges: bytes) -> int:
+    """The index of the first character of ``text`` whose code point lies in ``ranges`` (:func:`char_ranges`),
+    or -1: one pass of the kernel over the text (C where built; a regular expression's character class
+    scans several times slower), ASCII skipped at once where no range holds any.
+
+    >>> first_in("caf\u00e9 \u200b", char_ranges([0x200B])), first_in("cafe", char_ranges([0x200B]))
+    (5, -1)
+    """
+    return impl.first_in(text, ranges)
 
 
 def line_tokens(raw: bytes, table: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

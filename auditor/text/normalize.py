@@ -73,6 +73,7 @@ from pathlib import Path
 
 import xxhash
 
+from . import kernel
 from .camel import has_camel_run, may_have_camel_run, split_camel_runs
 from .evasion import (
     drop_ignorables,
@@ -246,7 +247,7 @@ _TYPOGRAPHY = (
     "\u2212\u2026\u2022\u00b7\u00d7\u00b0\u00a9\u00ae\u2122\u00a7\u00b6\u2020\u2021\u00a0\u2009\u202f\u2007\u2002\u2003"
 )
 #: the characters of :data:`_TYPOGRAPHY` kept, their ASCII, and a pattern finding any other non-ASCII character
-_TYPOGRAPHY_TABLE: tuple[dict[str, str], re.Pattern] | None = None
+_TYPOGRAPHY_TABLE: tuple[dict[str, str], bytes] | None = None
 
 
 def ascii_typography(text: str) -> str:
@@ -269,9 +270,9 @@ def ascii_typography(text: str) -> str:
             folded = unicodedata.normalize("NFKC", t.confusable.get(c, c)).casefold()
             if all(_is_space_class(x) or x.isspace() for x in (t.confusable_lower.get(x, x) for x in folded)):
                 table[c] = " " if c.isspace() else ","
-        _TYPOGRAPHY_TABLE = table, re.compile(f"[^\\x00-\\x7f{''.join(table)}]")
-    table, other = _TYPOGRAPHY_TABLE
-    if other.search(text):
+        _TYPOGRAPHY_TABLE = table, kernel.char_ranges([*range(0x80), *map(ord, table)], outside=True)
+    table, others = _TYPOGRAPHY_TABLE
+    if kernel.first_in(text, others) >= 0:  # another non-ASCII character
         return text
     for c, ascii in table.items():  # str.replace per character held: faster than translate off ASCII
         if c in text:
