@@ -18,6 +18,8 @@ U+3164 separators 0/50, ANSI colours 0/50, hyphenated hard wraps 20/50 (see ``BE
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_false_pass import SYSTEM, _write, chat, filler, stb_config, stb_items
 
 from auditor.audit.run import run_audit
@@ -241,8 +243,27 @@ def test_the_ignorables_a_text_holds_are_found_by_the_kernel_as_by_its_set_of_ch
             continue
         c = chr(cp)
         want = {c} & ignorable
-        assert _present(f"a{c}b", ignorable) == want, hex(cp)
-        assert _present(f"{c}\U0001f600", ignorable) == want, hex(cp)
+        assert _present(f"a{c}b", ignorable) == (want, 1 if want else -1), hex(cp)
+        assert _present(f"{c}\U0001f600", ignorable) == (want, 0 if want else -1), hex(cp)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [*" \u3000\u00a0\n\x1c\t", "\u200b", "\u3164", "\u00ad", "a", "Book", "flight" * 5, "\u4e0a\u8ff0", "x.y"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_ignorables_are_dropped_from_the_first_one_s_chunk_on_as_from_the_whole_text(text):
+    """``drop_ignorables`` rewrites a text from the whitespace-free chunk of its first ignorable on
+    (the kernel says where it stands): what rewriting all of it gives (a set of ignorables, not a
+    frozenset, takes that path)."""
+    from auditor.text.evasion import drop_ignorables
+
+    ignorable = {"\u200b", "\u3164", "\u00ad"}
+    assert drop_ignorables(text, frozenset(ignorable)) == drop_ignorables(text, ignorable)
 
 
 def test_a_long_word_with_one_ignorable_in_a_url_keeps_its_word():
@@ -286,6 +307,23 @@ def test_a_lone_escape_is_a_space_as_before():
 )
 def test_a_word_broken_by_a_hyphen_and_a_newline_is_one_word(text, expected):
     assert normalize(text) == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [*"-\u00ad\u2010\n\r \taB1_\u00e9", "a-\n", "a\u00ad\n", "a\u2010\n", "\u00e9\u2010\r\n  ", "-\r\n x"]
+        ),
+        max_size=30,
+    ).map("".join)
+)
+def test_wraps_joined_hyphen_by_hyphen_are_those_one_pattern_joins(text):
+    """``join_hyphen_wraps`` runs one pattern per hyphen (each found fast by its first character):
+    the same text as the pattern of all three hyphens in one pass."""
+    from auditor.text import evasion
+
+    assert evasion.join_hyphen_wraps(text) == evasion._WRAP.sub(evasion._join_wrap, text)
 
 
 def test_a_hyphen_inside_a_line_is_punctuation_as_before():

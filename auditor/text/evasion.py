@@ -201,7 +201,13 @@ _WRAP = re.compile(r"[-\u00ad\u2010]\r?\n[ \t]{0,64}+(?=[^\W\d_])")
 
 def has_hyphen_wrap(text: str) -> bool:
     """A cheap test: False when ``text`` surely has no hyphen at the end of a line."""
-    return "-\n" in text or "-\r\n" in text or (not text.isascii() and _WRAP.search(text) is not None)
+    if "-\n" in text or "-\r\n" in text:
+        return True
+    return not text.isascii() and first_in(text, _OTHER_HYPHENS) >= 0 and _WRAP.search(text) is not None
+
+
+#: the hyphens of :data:`_WRAP` but ``-``: a text without them needs no search for one ending a line
+_OTHER_HYPHENS = char_ranges([0xAD, 0x2010])
 
 
 def _join_wrap(m: re.Match) -> str:
@@ -219,7 +225,16 @@ def join_hyphen_wraps(text: str) -> str:
     """
     if not has_hyphen_wrap(text):
         return text
-    return _WRAP.sub(_join_wrap, text)
+    for hyphen, wrap in _WRAPS.items():  # one hyphen at a time: a pattern led by a character is found fast
+        if hyphen in text:
+            text = wrap.sub(_join_wrap, text)
+    return text
+
+
+#: :data:`_WRAP` for each of its hyphens: the wraps of one hyphen neither make nor touch another's (a
+#: joined wrap leaves a letter where it was, and a wrap is told by the letter before its hyphen), so
+#: joining them hyphen by hyphen gives what one pass of ``_WRAP`` gives
+_WRAPS = {h: re.compile(re.escape(h) + r"\r?\n[ \t]{0,64}+(?=[^\W\d_])") for h in "-\u00ad\u2010"}
 
 
 # -- default-ignorable characters ------------------------------------------------------------------
@@ -245,13 +260,14 @@ def _unspaced(c: str) -> bool:
 _CLASSES: dict[frozenset[str], tuple[bytes, re.Pattern]] = {}
 
 
-def _present(text: str, chars: frozenset[str]) -> set[str]:
+def _present(text: str, chars: frozenset[str]) -> tuple[set[str], int]:
     """The characters of ``chars`` that ``text`` holds: one pass of the kernel tells whether it holds any
     (:func:`~auditor.text.kernel.first_in`; a set of its characters costs many times more), a
-    pattern of them finds which, from the first one on.
+    pattern of them finds which, from the first one on; and where that first one stands (-1: none).
 
-    >>> sorted(_present("fl\u200bight \U000e0041", frozenset({"\u200b", "\U000e0041", "\u00ad"})))
-    ['\u200b', '\U000e0041']
+    >>> found, at = _present("fl\u200bight \U000e0041", frozenset({"\u200b", "\U000e0041", "\u00ad"}))
+    >>> sorted(found), at
+    (['\u200b', '\U000e0041'], 2)
     """
     made = _CLASSES.get(chars)
     if made is None:
@@ -260,7 +276,18 @@ def _present(text: str, chars: frozenset[str]) -> set[str]:
         body = "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in pairs)
         made = _CLASSES[chars] = (ranges, re.compile(f"[{body}]" if body else "(?!)"))
     at = first_in(text, made[0])
-    return set() if at < 0 else set(made[1].findall(text, at))
+    return (set(), -1) if at < 0 else (set(made[1].findall(text, at)), at)
+
+
+def _chunk_start(text: str, at: int) -> int:
+    """A place where a whitespace-free chunk of ``text`` starts, at or before the chunk holding position
+    ``at``: after the last space, tab or line break before it, or 0 (a chunk starts after any
+    whitespace, so one starting at or after this place starts after it in the whole text too).
+
+    >>> _chunk_start("book a fl\\u200bight", 9), _chunk_start("fl\\u200bight", 2)
+    (7, 0)
+    """
+    return max(text.rfind(c, 0, at) for c in " \n\t\r") + 1
 
 
 def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
@@ -277,7 +304,7 @@ def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
     >>> drop_ignorables("Find\\u3164me\\u3164a\\u3164cheap\\u3164flight\\u3164to\\u3164Paris,\\u3164please", zwsp)
     'Find me a cheap flight to Paris, please'
     """
-    present = _present(text, ignorable) if isinstance(ignorable, frozenset) else set(text) & ignorable
+    present, at = _present(text, ignorable) if isinstance(ignorable, frozenset) else (set(text) & ignorable, 0)
     if not present:
         return text
     cls = "".join(map(re.escape, sorted(present)))
@@ -300,7 +327,8 @@ def drop_ignorables(text: str, ignorable: frozenset[str] | set[str]) -> str:
                 break
         return strip.sub("", c)
 
-    return chunk.sub(separated, text)
+    start = _chunk_start(text, at)  # no chunk before the first ignorable's has one
+    return text[:start] + chunk.sub(separated, text[start:])
 
 
 # -- combining marks on Latin letters ---------------------------------------------------------------
