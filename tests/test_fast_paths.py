@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -106,6 +107,14 @@ _WORD_ALPHABET = [*"aZ9_ -,.\n\t", *"\u00df\u0130\u01c5\u0301\u0663\u00b2\u2028\
 @given(st.lists(st.sampled_from(_WORD_ALPHABET), max_size=30).map("".join) | st.text(max_size=60))
 def test_words_are_found_and_folded_as_the_regular_expression_finds_them(text):
     assert _same_words(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_WORD_ALPHABET), max_size=40).map("".join), st.integers(1, 8))
+def test_words_found_part_by_part_are_the_words_of_the_whole_string(text, part):
+    # a long string is split into words, and its characters classified, a part at a time
+    with mock.patch.object(locate, "_WORDS_PART", part):
+        assert _same_words(text)
 
 
 def test_every_character_is_a_word_character_as_the_regular_expression_says():

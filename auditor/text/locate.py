@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,9 @@ _cache: list[tuple[Any, list[tuple[str, str, str]], dict[str, Any]]] = []
 #: record's findings together (:func:`auditor.methods.base.located_by_record`), but a caller searching
 #: index by index (a Detector of several methods) gets one record's findings between other records'
 _CACHED, _CACHED_CHARS = 8, 4_000_000
+#: characters of a string split into words at a time (:func:`_words_of`): a 2 MB record's 300,000
+#: words are never all alive as strings at once (~20 MB)
+_WORDS_PART = 1 << 16
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ID_KEY = re.compile(r"(?:^|[._\[\"])(?:[a-z0-9]*_)?(?:id|uuid|key)\"?\]?\Z", re.IGNORECASE)
 
@@ -171,19 +175,42 @@ def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int
     >>> starts.tolist(), ends.tolist(), [vocab[w] for w in ("hi", "sstrasse", "12")], ids.tolist()
     ([0, 4, 11, 14], [2, 10, 13, 16], [0, 1, 2], [0, 1, 2, 0])
     """
-    cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32)
-    word = np.take(_ASCII_WORD, cps, mode="clip")  # every code point past 127 reads as DEL: no word
-    high = np.unique(cps[cps > 127])
-    if len(high):
-        wordy = high[[chr(c).isalnum() for c in high.tolist()]]
-        if len(wordy):
-            word |= np.isin(cps, wordy)
+    cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32).copy()  # writable: spaced below
+    word = np.empty(len(cps), dtype=bool)  # every code point past 127 reads as DEL (no word) here
+    for at in range(0, len(cps), _WORDS_PART):  # by parts: take makes int64 indices of what it is given
+        np.take(_ASCII_WORD, cps[at : at + _WORDS_PART], mode="clip", out=word[at : at + _WORDS_PART])
+    at_high = np.flatnonzero(cps > 127)
+    if len(at_high):
+        high = cps[at_high]
+        distinct = np.unique(high)
+        word[at_high] = np.isin(high, distinct[[chr(c).isalnum() for c in distinct.tolist()]])
     edges = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    spaced = np.where(word, cps, np.uint32(32)).tobytes().decode("utf-32-le", "surrogatepass")
+    del edges
+    cps[~word] = 32
+    del word
+    spaced = str(cps, "utf-32-le", "surrogatepass")  # read from the array's buffer, not a copy of it
+    del cps
     vocab: dict[str, int] = {}
-    ids = np.fromiter(map(vocab.setdefault, spaced.casefold().split(), itertools.count()), np.int64, len(starts))
+    ids_by_first = itertools.count()  # shared by the parts: a word's id is the index of its first occurrence
+    words = (map(vocab.setdefault, part.casefold().split(), ids_by_first) for part in _parts(spaced, _WORDS_PART))
+    ids = np.fromiter(itertools.chain.from_iterable(words), np.int64, len(starts))
     return starts, ends, ids, vocab
+
+
+def _parts(text: str, size: int) -> Iterator[str]:
+    """``text`` in parts of ``size`` characters or a few more, each cut where a space begins (or at
+    the end), so that their words are the words of ``text``, a part's list of them at a time.
+
+    >>> list(_parts("ab cd ef", 1)), list(_parts("ab cd ef", 4)), list(_parts("", 4))
+    (['ab', ' cd', ' ef'], ['ab cd', ' ef'], [])
+    """
+    at = 0
+    while at < len(text):
+        end = text.find(" ", at + size)
+        end = len(text) if end < 0 else end
+        yield text[at:end]
+        at = end
 
 
 def locate_span(raw: Any, text: str) -> Span | None:
