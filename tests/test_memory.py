@@ -2,8 +2,9 @@
 next batch, so a batch's buffers do not fault their pages in again; a user's own malloc settings win;
 a worker's collector traces what it loaded never again, its youngest objects less often.
 
-Measured by page faults (``ru_minflt``): a 20 MB buffer freed and made again faults its ~5,000 pages
-in a second time under glibc's defaults (it hands the first one back), and not once when tuned.
+Measured by page faults (``ru_minflt``): a 3 MB buffer (a short-record batch's array is ~3 MB) freed
+and made again faults its ~770 pages in a second time under glibc's defaults (it hands the first one
+back), and not once when tuned; a 20 MB buffer (a long record's copy) is handed back when tuned too.
 """
 
 from __future__ import annotations
@@ -27,26 +28,27 @@ pytestmark = pytest.mark.skipif(
     reason="glibc's allocator, with no MALLOC_* setting of the environment's own",
 )
 
-_MB20 = 20 << 20
-_PAGES = _MB20 // resource.getpagesize()
+_MB3, _MB20 = 3 << 20, 20 << 20
+_PAGES = _MB3 // resource.getpagesize()
 
 
-def fault_rounds(rounds: int = 3) -> list[int]:
-    """Page faults of making (and zeroing) a 20 MB buffer, then freeing it, ``rounds`` times over."""
+def fault_rounds(rounds: int = 3, size: int = _MB3) -> list[int]:
+    """Page faults of making (and zeroing) a buffer of ``size`` bytes, then freeing it, ``rounds``
+    times over."""
     out = []
     for _ in range(rounds):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        buffer = bytearray(_MB20)
+        buffer = bytearray(size)
         del buffer
         out.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     return out
 
 
-def _fresh(env: dict[str, str]) -> tuple[bool, list[int]]:
-    """``tune_allocator()`` and :func:`fault_rounds` in a fresh interpreter with ``env`` added."""
+def _fresh(env: dict[str, str], size: int = _MB3) -> tuple[bool, list[int]]:
+    """``tune_allocator()`` and :func:`fault_rounds` of ``size`` in a fresh interpreter with ``env`` added."""
     code = (
         "import json\nfrom auditor.engines.memory import tune_allocator\nfrom test_memory import fault_rounds\n"
-        "tuned = tune_allocator()\nprint(json.dumps([tuned, fault_rounds()]))"
+        f"tuned = tune_allocator()\nprint(json.dumps([tuned, fault_rounds(size={size})]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -67,6 +69,13 @@ def test_a_tuned_process_reuses_freed_memory_where_glibc_hands_it_back():
     untuned, default = _fresh({"GLIBC_TUNABLES": "glibc.malloc.perturb=0"})
     assert not untuned
     assert default[1] > _PAGES // 2, default  # glibc's defaults: the freed buffer went back to the system
+
+
+def test_a_tuned_process_hands_back_a_buffer_past_the_mmap_threshold():
+    # a long record's copies (a 2 MB record as UTF-32: 8 MB) are not kept in the heap after its batch
+    assert SETTINGS["MALLOC_MMAP_THRESHOLD_"][1] < _MB20
+    tuned, rounds = _fresh({}, _MB20)
+    assert tuned and min(rounds) > (_MB20 // resource.getpagesize()) // 2, rounds
 
 
 def test_the_users_own_malloc_settings_win():

@@ -10,7 +10,11 @@ raises as large blocks are freed, up to 32 MB) by ``mmap``, unmapped when freed;
 its buffers' pages in again (the kernel zeroes each one): on 40 MB of real text, ~0.3 of 5.4 CPU-s
 were this system time. :func:`tune_allocator` sets what glibc's ``MALLOC_MMAP_THRESHOLD_``,
 ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_TOP_PAD_`` set (:data:`SETTINGS`): at most
-``MALLOC_TRIM_THRESHOLD_`` of free memory stays mapped, reused by the next batch.
+``MALLOC_TRIM_THRESHOLD_`` of free memory stays mapped, reused by the next batch. Blocks larger than a
+short-record batch's arrays are still mapped and unmapped: a 2 MB record's copies kept in the heap
+raised a worker's peak memory by a third (100 MB of 2 MB records, 2 workers: peak RSS of the process
+tree 454-481 MB with a 32 MB threshold, 434-438 MB with 4 MB; CPU the same within noise, for short
+records too).
 
 A batch also makes and drops hundreds of thousands of small objects (records, views, units): Python's
 collector traced its youngest objects every 700 allocations and all objects (modules, indexes) every
@@ -37,10 +41,12 @@ import os
 import sys
 from collections.abc import Mapping
 
-#: ``mallopt`` parameters (``<malloc.h>``) and their values: blocks up to 32 MB from the heap, up to
-#: 64 MB of free memory kept at its top, 16 MB more asked of the system each time it grows
+#: ``mallopt`` parameters (``<malloc.h>``) and their values: blocks up to 4 MB from the heap (a batch
+#: of short records: ~2 M characters, ~3 MB an array of its tokens), larger ones (a long record's
+#: copies: a 2 MB record as UTF-32 is 8 MB) mapped and handed back when freed, so they do not stay in
+#: the heap; up to 64 MB of free memory kept at its top, 16 MB more asked of the system each time it grows
 SETTINGS = {
-    "MALLOC_MMAP_THRESHOLD_": (-3, 32 << 20),  # M_MMAP_THRESHOLD
+    "MALLOC_MMAP_THRESHOLD_": (-3, 4 << 20),  # M_MMAP_THRESHOLD
     "MALLOC_TRIM_THRESHOLD_": (-1, 64 << 20),  # M_TRIM_THRESHOLD
     "MALLOC_TOP_PAD_": (-2, 16 << 20),  # M_TOP_PAD
 }
