@@ -54,7 +54,9 @@ def test_the_identifier_prefilter_finds_what_extracting_every_text_finds(monkeyp
     """The scan extracts only texts in which an Aho-Corasick automaton finds one of the eval
     identifiers (a ToolBench id also spelt with ``@``): on real tau-bench trajectories and few-shot
     records and tau2's retail tasks (read as a training set) against tau2's airline and retail tasks
-    and StableToolBench, the findings equal those of extracting every text."""
+    and StableToolBench, the findings equal those of extracting every text, whether the automaton
+    is a DFA (identifiers of up to ``DFA_CHARS`` characters, as each of these eval sets has) or the one
+    the wheel picks."""
     from auditor.methods import entities
 
     train = []
@@ -71,7 +73,10 @@ def test_the_identifier_prefilter_finds_what_extracting_every_text_finds(monkeyp
         with monkeypatch.context() as m:
             m.setattr(entities, "ahocorasick_rs", None)
             slow = _findings(eval_name, [*train, qid])
-        assert fast == slow, eval_name
+        with monkeypatch.context() as m:
+            m.setattr(entities, "DFA_CHARS", 0)
+            not_dfa = _findings(eval_name, [*train, qid])
+        assert fast == slow == not_dfa, eval_name
         assert fast, eval_name  # each eval set has identifiers these records hold
 
 
