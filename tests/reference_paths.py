@@ -20,7 +20,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`minhash_units`: MinHash shingles and word sets from :func:`tokens` of each text (the package
   reads them from the scan's shared token batch);
 * ``minhash`` sketching every view (the package sketches only views with enough shingles and words in
-  the eval items to reach a reported Jaccard, :func:`auditor.methods._shingles.may_reach`);
+  the eval items to reach a reported Jaccard, :func:`auditor.methods._shingles.may_reach`, and few
+  enough for the largest eval item to reach it, :func:`auditor.methods._shingles.sized_sets`);
 * :func:`code_calls` / :func:`balanced_end`: the Python calls written in a text found by the regular
   expression :data:`auditor.records.toolcalls._CODE_CALL` and their parentheses matched one character at
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
@@ -226,6 +227,14 @@ def reference_paths(monkeypatch) -> Iterator[None]:
     monkeypatch.setattr(entities, "ahocorasick_rs", None)
     monkeypatch.setattr(
         minhash, "may_reach", lambda values, offsets, union, share: np.ones(len(offsets) - 1, dtype=bool)
+    )
+    monkeypatch.setattr(
+        _shingles,
+        "sized_sets",
+        lambda values, offsets, eval_offsets, share: (
+            np.arange(len(offsets) - 1),
+            _shingles.distinct_packed(values, offsets),
+        ),
     )
     batch.forget_batch()
     try:

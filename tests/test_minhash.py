@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
 from datasketch.lsh import _optimal_param
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from auditor.audit.config import AuditConfig, CheckSpec
 from auditor.audit.indexes import build_index
@@ -16,7 +18,7 @@ from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods._shingles import distinct, shingle_hashes
+from auditor.methods._shingles import distinct, packed, shingle_hashes, sized_sets
 from auditor.methods.minhash import MinHashIndex
 
 
@@ -246,3 +248,60 @@ def test_word_set_channel_keeps_attribute_swaps_suspected():
     found = {f.eval_id: f for f in index.search([by_id["5153"], by_id["7136"]])}
     assert found["233"].evidence["measure"] == "word_set" and not found["233"].conclusive
     assert found["177"].conclusive
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 40), max_size=60), min_size=1, max_size=8),
+    st.lists(st.lists(st.integers(0, 40), min_size=1, max_size=12), min_size=1, max_size=4),
+    st.sampled_from([0.3, 0.5, 0.6, 0.8, 1.0]),
+)
+@example([[0, 1, 2, 3, 3]], [[0, 1, 2]], 0.75)  # 4 distinct of 5, at the bound: Jaccard 0.75, kept
+def test_a_set_left_out_for_its_size_reaches_no_eval_set(train, evals, share):
+    """``sized_sets`` leaves out only sets whose Jaccard with every eval set is below ``share`` (by
+    their distinct hashes, told from a prefix), and gives each kept set's distinct hashes."""
+    as_sets = [np.array(t, dtype=np.uint64) for t in train]
+    eval_sets = [distinct(np.array(e, dtype=np.uint64)) for e in evals]
+    fit, (kept, offsets) = sized_sets(*packed(as_sets), packed(eval_sets)[1], share)
+    for i, t in enumerate(as_sets):
+        mine = kept[offsets[i] : offsets[i + 1]]
+        if i in fit:
+            assert mine.tolist() == distinct(t).tolist()
+            continue
+        assert not len(mine)
+        a = set(t.tolist())
+        assert all(len(a & set(e.tolist())) / len(a | set(e.tolist())) < share for e in eval_sets)
+    assert [i for i, t in enumerate(train) if len(set(t)) <= max(map(len, eval_sets))] == [
+        i for i in fit.tolist() if len(set(train[i])) <= max(map(len, eval_sets))
+    ]  # a set no larger than the largest eval set is always kept
+
+
+def test_long_training_texts_are_left_out_of_the_sketch_by_size_with_the_same_findings(stb, monkeypatch):
+    """A long document (50 other StableToolBench queries in a row: far more distinct shingles and words
+    than any query has over the Jaccard bar) is not sketched, and the findings are those of sketching
+    every view."""
+    from auditor.methods import _shingles
+    from auditor.records.record import Record
+
+    q = stb[3].view("query")
+    document = " ".join(r.view("query") for r in stb[10:60])
+    batch = [Record("t", str(i), f"t:{i}", {"text": t}) for i, t in enumerate([q, document, q + " Thanks!"])]
+    ix = MinHashIndex().build(stb)
+    left_out = []
+    real = _shingles.sized_sets
+
+    def spy(values, offsets, eval_offsets, share):
+        fit, sets = real(values, offsets, eval_offsets, share)
+        left_out.append(sorted(set(range(len(offsets) - 1)) - set(fit.tolist())))
+        return fit, sets
+
+    monkeypatch.setattr(_shingles, "sized_sets", spy)
+    found = [(f.train_id, f.eval_id, f.score) for f in ix.search(batch)]
+    assert left_out == [[1], [1]]  # the document, in the shingle and the word channels
+
+    def every(values, offsets, eval_offsets, share):  # every view sketched (share 0: none left out)
+        return real(values, offsets, eval_offsets, 0)
+
+    monkeypatch.setattr(_shingles, "sized_sets", every)
+    assert [(f.train_id, f.eval_id, f.score) for f in ix.search(batch)] == found
+    assert {t for t, _, _ in found} == {"0", "2"}

@@ -1,7 +1,7 @@
 """The shingle sets ``minhash`` sketches and verifies: a text's shingle hashes (:func:`shingle_hashes`),
 a set as its sorted distinct hashes (:func:`distinct`; many at once, packed: :func:`distinct_packed`),
 a set asked about many hashes at once (:class:`HashSet`), which sets may reach a Jaccard with some
-eval set (:func:`may_reach`), many sets packed in one array
+eval set (:func:`may_reach` by their hashes, :func:`sized_sets` by their size), many sets packed in one array
 (:func:`packed`) and the sizes of pairwise intersections, vectorized (:func:`intersections`: the
 exact Jaccard or containment a candidate is verified on). No errors are raised here.
 """
@@ -126,6 +126,37 @@ def may_reach(values: np.ndarray, offsets: np.ndarray, union: HashSet, share: fl
     seen = np.concatenate(([0], np.cumsum(hit)))
     inside = seen[offsets[1:] - offsets[0]] - seen[offsets[:-1] - offsets[0]]  # each set's hashes in union
     return inside >= share * n * (1 - 1e-12)  # the slack: float rounding of the score
+
+
+def sized_sets(
+    values: np.ndarray, offsets: np.ndarray, eval_offsets: np.ndarray, share: float
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The sets (packed hashes: :func:`packed`) that may have at most ``bound = largest / share``
+    distinct hashes, ``largest`` the most an eval set holds (``eval_offsets``: the eval sets packed),
+    by position, and the distinct hashes of each (:func:`distinct_packed`; of the others, none). A set
+    with more than ``bound`` has Jaccard below ``share`` with every eval set (``J(A, B) <= |B| / |A|``),
+    so the search sketches it for nothing. A longer set is told by the distinct hashes of its first
+    ``2 x bound + 1``, a lower bound of its own (a long document is left out after sorting a prefix of
+    it, not all of it); a set they do not tell is kept.
+
+    >>> v, offs = packed([np.arange(9, dtype=np.uint64), np.zeros(9, dtype=np.uint64), np.arange(3, dtype=np.uint64)])
+    >>> fit, (kept, kept_offsets) = sized_sets(v, offs, np.array([0, 3]), 0.75)
+    >>> fit.tolist(), kept.tolist(), kept_offsets.tolist()
+    ([1, 2], [0, 0, 1, 2], [0, 0, 1, 4])
+    """
+    n = np.diff(offsets)
+    fit = np.arange(len(n))
+    if share > 0:
+        largest = int(np.diff(eval_offsets).max()) if len(eval_offsets) > 1 else 0
+        bound = int(largest / share * (1 + 1e-9))  # the slack: float rounding of the score
+        longer = np.flatnonzero(n > bound)
+        if len(longer):
+            _, counted = distinct_runs(values, offsets[:-1][longer], np.minimum(n[longer], 2 * bound + 1))
+            fit = np.setdiff1d(fit, longer[np.diff(counted) > bound], assume_unique=True)
+    kept, kept_offsets = distinct_packed(values, offsets, fit)
+    lengths = np.zeros(len(n), dtype=np.int64)
+    lengths[fit] = np.diff(kept_offsets)
+    return fit, (kept, np.concatenate(([0], np.cumsum(lengths))).astype(np.int64))
 
 
 def packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

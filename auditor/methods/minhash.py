@@ -54,6 +54,7 @@ from ..text.batch import token_batch
 from ..text.normalize import normalize, tokens
 from ..text.tokens import token_hashes
 from . import _minhash_sketch as sk
+from . import _shingles
 from ._edits import all_values_kept, substituted, values_kept, values_match
 from ._shingles import HashSet, distinct, distinct_packed, gathered, intersections, may_reach, packed, shingle_hashes
 from .base import Finding, Index, MethodConfig
@@ -307,15 +308,14 @@ class MinHashIndex(Index[MinHashConfig]):
             return []
         hashes, offsets = packed([h for _, _, h, _ in units])
         folded = sk.fold(hashes, cfg.scheme)  # each unit's shingles, as the scheme hashes them
-        sets = distinct_packed(hashes, offsets)  # each unit's distinct shingles
         if cfg.mode == "jaccard":  # only views that may reach the lowest score reported are sketched
             low = min(cfg.threshold, cfg.suspected_threshold) if cfg.suspected_threshold > 0 else cfg.threshold
-            sel = np.flatnonzero(may_reach(*sets, self._union("eval_sh"), low))
+            fit, sets = _shingles.sized_sets(hashes, offsets, self.eval_off, low)  # the units that fit, their sets
+            sel = fit[may_reach(*sets, self._union("eval_sh"), low)[fit]]
             uniq, offs = distinct_packed(folded, offsets, sel)
             sigs = sk.signatures(uniq.astype(folded.dtype, copy=False), offs[:-1], self.perms)
             pairs = self._lookup(sk.band_keys(sigs, self.bands, self.rows), sel)
-            if len(self.wkeys):
-                return self._verify(batch, units, sets, pairs, self._word_pairs(batch, units))
+            return self._verify(batch, units, sets, pairs, self._word_pairs(batch, units) if len(self.wkeys) else ())
         else:
             found = []  # one record view at a time: its windows can be many
             for u in range(len(units)):
@@ -324,13 +324,13 @@ class MinHashIndex(Index[MinHashConfig]):
                 keys = distinct(sk.band_keys(sigs, self.bands, self.rows).ravel())[:, None]  # band index is mixed in
                 found.append(self._lookup(keys, np.full(len(keys), u, dtype=np.int64)))
             pairs = np.concatenate(found)
-        return self._verify(batch, units, sets, pairs)
+        return self._verify(batch, units, distinct_packed(hashes, offsets), pairs)  # each unit's distinct shingles
 
     def _word_pairs(self, batch, units) -> list[tuple[int, int, float, int, int, int]]:
         """Word-set candidates verified: ``(unit, eval position, jaccard, shared, eval words, train words)``."""
         cfg = self.config
-        words = [th if len(th) else token_hashes(tokens(batch[i].view(v))) for i, v, _, th in units]
-        tsh, toff = distinct_packed(*packed(words))
+        words = packed([th if len(th) else token_hashes(tokens(batch[i].view(v))) for i, v, _, th in units])
+        _, (tsh, toff) = _shingles.sized_sets(*words, self.word_off, cfg.word_set_threshold)  # the rest: empty
         reach = may_reach(tsh, toff, self._union("word_sh"), cfg.word_set_threshold)  # the rest pair with no item
         ok = np.flatnonzero((toff[1:] > toff[:-1]) & reach)
         if not len(ok):
