@@ -408,3 +408,15 @@ def test_a_disguised_plant_is_found_on_both_paths(tmp_path, monkeypatch):
     assert _comparable(fast) == _comparable(slow)
     conclusive = {f["train_ordinal"] for f in fast["findings"] if f["conclusive"]}
     assert len(conclusive) >= 30, sorted(conclusive)  # 40 plants, each on an even line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["a", " ", "&", "<", ">", "*", "|", "\n", "\t", "\u202e", "\u00a0", "é", "\x00", "\u2028"]), max_size=30) | st.text(max_size=30))  # fmt: skip
+def test_markdown_text_is_escaped_as_character_by_character(text):
+    """``md`` writes a printable text's entities with one ``str.translate``: the same text as
+    reading it character by character (control, format and separator characters made visible)."""
+    from auditor.report import _md
+
+    escaped = _md._PUNCT.sub(r"\\\1", text)
+    reference = "".join(_md._visible(c) if (not c.isprintable() or c in _md._ENTITIES) else c for c in escaped)
+    assert _md.md(text) == reference

@@ -20,6 +20,7 @@ from typing import Any
 
 _PUNCT = re.compile(r"([\\`*_\[\]#|~])")  # ( ) ! + are inert once [ ] are escaped
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_ENTITY_TABLE = str.maketrans(_ENTITIES)
 
 
 def _visible(ch: str) -> str:
@@ -29,6 +30,9 @@ def _visible(ch: str) -> str:
 
 
 def md(value: Any) -> str:
-    """``value`` as inert Markdown text (one line, safe in a table cell)."""
+    """``value`` as inert Markdown text (one line, safe in a table cell): a printable text has its
+    entities written by one ``str.translate``, another is read character by character."""
     text = _PUNCT.sub(r"\\\1", str(value))
+    if text.isprintable():
+        return text.translate(_ENTITY_TABLE)
     return "".join(_visible(c) if (not c.isprintable() or c in _ENTITIES) else c for c in text)
