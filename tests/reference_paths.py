@@ -27,8 +27,8 @@ with the regular expressions and per-text calls that the fast path replaces.
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
 * :func:`fields_view`: every string's lines split and remembered, and every string looked at as JSON
   (the package splits a string only when a later one is looked at, and looks at JSON-shaped ones only);
-* :func:`id_candidate`: each id name's other spellings found by case-folding every key again (the
-  package folds the keys once);
+* :func:`id_candidate` / :func:`text_candidate`: each id or text name's other spellings found by
+  case-folding every key of every record (the package works them out once per set of keys);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -172,14 +172,34 @@ def fields_view(views, raw, known=()) -> str:
     return "\n".join(out)
 
 
+def _folded(obj: dict, name: str) -> list[str]:
+    """The keys of ``obj`` equal to ``name`` regardless of case (none when one is exactly ``name``)."""
+    if name in obj:
+        return []
+    return [k for k in obj if isinstance(k, str) and k.casefold() == name.casefold()]
+
+
 def id_candidate(obj: dict):
     for c in _fields.ID_CANDIDATES:
         if isinstance(obj.get(c), (str, int)):
             return obj[c]
     for c in _fields.ID_CANDIDATES:
-        keys = [k for k in _fields._folded(obj, c) if isinstance(obj[k], (str, int))]
+        keys = [k for k in _folded(obj, c) if isinstance(obj[k], (str, int))]
         if len(keys) == 1:
             return obj[keys[0]]
+    return None
+
+
+def text_candidate(obj: dict) -> str | None:
+    for c in _fields.TEXT_CANDIDATES:
+        if _fields._usable(obj.get(c)):
+            return c
+    for c in _fields.TEXT_CANDIDATES:
+        keys = [k for k in _folded(obj, c) if _fields._usable(obj[k])]
+        if len(keys) > 1:
+            raise _fields.AmbiguousField(c, keys)
+        if keys:
+            return keys[0]
     return None
 
 
@@ -215,6 +235,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         toolcalls.code_calls: code_calls,
         fields.fields_view: fields_view,
         _fields.id_candidate: id_candidate,
+        _fields._text_candidate: text_candidate,
         toolcalls.balanced_end: balanced_end,
     }
     for name, module in list(sys.modules.items()):

@@ -163,6 +163,27 @@ _ID_KEYS = st.sampled_from(["id", "ID", "Id", "query_id", "Query_ID", "uid", "UI
 @given(st.dictionaries(_ID_KEYS, st.sampled_from([None, "a", 3, {}, [1], True]), max_size=6))
 def test_a_records_id_is_found_as_the_reference_finds_it(obj):
     assert _fields.id_candidate(obj) == ref.id_candidate(obj)
+    assert _fields.id_candidate(obj) == ref.id_candidate(obj)  # again, its keys' spellings remembered
+
+
+_TEXT_KEYS = st.sampled_from(["text", "Text", "TEXT", "query", "Query", "prompt", "PROMPT", "input", "goal", "x"])
+_TEXT_VALUES = st.sampled_from([None, "hi", 3, {}, [{"role": "user", "content": "hi"}], ["a", "b"]])
+
+
+def _outcome(find, obj):
+    try:
+        return find(obj)
+    except _fields.AmbiguousField as e:
+        return ("ambiguous", str(e))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_TEXT_KEYS, _TEXT_VALUES, max_size=6))
+def test_a_records_text_field_is_found_as_the_reference_finds_it(obj):
+    """The text field (or the ambiguity refused) the reference finds, once and again (the key
+    spellings of a record's keys are remembered from the first time)."""
+    assert _outcome(_fields._text_candidate, obj) == _outcome(ref.text_candidate, obj)
+    assert _outcome(_fields._text_candidate, obj) == _outcome(ref.text_candidate, obj)
 
 
 @settings(max_examples=200, deadline=None)

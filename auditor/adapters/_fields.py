@@ -71,11 +71,27 @@ def lookup(obj: Any, path: str) -> tuple[Any, str]:
     return cur, ".".join(taken)
 
 
-def _folded(obj: dict, name: str) -> list[str]:
-    """The keys of ``obj`` equal to ``name`` regardless of case (none when one is exactly ``name``)."""
-    if name in obj:
-        return []
-    return [k for k in obj if isinstance(k, str) and k.casefold() == name.casefold()]
+def _spellings(obj: dict, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, tuple], ...]]:
+    """The ``names`` that are keys of ``obj``, in order, then each other name with the keys of ``obj``
+    spelling it in another case (those that do, in order; a name that is a key has no other spelling
+    read). Records of a file mostly share their keys: worked out once per set of keys (in order).
+
+    >>> _spellings({"ID": 1, "text": "hi", "Text": "x"}, ("text", "id", "uid"))
+    (('text',), (('id', ('ID',)),))
+    """
+    keys = tuple(obj)
+    return _key_spellings(keys, names) if len(keys) <= _REMEMBERED_KEYS else _key_spellings.__wrapped__(keys, names)
+
+
+@lru_cache(maxsize=512)
+def _key_spellings(keys: tuple, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, tuple], ...]]:
+    exact = tuple(n for n in names if n in keys)
+    other = ((n, tuple(k for k in keys if isinstance(k, str) and k.casefold() == n.casefold())) for n in names)
+    return exact, tuple((n, ks) for n, ks in other if ks and n not in exact)
+
+
+#: a record with more keys (an object keyed by ids, say) has its spellings worked out, not remembered
+_REMEMBERED_KEYS = 64
 
 
 def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip:
@@ -99,10 +115,9 @@ def extract(adapter: Any, obj: Any, position: int, source: str) -> Record | Skip
         except AmbiguousField as e:
             return Skip(source, e.reason("text field") + _seen(obj), raw=obj)
         if found is None:
-            present = next((c for c in TEXT_CANDIDATES if obj.get(c) is not None), None)
-            present = present or next(
-                (k for c in TEXT_CANDIDATES for k in _folded(obj, c) if obj.get(k) is not None), None
-            )
+            exact, other = _spellings(obj, TEXT_CANDIDATES)
+            present = next((k for k in exact if obj[k] is not None), None)
+            present = present or next((k for _, ks in other for k in ks if obj[k] is not None), None)
             if present is not None:
                 return Skip(
                     source,
@@ -169,11 +184,12 @@ def _text_candidate(obj: dict) -> str | None:
     >>> _text_candidate({"query": 3, "prompt": "hi", "text": None}), _text_candidate({"ID": 1, "Question": "hi"})
     ('prompt', 'Question')
     """
-    for c in TEXT_CANDIDATES:
-        if _usable(obj.get(c)):
+    exact, other = _spellings(obj, TEXT_CANDIDATES)
+    for c in exact:
+        if _usable(obj[c]):
             return c
-    for c in TEXT_CANDIDATES:
-        keys = [k for k in _folded(obj, c) if _usable(obj[k])]
+    for c, spelt in other:
+        keys = [k for k in spelt if _usable(obj[k])]
         if len(keys) > 1:
             raise AmbiguousField(c, keys)
         if keys:
@@ -184,18 +200,13 @@ def _text_candidate(obj: dict) -> str | None:
 def id_candidate(obj: dict) -> Any:
     """The value of the first of :data:`ID_CANDIDATES` holding a string or an integer (exact names
     first, then names that differ only in case: ``ID``, ``Id``), else None."""
-    for c in ID_CANDIDATES:
-        value = obj.get(c)
+    exact, other = _spellings(obj, ID_CANDIDATES)  # a name that is a key: no other spelling of it is read
+    for c in exact:
+        value = obj[c]
         if isinstance(value, (str, int)):
             return value
-    folded: dict[str, list[str]] = {}  # each key's case-folded form, made once (not once per candidate)
-    for k in obj:
-        if isinstance(k, str):
-            folded.setdefault(k.casefold(), []).append(k)
-    for c in ID_CANDIDATES:
-        if c in obj:  # the exact name holds no id: no other spelling of it is read (as _folded says)
-            continue
-        keys = [k for k in folded.get(c.casefold(), ()) if isinstance(obj[k], (str, int))]
+    for _, spelt in other:
+        keys = [k for k in spelt if isinstance(obj[k], (str, int))]
         if len(keys) == 1:
             return obj[keys[0]]
     return None
