@@ -276,6 +276,27 @@ def test_a_duckdb_store_answers_from_its_buffer_as_duckdb_answers(rows, keep):
         store.close()
 
 
+def test_a_duckdb_row_holds_the_finding_as_asdict_writes_it(corpus):
+    """A row's JSON is ``dataclasses.asdict`` of the finding, written without its deep copy: the same
+    text for real findings, and for evidence holding a dataclass (written as its dict)."""
+    import dataclasses
+    import json
+
+    from auditor.methods.base import Finding
+    from auditor.store.findings_db import DuckDBFindingStore
+
+    report = run_audit(_config([corpus / "train.jsonl"], workers=1, findings_store="memory"))
+    found = [Finding(**{k: v for k, v in f.items() if k in Finding.__dataclass_fields__}) for f in report.findings]
+    found.append(dataclasses.replace(found[0], evidence={"inner": found[1], "values": (1, "a")}))
+    store = DuckDBFindingStore()
+    for f in found:
+        store.add(f)
+    rows = [row[-1] for row in store._buffer]
+    assert rows == [json.dumps(dataclasses.asdict(f), ensure_ascii=False) for f in found] and len(rows) > 10
+    assert Finding(**json.loads(rows[0])) == found[0]
+    store.close()
+
+
 def test_manifest_engine_keys(tmp_path):
     doc = {
         "engine": "ray",

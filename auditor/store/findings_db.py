@@ -56,6 +56,19 @@ _COLUMNS = (
 
 
 _TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "DOUBLE", "BOOLEAN", "VARCHAR", "BIGINT", "BIGINT", "VARCHAR")
+#: a finding's fields, in order: a row holds them as JSON (``dataclasses.asdict`` without its deep copy of
+#: the evidence, which cost ~0.2 ms a finding)
+_FIELDS = tuple(f.name for f in dataclasses.fields(Finding))
+
+
+def _plain(value: Any) -> Any:
+    """A value ``json`` cannot write as it is: a dataclass as ``dataclasses.asdict`` gives it (what a
+    row held before); anything else is a ``TypeError``, as ``json.dumps`` says."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 _JSON_COLUMNS = "{" + ", ".join(f"'{c}': '{t}'" for c, t in zip(_COLUMNS, _TYPES)) + "}"
 #: up to this many buffered findings go in as bound parameters, more through a JSON Lines file
 _SMALL_FLUSH = 1000
@@ -125,7 +138,7 @@ class DuckDBFindingStore(FindingStore):
                 f.train_dataset,
                 f.train_ordinal,
                 self.total,
-                json.dumps(dataclasses.asdict(f), ensure_ascii=False),
+                json.dumps({k: getattr(f, k) for k in _FIELDS}, ensure_ascii=False, default=_plain),
             )
         )
         self.total += 1
