@@ -56,8 +56,12 @@ _COLUMNS = (
 
 
 _TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "DOUBLE", "BOOLEAN", "VARCHAR", "BIGINT", "BIGINT", "VARCHAR")
-#: a finding's fields, in order: a row holds them as JSON (``dataclasses.asdict`` without its deep copy of
-#: the evidence, which cost ~0.2 ms a finding)
+_JSON_COLUMNS = "{" + ", ".join(f"'{c}': '{t}'" for c, t in zip(_COLUMNS, _TYPES)) + "}"
+#: up to this many buffered findings go in as bound parameters, more through a JSON Lines file
+_SMALL_FLUSH = 1000
+
+#: a finding's fields, in order: a row holds them as JSON (what ``dataclasses.asdict`` gives, without
+#: its deep copy of the evidence: 35 µs a real finding, 8 without)
 _FIELDS = tuple(f.name for f in dataclasses.fields(Finding))
 
 
@@ -67,11 +71,6 @@ def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-_JSON_COLUMNS = "{" + ", ".join(f"'{c}': '{t}'" for c, t in zip(_COLUMNS, _TYPES)) + "}"
-#: up to this many buffered findings go in as bound parameters, more through a JSON Lines file
-_SMALL_FLUSH = 1000
 
 
 @dataclass
