@@ -3,6 +3,7 @@
     python -m benchmarks.bench_real --mb 100                  # the comparison (default 100 MB; 1000 allowed)
     python -m benchmarks.bench_real --profile --profile-mb 10 # cProfile of a default-methods run, --workers 1
     python -m benchmarks.bench_real --startup                 # CPU of start-up (imports, a 1-record audit)
+    python -m benchmarks.bench_real --code /tmp/old --repeat 3 --skip janitor decon   # another checkout, A/B
 
 **Corpus.** Real text only, no invented words: prose from this machine (the man pages under
 /usr/share/man, decompressed and stripped of roff/mdoc macros, less the pre-release gcloud_alpha/beta
@@ -43,7 +44,11 @@ decon reads one field, the Janitor one string.
 for, so ``time`` and getrusage(RUSAGE_CHILDREN) of a plain parent miss them. This process makes itself
 the child subreaper (prctl(PR_SET_CHILD_SUBREAPER), as /work/shared/tools/cputime.py does), so the
 orphans are re-parented here; after each run it reaps every descendant and takes the difference of
-RUSAGE_CHILDREN (user + system). Peak memory is the largest sum of VmRSS over the whole process tree,
+RUSAGE_CHILDREN (user + system); the corpus is synced to disk before the first run, so that no run
+shares the cores with its write-back. ``--repeat N`` runs each audit N times and keeps the run of
+median CPU (the higher middle one for an even N; ``all_cpu_s`` lists them: one tool's CPU varies by 5-10 % from run to run on a shared
+machine); ``--code DIR`` runs another checkout's auditor (first on ``PYTHONPATH``; its C kernel
+built or copied in), to compare two commits on one corpus. Peak memory is the largest sum of VmRSS over the whole process tree,
 polled every 0.2 s (a lower bound: peaks between polls are missed). Wall time is the run's, from
 start to the last descendant reaped.
 
@@ -85,6 +90,7 @@ from benchmarks.common import (
     become_subreaper,
     command_line,
     measure,
+    repo_env,
     write_json,
 )
 
@@ -810,7 +816,7 @@ def score(found: set[int], plants: dict[str, dict]) -> dict:
 
 
 def run_all(args: argparse.Namespace) -> dict:
-    state = machine()  # the commit measured and the load, before the runs
+    state = machine(args.code)  # the commit measured and the load, before the runs
     work = Path(args.work_dir)
     evals = eval_queries()
     pool = load_pools(work, evals)
@@ -901,7 +907,14 @@ def run_all(args: argparse.Namespace) -> dict:
                 "2",
             ]
         print(f"running {name}: {' '.join(cmd)}", flush=True)
-        m = measure(cmd, log)
+        if methods is None:
+            m = measure(cmd, log)
+        else:  # the auditor of --code, --repeat times: the run of median CPU is kept, every CPU-s listed
+            ms = []
+            for _ in range(max(1, args.repeat)):
+                shutil.rmtree(run / f"{tag}-index", ignore_errors=True)  # each run builds its eval index
+                ms.append(measure(cmd, log, env=repo_env(args.code)))
+            m = sorted(ms, key=lambda x: x["cpu_s"])[len(ms) // 2] | {"all_cpu_s": [x["cpu_s"] for x in ms]}
         row: dict[str, Any] = {"tool": name, "cmd": cmd, **m}
         try:
             if methods is not None:
@@ -935,7 +948,7 @@ def run_all(args: argparse.Namespace) -> dict:
     return {
         "bench": "bench_real",
         "date": time.strftime("%Y-%m-%d"),
-        "machine": state | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": machine()["loadavg"]},
+        "machine": state | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": list(os.getloadavg())},
         "command": command_line("benchmarks.bench_real"),
         "corpus": corpus,
         "pool": {k: pool[k] for k in ("pool_mb", "sha256", "seconds")}
@@ -944,7 +957,7 @@ def run_all(args: argparse.Namespace) -> dict:
     }
 
 
-def machine() -> dict:
+def machine(code: Path | str = REPO) -> dict:
     load = os.getloadavg()
     return {
         "cpus": os.cpu_count(),
@@ -952,24 +965,24 @@ def machine() -> dict:
         "python": platform.python_version(),
         "loadavg": [round(x, 2) for x in load],
         "note": "shared with other agents",
-        "git": git_state(),
-        "kernel": kernel_name(),
+        "git": git_state(code),
+        "kernel": kernel_name(code),
     }
 
 
-def kernel_name() -> str:
-    """The token batch's kernel the audits ran on: ``auditor.text._batchc`` (C, built at install) or
-    ``auditor.text._batchpy`` (its Python twin, where no compiler was found)."""
-    from auditor.text import kernel
+def kernel_name(code: Path | str = REPO) -> str:
+    """The token batch's kernel the audits of ``code``'s auditor/ run on: ``auditor.text._batchc`` (C,
+    built at install) or ``auditor.text._batchpy`` (its Python twin, where no compiler was found)."""
+    ask = "from auditor.text import kernel; print(kernel.impl.__name__)"
+    done = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, env=repo_env(code))
+    return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
 
-    return kernel.impl.__name__
 
-
-def git_state() -> dict:
+def git_state(code: Path | str = REPO) -> dict:
     """The commit measured, and the files under auditor/ that differ from it (others edit the tree)."""
 
     def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", "-C", str(code), *a], capture_output=True, text=True).stdout.strip()
 
     return {
         "commit": git("rev-parse", "--short", "HEAD"),
@@ -1187,6 +1200,14 @@ def main() -> None:
         help="Python >= 3.12 with `decontaminate` and `lm-eval` (pip install --no-deps)",
     )
     ap.add_argument("--skip", nargs="*", default=[], help="tools to leave out: auditor janitor decon")
+    ap.add_argument(
+        "--code",
+        default=str(REPO),
+        help="the checkout whose auditor/ the audits run (default: this one; its C kernel built)",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="run each audit this many times, keep the median (the peers run once)"
+    )
     ap.add_argument("--work-dir", default="/tmp/bench_real")
     ap.add_argument("--out", help="JSON to write (default benchmarks/results/bench_real[_MODE]_<date>.json)")
     ap.add_argument("--profile", action="store_true", help="cProfile a default-methods audit, --workers 1")
