@@ -77,6 +77,7 @@ import shutil
 import string
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -913,7 +914,8 @@ def run_all(args: argparse.Namespace) -> dict:
             ms = []
             for _ in range(max(1, args.repeat)):
                 shutil.rmtree(run / f"{tag}-index", ignore_errors=True)  # each run builds its eval index
-                ms.append(measure(cmd, log, env=repo_env(args.code)))
+                # in the run folder: the forkserver (``python -c``) puts its working folder first on its path
+                ms.append(measure(cmd, log, env=repo_env(args.code), cwd=run))
             m = sorted(ms, key=lambda x: x["cpu_s"])[len(ms) // 2] | {"all_cpu_s": [x["cpu_s"] for x in ms]}
         row: dict[str, Any] = {"tool": name, "cmd": cmd, **m}
         try:
@@ -973,9 +975,16 @@ def machine(code: Path | str = REPO) -> dict:
 def kernel_name(code: Path | str = REPO) -> str:
     """The token batch's kernel the audits of ``code``'s auditor/ run on: ``auditor.text._batchc`` (C,
     built at install) or ``auditor.text._batchpy`` (its Python twin, where no compiler was found)."""
-    ask = "from auditor.text import kernel; print(kernel.impl.__name__)"
-    done = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, env=repo_env(code))
-    return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
+    ask = "import auditor; from auditor.text import kernel; print(kernel.impl.__name__, auditor.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-c", ask], capture_output=True, text=True, env=repo_env(code), cwd=tempfile.gettempdir()
+    )
+    name, _, where = done.stdout.strip().partition(" ")
+    if not name or not Path(where).resolve().is_relative_to(Path(code).resolve()):
+        raise SystemExit(
+            f"--code {code}: its auditor is not the one imported ({done.stdout.strip() or done.stderr[-300:]})"
+        )
+    return name
 
 
 def git_state(code: Path | str = REPO) -> dict:

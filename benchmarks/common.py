@@ -37,8 +37,12 @@ RESULTS = REPO / "benchmarks" / "results"
 
 
 def repo_env(tree: Path | str = REPO) -> dict[str, str]:
-    """This process's environment with ``tree`` first on ``PYTHONPATH``: a child imports its ``auditor``."""
-    return {**os.environ, "PYTHONPATH": str(tree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    """This process's environment with ``tree`` first on ``PYTHONPATH``: a child imports its ``auditor``
+    (no empty entry is added: one would put the child's working folder on its path). A child run as
+    ``python -c`` (a forkserver) or ``-m`` still puts its working folder first: run it elsewhere than
+    a checkout (``measure(..., cwd=...)``) when ``tree`` is another one."""
+    rest = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": str(tree) + (os.pathsep + rest if rest else "")}
 
 
 def command_line(module: str) -> str:
@@ -111,14 +115,17 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def measure(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout: float = 3600) -> dict:
-    """Run ``cmd``; CPU (user + system) of it and every process it started, wall time, peak tree RSS.
-    Call :func:`become_subreaper` first, or the orphans' CPU is missed."""
+def measure(
+    cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout: float = 3600, cwd: Path | None = None
+) -> dict:
+    """Run ``cmd`` (in ``cwd``: this process's folder by default); CPU (user + system) of it and every
+    process it started, wall time, peak tree RSS. Call :func:`become_subreaper` first, or the orphans'
+    CPU is missed."""
     me = os.getpid()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
     with open(log, "w") as err:
-        p = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, env=env)
+        p = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         peak = 0
         while p.poll() is None:
             peak = max(peak, sum(rss_kb(q) for q in descendants(me)))
