@@ -46,9 +46,10 @@ the child subreaper (prctl(PR_SET_CHILD_SUBREAPER), as /work/shared/tools/cputim
 orphans are re-parented here; after each run it reaps every descendant and takes the difference of
 RUSAGE_CHILDREN (user + system); the corpus is synced to disk before the first run, so that no run
 shares the cores with its write-back. ``--repeat N`` runs each audit N times and keeps the run of
-median CPU (the higher middle one for an even N; ``all_cpu_s`` lists them: one tool's CPU varies by 5-10 % from run to run on a shared
-machine); ``--code DIR`` runs another checkout's auditor (first on ``PYTHONPATH``; its C kernel
-built or copied in), to compare two commits on one corpus. Peak memory is the largest sum of VmRSS over the whole process tree,
+median CPU (the higher middle one for an even N; ``all_cpu_s`` lists them: one tool's CPU varies by
+5-10 % from run to run on a shared machine); ``--code DIR`` runs another checkout's auditor (first on
+``PYTHONPATH``, the audits in their run folder; its C kernel built or copied in), to compare two
+commits on one corpus. Peak memory is the largest sum of VmRSS over the whole process tree,
 polled every 0.2 s (a lower bound: peaks between polls are missed). Wall time is the run's, from
 start to the last descendant reaped.
 
