@@ -9,8 +9,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`percent_decode`: each run of ``%XX`` escapes found by the regular expression
   :data:`auditor.text.evasion._PERCENT` (the package splits the text on ``%``);
 * :func:`words_of`: the words of a located string found by the regular expression
-  :data:`auditor.text.locate._WORD` and case-folded one by one (the package classifies code points
-  with numpy and case-folds the whole string once);
+  :data:`auditor.text.locate._WORD`, case-folded and hashed one by one (the package classifies code
+  points with numpy, case-folds the whole string once and has the kernel hash its words);
 * :func:`normalize` / :func:`tokens`: no ASCII fast path (``is_plain``), every text through
   ``_deobfuscate`` and the Unicode path's space classes, camel runs split by :func:`split_camel_runs`;
 * :func:`joined`: a :class:`~auditor.text.batch.TokenBatch` buffer built from :func:`normalize` of each
@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
+import xxhash
 
 from auditor.adapters import _fields
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
@@ -90,13 +91,14 @@ def percent_decode(text: str) -> str:
     return text
 
 
-def words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+def words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int]]:
     spans = [m.span() for m in locate._WORD.finditer(s)]
-    vocab: dict[str, int] = {}
-    ids = [vocab.setdefault(s[a:b].casefold(), k) for k, (a, b) in enumerate(spans)]  # a word's first index
+    by_hash: dict[int, int] = {}
+    hashes = (xxhash.xxh64_intdigest(s[a:b].casefold().encode("utf-8", "surrogatepass")) for a, b in spans)
+    ids = [by_hash.setdefault(h, k) for k, h in enumerate(hashes)]  # a word's first index
     starts = np.array([a for a, _ in spans], dtype=np.int64)
     ends = np.array([b for _, b in spans], dtype=np.int64)
-    return starts, ends, np.array(ids, dtype=np.int64), vocab
+    return starts, ends, np.array(ids, dtype=np.int64), by_hash
 
 
 def normalize(text: str) -> str:

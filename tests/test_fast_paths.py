@@ -97,7 +97,8 @@ def test_percent_escapes_decode_as_the_regular_expression_decodes_them(text):
 
 def _same_words(s: str) -> bool:
     fast, slow = locate._words_of(s), ref.words_of(s)
-    return all(np.array_equal(a, b) for a, b in zip(fast[:3], slow[:3])) and fast[3] == slow[3]
+    same_arrays = all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(fast[:3], slow[:3]))
+    return same_arrays and list(fast[3].items()) == list(slow[3].items())
 
 
 _WORD_ALPHABET = [*"aZ9_ -,.\n\t", *"\u00df\u0130\u01c5\u0301\u0663\u00b2\u2028\u3000\ud800"]
@@ -120,6 +121,18 @@ def test_words_found_part_by_part_are_the_words_of_the_whole_string(text, part):
 def test_every_character_is_a_word_character_as_the_regular_expression_says():
     every = "".join(map(chr, range(0x110000)))
     assert _same_words(every)
+    assert _same_words(" ".join(every))  # each character a word of its own, case-folded alone
+
+
+_LOCATE_WORDS = st.lists(
+    st.sampled_from(["book", "Book", "a", "flight", "to", "ROME", "r\u00f4me", "\u00df", "ss", "-"]), max_size=16
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LOCATE_WORDS.map(" ".join), _LOCATE_WORDS.map(" ".join))
+def test_a_match_is_spanned_as_with_the_words_the_regular_expression_finds(s, text):
+    assert locate.word_span(s, text) == locate.word_span(s, text, ref.words_of(s))
 
 
 _CALL_ALPHABET = [*"fg_x9 =()\n\t,'\"", "\u00e9", "\u00a0", "\u0660", "\ud800", "print", "Finish", "(a=1)"]
