@@ -124,6 +124,17 @@ def test_every_character_is_a_word_character_as_the_regular_expression_says():
     assert _same_words(" ".join(every))  # each character a word of its own, case-folded alone
 
 
+def test_every_letter_that_folds_to_another_folds_so_among_a_few():
+    # a string with few such letters has them replaced one by one in its bytes (locate._folded)
+    folding = [c for c in map(chr, range(0x110000)) if c.isalnum() and c.casefold() != c]
+    assert len(folding) > 1000
+    assert all(c.casefold().casefold() == c.casefold() for c in folding)  # so the order of replacements is moot
+    few = locate._FOLDED_ONE_BY_ONE
+    for at in range(0, len(folding), few // 2):
+        chunk = folding[at : at + few // 2]
+        assert _same_words(" ".join(f"{c}x{c.casefold()}X{c}" for c in chunk) + " \u00e9t\u00c9 Stra\u00dfe")
+
+
 _LOCATE_WORDS = st.lists(
     st.sampled_from(["book", "Book", "a", "flight", "to", "ROME", "r\u00f4me", "\u00df", "ss", "-"]), max_size=16
 )

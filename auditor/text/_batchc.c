@@ -385,8 +385,9 @@ static PyObject *lookup(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     Py_ssize_t n = hb.len / 8, nk = kb.len / 8;
     const uint64_t *hs = (const uint64_t *)hb.buf, *ks = (const uint64_t *)kb.buf;
-    size_t size = 16;
-    while (size < 2 * (size_t)nk) size <<= 1;
+    /* sized by the distinct keys, not all of them: doubled whenever half full (a string's 300,000 words
+       hold some 15,000 distinct ones, whose table stays in cache) */
+    size_t size = 16, used = 0;
     slots = PyMem_Malloc(size * sizeof(uint64_t));
     ids = PyMem_Calloc(size, sizeof(int64_t)); /* 0: an empty slot */
     if (slots == NULL || ids == NULL) { PyErr_NoMemory(); goto done; }
@@ -394,7 +395,32 @@ static PyObject *lookup(PyObject *Py_UNUSED(self), PyObject *args) {
     for (Py_ssize_t k = 0; k < nk; k++) {
         size_t s = (size_t)(ks[k] * P1 >> 17) & mask;
         while (ids[s] && slots[s] != ks[k]) s = (s + 1) & mask;
-        if (!ids[s]) { slots[s] = ks[k]; ids[s] = k + 1; }
+        if (ids[s]) continue;
+        slots[s] = ks[k];
+        ids[s] = k + 1;
+        if (2 * ++used <= size) continue;
+        size_t grown = 2 * size, gmask = grown - 1;
+        uint64_t *gslots = PyMem_Malloc(grown * sizeof(uint64_t));
+        int64_t *gids = PyMem_Calloc(grown, sizeof(int64_t));
+        if (gslots == NULL || gids == NULL) {
+            PyMem_Free(gslots);
+            PyMem_Free(gids);
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (size_t t = 0; t < size; t++) {
+            if (!ids[t]) continue;
+            size_t g = (size_t)(slots[t] * P1 >> 17) & gmask;
+            while (gids[g]) g = (g + 1) & gmask;
+            gslots[g] = slots[t];
+            gids[g] = ids[t];
+        }
+        PyMem_Free(slots);
+        PyMem_Free(ids);
+        slots = gslots;
+        ids = gids;
+        size = grown;
+        mask = gmask;
     }
     out = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (out == NULL) goto done;
