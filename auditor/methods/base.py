@@ -21,7 +21,6 @@ raising :class:`~auditor.errors.MissingDependencyError`.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -39,6 +38,7 @@ from ..records.fields import with_text_key
 from ..records.record import QUERY, TEXT, Record
 from ..registry import Registry
 from ..text.locate import locate_span
+from ._located import locate_later, locating, place
 
 #: every method by name: the built-in ones declared in :mod:`auditor.methods` (imported on first use),
 #: any other :class:`Index` subclass with a ``name`` registered when its class is made
@@ -359,10 +359,10 @@ class Index(Searcher, ABC, Generic[C]):
         later = None
         if tr.raw is not None and "field" not in evidence:
             target = self.proof_target(ev, evidence)
-            if _LATER:  # the scan's batch: located with the record's other findings (located_by_record)
+            if locating():  # the scan's batch: located with the record's other findings (located_by_record)
                 later = (tr, target, len(evidence))
             else:
-                _place(evidence, locate_span(with_text_key(tr.raw, tr.meta.get("json_key")), target), len(evidence))
+                place(evidence, locate_span(with_text_key(tr.raw, tr.meta.get("json_key")), target), len(evidence))
         view = evidence.get("train_view")
         train_views = (view,) if isinstance(view, str) else self.searched_views()
         f = Finding(
@@ -382,47 +382,8 @@ class Index(Searcher, ABC, Generic[C]):
             train_hash=content_hash(*(tr.view(v) for v in train_views)),
         )
         if later is not None:
-            _LATER[-1].append((f, *later))
+            locate_later(f, *later)
         return f
-
-
-#: the findings made inside :func:`located_by_record`, each with its record, its proof target and the
-#: number of evidence keys it had when made (where ``field`` and ``span`` go)
-_LATER: list[list[tuple[Finding, Record, str, int]]] = []
-
-
-@contextlib.contextmanager
-def located_by_record() -> Iterator[None]:
-    """Findings made inside are located (:func:`~auditor.text.locate.locate_span`) when it exits,
-    one training record after another: the tiers report a batch's findings tier by tier, and a long
-    record is normalized and split into words once for all of its findings (the scan's search stage).
-    The evidence is the same as when located at once, its keys in the same order."""
-    pending: list[tuple[Finding, Record, str, int]] = []
-    _LATER.append(pending)
-    try:
-        yield
-    finally:
-        _LATER.pop()
-    by_record: dict[int, list[tuple[Finding, Record, str, int]]] = {}
-    for item in pending:
-        by_record.setdefault(id(item[1]), []).append(item)
-    for items in by_record.values():
-        tr = items[0][1]
-        raw = with_text_key(tr.raw, tr.meta.get("json_key"))
-        for f, _, target, at in items:
-            _place(f.evidence, locate_span(raw, target), at)
-
-
-def _place(evidence: dict[str, Any], spot: Any, at: int) -> None:
-    """``field`` (unless "": the record is that one string) and ``span`` of ``spot`` into ``evidence``
-    after its first ``at`` keys."""
-    if spot is None:
-        return
-    tail = [(k, evidence.pop(k)) for k in list(evidence)[at:]]
-    if spot.field:
-        evidence["field"] = spot.field
-    evidence["span"] = [spot.start, spot.end]
-    evidence.update(tail)
 
 
 def content_hash(*texts: str) -> str:

@@ -20,7 +20,8 @@ from collections import Counter
 from ..datasets.account import Shift
 from ..masking.boilerplate import MaskCounts
 from ..masking.masker import Masker
-from ..methods.base import Searcher, located_by_record
+from ..methods._located import located_by_record
+from ..methods.base import Searcher
 from .stage import Batch, Stage
 
 

@@ -46,7 +46,7 @@ from .normalize import normalize
 #: is found by cannot be reused meanwhile
 _cache: list[tuple[Any, list[tuple[str, str, str]], dict[str, Any]]] = []
 #: records kept, and their characters at most (the newest is kept whatever its size): the scan locates a
-#: record's findings together (:func:`auditor.methods.base.located_by_record`), but a caller searching
+#: record's findings together (:func:`auditor.methods._located.located_by_record`), but a caller searching
 #: index by index (a Detector of several methods) gets one record's findings between other records'
 _CACHED, _CACHED_CHARS = 8, 4_000_000
 #: characters of a string whose word characters are told at a time (:func:`_words_of`): ``np.take``
