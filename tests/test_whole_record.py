@@ -381,3 +381,21 @@ def test_webshop_halves_stay_clean(tmp_path):
     )
     report = run_audit(cfg)
     assert report.verdict == "pass" and [f for f in report.findings if f["conclusive"]] == []
+
+
+def test_a_records_findings_in_the_scan_carry_the_hash_of_the_views_each_tier_read():
+    # inside the search stage a record's views are hashed once per record and views, for every tier
+    from auditor.methods import create
+    from auditor.methods._located import located_by_record
+    from auditor.methods.base import content_hash
+
+    queries = stb_queries()[:3]
+    evals = [Record("stb", str(i), f"stb:{i}", {"query": q}) for i, q in enumerate(queries)]
+    exact, ngram = create("exact").build(evals), create("ngram").build(evals)
+    one = Record("t", "1", "t:1", {"text": f"{queries[0]}\n{SYSTEM}", "user": queries[0]}, raw={"text": queries[0]})
+    two = Record("t", "2", "t:2", {"text": queries[0]}, raw={"text": queries[0]})
+    with located_by_record():
+        made = [(ix, tr, ix.finding(evals[0], tr, 1.0)) for tr in (one, two, one) for ix in (exact, ngram)]
+    for ix, tr, f in made:
+        assert f.train_hash == content_hash(*(tr.view(v) for v in ix.searched_views()))
+    assert len({f.train_hash for _, _, f in made}) == 4  # each record with each tier's views

@@ -1,7 +1,8 @@
 """Findings located one training record after another: inside :func:`located_by_record` (the scan's
 search stage), :meth:`auditor.methods.base.Index.finding` queues each finding (:func:`locate_later`)
 instead of locating it at once, and they are located when it exits, record by record, so that a long
-record is normalized and split into words once for all of its findings."""
+record is normalized and split into words once for all of its findings; its views are hashed once
+for all of them too (:func:`hash_memo`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from ..text.locate import locate_span
 #: the findings made inside :func:`located_by_record`, each with its record, its proof target and the
 #: number of evidence keys it had when made (where ``field`` and ``span`` go)
 _LATER: list[list[tuple[Any, Record, str, int]]] = []
+#: inside :func:`located_by_record`: the content hash of the views of each record hashed so far, by the
+#: record's identity and the views (the record is held, so its identity stands)
+_HASHED: list[dict[tuple[int, tuple[str, ...]], tuple[Record, str]]] = []
 
 
 @contextlib.contextmanager
@@ -26,10 +30,12 @@ def located_by_record() -> Iterator[None]:
     The evidence is the same as when located at once, its keys in the same order."""
     pending: list[tuple[Any, Record, str, int]] = []
     _LATER.append(pending)
+    _HASHED.append({})
     try:
         yield
     finally:
         _LATER.pop()
+        _HASHED.pop()
     by_record: dict[int, list[tuple[Any, Record, str, int]]] = {}
     for item in pending:
         by_record.setdefault(id(item[1]), []).append(item)
@@ -61,3 +67,10 @@ def locate_later(f: Any, tr: Record, target: str, at: int) -> None:
     """Locate finding ``f`` (``target`` in ``tr``; ``field`` and ``span`` after its first ``at``
     evidence keys) when the innermost :func:`located_by_record` exits."""
     _LATER[-1].append((f, tr, target, at))
+
+
+def hash_memo() -> dict[tuple[int, tuple[str, ...]], tuple[Record, str]] | None:
+    """Inside :func:`located_by_record`: the content hashes of training records' views made so far,
+    by the record's identity and the views (the record held, so that its identity stands), for a
+    record's findings of every tier to hash its views once; None outside."""
+    return _HASHED[-1] if _HASHED else None

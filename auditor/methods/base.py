@@ -38,7 +38,7 @@ from ..records.fields import with_text_key
 from ..records.record import QUERY, TEXT, Record
 from ..registry import Registry
 from ..text.locate import locate_span
-from ._located import locate_later, locating, place
+from ._located import hash_memo, locate_later, locating, place
 
 #: every method by name: the built-in ones declared in :mod:`auditor.methods` (imported on first use),
 #: any other :class:`Index` subclass with a ``name`` registered when its class is made
@@ -379,11 +379,23 @@ class Index(Searcher, ABC, Generic[C]):
             eval_ordinal=ev.ordinal,
             train_ordinal=tr.ordinal,
             eval_hash=content_hash(ev.view(self.config.eval_view)),
-            train_hash=content_hash(*(tr.view(v) for v in train_views)),
+            train_hash=_train_hash(tr, train_views),
         )
         if later is not None:
             locate_later(f, *later)
         return f
+
+
+def _train_hash(tr: Record, views: tuple[str, ...]) -> str:
+    """:func:`content_hash` of ``tr``'s ``views``; in the scan's search stage once per record and views
+    (:func:`~auditor.methods._located.hash_memo`: each finding of a 2 MB record hashed its text again)."""
+    memo = hash_memo()
+    if memo is not None and (known := memo.get((id(tr), views))) is not None:
+        return known[1]
+    digest = content_hash(*(tr.view(v) for v in views))
+    if memo is not None:
+        memo[(id(tr), views)] = (tr, digest)
+    return digest
 
 
 def content_hash(*texts: str) -> str:
