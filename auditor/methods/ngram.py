@@ -57,6 +57,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
 from ..text.batch import hashes_and_words
+from ..text.kernel import lookup
 from ..text.normalize import normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
@@ -286,9 +287,10 @@ class NgramIndex(Index[NgramConfig]):
         found_in: dict[int, list[_Pair]] = {}  # per training record, the items it shares n-grams with
         for (d, _), pair in best.items():
             found_in.setdefault(d, []).append(pair)
+        memo: dict[tuple[int, int], np.ndarray] = {}  # each text's n-gram hashes, for its copies' spans
         for (d, pos), pair in sorted(best.items()):
             copy, coverage = shapes[(d, pos)]
-            because = self._doubt(pair, found_in[d], scanned) if copy else self._janitor(pair, coverage)
+            because = self._doubt(pair, found_in[d], scanned, memo) if copy else self._janitor(pair, coverage)
             if because is None:
                 continue
             conclusive = copy and not because
@@ -361,7 +363,7 @@ class NgramIndex(Index[NgramConfig]):
         coverage = float(covered_tokens(found, int(self.item_n[pair.pos]), item.length).sum() / item.length)
         return pair.matched / total >= self.config.threshold or coverage >= self.config.cover, coverage
 
-    def _doubt(self, pair: _Pair, others: list[_Pair], scanned: Sequence[str]) -> str:
+    def _doubt(self, pair: _Pair, others: list[_Pair], scanned: Sequence[str], memo: dict) -> str:
         """Why a copy of the item is no proof of *this* item ("" when it is):
 
         - a sibling eval item shares n-grams with the same text, and the n-grams found cover less than
@@ -386,7 +388,7 @@ class NgramIndex(Index[NgramConfig]):
                     f"the text holds too little of what tells this item from eval item {ev.dataset}#{ev.id}"
                     " (the n-grams found are mostly ones that item holds too)"
                 )
-        if item.values and not values_match(" ".join(self._item_tokens_at(pair.pos)), self._span(pair, scanned)):
+        if item.values and not values_match(" ".join(self._item_tokens_at(pair.pos)), self._span(pair, scanned, memo)):
             shown = ", ".join(sorted(item.values)[:5])
             return f"the copy lacks the item's values ({shown}), holds others in their place, or in another order"
         return ""
@@ -394,13 +396,15 @@ class NgramIndex(Index[NgramConfig]):
     def _item_tokens_at(self, pos: int) -> list[str]:
         return self._item_tokens(tokens(self.eval_records[pos].view(self.config.eval_view)))
 
-    def _span(self, pair: _Pair, scanned: Sequence[str]) -> str:
+    def _span(self, pair: _Pair, scanned: Sequence[str], memo: dict) -> str:
         """The part of the training text the copy fills: from its first n-gram found to its last, widened
         by the item's tokens before the first and after the last n-gram found in the item (where a
-        sibling's other value would stand)."""
+        sibling's other value would stand); each text's n-grams hashed once (``memo``: by text and n)."""
         hashes, words = hashes_and_words(scanned[pair.text])
         n = int(self.item_n[pair.pos])
-        at = np.flatnonzero(np.isin(ngram_hashes(hashes, n), pair.hashes))
+        if (grams := memo.get((pair.text, n))) is None:
+            grams = memo[(pair.text, n)] = ngram_hashes(hashes, n)
+        at = np.flatnonzero(np.frombuffer(lookup(grams.data, pair.hashes.tobytes()), dtype=np.int64))
         item = self._item(pair.pos)
         inside = np.flatnonzero(np.isin(item.grams, pair.hashes))
         if not len(at) or not len(inside):
