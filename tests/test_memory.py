@@ -44,11 +44,13 @@ def fault_rounds(rounds: int = 3, size: int = _MB3) -> list[int]:
     return out
 
 
-def _fresh(env: dict[str, str], size: int = _MB3) -> tuple[bool, list[int]]:
-    """``tune_allocator()`` and :func:`fault_rounds` of ``size`` in a fresh interpreter with ``env`` added."""
+def _fresh(env: dict[str, str], size: int = _MB3, then: str = "") -> tuple[bool, list[int]]:
+    """``tune_allocator()``, the code ``then``, and :func:`fault_rounds` of ``size`` in a fresh interpreter
+    with ``env`` added."""
     code = (
-        "import json\nfrom auditor.engines.memory import tune_allocator\nfrom test_memory import fault_rounds\n"
-        f"tuned = tune_allocator()\nprint(json.dumps([tuned, fault_rounds(size={size})]))"
+        "import json\nfrom auditor.engines import memory\nfrom auditor.engines.memory import tune_allocator\n"
+        f"from test_memory import fault_rounds\ntuned = tune_allocator()\n{then}\n"
+        f"print(json.dumps([tuned, fault_rounds(size={size})]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -76,6 +78,13 @@ def test_a_tuned_process_hands_back_a_buffer_past_the_mmap_threshold():
     assert SETTINGS["MALLOC_MMAP_THRESHOLD_"][1] < _MB20
     tuned, rounds = _fresh({}, _MB20)
     assert tuned and min(rounds) > (_MB20 // resource.getpagesize()) // 2, rounds
+
+
+def test_memory_released_before_a_scan_is_handed_back():
+    # the calling process hands back what it freed (a sniffed 2 MB first line, say) before the workers scan
+    freed = f"buffer = bytearray({_MB3})\ndel buffer\nassert memory.release_free_memory()"
+    tuned, rounds = _fresh({}, then=freed)
+    assert tuned and rounds[0] > _PAGES // 2, rounds  # the buffer freed before was not kept: new memory
 
 
 def test_the_users_own_malloc_settings_win():

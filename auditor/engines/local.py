@@ -58,6 +58,7 @@ from .lifecycle import (
     stop_children_since,
     stoppable_task,
 )
+from .memory import release_free_memory
 from .workers import CoreMeter, balanced_split
 
 _WORKER: dict = {}
@@ -154,6 +155,7 @@ class LocalEngine(Engine):
             yield from run_scan(here, job, dataset, stats, units, progress=self.progress, live=live)
             return
         ctx = _context()
+        release_free_memory()  # this process waits while the workers scan: none of its freed memory kept
         live = LiveCounts(shared=True, context=ctx) if shown else None
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang).
