@@ -379,7 +379,7 @@ class Index(Searcher, ABC, Generic[C]):
             eval_ordinal=ev.ordinal,
             train_ordinal=tr.ordinal,
             eval_hash=content_hash(ev.view(self.config.eval_view)),
-            train_hash=_train_hash(tr, train_views),
+            train_hash=_train_hash(tr, tuple(train_views)),  # a plug-in's views may come as a list
         )
         if later is not None:
             locate_later(f, *later)
