@@ -30,16 +30,15 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import xxhash
 
 from ..records.fields import strings
 from . import kernel
 from .normalize import normalize
+from .tokens import token_hashes
 
 #: the records behind the latest findings, most recent last: (raw object, [(path, " normalized text ",
 #: string)], {path: :func:`_words_of` of that string}); an entry holds its raw object, so the identity it
@@ -124,11 +123,6 @@ def _find(raw: Any, text: str) -> tuple[str, str] | None:
     return fallback or where
 
 
-def _hashes(words: Iterable[str]) -> np.ndarray:
-    """The xxh64 of each of ``words`` (UTF-8), as the kernel hashes a token, in order."""
-    return np.array([xxhash.xxh64_intdigest(w.encode("utf-8", "surrogatepass")) for w in words], dtype=np.uint64)
-
-
 def _firsts(hashes: np.ndarray) -> tuple[np.ndarray, dict[int, int]]:
     """For each of ``hashes``, the index of its first copy; and those indexes by hash, one per distinct
     hash (the kernel's :func:`~auditor.text.kernel.lookup` of ``hashes`` among themselves).
@@ -144,22 +138,15 @@ def _firsts(hashes: np.ndarray) -> tuple[np.ndarray, dict[int, int]]:
 
 
 def _word_hashes(data: bytes) -> np.ndarray:
-    """The xxh64 of each word of ``data`` (the runs of bytes other than a space), in order, in one
-    pass of the kernel: the words are packed, each followed by one space, as a token batch's buffer.
+    """The xxh64 of each word of ``data`` (the runs of bytes other than a space), its ASCII lowered, in
+    order: the kernel squeezes the words one space apart, lowering them in the same pass, as a token
+    batch's buffer, and hashes them.
 
-    >>> _word_hashes(b"  ab  c d").tolist() == _hashes(["ab", "c", "d"]).tolist()
+    >>> _word_hashes(b"  aB  c D").tolist() == token_hashes(["ab", "c", "d"]).tolist()
     True
     """
-    b = np.frombuffer(data, dtype=np.uint8)
-    word = b != 32
-    keep = word.copy()
-    keep[1:] |= word[:-1]  # a word's bytes and the space after it
-    packed = b[keep]
-    if len(b) and word[-1]:
-        packed = np.append(packed, np.uint8(32))
-    offsets = np.zeros(1 + np.count_nonzero(packed == 32), dtype=np.int64)
-    offsets[1:] = np.flatnonzero(packed == 32) + 1
-    return np.frombuffer(kernel.impl.token_hashes(packed.tobytes(), offsets.data), dtype=np.uint64)
+    packed, offsets, _, _ = kernel.impl.squeeze(data + b" ", _ASCII_LOWER)  # " ": the last word's end
+    return np.frombuffer(kernel.impl.token_hashes(packed, offsets), dtype=np.uint64)
 
 
 def locate_field(raw: Any, text: str) -> str | None:
@@ -181,7 +168,7 @@ def word_span(
     """
     starts, ends, ids, by_hash = words if words is not None else _words_of(s)
     found = _WORD.findall(text)
-    wanted = [by_hash[h] for h in _hashes({w.casefold() for w in found}).tolist() if h in by_hash]
+    wanted = [by_hash[h] for h in token_hashes(list({w.casefold() for w in found})).tolist() if h in by_hash]
     if not wanted:
         return 0, 0
     marked = np.zeros(len(ids), dtype=bool)  # an id is the index of its word's first occurrence
@@ -205,7 +192,7 @@ _ASCII_WORD = np.array([chr(i).isalnum() or i == 95 for i in range(128)])
 
 def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int]]:
     """The start and end of every word of ``s`` (:data:`_WORD`), an id for each word case-folded (the
-    index of its first occurrence) and the ids by the word's xxh64 (:func:`_hashes`). The words are
+    index of its first occurrence) and the ids by the word's xxh64 (``token_hashes``). The words are
     found on the code points of ``s`` with numpy (a character is a word character of ``\\w`` when it
     is ``_`` or ``str.isalnum``, asked once per distinct non-ASCII character), and case-folded all at
     once in a copy of ``s`` with every other character a space (case folding never makes a space, nor
@@ -217,7 +204,7 @@ def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int
     >>> starts, ends, ids, by_hash = _words_of("Hi, \u00dftra\u00dfe 12 hi!")
     >>> starts.tolist(), ends.tolist(), ids.tolist(), list(by_hash.values())
     ([0, 4, 11, 14], [2, 10, 13, 16], [0, 1, 2, 0], [0, 1, 2])
-    >>> list(by_hash) == _hashes(["hi", "sstrasse", "12"]).tolist()
+    >>> list(by_hash) == token_hashes(["hi", "sstrasse", "12"]).tolist()
     True
     """
     cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32).copy()  # writable: spaced below
@@ -241,26 +228,26 @@ def _words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int
     return starts, ends, *_firsts(_word_hashes(_folded(spaced, letters)))
 
 
-#: ASCII upper case lowered, every other byte kept (:func:`_folded`)
+#: ASCII upper case lowered, every other byte kept (:func:`_word_hashes`)
 _ASCII_LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
 #: the most characters past ASCII :func:`_folded` replaces one by one (more: the string is folded whole)
 _FOLDED_ONE_BY_ONE = 32
 
 
 def _folded(spaced: str, letters: list[str]) -> bytes:
-    """``spaced.casefold()`` as UTF-8, for a string whose characters past ASCII are ``letters``: its ASCII
-    lowered in bytes and each letter that folds to something else replaced by its folding, where they
-    are few (a folding folds to itself, so no replacement touches another's output: the tests check it
-    for every character). Folding a string whole reads it character by character: 15 ms for 2 MB
-    holding one accented capital.
+    """``spaced.casefold()`` as UTF-8 but for ASCII upper case (:func:`_word_hashes` lowers it), for a
+    string whose characters past ASCII are ``letters``: each letter that folds to something else
+    replaced by its folding in the bytes, where they are few (a folding folds to itself, so no
+    replacement touches another's output: the tests check it for every character). Folding a string
+    whole reads it character by character: 15 ms for 2 MB holding one accented capital.
 
-    >>> _folded("Stra\u00dfe \u00c9t\u00e9", ["\u00df", "\u00c9", "\u00e9"]) == "strasse \u00e9t\u00e9".encode()
+    >>> _folded("Stra\u00dfe \u00c9t\u00e9", ["\u00df", "\u00c9", "\u00e9"]) == "Strasse \u00e9t\u00e9".encode()
     True
     """
     folds = [(c, f) for c in letters if (f := c.casefold()) != c]
     if len(folds) > _FOLDED_ONE_BY_ONE:
         return spaced.casefold().encode("utf-8", "surrogatepass")
-    data = spaced.encode("utf-8", "surrogatepass").translate(_ASCII_LOWER)
+    data = spaced.encode("utf-8", "surrogatepass")
     for c, f in folds:  # UTF-8 is self-synchronizing: a character's bytes are found only where it stands
         data = data.replace(c.encode("utf-8"), f.encode("utf-8"))
     return data
