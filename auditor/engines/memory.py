@@ -66,20 +66,27 @@ def tune_collector() -> None:
     gc.set_threshold(YOUNG, middle, old)
 
 
+def _glibc() -> ctypes.CDLL | None:
+    """This process's C library where it is glibc (Linux, ``gnu_get_libc_version`` found: musl's
+    ``mallopt`` does nothing); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version.restype = ctypes.c_char_p
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
 def tune_allocator(environ: Mapping[str, str] | None = None) -> bool:
     """Set glibc's allocator as :data:`SETTINGS` says, for this process and those it forks; True when
     it was set, False where it is not glibc's or where the environment (``environ``, by default
     ``os.environ``) already sets one of these or holds ``GLIBC_TUNABLES``."""
     env = os.environ if environ is None else environ
-    if not sys.platform.startswith("linux") or "GLIBC_TUNABLES" in env or any(name in env for name in SETTINGS):
+    if "GLIBC_TUNABLES" in env or any(name in env for name in SETTINGS) or (libc := _glibc()) is None:
         return False
-    try:
-        libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version.restype = ctypes.c_char_p  # glibc's own (musl's mallopt does nothing)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    return all(mallopt(param, value) == 1 for param, value in SETTINGS.values())
+    return all(libc.mallopt(param, value) == 1 for param, value in SETTINGS.values())
 
 
 def release_free_memory() -> bool:
@@ -88,13 +95,7 @@ def release_free_memory() -> bool:
     scan in worker processes, keeps none of what it freed reading eval sets, building indexes and
     sniffing a training file (its first line parsed: ~20 MB freed for a 2 MB record, which the tuned
     allocator would keep). True when it was called; False where the allocator is not glibc's."""
-    if not sys.platform.startswith("linux"):
+    if (libc := _glibc()) is None:
         return False
-    try:
-        libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version.restype = ctypes.c_char_p  # glibc's own
-        libc.gnu_get_libc_version()
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        return False
+    libc.malloc_trim(0)
     return True
