@@ -95,6 +95,33 @@ def test_token_hashes_are_xxh64_for_any_bytes_of_any_length(raw):
             ]
 
 
+def _hashed(tokens: list[bytes]) -> list[list[int]]:
+    """The token hashes of ``tokens`` (each followed by a space in one buffer) by each kernel."""
+    data = b"".join(t + b" " for t in tokens)
+    offsets = np.concatenate(([0], np.cumsum([len(t) + 1 for t in tokens]))).astype(np.int64).tobytes()
+    return [np.frombuffer(k.token_hashes(data, offsets), dtype=np.uint64).tolist() for k in (_batchc, _batchpy)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=10), max_size=60), st.integers(1, 4))
+def test_short_tokens_repeated_are_hashed_as_xxh64_in_c_and_python(tokens, repeat):
+    """Tokens of up to 8 bytes, which the C kernel looks up in its cache of short tokens' hashes:
+    repeated (found there), differing only in trailing NULs (``a`` and ``a\\x00``: the same bytes
+    loaded, another length), and last in the buffer (fewer than 8 bytes left to load)."""
+    tokens = [t for t in tokens for _ in range(repeat)] + [t + b"\x00" for t in tokens] + tokens
+    want = [xxhash.xxh64_intdigest(t) for t in tokens]
+    assert _hashed(tokens) == [want, want]
+
+
+def test_every_one_and_two_byte_token_twice_is_hashed_as_xxh64():
+    """More distinct short tokens than the C kernel's cache holds (65,792, each twice): its entries
+    are overwritten by others that fall on them, and none gives another token's hash."""
+    tokens = [bytes([a]) for a in range(256)] + [bytes([a, b]) for a in range(256) for b in range(256)]
+    tokens += tokens[::-1]
+    c, p = _hashed(tokens)
+    assert c == p == [xxhash.xxh64_intdigest(t) for t in tokens]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 2**64 - 1)), st.lists(st.integers(0, 2**64 - 1)), st.integers(0, 5))
 def test_lookup_gives_the_first_index_of_each_hash_in_c_and_python(hashes, keys, shared):

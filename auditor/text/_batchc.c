@@ -345,6 +345,9 @@ static uint64_t xxh64(const unsigned char *p, size_t len) {
     return h;
 }
 
+#define SHORT_CACHE_BITS 12
+#define SHORT_CACHE (1 << SHORT_CACHE_BITS)
+
 static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer data, offsets;
     if (!PyArg_ParseTuple(args, "y*y*:token_hashes", &data, &offsets)) return NULL;
@@ -365,7 +368,37 @@ static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
     out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t));
     if (out == NULL) goto done;
     uint64_t *h = (uint64_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t j = 0; j < n; j++) h[j] = xxh64(d + off[j], (size_t)(off[j + 1] - off[j] - 1));
+    /* a token of 1 to 8 bytes is looked up by its bytes in a small cache of the last hashes
+       (most words of a text are words it held before): its hash is xxh64 of those bytes all the same */
+    struct { uint64_t word, hash, len; } *cache = PyMem_Calloc(SHORT_CACHE, sizeof(*cache));
+    if (cache == NULL) {
+        PyErr_NoMemory();
+        Py_CLEAR(out);
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const unsigned char *p = d + off[j];
+        uint64_t len = (uint64_t)(off[j + 1] - off[j] - 1);
+        if (len - 1 >= 8) { /* empty, or over 8 bytes */
+            h[j] = xxh64(p, (size_t)len);
+            continue;
+        }
+        uint64_t word = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (off[j] + 8 <= data.len)
+            word = read64(p) & (~(uint64_t)0 >> (64 - 8 * len)); /* the token's bytes, the rest zeros */
+        else
+#endif
+            memcpy(&word, p, (size_t)len);
+        size_t at = (size_t)(((word ^ len) * P1) >> (64 - SHORT_CACHE_BITS));
+        if (cache[at].len != len || cache[at].word != word) {
+            cache[at].word = word;
+            cache[at].len = len;
+            cache[at].hash = xxh64(p, (size_t)len);
+        }
+        h[j] = cache[at].hash;
+    }
+    PyMem_Free(cache);
 done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&offsets);
