@@ -562,6 +562,9 @@ static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
     marks = PyBytes_FromStringAndSize(NULL, lines);
     if (marks == NULL) goto done;
     unsigned char *mk = (unsigned char *)PyBytes_AS_STRING(marks);
+    /* each byte's class in one table: 1 a word's byte (not translated to a space), 2 no ASCII whitespace */
+    unsigned char cls[256];
+    for (int b = 0; b < 256; b++) cls[b] = (unsigned char)((tab[b] != ' ') | (!whitespace[b] << 1));
     Py_ssize_t line = 0;
     int64_t tokens = 0;
     int after_word = 0, held = 0;
@@ -569,18 +572,18 @@ static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
         unsigned char b = s[i];
         if (b == '\n') {
             cnt[line] = tokens;
-            mk[line] = (unsigned char)held;
+            mk[line] = (unsigned char)(held >> 1);
             nl[line++] = i;
             tokens = held = after_word = 0;
             continue;
         }
-        int word = tab[b] != ' ';
-        tokens += word & !after_word;
+        int c = cls[b], word = c & 1;
+        tokens += word & ~after_word;
         after_word = word;
-        held |= !whitespace[b];
+        held |= c & 2;
     }
     cnt[line] = tokens;
-    mk[line] = (unsigned char)held;
+    mk[line] = (unsigned char)(held >> 1);
     result = PyTuple_Pack(3, counts, marks, breaks);
 done:
     Py_XDECREF(counts);
