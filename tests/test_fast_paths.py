@@ -22,6 +22,7 @@ from auditor.adapters import _fields
 from auditor.cli import main
 from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
+from auditor.records.record import Record
 from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
 from auditor.text.lines import plain_line_spans, slow_line_spans
@@ -178,6 +179,17 @@ _RAW = st.recursive(
 )
 def test_the_fields_view_keeps_what_the_reference_keeps(views, raw, known):
     assert fields.fields_view(views, raw, known) == ref.fields_view(views, raw, known)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["text", "query", "fields", "calls", "system"]), st.sampled_from(["", " ", "x"]))
+)
+def test_a_record_has_a_view_where_the_view_has_text(views):
+    """``has_view`` (what a method's ``reads`` asks) is ``bool(view)``, ``text``'s fallback included."""
+    record = Record("d", "1", "d:1", views)
+    for name in ("text", "query", "fields", "calls", "system", "other"):
+        assert record.has_view(name) is bool(record.view(name)), name
 
 
 _ID_KEYS = st.sampled_from(["id", "ID", "Id", "query_id", "Query_ID", "uid", "UID", "idx", "text", "x"])

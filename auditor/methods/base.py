@@ -305,7 +305,10 @@ class Index(Searcher, ABC, Generic[C]):
         :meth:`searched_views` (``text`` as :meth:`Record.view` gives it). The audit counts the records
         each method read per training set: one that read none of a set's records checked nothing there
         (``checks[].not_checked``, :mod:`auditor.audit.unchecked`)."""
-        return any(record.view(v) for v in self.searched_views())
+        for v in self.searched_views():
+            if record.has_view(v):
+                return True
+        return False
 
     def unread(self) -> str:
         """Why a training record is not one :meth:`reads` reads, for the report."""

@@ -239,7 +239,7 @@ class MinHashIndex(Index[MinHashConfig]):
     # -- search --------------------------------------------------------------------------------
     def reads(self, record: Record) -> bool:
         """Text in one of its views, else in ``text`` (what :meth:`_units` falls back on)."""
-        return any(record.views.get(v) for v in self.config.train_views) or bool(record.view(TEXT))
+        return any(record.views.get(v) for v in self.config.train_views) or record.has_view(TEXT)
 
     def _units(self, batch: Sequence[Record]) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
         """(record position in batch, view name, positional shingle hashes, token hashes) for each view

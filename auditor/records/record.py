@@ -66,6 +66,18 @@ class Record:
             return "\n".join(v for k, v in self.views.items() if v and k != FIELDS)
         return ""
 
+    def has_view(self, name: str) -> bool:
+        """``bool(self.view(name))``, without joining the views ``text`` falls back on.
+
+        >>> r = Record("d", "1", "d:1", {"query": "Book a flight", "fields": "x"})
+        >>> r.has_view("text"), r.has_view("calls"), Record("d", "2", "d:2", {"fields": "x"}).has_view("text")
+        (True, False, False)
+        """
+        value = self.views.get(name)
+        if value is not None:
+            return value != ""
+        return name == TEXT and any(v for k, v in self.views.items() if k != FIELDS)
+
     def whole_text(self) -> str:
         """``text`` and ``fields``: all a training record holds as text (boilerplate is counted in it)."""
         fields = self.views.get(FIELDS)
