@@ -346,7 +346,6 @@ static uint64_t xxh64(const unsigned char *p, size_t len) {
 }
 
 #define SHORT_CACHE_BITS 12
-#define SHORT_CACHE (1 << SHORT_CACHE_BITS)
 
 static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer data, offsets;
@@ -369,8 +368,11 @@ static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
     if (out == NULL) goto done;
     uint64_t *h = (uint64_t *)PyBytes_AS_STRING(out);
     /* a token of 1 to 8 bytes is looked up by its bytes in a small cache of the last hashes
-       (most words of a text are words it held before): its hash is xxh64 of those bytes all the same */
-    struct { uint64_t word, hash, len; } *cache = PyMem_Calloc(SHORT_CACHE, sizeof(*cache));
+       (most words of a text are words it held before): its hash is xxh64 of those bytes all the same.
+       The cache has 16 entries for a few tokens, up to 2 ** SHORT_CACHE_BITS for many */
+    int bits = 4;
+    while (bits < SHORT_CACHE_BITS && ((Py_ssize_t)1 << bits) < n) bits++;
+    struct { uint64_t word, hash, len; } *cache = PyMem_Calloc((size_t)1 << bits, sizeof(*cache));
     if (cache == NULL) {
         PyErr_NoMemory();
         Py_CLEAR(out);
@@ -390,7 +392,7 @@ static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
         else
 #endif
             memcpy(&word, p, (size_t)len);
-        size_t at = (size_t)(((word ^ len) * P1) >> (64 - SHORT_CACHE_BITS));
+        size_t at = (size_t)(((word ^ len) * P1) >> (64 - bits));
         if (cache[at].len != len || cache[at].word != word) {
             cache[at].word = word;
             cache[at].len = len;
