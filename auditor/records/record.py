@@ -75,7 +75,7 @@ class Record:
         """
         value = self.views.get(name)
         if value is not None:
-            return value != ""
+            return bool(value)
         return name == TEXT and any(v for k, v in self.views.items() if k != FIELDS)
 
     def whole_text(self) -> str:
