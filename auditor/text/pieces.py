@@ -34,12 +34,16 @@ def piece_by_lines(text: str) -> tuple[bytes, bool]:
     * ASCII markup without escapes or entities whose tags ``strip_tags`` leaves as they are: the piece
       is the text, and so is each line's (a tag it would strip in a line alone it strips in the whole
       text: a tag holds no ``<`` but its first, so no tag found in the whole text overlaps it, and a
-      name closed in the line is closed in the text).
+      name closed in the line is closed in the text);
+    * any other text that undoing evasion leaves as it is (:func:`_undone_by_line`), where each line
+      normalized alone holds more than whitespace when, and only when, the line does.
 
     Any other text: False (its lines' pieces are compared with its piece, :mod:`auditor.text.lines`).
 
     >>> piece_by_lines("List<String> x\\nok"), piece_by_lines("It\\u2019s\\nok"), piece_by_lines("<b>Bo</b>ok\\nx")
     ((b'List<String> x\\nok', True), (b'It,s\\nok', True), (b'Book\\nx', False))
+    >>> piece_by_lines("Caf\\u00e9 &\\nok"), piece_by_lines("Caf\\u00e9 &amp;\\nok"), piece_by_lines("\\u2600\\nok")
+    ((b'cafe\\nok', True), (b'cafe\\nok', False), (b'\\nok', False))
     """
     plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
     if (
@@ -60,32 +64,51 @@ def piece_by_lines(text: str) -> tuple[bytes, bool]:
             return t.encode("ascii"), False
     if plain is not text and plain.isascii() and is_plain(plain):  # as normalize reads it: plain but for typography
         return plain.encode("ascii"), False
-    return _undone_by_line(text), False
+    return _undone_by_line(text)
 
 
-def _undone_by_line(text: str) -> bytes:
+def _undone_by_line(text: str) -> tuple[bytes, bool]:
     """``normalized_bytes`` of a text that is not plain ASCII: its evasion undone as a whole
     (:func:`~auditor.text.normalize.undo_evasion`), then line by line, as ``normalize`` reads it
     (:func:`~auditor.text.normalize.normalize_undone` reads no further than a line): lines left ASCII
     without a NUL are copied for the batch's plain path, only the others normalized one by one. So a
     2 MB record holding one accented word costs what plain text costs, but for that word's line.
 
+    And whether that is each line's own piece, with the line's mark: when undoing evasion left the
+    text as it is, it leaves each line as it is (what it undoes in a line alone it undoes in the whole
+    text: an escape, an entity, a terminal sequence or an override lies in one line, a hyphenated wrap
+    in none, and a tag stripped in a line is stripped in the text, :func:`piece_by_lines`), so a line's
+    piece is the line where it is copied and ``normalize_undone`` of it where it is normalized; and each
+    normalized line holds more than whitespace when, and only when, the line does (``str.strip``; a
+    line of a sign alone normalizes to nothing).
+
     >>> _undone_by_line("Caf\\u00e9 <b>menu</b>\\nOrderTwoCoffeesPlease &amp; thanks")
-    b'cafe menu\\nOrderTwoCoffeesPlease & thanks'
+    (b'cafe menu\\nOrderTwoCoffeesPlease & thanks', False)
+    >>> _undone_by_line("Caf\\u00e9 menu\\nOrderTwoCoffeesPlease & thanks")
+    (b'cafe menu\\nOrderTwoCoffeesPlease & thanks', True)
     """
     undone = undo_evasion(text)
+    kept = undone == text
     if undone.isascii() and "\x00" not in undone:
-        return undone.encode("ascii")
+        return undone.encode("ascii"), kept
     pieces: list[bytes] = []
     done = 0  # where the text not copied yet starts: a line's start
     while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
         start = undone.rfind("\n", 0, m.start()) + 1  # at or after ``done``: a line's start
         end = undone.find("\n", m.end())
         end = len(undone) if end < 0 else end
-        pieces += (undone[done:start].encode("ascii"), normalize_undone(undone[start:end]).encode("utf-8"))
+        line = undone[start:end]
+        normalized = normalize_undone(line).encode("utf-8")
+        if kept and bool(normalized.strip(_ASCII_WHITESPACE)) != bool(line.strip()):
+            kept = False
+        pieces += (undone[done:start].encode("ascii"), normalized)
         done = end
     pieces.append(undone[done:].encode("ascii"))
-    return b"".join(pieces)
+    return b"".join(pieces), kept
+
+
+#: the bytes the kernel's line marks take for whitespace (``str.isspace`` of ASCII)
+_ASCII_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 #: a character that keeps its line off the plain path: not ASCII, or NUL
