@@ -26,7 +26,7 @@ from auditor.records.record import Record
 from auditor.text import camel, evasion, locate
 from auditor.text.batch import TokenBatch
 from auditor.text.lines import plain_line_spans, slow_line_spans
-from auditor.text.normalize import _TYPOGRAPHY, normalize, text_hash
+from auditor.text.normalize import _TYPOGRAPHY, normalize, normalize_lines, normalize_undone, text_hash
 
 FOREIGN = REPO / "tests" / "data" / "foreign"
 
@@ -299,6 +299,27 @@ _NON_ASCII = st.lists(
     ),
     max_size=25,
 ).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(
+                ["\u00e9", "\u00c9", "\u0130", "e\u0301", "\u0435", "\ufb02", "\uff26", "\u200b", "\u2600", "\u65e5"]
+                + ["GetUserToken", "Caf\u00e9Bar", "x", "B", " ", ",", "\t", "\x00", "\u00a0", "\u2019", "\u0391"]
+            ),
+            max_size=12,
+        ).map("".join),
+        max_size=150,
+    )
+)
+def test_lines_normalized_together_are_the_lines_normalized_one_by_one(lines):
+    """``normalize_lines`` reads lines joined, 64 at a time (more than 64 lines here): each line as
+    ``normalize_undone`` reads it alone (confusables, marks, ligatures, full width, ignorables, camel runs)."""
+    want = [normalize_undone(line) for line in lines]
+    assert normalize_lines(lines) == want
+    assert normalize_lines(lines * 7) == want * 7  # past one batch of lines wherever there are 10 or more
 
 
 #: what reads across a line break: an escaped one, a tag closed lines later, a hyphenated wrap, an override

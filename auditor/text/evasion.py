@@ -343,6 +343,8 @@ _LATIN_BLOCKS = (
     (0xAB30, 0xAB6F),  # Latin Extended-E
 )
 _MARK_CATEGORIES = frozenset({"Mn", "Me"})
+#: every ASCII character (a text's others are its set of characters less these, in one C call)
+_ASCII_CHARS = frozenset(map(chr, range(128)))
 _STRIPPED: dict[str, str | None] = {}
 
 
@@ -369,9 +371,8 @@ def strip_latin_marks(text: str) -> str:
     Greek tonos) are kept, so non-Latin text stays as distinct as it was. ``text`` is NFKC-normalized."""
     if text.isascii():
         return text
-    chars = {c for c in set(text) if not c.isascii()}
     marks = []
-    for c in chars:
+    for c in set(text).difference(_ASCII_CHARS):
         if unicodedata.category(c) in _MARK_CATEGORIES:
             marks.append(c)
             continue

@@ -68,7 +68,7 @@ import re
 import string
 import sys
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import xxhash
@@ -382,6 +382,33 @@ def normalize_undone(text: str) -> str:
                 text = text.replace(c, " ")
         return " ".join(text.split())
     return " ".join(text.lower().translate(_ASCII_TABLE).split())
+
+
+def normalize_lines(lines: Sequence[str]) -> list[str]:
+    """:func:`normalize_undone` of each of ``lines`` (none holding a line break), :data:`LINES_AT_ONCE`
+    of them at a time: no stage reads across a line break, which each keeps (it is whitespace, a
+    starter no character composes with, no confusable, mark or ignorable, and no space class), so the
+    lines are read joined by line breaks and split apart at the end. A text's characters are
+    gathered once a batch instead of once a line (accented prose normalizes a line in every line).
+
+    >>> normalize_lines(["Caf\\u00e9, S\\u00e3o Paulo!", "", "GetUserToken \\u00e0 PARIS"])
+    ['cafe sao paulo', '', 'get user token a paris']
+    """
+    out: list[str] = []
+    for at in range(0, len(lines), LINES_AT_ONCE):
+        text = _fold_chars("\n".join(lines[at : at + LINES_AT_ONCE]), True, split_camel_runs)
+        for c in set(text).difference(_ASCII_WORD_CHARS):
+            if not c.isalnum() and _is_space_class(c):
+                text = text.replace(c, " ")
+        out += [" ".join(line.split()) for line in text.split("\n")]
+    return out
+
+
+#: lines :func:`normalize_lines` reads at once: enough to share a batch's work, few enough that a
+#: character's replacement does not scan much text without it
+LINES_AT_ONCE = 64
+#: ASCII letters and digits: never a space class
+_ASCII_WORD_CHARS = frozenset(string.ascii_letters + string.digits)
 
 
 def clean(text: str) -> str:

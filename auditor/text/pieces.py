@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .evasion import percent_decode
-from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_undone, strip_tags, undo_evasion
+from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_lines, strip_tags, undo_evasion
 
 
 def piece(text: str) -> bytes:
@@ -91,17 +91,20 @@ def _undone_by_line(text: str) -> tuple[bytes, bool]:
     kept = undone == text
     if undone.isascii() and "\x00" not in undone:
         return undone.encode("ascii"), kept
-    pieces: list[bytes] = []
-    done = 0  # where the text not copied yet starts: a line's start
+    spans: list[tuple[int, int]] = []  # the lines to normalize
+    done = 0  # where the text not looked at yet starts: a line's start
     while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
         start = undone.rfind("\n", 0, m.start()) + 1  # at or after ``done``: a line's start
         end = undone.find("\n", m.end())
-        end = len(undone) if end < 0 else end
-        line = undone[start:end]
-        normalized = normalize_undone(line).encode("utf-8")
-        if kept and bool(normalized.strip(_ASCII_WHITESPACE)) != bool(line.strip()):
+        done = len(undone) if end < 0 else end
+        spans.append((start, done))
+    pieces: list[bytes] = []
+    done = 0  # where the text not copied yet starts
+    for (start, end), normalized in zip(spans, normalize_lines([undone[a:b] for a, b in spans])):
+        line = normalized.encode("utf-8")
+        if kept and bool(line.strip(_ASCII_WHITESPACE)) != bool(undone[start:end].strip()):
             kept = False
-        pieces += (undone[done:start].encode("ascii"), normalized)
+        pieces += (undone[done:start].encode("ascii"), line)
         done = end
     pieces.append(undone[done:].encode("ascii"))
     return b"".join(pieces), kept
