@@ -24,9 +24,9 @@ def piece(text: str) -> bytes:
 
 
 def piece_by_lines(text: str) -> tuple[bytes, bool]:
-    """:func:`piece` of ``text``, and whether that piece is, line for line, each line's own piece and
-    holds a byte of ASCII whitespace where, and only where, the line holds whitespace (``str.strip``)
-    — known without piecing a line:
+    """:func:`piece` of ``text``, and whether that piece is, line for line, what each line alone reads
+    as (its own piece, or that piece normalized) and holds a byte of ASCII whitespace where, and only
+    where, the line holds whitespace (``str.strip``) — known without piecing a line:
 
     * ASCII, or ASCII but for typography (:func:`~auditor.text.normalize.ascii_typography`, which maps
       each of its characters alone: a space for a space, a comma for any other), without ``<``, ``%``,
