@@ -120,7 +120,7 @@ class TokenBatch:
         found: list[tuple[int, int, int]] = []
         #: the pieces of the slow texts with lines (of up to KEPT_CHARS), for their lines (:mod:`~auditor.text.lines`)
         self.kept: dict[int, bytes] = {}
-        #: the kept slow texts whose piece is, line for line, their lines' pieces (:func:`~auditor.text.pieces.piece_by_lines`)
+        #: the kept slow texts whose piece reads, line for line, as their lines alone do (:func:`~auditor.text.pieces.piece_by_lines`)
         self.local: set[int] = set()
         joined = _joined(self.texts, self.slow, found, self.kept, self.local)
         #: the camel-cased runs split (:func:`_joined`): ``(text, where in its piece, tokens gained)``
@@ -275,7 +275,7 @@ def _joined(
     (:func:`~auditor.text.camel.split_candidates`, on the kernel's candidate runs). With ``splits``,
     each run split is noted there as ``(its text, its start in the text's piece, the tokens it gained)``;
     in ``kept``, the piece of each slow text with a line break (of at most :data:`KEPT_CHARS`), and in
-    ``local`` those of them whose piece is their lines' pieces (:func:`~auditor.text.pieces.piece_by_lines`).
+    ``local`` those of them whose piece reads, line for line, as their lines alone do (:func:`~auditor.text.pieces.piece_by_lines`).
 
     >>> texts = ["Hi, you!", "GetUserToken now", "a%20b", "", "<b>Bo</b>ok List<String>"]
     >>> splits = []
