@@ -377,10 +377,7 @@ def normalize_undone(text: str) -> str:
     """
     text = _fold_chars(text, True, split_camel_runs)
     if not text.isascii():
-        for c in set(text):
-            if not c.isalnum() and _is_space_class(c):
-                text = text.replace(c, " ")
-        return " ".join(text.split())
+        return " ".join(_classes_spaced(text).split())
     return " ".join(text.lower().translate(_ASCII_TABLE).split())
 
 
@@ -396,12 +393,17 @@ def normalize_lines(lines: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for at in range(0, len(lines), LINES_AT_ONCE):
-        text = _fold_chars("\n".join(lines[at : at + LINES_AT_ONCE]), True, split_camel_runs)
-        for c in set(text).difference(_ASCII_WORD_CHARS):
-            if not c.isalnum() and _is_space_class(c):
-                text = text.replace(c, " ")
+        text = _classes_spaced(_fold_chars("\n".join(lines[at : at + LINES_AT_ONCE]), True, split_camel_runs))
         out += [" ".join(line.split()) for line in text.split("\n")]
     return out
+
+
+def _classes_spaced(text: str) -> str:
+    """``text`` with each character of a space class (:func:`_is_space_class`) made a space."""
+    for c in set(text).difference(_ASCII_WORD_CHARS):
+        if not c.isalnum() and _is_space_class(c):
+            text = text.replace(c, " ")
+    return text
 
 
 #: lines :func:`normalize_lines` reads at once: enough to share a batch's work, few enough that a
