@@ -18,7 +18,7 @@ scans (a window holding a 0 is never an eval n-gram, so none crosses two texts).
 Plain ASCII text is copied into the buffer as it is, lowered and has punctuation and control
 characters turned into spaces, and runs of spaces squeezed, in one pass over the whole batch —
 exactly what ``normalize`` does to it — after its ``%XX`` escapes are decoded (or its tags stripped,
-:func:`~auditor.text.normalize.strip_tags`) and its camel-cased runs split (candidate runs and their
+:func:`~auditor.text.markup.strip_tags`) and its camel-cased runs split (candidate runs and their
 humps found in the same kind of pass, only runs with enough humps read as words in Python). These
 byte loops are the kernel's (:mod:`auditor.text.kernel`): C (``_batchc.c``, built at install) or, without a C compiler, its
 Python twin (:mod:`auditor.text._batchpy`). Any other text has its evasion undone as a whole

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from .evasion import percent_decode
-from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_lines, strip_tags, undo_evasion
+from .markup import strip_tags
+from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_lines, undo_evasion
 
 
 def piece(text: str) -> bytes:
