@@ -12,7 +12,9 @@ with the regular expressions and per-text calls that the fast path replaces.
   :data:`auditor.text.locate._WORD`, case-folded and hashed one by one (the package classifies code
   points with numpy, case-folds the whole string once and has the kernel hash its words);
 * :func:`normalize` / :func:`tokens`: no ASCII fast path (``is_plain``), every text through
-  ``_deobfuscate`` and the Unicode path's space classes, camel runs split by :func:`split_camel_runs`;
+  ``undo_evasion``, then :func:`fold_chars` (each stage gathering the text's characters anew; the package
+  carries one set of them through the stages) and the Unicode path's space classes, camel runs split by
+  :func:`split_camel_runs`;
 * :func:`joined`: a :class:`~auditor.text.batch.TokenBatch` buffer built from :func:`normalize` of each
   text (the package translates plain ASCII for the whole batch in bytes);
 * :func:`batch_units`: the exact tier's units (the whole text, each non-blank line) hashed from
@@ -41,6 +43,7 @@ from __future__ import annotations
 import re
 import sys
 import types
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -101,10 +104,27 @@ def words_of(s: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int]
     return starts, ends, np.array(ids, dtype=np.int64), by_hash
 
 
+def fold_chars(text: str) -> str:
+    """``normalize``'s stages after ``undo_evasion``, each gathering the text's characters anew."""
+    t = norm._tables()
+    text = split_camel_runs(text)
+    if text.isascii():
+        return text.lower()
+    for c in set(text) & t.confusable.keys():
+        text = text.replace(c, t.confusable[c])
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = evasion.drop_ignorables(text, t.ignorable)
+    for c in set(text) & t.confusable_lower.keys():
+        text = text.replace(c, t.confusable_lower[c])
+    return evasion.strip_latin_marks(text)
+
+
 def normalize(text: str) -> str:
     if not text:
         return ""
-    text = norm._deobfuscate(text, fold=True, split=split_camel_runs)
+    text = fold_chars(norm.undo_evasion(text))
     for c in set(text):
         if not c.isalnum() and norm._is_space_class(c):
             text = text.replace(c, " ")

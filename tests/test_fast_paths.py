@@ -24,6 +24,7 @@ from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
 from auditor.records.record import Record
 from auditor.text import camel, evasion, locate
+from auditor.text import normalize as norm
 from auditor.text.batch import TokenBatch
 from auditor.text.lines import plain_line_spans, slow_line_spans
 from auditor.text.normalize import _TYPOGRAPHY, normalize, normalize_lines, normalize_undone, text_hash
@@ -320,6 +321,32 @@ def test_lines_normalized_together_are_the_lines_normalized_one_by_one(lines):
     want = [normalize_undone(line) for line in lines]
     assert normalize_lines(lines) == want
     assert normalize_lines(lines * 7) == want * 7  # past one batch of lines wherever there are 10 or more
+
+
+#: what each stage after undoing evasion changes: camel runs, confusables (Cyrillic, Greek), NFKC
+#: (ligatures, full width, a fraction), case folding (``ß``, ``İ``, ``ẞ``, ``ΐ`` which folding
+#: un-normalizes), ignorables, marks on Latin letters (precomposed or not) and on other scripts
+_STAGED = st.lists(
+    st.sampled_from(
+        ["\u0435", "\u03f2", "\u0391", "\ufb02", "\uff26", "\u00bd", "\u00df", "\u0130", "\u1e9e", "\u0390"]
+        + ["\u200b", "\u00ad", "e\u0301", "\u00e9", "\u1ea1", "\u0915\u093f", "\u0301", "\u2600", "\u65e5"]
+        + ["GetUserToken", "x", "B", " ", ",", "\n", "\u00a0"]
+    ),
+    max_size=20,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_STAGED, st.booleans())
+def test_the_characters_carried_through_the_stages_are_the_texts(text, fold):
+    """``_folded`` gathers a text's characters once and carries them through the stages: they are the
+    characters of what it returns (None: ASCII), which is what the stages give gathering them anew."""
+    out, chars = norm._folded(text, fold, camel.split_camel_runs)
+    assert (chars is None and out.isascii()) or chars == set(out)
+    if fold:
+        assert out == ref.fold_chars(text)
+    stripped, kept = evasion.marks_stripped(text, set(text))
+    assert kept == set(stripped) and stripped == evasion.strip_latin_marks(text)
 
 
 #: what reads across a line break: an escaped one, a tag closed lines later, a hyphenated wrap, an override

@@ -371,17 +371,28 @@ def strip_latin_marks(text: str) -> str:
     Greek tonos) are kept, so non-Latin text stays as distinct as it was. ``text`` is NFKC-normalized."""
     if text.isascii():
         return text
-    marks = []
-    for c in set(text).difference(_ASCII_CHARS):
+    return marks_stripped(text, set(text))[0]
+
+
+def marks_stripped(text: str, chars: set[str]) -> tuple[str, set[str]]:
+    """:func:`strip_latin_marks` of ``text``, whose characters are ``chars``, and the characters of the
+    result (a letter's replacement holds no mark, so it is stripped of none: one pass)."""
+    marks, gone, added = [], [], []
+    for c in chars.difference(_ASCII_CHARS):
         if unicodedata.category(c) in _MARK_CATEGORIES:
             marks.append(c)
             continue
         base = _stripped(c)
         if base is not None:
             text = text.replace(c, base)
+            gone.append(c)
+            added.append(base)
+    if gone:
+        chars = chars.difference(gone).union(*added)
     if marks:
-        bases = "".join(re.escape(c) for c in set(text) if is_latin_letter(c))
+        bases = "".join(re.escape(c) for c in chars if is_latin_letter(c))
         if bases:
             pattern = f"(?<=[{bases}])[{''.join(map(re.escape, marks))}]+"
             text = re.sub(pattern, "", text)
-    return text
+            chars = set(text)
+    return text, chars

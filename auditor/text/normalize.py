@@ -77,8 +77,8 @@ from .evasion import (
     drop_ignorables,
     has_percent_escape,
     join_hyphen_wraps,
+    marks_stripped,
     percent_decode,
-    strip_latin_marks,
     strip_terminal_escapes,
     undo_overrides,
 )
@@ -248,24 +248,45 @@ def _fold_chars(text: str, fold: bool, split: Callable[[str], str]) -> str:
     line break (a newline is whitespace, a starter no character composes with, no confusable and no
     mark): camel-cased runs split (when ``fold``), confusables, NFKC (then case folding when
     ``fold``), confusables again, combining marks on Latin letters dropped."""
+    return _folded(text, fold, split)[0]
+
+
+def _folded(text: str, fold: bool, split: Callable[[str], str]) -> tuple[str, set[str] | None]:
+    """:func:`_fold_chars` of ``text``, and the set of the characters it holds (None for ASCII: not
+    gathered). The set is gathered once and carried through the stages, each of which maps characters
+    one by one (a confusable replaced everywhere by its skeleton, none of which holds another
+    confusable; case folding per character), or gathered again after a stage that rewrites the text
+    (NFKC that changed it, ignorables dropped, marks stripped): a set of a text's characters costs
+    about what a stage does."""
     t = _tables()
     if fold:  # the text tiers only: the embedding model reads camel case itself (its thresholds were fitted so)
         text = split(text)
     if text.isascii():
-        return text.lower() if fold else text
-    for c in set(text) & t.confusable.keys():
-        text = text.replace(c, t.confusable[c])
-    text = unicodedata.normalize("NFKC", text)
+        return (text.lower() if fold else text), None
+    text, chars = _mapped(text, set(text), t.confusable)
+    if (nfkc := unicodedata.normalize("NFKC", text)) != text:
+        text, chars = nfkc, set(nfkc)
     if fold:
-        text = text.casefold()
-        if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
+        text, chars = text.casefold(), {f for c in chars for f in c.casefold()}
+        if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
             text = unicodedata.normalize("NFKC", text)
-    text = drop_ignorables(text, t.ignorable)  # entities may decode to some; NFKC yields none in practice
-    chars = set(text)
-    table = t.confusable_lower if fold else t.confusable
-    for c in chars & table.keys():
+            chars = set(text)
+    if not chars.isdisjoint(t.ignorable):  # entities may decode to some; NFKC yields none in practice
+        text = drop_ignorables(text, t.ignorable)
+        chars = set(text)
+    text, chars = _mapped(text, chars, t.confusable_lower if fold else t.confusable)
+    return marks_stripped(text, chars)
+
+
+def _mapped(text: str, chars: set[str], table: dict[str, str]) -> tuple[str, set[str]]:
+    """``text`` (whose characters are ``chars``) with each character of ``table`` it holds replaced by
+    its entry, and the characters of the result (no entry holds a character of the table)."""
+    hit = chars & table.keys()
+    if not hit:
+        return text, chars
+    for c in hit:
         text = text.replace(c, table[c])
-    return strip_latin_marks(text)
+    return text, (chars - hit).union(*[table[c] for c in hit])
 
 
 def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_camel_runs) -> str:
@@ -291,9 +312,9 @@ def normalize_undone(text: str) -> str:
     >>> normalize_undone("Book a ﬂight to PARÍS")
     'book a flight to paris'
     """
-    text = _fold_chars(text, True, split_camel_runs)
+    text, chars = _folded(text, True, split_camel_runs)
     if not text.isascii():
-        return " ".join(_classes_spaced(text).split())
+        return " ".join(_classes_spaced(text, chars).split())
     return " ".join(text.lower().translate(_ASCII_TABLE).split())
 
 
@@ -309,14 +330,15 @@ def normalize_lines(lines: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for at in range(0, len(lines), LINES_AT_ONCE):
-        text = _classes_spaced(_fold_chars("\n".join(lines[at : at + LINES_AT_ONCE]), True, split_camel_runs))
-        out += [" ".join(line.split()) for line in text.split("\n")]
+        text, chars = _folded("\n".join(lines[at : at + LINES_AT_ONCE]), True, split_camel_runs)
+        out += [" ".join(line.split()) for line in _classes_spaced(text, chars).split("\n")]
     return out
 
 
-def _classes_spaced(text: str) -> str:
-    """``text`` with each character of a space class (:func:`_is_space_class`) made a space."""
-    for c in set(text).difference(_ASCII_WORD_CHARS):
+def _classes_spaced(text: str, chars: set[str] | None = None) -> str:
+    """``text`` with each character of a space class (:func:`_is_space_class`) made a space (``chars``:
+    the characters it holds, where known)."""
+    for c in (set(text) if chars is None else chars).difference(_ASCII_WORD_CHARS):
         if not c.isalnum() and _is_space_class(c):
             text = text.replace(c, " ")
     return text
