@@ -341,7 +341,7 @@ _STAGED = st.lists(
 def test_the_characters_carried_through_the_stages_are_the_texts(text, fold):
     """``_folded`` gathers a text's characters once and carries them through the stages: they are the
     characters of what it returns (None: ASCII), which is what the stages give gathering them anew."""
-    out, chars = norm._folded(text, fold, camel.split_camel_runs)
+    out, chars = norm._folded(text, fold)
     assert (chars is None and out.isascii()) or chars == set(out)
     if fold:
         assert out == ref.fold_chars(text)

@@ -130,10 +130,21 @@ def split_camel_runs(text: str) -> str:
     "I'm Planning A Trip To Paris,And Then Rome. (JavaScript, iPhone)"
     """
     classes, spans = _camel_candidates(text)
+    return split_runs(text, [(a, b) for a, b in spans if _humped(classes, a, b)])
+
+
+def split_runs(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of its runs ``spans`` (whitespace-delimited, with enough humps, in order)
+    split where it reads as words written together (:func:`_words_run_together`); ``text`` itself when
+    none does.
+
+    >>> split_runs("see BookAFlightToParis LkqUSBNCOuTx", [(4, 22), (23, 35)])
+    'see Book A Flight To Paris LkqUSBNCOuTx'
+    """
     pieces: list[str] = []
     done = 0
     for a, b in spans:
-        if _humped(classes, a, b) and _words_run_together(run := text[a:b]):
+        if _words_run_together(run := text[a:b]):
             pieces += (text[done:a], " ".join(_SPLIT.split(run)))
             done = b
     if not pieces:

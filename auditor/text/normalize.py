@@ -66,13 +66,13 @@ import json
 import string
 import sys
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import xxhash
 
 from . import kernel
-from .camel import has_camel_run, may_have_camel_run, split_camel_runs
+from .camel import MIN_HUMPS, has_camel_run, may_have_camel_run, split_runs
 from .evasion import (
     drop_ignorables,
     has_percent_escape,
@@ -243,27 +243,31 @@ def undo_evasion(text: str) -> str:
     return strip_markup(text)
 
 
-def _fold_chars(text: str, fold: bool, split: Callable[[str], str]) -> str:
+def _fold_chars(text: str, fold: bool) -> str:
     """The stages of :func:`_deobfuscate` after :func:`undo_evasion`, none of which reads across a
     line break (a newline is whitespace, a starter no character composes with, no confusable and no
     mark): camel-cased runs split (when ``fold``), confusables, NFKC (then case folding when
     ``fold``), confusables again, combining marks on Latin letters dropped."""
-    return _folded(text, fold, split)[0]
+    return _folded(text, fold)[0]
 
 
-def _folded(text: str, fold: bool, split: Callable[[str], str]) -> tuple[str, set[str] | None]:
+def _folded(text: str, fold: bool) -> tuple[str, set[str] | None]:
     """:func:`_fold_chars` of ``text``, and the set of the characters it holds (None for ASCII: not
     gathered). The set is gathered once and carried through the stages, each of which maps characters
-    one by one (a confusable replaced everywhere by its skeleton, none of which holds another
-    confusable; case folding per character), or gathered again after a stage that rewrites the text
-    (NFKC that changed it, ignorables dropped, marks stripped): a set of a text's characters costs
-    about what a stage does."""
+    one by one (a camel-cased run split by spaces, a confusable replaced everywhere by its skeleton,
+    none of which holds another confusable; case folding per character), or gathered again after a
+    stage that rewrites the text (NFKC that changed it, ignorables dropped, marks stripped): a set of
+    a text's characters costs about what a stage does."""
     t = _tables()
+    chars = None if text.isascii() else set(text)
     if fold:  # the text tiers only: the embedding model reads camel case itself (its thresholds were fitted so)
-        text = split(text)
-    if text.isascii():
+        split = split_runs(text, kernel.impl.camel_runs(_case_bytes(text, chars), MIN_HUMPS))
+        if split is not text and chars is not None:
+            chars.add(" ")
+        text = split
+    if chars is None:
         return (text.lower() if fold else text), None
-    text, chars = _mapped(text, set(text), t.confusable)
+    text, chars = _mapped(text, chars, t.confusable)
     if (nfkc := unicodedata.normalize("NFKC", text)) != text:
         text, chars = nfkc, set(nfkc)
     if fold:
@@ -278,6 +282,18 @@ def _folded(text: str, fold: bool, split: Callable[[str], str]) -> tuple[str, se
     return marks_stripped(text, chars)
 
 
+def _case_bytes(text: str, chars: set[str] | None) -> bytes:
+    """``text`` as the kernel's ``camel_runs`` reads it, a byte a character: its whitespace as spaces
+    (ASCII whitespace as it is), any other character past ASCII as ``?`` (``chars``: its characters,
+    None when it is ASCII)."""
+    if chars is None:
+        return text.encode("ascii")
+    for c in chars:
+        if c.isspace() and not c.isascii():
+            text = text.replace(c, " ")
+    return text.encode("ascii", "replace")
+
+
 def _mapped(text: str, chars: set[str], table: dict[str, str]) -> tuple[str, set[str]]:
     """``text`` (whose characters are ``chars``) with each character of ``table`` it holds replaced by
     its entry, and the characters of the result (no entry holds a character of the table)."""
@@ -289,7 +305,7 @@ def _mapped(text: str, chars: set[str], table: dict[str, str]) -> tuple[str, set
     return text, (chars - hit).union(*[table[c] for c in hit])
 
 
-def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_camel_runs) -> str:
+def _deobfuscate(text: str, fold: bool) -> str:
     """Evasion undone, in this order: percent-encoding decoded; right-to-left overrides put in reading
     order; ignorables dropped; markup stripped (:func:`undo_evasion`); camel-cased runs split (when ``fold``: for
     :func:`normalize`, not :func:`clean`); confusables mapped (so that
@@ -297,10 +313,11 @@ def _deobfuscate(text: str, fold: bool, split: Callable[[str], str] = split_came
     when ``fold``); confusables mapped again (what NFKC and folding produced); combining marks on
     Latin letters dropped.
 
-    ``split`` splits camel-cased runs (the tests pass a reference implementation). Works on the
+    Camel-cased runs are found by the kernel (:func:`~auditor.text.kernel` ``camel_runs``, the runs the
+    pattern :data:`~auditor.text.camel._CAMEL_CANDIDATE` finds, with enough humps). Works on the
     distinct characters of the text (``str.replace`` per character found), which is
     several times faster than ``str.translate`` with a table for mostly-ASCII text."""
-    return _fold_chars(undo_evasion(text), fold, split)
+    return _fold_chars(undo_evasion(text), fold)
 
 
 def normalize_undone(text: str) -> str:
@@ -312,7 +329,7 @@ def normalize_undone(text: str) -> str:
     >>> normalize_undone("Book a ﬂight to PARÍS")
     'book a flight to paris'
     """
-    text, chars = _folded(text, True, split_camel_runs)
+    text, chars = _folded(text, True)
     if not text.isascii():
         return " ".join(_classes_spaced(text, chars).split())
     return " ".join(text.lower().translate(_ASCII_TABLE).split())
@@ -330,7 +347,7 @@ def normalize_lines(lines: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for at in range(0, len(lines), LINES_AT_ONCE):
-        text, chars = _folded("\n".join(lines[at : at + LINES_AT_ONCE]), True, split_camel_runs)
+        text, chars = _folded("\n".join(lines[at : at + LINES_AT_ONCE]), True)
         out += [" ".join(line.split()) for line in _classes_spaced(text, chars).split("\n")]
     return out
 
