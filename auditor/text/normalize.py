@@ -271,7 +271,7 @@ def _folded(text: str, fold: bool) -> tuple[str, set[str] | None]:
     if (nfkc := unicodedata.normalize("NFKC", text)) != text:
         text, chars = nfkc, set(nfkc)
     if fold:
-        text, chars = text.casefold(), {f for c in chars for f in c.casefold()}
+        text, chars = text.casefold(), set("".join(chars).casefold())  # folding maps each character alone
         if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
             text = unicodedata.normalize("NFKC", text)
             chars = set(text)
