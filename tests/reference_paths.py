@@ -31,6 +31,8 @@ with the regular expressions and per-text calls that the fast path replaces.
   (the package splits a string only when a later one is looked at, and looks at JSON-shaped ones only);
 * :func:`id_candidate` / :func:`text_candidate`: each id or text name's other spellings found by
   case-folding every key of every record (the package works them out once per set of keys);
+* JSON Lines read by the standard library's ``json`` alone (the package parses a line with msgspec,
+  :func:`auditor.io.jsonread._loads_fast`, and leaves the lines it refuses to ``json``);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -51,6 +53,7 @@ import numpy as np
 import xxhash
 
 from auditor.adapters import _fields
+from auditor.io import jsonread
 from auditor.methods import _exact_kernel, _shingles, entities, minhash
 from auditor.records import fields, toolcalls
 from auditor.records.record import FIELDS, TEXT
@@ -268,6 +271,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
                 monkeypatch.setattr(module, attr, swaps[value])
     monkeypatch.setattr(minhash.MinHashIndex, "_units", minhash_units)
     monkeypatch.setattr(entities, "ahocorasick_rs", None)
+    monkeypatch.setattr(jsonread, "_fast_loads", None)
     monkeypatch.setattr(
         minhash, "may_reach", lambda values, offsets, union, share: np.ones(len(offsets) - 1, dtype=bool)
     )

@@ -15,11 +15,12 @@ import pytest
 import reference_paths as ref
 from click.testing import CliRunner
 from helpers import REPO, SHARED, json_strings, shared_file
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from auditor.adapters import _fields
 from auditor.cli import main
+from auditor.io import jsonread
 from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
 from auditor.records.record import Record
@@ -347,6 +348,30 @@ def test_the_characters_carried_through_the_stages_are_the_texts(text, fold):
         assert out == ref.fold_chars(text)
     stripped, kept = evasion.marks_stripped(text, set(text))
     assert kept == set(stripped) and stripped == evasion.strip_latin_marks(text)
+
+
+#: pieces of JSON lines: what msgspec and the standard library read alike, and what msgspec refuses
+#: (NaN, infinity, a number past a double, a lone surrogate escape, invalid UTF-8, bad JSON, deep nesting),
+#: and lines past the bound on a record's characters
+_JSON_PIECES = st.sampled_from(
+    ['{"a": ', '"x"', "1", "-0.0", "1e-400", "1e400", "NaN", "-Infinity", "123456789012345678901234567890", "0.1"]
+    + ['"\\ud800"', '"\\ud83d\\ude00"', '"\u00e9"', '"\\u0000"', "[", "]", "}", ",", '"a": 2', " ", "[" * 1200]
+    + ["]" * 1200, "\t", "\ufeff", "\x00", '"' + "\u00e9" * 1000 + '"']  # 1,002 characters, 2,002 bytes
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(_JSON_PIECES, max_size=8).map("".join), min_size=1, max_size=6), st.booleans())
+@example(['"' + "\u00e9" * 3100 + '"', '"' + "\u00e9" * 1600 + '"'], False)  # too long; past 3,000 bytes only
+def test_json_lines_are_read_as_the_standard_library_reads_them(tmp_path_factory, lines, bom):
+    """Lines msgspec parses give what ``json`` gives; any other line, what ``json`` gives or says of it."""
+    path = tmp_path_factory.mktemp("jsonl") / "x.jsonl"
+    data = "\n".join(lines).encode("utf-8", "surrogatepass").replace(b"\\xff", b"\xff")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data + b"\n\xff\n")
+    fast = list(jsonread.iter_jsonl(path, max_chars=3000))
+    with mock.patch.object(jsonread, "_fast_loads", None):
+        plain = list(jsonread.iter_jsonl(path, max_chars=3000))
+    assert repr(fast) == repr(plain)
 
 
 #: what reads across a line break: an escaped one, a tag closed lines later, a hyphenated wrap, an override

@@ -11,6 +11,14 @@ from ..errors import InputError
 from .compressed import NOT_UTF8, open_binary, open_text
 from .files import file_size
 
+try:  # msgspec's JSON decoder (C): JSON Lines in about half the CPU of the standard library's
+    from msgspec import DecodeError as _FastRefused
+    from msgspec.json import Decoder as _FastDecoder
+except ImportError:  # no wheel for this platform: every line is read by the standard library
+    _fast_loads = None
+else:
+    _fast_loads = _FastDecoder().decode
+
 #: JSON nested deeper than this is refused (Python's json recursion would fail around 1000)
 MAX_JSON_DEPTH = 900
 
@@ -287,6 +295,10 @@ def iter_jsonl(
                     continue
                 if not raw.strip():
                     continue
+                if _fast_loads is not None and (not max_chars or len(raw) <= max_chars):
+                    if (obj := _loads_fast(raw[3:] if _bom(raw, lineno, start) else raw)) is not _REFUSED:
+                        yield lineno, obj, None
+                        continue
                 try:
                     line = raw.decode("utf-8-sig" if lineno == 1 and start == 0 else "utf-8")
                 except UnicodeDecodeError:
@@ -305,6 +317,31 @@ def iter_jsonl(
                 span.lines = lineno
     except OSError as e:
         raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
+
+
+#: what :func:`_loads_fast` returns for a line it leaves to the standard library
+_REFUSED = object()
+
+
+def _loads_fast(raw: bytes) -> Any:
+    """A JSON line (UTF-8 bytes) parsed by msgspec, or :data:`_REFUSED` where msgspec refuses it: invalid
+    JSON or UTF-8, a lone surrogate escape, ``NaN``, a number past a double, nesting past the recursion
+    limit. :func:`iter_jsonl` reads such a line with the standard library, which reads some of them
+    (lone surrogates, ``NaN``, ``1e400``: infinity) and names the problem of the others; what both read,
+    they read alike (integers of any size, floats correctly rounded, the last of repeated keys).
+
+    >>> _loads_fast(b'{"id": 123456789012345678901234567890, "x": [1.5, "\\\\u00e9"]}'), _loads_fast(b"NaN") is _REFUSED
+    ({'id': 123456789012345678901234567890, 'x': [1.5, 'é']}, True)
+    """
+    try:
+        return _fast_loads(raw)  # type: ignore[misc]
+    except (_FastRefused, RecursionError):
+        return _REFUSED
+
+
+def _bom(raw: bytes, lineno: int, start: int) -> bool:
+    """Whether ``raw`` is the file's first line, starting with a UTF-8 byte order mark."""
+    return lineno == 1 and start == 0 and raw.startswith(b"\xef\xbb\xbf")
 
 
 def dotted_get(obj: Any, path: str) -> Any:
