@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import string
 from pathlib import Path
 from unittest import mock
 
@@ -24,11 +25,11 @@ from auditor.io import jsonread
 from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
 from auditor.records.record import Record
-from auditor.text import camel, evasion, locate
+from auditor.text import camel, evasion, locate, pieces
 from auditor.text import normalize as norm
 from auditor.text.batch import TokenBatch
 from auditor.text.lines import plain_line_spans, slow_line_spans
-from auditor.text.normalize import _TYPOGRAPHY, normalize, normalize_lines, normalize_undone, text_hash
+from auditor.text.normalize import _TYPOGRAPHY, normalize, normalize_spaced, normalize_undone, text_hash, undo_evasion
 
 FOREIGN = REPO / "tests" / "data" / "foreign"
 
@@ -309,7 +310,21 @@ _NON_ASCII = st.lists(
         st.lists(
             st.sampled_from(
                 ["\u00e9", "\u00c9", "\u0130", "e\u0301", "\u0435", "\ufb02", "\uff26", "\u200b", "\u2600", "\u65e5"]
-                + ["GetUserToken", "Caf\u00e9Bar", "x", "B", " ", ",", "\t", "\x00", "\u00a0", "\u2019", "\u0391"]
+                + [
+                    "GetUserToken",
+                    "Caf\u00e9Bar",
+                    "x",
+                    "B",
+                    " ",
+                    ",",
+                    "\t",
+                    "\x00",
+                    "\u00a0",
+                    "\u2019",
+                    "\u0391",
+                    "\u2028",
+                    "\x85",
+                ]
             ),
             max_size=12,
         ).map("".join),
@@ -317,11 +332,25 @@ _NON_ASCII = st.lists(
     )
 )
 def test_lines_normalized_together_are_the_lines_normalized_one_by_one(lines):
-    """``normalize_lines`` reads lines joined, 64 at a time (more than 64 lines here): each line as
-    ``normalize_undone`` reads it alone (confusables, marks, ligatures, full width, ignorables, camel runs)."""
+    """``normalize_spaced`` reads lines joined as one text (and ``_undone_by_line`` them in runs, here
+    more than one): each line, its words squeezed, as ``normalize_undone`` reads it alone (confusables,
+    marks, ligatures, full width, ignorables, camel runs), with no whitespace past ASCII left."""
     want = [normalize_undone(line) for line in lines]
-    assert normalize_lines(lines) == want
-    assert normalize_lines(lines * 7) == want * 7  # past one batch of lines wherever there are 10 or more
+    for joined in ("\n".join(lines), "\n".join(lines * 7)):
+        spaced = normalize_spaced(joined)
+        assert [" ".join(line.split()) for line in spaced.split("\n")] == [
+            normalize_undone(x) for x in joined.split("\n")
+        ]
+        assert all(c.isascii() for c in spaced if c.isspace())
+    assert [" ".join(line.split()) for line in normalize_spaced("\n".join(lines)).split("\n")] == (want or [""])
+    if lines:  # as the batch reads a piece: camel-cased runs split, lowered, punctuation made spaces
+        undone = undo_evasion("\n".join(lines * 700))  # many runs of lines
+        piece, _ = pieces._undone_by_line(undone)
+        read = [camel.split_camel_runs(x.decode()).lower().translate(_PUNCT).split() for x in piece.split(b"\n")]
+        assert [" ".join(x) for x in read] == [normalize_undone(x) for x in undone.split("\n")]
+
+
+_PUNCT = str.maketrans({c: " " for c in string.punctuation + "".join(map(chr, range(32)))})
 
 
 #: what each stage after undoing evasion changes: camel runs, confusables (Cyrillic, Greek), NFKC

@@ -66,7 +66,6 @@ import json
 import string
 import sys
 import unicodedata
-from collections.abc import Sequence
 from pathlib import Path
 
 import xxhash
@@ -335,21 +334,23 @@ def normalize_undone(text: str) -> str:
     return " ".join(text.lower().translate(_ASCII_TABLE).split())
 
 
-def normalize_lines(lines: Sequence[str]) -> list[str]:
-    """:func:`normalize_undone` of each of ``lines`` (none holding a line break), :data:`LINES_AT_ONCE`
-    of them at a time: no stage reads across a line break, which each keeps (it is whitespace, a
-    starter no character composes with, no confusable, mark or ignorable, and no space class), so the
-    lines are read joined by line breaks and split apart at the end. A text's characters are
-    gathered once a batch instead of once a line (accented prose normalizes a line in every line).
+def normalize_spaced(text: str) -> str:
+    """:func:`normalize_undone` of each line of ``text`` (after :func:`undo_evasion`), its line breaks
+    kept, but a line's words separated by runs of ASCII whitespace rather than one space: the tokens the
+    batch's squeeze reads (``" ".join(line.split())`` is ``normalize_undone(line)`` for each line; no
+    whitespace past ASCII is left). No stage reads across a line break, which each keeps (it is
+    whitespace, a starter no character composes with, no confusable, mark or ignorable, and no space
+    class), so a run of lines is read as one text: its characters are gathered once, not once a line.
 
-    >>> normalize_lines(["Caf\\u00e9, S\\u00e3o Paulo!", "", "GetUserToken \\u00e0 PARIS"])
-    ['cafe sao paulo', '', 'get user token a paris']
+    >>> normalize_spaced("Caf\\u00e9, S\\u00e3o Paulo!\\n\\nGetUserToken \\u00e0\\u2028PARIS")
+    'cafe  sao paulo \\n\\nget user token a paris'
     """
-    out: list[str] = []
-    for at in range(0, len(lines), LINES_AT_ONCE):
-        text, chars = _folded("\n".join(lines[at : at + LINES_AT_ONCE]), True)
-        out += [" ".join(line.split()) for line in _classes_spaced(text, chars).split("\n")]
-    return out
+    text, chars = _folded(text, True)
+    text = _classes_spaced(text, chars)
+    for c in chars or ():
+        if c.isspace() and not c.isascii():  # the batch reads ASCII whitespace only
+            text = text.replace(c, " ")
+    return text
 
 
 def _classes_spaced(text: str, chars: set[str] | None = None) -> str:
@@ -361,9 +362,6 @@ def _classes_spaced(text: str, chars: set[str] | None = None) -> str:
     return text
 
 
-#: lines :func:`normalize_lines` reads at once: enough to share a batch's work, few enough that a
-#: character's replacement does not scan much text without it
-LINES_AT_ONCE = 64
 #: ASCII letters and digits: never a space class
 _ASCII_WORD_CHARS = frozenset(string.ascii_letters + string.digits)
 

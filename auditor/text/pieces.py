@@ -9,7 +9,7 @@ import re
 
 from .evasion import percent_decode
 from .markup import strip_tags
-from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_lines, undo_evasion
+from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_spaced, undo_evasion
 
 
 def piece(text: str) -> bytes:
@@ -19,7 +19,7 @@ def piece(text: str) -> bytes:
     :func:`_undone_by_line` says.
 
     >>> piece("a%20b"), piece("<b>Bo</b>ok"), piece("caf\u00e9 &amp; co")
-    (b'a b', b'Book', b'cafe co')
+    (b'a b', b'Book', b'cafe   co')
     """
     return piece_by_lines(text)[0]
 
@@ -44,7 +44,7 @@ def piece_by_lines(text: str) -> tuple[bytes, bool]:
     >>> piece_by_lines("List<String> x\\nok"), piece_by_lines("It\\u2019s\\nok"), piece_by_lines("<b>Bo</b>ok\\nx")
     ((b'List<String> x\\nok', True), (b'It,s\\nok', True), (b'Book\\nx', False))
     >>> piece_by_lines("Caf\\u00e9 &\\nok"), piece_by_lines("Caf\\u00e9 &amp;\\nok"), piece_by_lines("\\u2600\\nok")
-    ((b'cafe\\nok', True), (b'cafe\\nok', False), (b'\\nok', False))
+    ((b'cafe  \\nok', True), (b'cafe  \\nok', False), (b' \\nok', False))
     """
     plain = text if text.isascii() else ascii_typography(text)  # typography that normalizes as ASCII
     if (
@@ -92,23 +92,48 @@ def _undone_by_line(text: str) -> tuple[bytes, bool]:
     kept = undone == text
     if undone.isascii() and "\x00" not in undone:
         return undone.encode("ascii"), kept
-    spans: list[tuple[int, int]] = []  # the lines to normalize
-    done = 0  # where the text not looked at yet starts: a line's start
-    while m := _NOT_PLAIN.search(undone, done):  # the next line to normalize, found by a character of it
-        start = undone.rfind("\n", 0, m.start()) + 1  # at or after ``done``: a line's start
-        end = undone.find("\n", m.end())
-        done = len(undone) if end < 0 else end
-        spans.append((start, done))
     pieces: list[bytes] = []
     done = 0  # where the text not copied yet starts
-    for (start, end), normalized in zip(spans, normalize_lines([undone[a:b] for a, b in spans])):
-        line = normalized.encode("utf-8")
-        if kept and bool(line.strip(_ASCII_WHITESPACE)) != bool(undone[start:end].strip()):
+    for start, end in _blocks(undone):
+        block = undone[start:end]
+        normalized = normalize_spaced(block)
+        if kept and _blank_lines(normalized) != _blank_lines(block):  # a line of a sign alone
             kept = False
-        pieces += (undone[done:start].encode("ascii"), line)
+        pieces += (undone[done:start].encode("ascii"), normalized.encode("utf-8"))
         done = end
     pieces.append(undone[done:].encode("ascii"))
     return b"".join(pieces), kept
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the runs of whole lines of ``text`` to normalize: each line holding a
+    character off the plain path (:data:`_NOT_PLAIN`), with the blank lines between two such lines, in
+    runs of at most :data:`BLOCK_CHARS` characters (but for a line longer than that, a run alone).
+
+    >>> _blocks("ok\\ncaf\\u00e9\\n\\n na\\u00efve\\nplain\\n\\u00e0")
+    [(3, 15), (22, 23)]
+    """
+    blocks: list[tuple[int, int]] = []
+    done = 0  # where the text not looked at yet starts: a line's start, or the break before it
+    while m := _NOT_PLAIN.search(text, done):  # the next line to normalize, found by a character of it
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        done = len(text) if end < 0 else end
+        if blocks and done - blocks[-1][0] <= BLOCK_CHARS and text[blocks[-1][1] : start].isspace():
+            blocks[-1] = (blocks[-1][0], done)
+        else:
+            blocks.append((start, done))
+    return blocks
+
+
+#: the characters a run of lines :func:`_blocks` gives holds at most (but for one long line): enough to
+#: share a run's work, few enough that replacing a character scans little text without it
+BLOCK_CHARS = 8192
+
+
+def _blank_lines(text: str) -> int:
+    """How many lines of ``text`` hold only whitespace (``str.strip``)."""
+    return [*map(str.strip, text.split("\n"))].count("")
 
 
 #: the bytes the kernel's line marks take for whitespace (``str.isspace`` of ASCII)
