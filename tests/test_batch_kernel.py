@@ -39,6 +39,7 @@ def _same(texts: list[str]) -> None:
     """Both kernels, step by step as a batch runs them, give equal results on ``texts``."""
     slow = _batchc.not_plain(texts)
     assert slow == _batchpy.not_plain(texts)
+    assert [_batchc.char_set(t) for t in texts] == [set(t) for t in texts]
     pieces: list[str | bytes] = list(texts)
     for i in slow:
         pieces[i] = texts[i].encode("utf-8", "surrogatepass")
@@ -215,6 +216,18 @@ def test_the_first_character_in_ranges_is_found_in_c_and_python(text, chars, out
     assert _batchc.first_in(text, ranges) == _batchpy.first_in(text, ranges) == want
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        _RANGE_CHARS | st.sampled_from(["\U0001f600", "\U000e0041", "\U0010ffff", "\u00ff", "\u0100"]), max_size=40
+    ).map("".join)
+    | st.text(max_size=60)
+)
+def test_a_texts_characters_are_its_set_in_c_and_python(text):
+    """Latin-1, two-byte and four-byte strings; code points at each bitmap's edges, past U+FFFF, surrogates."""
+    assert _batchc.char_set(text) == _batchpy.char_set(text) == set(text)
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -229,6 +242,7 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.slow_lines(b"bytes"),
             lambda k=kernel: k.first_in(b"bytes", b""),
             lambda k=kernel: k.first_in("a", b"\x00" * 4),
+            lambda k=kernel: k.char_set(b"bytes"),
         ):
             with pytest.raises(TypeError):
                 call()

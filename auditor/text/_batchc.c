@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Ten functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Eleven functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -25,6 +25,7 @@
  *   first_in(text, ranges)  -> int         the index of the first character of text whose code point
  *                                          lies in one of ranges (uint32 pairs lo, hi: inclusive,
  *                                          sorted, disjoint), or -1
+ *   char_set(text)          -> set         the distinct characters of text (set(text))
  *   distinct_runs(values, starts, lengths) -> tuple   the sorted distinct uint64s of each run
  *                                          values[starts[i]:starts[i]+lengths[i]], one after the other
  *                                          (a bytearray), and where each begins (int64s, runs + 1)
@@ -547,6 +548,59 @@ static PyObject *first_in(PyObject *Py_UNUSED(self), PyObject *args) {
     return PyLong_FromSsize_t(found);
 }
 
+/* char_set(text): set(text), marking each code point seen in a bitmap (code points past U+FFFF, few
+ * in any text, are added one by one) and making one str per distinct character, not one per character */
+static PyObject *char_set(PyObject *Py_UNUSED(self), PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "char_set() takes str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *out = PySet_New(NULL);
+    if (out == NULL) return NULL;
+    uint64_t *seen = calloc(kind == PyUnicode_1BYTE_KIND ? 4 : 1024, sizeof(uint64_t)); /* 256 or 65,536 bits */
+    if (seen == NULL) {
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    Py_UCS4 top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c > 0xFFFF) {
+            PyObject *ch = PyUnicode_FromOrdinal((int)c);
+            if (ch == NULL || PySet_Add(out, ch) < 0) {
+                Py_XDECREF(ch);
+                goto fail;
+            }
+            Py_DECREF(ch);
+            continue;
+        }
+        seen[c >> 6] |= (uint64_t)1 << (c & 63);
+        if (c > top) top = c;
+    }
+    for (Py_UCS4 w = 0; n > 0 && w <= (top >> 6); w++) {
+        for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
+            PyObject *ch = PyUnicode_FromOrdinal((int)(w * 64 + (Py_UCS4)__builtin_ctzll(bits)));
+            if (ch == NULL || PySet_Add(out, ch) < 0) {
+                Py_XDECREF(ch);
+                goto fail;
+            }
+            Py_DECREF(ch);
+        }
+    }
+    free(seen);
+    return out;
+fail:
+    free(seen);
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* line_tokens(raw, table): the exact tier's line units of plain texts, read in one pass */
 static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer raw, table;
@@ -709,6 +763,7 @@ static PyMethodDef methods[] = {
     {"slow_lines", slow_lines, METH_O, "The lines of a text that are not plain on their own (see _batchpy.slow_lines)."},
     {"line_tokens", line_tokens, METH_VARARGS, "Tokens, a mark and the break of each line (see _batchpy.line_tokens)."},
     {"first_in", first_in, METH_VARARGS, "Index of the first character in the ranges, or -1 (see _batchpy.first_in)."},
+    {"char_set", char_set, METH_O, "The distinct characters of a str (see _batchpy.char_set)."},
     {"distinct_runs", distinct_runs, METH_VARARGS, "Sorted distinct values of each run (see _batchpy.distinct_runs)."},
     {NULL, NULL, 0, NULL},
 };

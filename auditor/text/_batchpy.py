@@ -223,6 +223,17 @@ def first_in(text: str, ranges: bytes) -> int:
     return -1 if m is None else m.start()
 
 
+def char_set(text: str) -> set[str]:
+    """The distinct characters of ``text``.
+
+    >>> sorted(char_set("caf\u00e9 \U0001f600 cafe"))
+    [' ', 'a', 'c', 'e', 'f', '\u00e9', '\U0001f600']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"char_set() takes str, not {type(text).__name__}")
+    return set(text)
+
+
 #: a character that makes a line slow on its own: not ASCII, NUL, or one of ``& < % ESC``
 _SLOW_CHAR = re.compile("[^\\x01-\\x1a\\x1c-\\x24\\x27-\\x3b\\x3d-\\x7f]")
 

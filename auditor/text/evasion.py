@@ -22,7 +22,7 @@ import unicodedata
 
 import numpy as np
 
-from .kernel import char_ranges, first_in
+from .kernel import char_ranges, char_set, first_in
 
 # -- percent-encoding ------------------------------------------------------------------------------
 
@@ -371,7 +371,7 @@ def strip_latin_marks(text: str) -> str:
     Greek tonos) are kept, so non-Latin text stays as distinct as it was. ``text`` is NFKC-normalized."""
     if text.isascii():
         return text
-    return marks_stripped(text, set(text))[0]
+    return marks_stripped(text, char_set(text))[0]
 
 
 def marks_stripped(text: str, chars: set[str]) -> tuple[str, set[str]]:
@@ -394,5 +394,5 @@ def marks_stripped(text: str, chars: set[str]) -> tuple[str, set[str]]:
         if bases:
             pattern = f"(?<=[{bases}])[{''.join(map(re.escape, marks))}]+"
             text = re.sub(pattern, "", text)
-            chars = set(text)
+            chars = char_set(text)
     return text, chars

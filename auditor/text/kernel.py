@@ -85,6 +85,16 @@ def first_in(text: str, ranges: bytes) -> int:
     return impl.first_in(text, ranges)
 
 
+def char_set(text: str) -> set[str]:
+    """``set(text)``, made by the kernel: in C, each code point marked in a bitmap and one ``str`` made per
+    distinct character (``set`` makes one per character: ~4x the time on accented prose).
+
+    >>> sorted(char_set("caf\u00e9 cafe"))
+    [' ', 'a', 'c', 'e', 'f', 'é']
+    """
+    return impl.char_set(text)
+
+
 def line_tokens(raw: bytes, table: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per line of ASCII ``raw`` (split at ``\\n``): its tokens (runs of bytes that ``table``, such as the
     batch's :data:`~auditor.text.batch.PLAIN_BYTES`, does not make a space), whether it holds anything

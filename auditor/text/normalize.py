@@ -256,9 +256,9 @@ def _folded(text: str, fold: bool) -> tuple[str, set[str] | None]:
     one by one (a camel-cased run split by spaces, a confusable replaced everywhere by its skeleton,
     none of which holds another confusable; case folding per character), or gathered again after a
     stage that rewrites the text (NFKC that changed it, ignorables dropped, marks stripped): a set of
-    a text's characters costs about what a stage does."""
+    a text's characters (:func:`~auditor.text.kernel.char_set`) costs about what a stage does."""
     t = _tables()
-    chars = None if text.isascii() else set(text)
+    chars = None if text.isascii() else kernel.char_set(text)
     if fold:  # the text tiers only: the embedding model reads camel case itself (its thresholds were fitted so)
         split = split_runs(text, kernel.impl.camel_runs(_case_bytes(text, chars), MIN_HUMPS))
         if split is not text and chars is not None:
@@ -268,15 +268,15 @@ def _folded(text: str, fold: bool) -> tuple[str, set[str] | None]:
         return (text.lower() if fold else text), None
     text, chars = _mapped(text, chars, t.confusable)
     if (nfkc := unicodedata.normalize("NFKC", text)) != text:
-        text, chars = nfkc, set(nfkc)
+        text, chars = nfkc, kernel.char_set(nfkc)
     if fold:
         text, chars = text.casefold(), set("".join(chars).casefold())  # folding maps each character alone
         if not unicodedata.is_normalized("NFKC", text):  # folding can undo it (``ΐ`` -> ``ΐ``)
             text = unicodedata.normalize("NFKC", text)
-            chars = set(text)
+            chars = kernel.char_set(text)
     if not chars.isdisjoint(t.ignorable):  # entities may decode to some; NFKC yields none in practice
         text = drop_ignorables(text, t.ignorable)
-        chars = set(text)
+        chars = kernel.char_set(text)
     text, chars = _mapped(text, chars, t.confusable_lower if fold else t.confusable)
     return marks_stripped(text, chars)
 
@@ -356,7 +356,7 @@ def normalize_spaced(text: str) -> str:
 def _classes_spaced(text: str, chars: set[str] | None = None) -> str:
     """``text`` with each character of a space class (:func:`_is_space_class`) made a space (``chars``:
     the characters it holds, where known)."""
-    for c in (set(text) if chars is None else chars).difference(_ASCII_WORD_CHARS):
+    for c in (kernel.char_set(text) if chars is None else chars).difference(_ASCII_WORD_CHARS):
         if not c.isalnum() and _is_space_class(c):
             text = text.replace(c, " ")
     return text
