@@ -69,19 +69,22 @@ def piece_by_lines(text: str) -> tuple[bytes, bool]:
 
 
 def _undone_by_line(text: str) -> tuple[bytes, bool]:
-    """``normalized_bytes`` of a text that is not plain ASCII: its evasion undone as a whole
+    """``normalized_bytes`` of a text that is not plain ASCII, but for runs of ASCII whitespace (the
+    batch's squeeze makes each one space): its evasion undone as a whole
     (:func:`~auditor.text.normalize.undo_evasion`), then line by line, as ``normalize`` reads it
     (:func:`~auditor.text.normalize.normalize_undone` reads no further than a line): lines left ASCII
-    without a NUL are copied for the batch's plain path, only the others normalized one by one. So a
-    2 MB record holding one accented word costs what plain text costs, but for that word's line.
+    without a NUL are copied for the batch's plain path, only the others normalized, in runs of lines
+    (:func:`_blocks`, :func:`~auditor.text.normalize.normalize_spaced`). So a 2 MB record holding one
+    accented word costs what plain text costs, but for that word's line.
 
     And whether that is each line's own piece, with the line's mark: when undoing evasion left the
     text as it is, it leaves each line as it is (what it undoes in a line alone it undoes in the whole
     text: an escape, an entity, a terminal sequence or an override lies in one line, a hyphenated wrap
     in none, and a tag stripped in a line is stripped in the text, :func:`piece_by_lines`), so a line's
-    piece is the line where it is copied and ``normalize_undone`` of it where it is normalized; and each
-    normalized line holds more than whitespace when, and only when, the line does (``str.strip``; a
-    line of a sign alone normalizes to nothing).
+    piece is the line where it is copied and ``normalize_undone`` of it where it is normalized (its
+    words apart by ASCII whitespace); and each normalized line holds more than whitespace when, and
+    only when, the line does (``str.strip``; a line of a sign alone normalizes to nothing: a line blank
+    before is blank after, so the runs' counts of blank lines tell).
 
     >>> _undone_by_line("Caf\\u00e9 <b>menu</b>\\nOrderTwoCoffeesPlease &amp; thanks")
     (b'cafe menu\\nOrderTwoCoffeesPlease & thanks', False)
