@@ -40,6 +40,10 @@ def _same(texts: list[str]) -> None:
     slow = _batchc.not_plain(texts)
     assert slow == _batchpy.not_plain(texts)
     assert [_batchc.char_set(t) for t in texts] == [set(t) for t in texts]
+    for t in texts:
+        assert _batchc.line_runs(t, 8192) == _batchpy.line_runs(t, 8192)
+        assert _batchc.line_runs(t, 40) == _batchpy.line_runs(t, 40)
+        assert _batchc.blank_lines(t) == _batchpy.blank_lines(t)
     pieces: list[str | bytes] = list(texts)
     for i in slow:
         pieces[i] = texts[i].encode("utf-8", "surrogatepass")
@@ -228,6 +232,21 @@ def test_a_texts_characters_are_its_set_in_c_and_python(text):
     assert _batchc.char_set(text) == _batchpy.char_set(text) == set(text)
 
 
+_LINE_CHARS = st.sampled_from([*"a \t\r\n\n\x00\x1c\x0b", "\u00e9", "\u3000", "\u2028", "\x85", "\U0001f600", "xyz"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LINE_CHARS, max_size=40).map("".join), st.sampled_from([0, 1, 3, 8, 8192]))
+def test_runs_of_lines_past_ascii_and_blank_lines_are_found_in_c_and_python(text, most):
+    """Runs joined across blank lines (ASCII whitespace) only, cut at ``most`` characters; blank lines by ``str.isspace``."""
+    runs = _batchc.line_runs(text, most)
+    assert runs == _batchpy.line_runs(text, most)
+    lines = [(m, m + len(x)) for m, x in zip(np.cumsum([0] + [len(x) + 1 for x in text.split("\n")]), text.split("\n"))]
+    past = [(a, b) for a, b in lines if any(c == "\x00" or not c.isascii() for c in text[a:b])]
+    assert [p for p in past if not any(a <= p[0] and p[1] <= b for a, b in runs)] == []  # every such line in a run
+    assert _batchc.blank_lines(text) == _batchpy.blank_lines(text) == sum(not x.strip() for x in text.split("\n"))
+
+
 def test_wrong_arguments_raise_type_error_in_c_and_python():
     for kernel in (_batchc, _batchpy):
         for call in (
@@ -243,6 +262,8 @@ def test_wrong_arguments_raise_type_error_in_c_and_python():
             lambda k=kernel: k.first_in(b"bytes", b""),
             lambda k=kernel: k.first_in("a", b"\x00" * 4),
             lambda k=kernel: k.char_set(b"bytes"),
+            lambda k=kernel: k.line_runs(b"bytes", 1),
+            lambda k=kernel: k.blank_lines(b"bytes"),
         ):
             with pytest.raises(TypeError):
                 call()

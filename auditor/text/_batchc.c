@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Eleven functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Thirteen functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -26,6 +26,11 @@
  *                                          lies in one of ranges (uint32 pairs lo, hi: inclusive,
  *                                          sorted, disjoint), or -1
  *   char_set(text)          -> set         the distinct characters of text (set(text))
+ *   line_runs(text, most)   -> list        (start, end) of each run of lines of text (split at \n)
+ *                                          holding a character not ASCII or NUL, with the blank lines
+ *                                          between two such lines, at most `most` characters a run
+ *                                          (but for a longer line, a run alone)
+ *   blank_lines(text)       -> int         how many lines of text (split at \n) hold only whitespace
  *   distinct_runs(values, starts, lengths) -> tuple   the sorted distinct uint64s of each run
  *                                          values[starts[i]:starts[i]+lengths[i]], one after the other
  *                                          (a bytearray), and where each begins (int64s, runs + 1)
@@ -601,6 +606,82 @@ fail:
     return NULL;
 }
 
+/* out.append((start, end)): 0, or -1 with an exception set */
+static int append_span(PyObject *out, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *span = Py_BuildValue("(nn)", start, end);
+    if (span == NULL) return -1;
+    int r = PyList_Append(out, span);
+    Py_DECREF(span);
+    return r;
+}
+
+/* line_runs(text, most): the runs of lines a text past ASCII is normalized in (see _batchpy.line_runs) */
+static PyObject *line_runs(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *text;
+    Py_ssize_t most;
+    if (!PyArg_ParseTuple(args, "Un:line_runs", &text, &most)) return NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), line = 0, run_start = -1, run_end = -1;
+    int kind = PyUnicode_KIND(text), past = 0, blank = 1, gap_blank = 1;
+    const void *data = PyUnicode_DATA(text);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : '\n';
+        if (c != '\n') {
+            if (c == 0 || c >= 0x80) past = 1;
+            if (c >= 0x80 || !whitespace[c]) blank = 0;
+            continue;
+        }
+        if (past) { /* a line to normalize: joins the run across blank lines, or starts one */
+            if (run_start >= 0 && gap_blank && i - run_start <= most) {
+                run_end = i;
+            } else {
+                if (run_start >= 0 && append_span(out, run_start, run_end) < 0) goto fail;
+                run_start = line;
+                run_end = i;
+            }
+            gap_blank = 1;
+        } else if (!blank) {
+            gap_blank = 0;
+        }
+        line = i + 1;
+        past = 0;
+        blank = 1;
+    }
+    if (run_start >= 0 && append_span(out, run_start, run_end) < 0) goto fail;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* blank_lines(text): how many lines of a str (split at \n) hold only whitespace (str.isspace) */
+static PyObject *blank_lines(PyObject *Py_UNUSED(self), PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "blank_lines() takes str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), count = 0;
+    int kind = PyUnicode_KIND(text), blank = 1;
+    const void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : '\n';
+        if (c == '\n') {
+            count += blank;
+            blank = 1;
+        } else if (blank && !(c < 0x80 ? whitespace[c] : Py_UNICODE_ISSPACE(c))) {
+            blank = 0;
+        }
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 /* line_tokens(raw, table): the exact tier's line units of plain texts, read in one pass */
 static PyObject *line_tokens(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer raw, table;
@@ -764,6 +845,8 @@ static PyMethodDef methods[] = {
     {"line_tokens", line_tokens, METH_VARARGS, "Tokens, a mark and the break of each line (see _batchpy.line_tokens)."},
     {"first_in", first_in, METH_VARARGS, "Index of the first character in the ranges, or -1 (see _batchpy.first_in)."},
     {"char_set", char_set, METH_O, "The distinct characters of a str (see _batchpy.char_set)."},
+    {"line_runs", line_runs, METH_VARARGS, "Runs of lines past ASCII (see _batchpy.line_runs)."},
+    {"blank_lines", blank_lines, METH_O, "Lines holding only whitespace (see _batchpy.blank_lines)."},
     {"distinct_runs", distinct_runs, METH_VARARGS, "Sorted distinct values of each run (see _batchpy.distinct_runs)."},
     {NULL, NULL, 0, NULL},
 };

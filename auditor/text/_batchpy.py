@@ -234,6 +234,44 @@ def char_set(text: str) -> set[str]:
     return set(text)
 
 
+#: a character that keeps its line off the plain path of a text past ASCII: not ASCII, or NUL
+_PAST_ASCII = re.compile("[^\x01-\x7f]")
+
+
+def line_runs(text: str, most: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of whole lines of ``text`` (split at ``\\n``) that holds a character
+    not ASCII or a NUL, with the blank lines (ASCII whitespace only) between two such lines, in runs
+    of at most ``most`` characters (but for a line longer than that, a run alone).
+
+    >>> line_runs("ok\\ncaf\u00e9\\n\\n na\u00efve\\nplain\\n\u00e0", 8192), line_runs("\u00e9\\n\u00e9", 2)
+    ([(3, 15), (22, 23)], [(0, 1), (2, 3)])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"line_runs() takes str, not {type(text).__name__}")
+    runs: list[tuple[int, int]] = []
+    done = 0  # where the text not looked at yet starts: a line's start, or the break before it
+    while m := _PAST_ASCII.search(text, done):  # the next line to normalize, found by a character of it
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        done = len(text) if end < 0 else end
+        if runs and done - runs[-1][0] <= most and text[runs[-1][1] : start].isspace():
+            runs[-1] = (runs[-1][0], done)
+        else:
+            runs.append((start, done))
+    return runs
+
+
+def blank_lines(text: str) -> int:
+    """How many lines of ``text`` (split at ``\\n``) hold only whitespace (``str.isspace``), or nothing.
+
+    >>> blank_lines("a\\n \\n\\n\u3000\\nb"), blank_lines("")
+    (3, 1)
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"blank_lines() takes str, not {type(text).__name__}")
+    return [*map(str.strip, text.split("\n"))].count("")
+
+
 #: a character that makes a line slow on its own: not ASCII, NUL, or one of ``& < % ESC``
 _SLOW_CHAR = re.compile("[^\\x01-\\x1a\\x1c-\\x24\\x27-\\x3b\\x3d-\\x7f]")
 

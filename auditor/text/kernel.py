@@ -95,6 +95,26 @@ def char_set(text: str) -> set[str]:
     return impl.char_set(text)
 
 
+def line_runs(text: str, most: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of whole lines of ``text`` that holds a character not ASCII or a NUL,
+    with the blank lines between two such lines, at most ``most`` characters a run (but for a longer
+    line, a run alone): one pass of the kernel.
+
+    >>> line_runs("ok\\ncaf\u00e9\\n\\n na\u00efve\\nplain\\n\u00e0", 8192)
+    [(3, 15), (22, 23)]
+    """
+    return impl.line_runs(text, most)
+
+
+def blank_lines(text: str) -> int:
+    """How many lines of ``text`` (split at ``\\n``) hold only whitespace (``str.isspace``), or nothing.
+
+    >>> blank_lines("a\\n \\n\\nb")
+    2
+    """
+    return impl.blank_lines(text)
+
+
 def line_tokens(raw: bytes, table: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per line of ASCII ``raw`` (split at ``\\n``): its tokens (runs of bytes that ``table``, such as the
     batch's :data:`~auditor.text.batch.PLAIN_BYTES`, does not make a space), whether it holds anything

@@ -5,9 +5,8 @@ before translation (:func:`piece`): the per-text path of the batch, for the text
 
 from __future__ import annotations
 
-import re
-
 from .evasion import percent_decode
+from .kernel import blank_lines, line_runs
 from .markup import strip_tags
 from .normalize import ascii_typography, has_ascii_evasion, is_plain, normalize_spaced, undo_evasion
 
@@ -74,7 +73,7 @@ def _undone_by_line(text: str) -> tuple[bytes, bool]:
     (:func:`~auditor.text.normalize.undo_evasion`), then line by line, as ``normalize`` reads it
     (:func:`~auditor.text.normalize.normalize_undone` reads no further than a line): lines left ASCII
     without a NUL are copied for the batch's plain path, only the others normalized, in runs of lines
-    (:func:`_blocks`, :func:`~auditor.text.normalize.normalize_spaced`). So a 2 MB record holding one
+    (:func:`~auditor.text.kernel.line_runs`, :func:`~auditor.text.normalize.normalize_spaced`). So a 2 MB record holding one
     accented word costs what plain text costs, but for that word's line.
 
     And whether that is each line's own piece, with the line's mark: when undoing evasion left the
@@ -97,10 +96,10 @@ def _undone_by_line(text: str) -> tuple[bytes, bool]:
         return undone.encode("ascii"), kept
     pieces: list[bytes] = []
     done = 0  # where the text not copied yet starts
-    for start, end in _blocks(undone):
+    for start, end in line_runs(undone, BLOCK_CHARS):
         block = undone[start:end]
         normalized = normalize_spaced(block)
-        if kept and _blank_lines(normalized) != _blank_lines(block):  # a line of a sign alone
+        if kept and blank_lines(normalized) != blank_lines(block):  # a line of a sign alone
             kept = False
         pieces += (undone[done:start].encode("ascii"), normalized.encode("utf-8"))
         done = end
@@ -108,43 +107,9 @@ def _undone_by_line(text: str) -> tuple[bytes, bool]:
     return b"".join(pieces), kept
 
 
-def _blocks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of the runs of whole lines of ``text`` to normalize: each line holding a
-    character off the plain path (:data:`_NOT_PLAIN`), with the blank lines between two such lines, in
-    runs of at most :data:`BLOCK_CHARS` characters (but for a line longer than that, a run alone).
-
-    >>> _blocks("ok\\ncaf\\u00e9\\n\\n na\\u00efve\\nplain\\n\\u00e0")
-    [(3, 15), (22, 23)]
-    """
-    blocks: list[tuple[int, int]] = []
-    done = 0  # where the text not looked at yet starts: a line's start, or the break before it
-    while m := _NOT_PLAIN.search(text, done):  # the next line to normalize, found by a character of it
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        done = len(text) if end < 0 else end
-        if blocks and done - blocks[-1][0] <= BLOCK_CHARS and text[blocks[-1][1] : start].isspace():
-            blocks[-1] = (blocks[-1][0], done)
-        else:
-            blocks.append((start, done))
-    return blocks
-
-
-#: the characters a run of lines :func:`_blocks` gives holds at most (but for one long line): enough to
-#: share a run's work, few enough that replacing a character scans little text without it
+#: the characters a run of lines (:func:`~auditor.text.kernel.line_runs`) holds at most (but for one long
+#: line): enough to share a run's work, few enough that replacing a character scans little text without it
 BLOCK_CHARS = 8192
-
-
-def _blank_lines(text: str) -> int:
-    """How many lines of ``text`` hold only whitespace (``str.strip``)."""
-    return [*map(str.strip, text.split("\n"))].count("")
-
-
-#: the bytes the kernel's line marks take for whitespace (``str.isspace`` of ASCII)
-_ASCII_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-
-
-#: a character that keeps its line off the plain path: not ASCII, or NUL
-_NOT_PLAIN = re.compile("[^\x01-\x7f]")
 
 
 def _simple(t: str) -> bool:
