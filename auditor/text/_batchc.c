@@ -479,17 +479,32 @@ done:
     return out;
 }
 
+/* out.append((start, end)): 0, or -1 with an exception set */
+static int append_span(PyObject *out, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *span = Py_BuildValue("(nn)", start, end);
+    if (span == NULL) return -1;
+    int r = PyList_Append(out, span);
+    Py_DECREF(span);
+    return r;
+}
+
+/* 0 when arg is a str ready to read, else -1 with TypeError naming the function fn */
+static int str_arg(PyObject *arg, const char *fn) {
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes str, not %.100s", fn, Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(arg) < 0) return -1;
+#endif
+    return 0;
+}
+
 /* slow_lines(text): the lines of a str that not_plain would name on their own (a hyphen ends no line) */
 static unsigned char slow_ascii[128];
 
 static PyObject *slow_lines(PyObject *Py_UNUSED(self), PyObject *arg) {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "slow_lines() takes str, not %.80s", Py_TYPE(arg)->tp_name);
-        return NULL;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(arg) < 0) return NULL;
-#endif
+    if (str_arg(arg, "slow_lines") < 0) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(arg), line = 0;
     int kind = PyUnicode_KIND(arg), slow = 0;
     const void *data = PyUnicode_DATA(arg);
@@ -498,14 +513,9 @@ static PyObject *slow_lines(PyObject *Py_UNUSED(self), PyObject *arg) {
     for (Py_ssize_t i = 0; i <= n; i++) {
         Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : '\n';
         if (c == '\n') {
-            if (slow) {
-                PyObject *span = Py_BuildValue("(nn)", line, i);
-                if (span == NULL || PyList_Append(out, span) < 0) {
-                    Py_XDECREF(span);
-                    Py_DECREF(out);
-                    return NULL;
-                }
-                Py_DECREF(span);
+            if (slow && append_span(out, line, i) < 0) {
+                Py_DECREF(out);
+                return NULL;
             }
             line = i + 1;
             slow = 0;
@@ -556,13 +566,7 @@ static PyObject *first_in(PyObject *Py_UNUSED(self), PyObject *args) {
 /* char_set(text): set(text), marking each code point seen in a bitmap (code points past U+FFFF, few
  * in any text, are added one by one) and making one str per distinct character, not one per character */
 static PyObject *char_set(PyObject *Py_UNUSED(self), PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "char_set() takes str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text) < 0) return NULL;
-#endif
+    if (str_arg(text, "char_set") < 0) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
@@ -606,23 +610,11 @@ fail:
     return NULL;
 }
 
-/* out.append((start, end)): 0, or -1 with an exception set */
-static int append_span(PyObject *out, Py_ssize_t start, Py_ssize_t end) {
-    PyObject *span = Py_BuildValue("(nn)", start, end);
-    if (span == NULL) return -1;
-    int r = PyList_Append(out, span);
-    Py_DECREF(span);
-    return r;
-}
-
 /* line_runs(text, most): the runs of lines a text past ASCII is normalized in (see _batchpy.line_runs) */
 static PyObject *line_runs(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *text;
     Py_ssize_t most;
-    if (!PyArg_ParseTuple(args, "Un:line_runs", &text, &most)) return NULL;
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text) < 0) return NULL;
-#endif
+    if (!PyArg_ParseTuple(args, "Un:line_runs", &text, &most) || str_arg(text, "line_runs") < 0) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), line = 0, run_start = -1, run_end = -1;
     int kind = PyUnicode_KIND(text), past = 0, blank = 1, gap_blank = 1;
     const void *data = PyUnicode_DATA(text);
@@ -660,13 +652,7 @@ fail:
 
 /* blank_lines(text): how many lines of a str (split at \n) hold only whitespace (str.isspace) */
 static PyObject *blank_lines(PyObject *Py_UNUSED(self), PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "blank_lines() takes str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text) < 0) return NULL;
-#endif
+    if (str_arg(text, "blank_lines") < 0) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), count = 0;
     int kind = PyUnicode_KIND(text), blank = 1;
     const void *data = PyUnicode_DATA(text);
