@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import click
 
+from .._blas import limit_blas_threads
 from .._version import __version__
 
 
@@ -124,6 +125,10 @@ class LazyGroup(AuditorGroup):
                 rows.append((name, self.commands[name].get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        limit_blas_threads()  # before any command imports numpy (auditor._blas)
+        return super().main(*args, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _closed_stdout_ends_quietly():  # `auditor --help | head`

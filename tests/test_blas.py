@@ -1,0 +1,72 @@
+"""One BLAS thread in the processes an audit runs (:mod:`auditor._blas`): numpy's OpenBLAS threads
+spin when idle, so a process per core that also starts a BLAS thread per core burns CPU for nothing.
+The ``auditor`` command limits its own process (and so every process it starts); the local engine
+limits the processes it starts, whoever calls it, and leaves the caller's environment as it was."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from auditor._blas import BLAS_THREADS_VAR
+from auditor.cli import main
+from auditor.datasets.dataset import Dataset, DatasetSpec
+from auditor.engines.base import get_engine
+
+#: after a matrix product, the threads of the process that Python did not start (OpenBLAS's)
+_BLAS_THREADS = """
+import os, threading, numpy
+a = numpy.ones((512, 512))
+a @ a
+print(len(os.listdir("/proc/self/task")) - threading.active_count())
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (BLAS_THREADS_VAR, "OMP_NUM_THREADS", "GOTO_NUM_THREADS")}
+    return {**env, **extra}
+
+
+def test_the_command_sets_one_blas_thread_unless_the_user_chose_a_count(monkeypatch):
+    monkeypatch.delenv(BLAS_THREADS_VAR, raising=False)
+    assert CliRunner().invoke(main, ["--version"]).exit_code == 0
+    assert os.environ[BLAS_THREADS_VAR] == "1"
+    monkeypatch.setenv(BLAS_THREADS_VAR, "3")
+    assert CliRunner().invoke(main, ["--version"]).exit_code == 0
+    assert os.environ[BLAS_THREADS_VAR] == "3"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc (Linux only)")
+def test_the_commands_process_runs_no_blas_thread_of_its_own():
+    # the command's entry point runs first, then numpy is imported, as in `auditor audit`
+    run_cli = "from auditor.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+    code = run_cli + _BLAS_THREADS
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "0", out.stderr  # after the version line
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: OpenBLAS starts no thread of its own, so the count cannot tell (checked above)")
+    # the count sees OpenBLAS's threads where it runs them: a count the user chose is kept
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=_env(**{BLAS_THREADS_VAR: "2"}), capture_output=True, text=True, check=True
+    )
+    assert int(out.stdout.split()[-1]) >= 1, out.stderr
+
+
+def test_the_local_engines_workers_run_one_blas_thread_and_the_caller_keeps_its_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv(BLAS_THREADS_VAR, raising=False)
+    path = tmp_path / "train.jsonl"
+    path.write_text('{"text": "a record"}\n')
+    ds = Dataset(DatasetSpec("tr", [str(path)]))
+    engine = get_engine("local", workers=2, min_parallel_bytes=0)
+    (pid, value), *_ = engine.offload(_worker_blas, [()], [ds])()
+    assert pid != os.getpid()  # a worker process
+    assert value == "1"
+    assert BLAS_THREADS_VAR not in os.environ  # this process's environment is as it was
+
+
+def _worker_blas() -> tuple[int, str | None]:
+    return os.getpid(), os.environ.get(BLAS_THREADS_VAR)
