@@ -317,3 +317,32 @@ def _sample_texts() -> list[str]:
     recs = _records("tau2-bench/data/tau2/domains/airline/tasks.json")
     policy = [f"{POLICY}\n{GUIDE}\n{r.whole_text()}" for r in recs[::3]]  # shared lines in a third of them
     return [r.whole_text() for r in recs] + policy
+
+
+def test_the_line_counts_of_a_sample_are_those_counted_record_by_record():
+    """Each normalized line of 10 characters or more counted once per record, read from the batch's
+    buffer and hashed there in one kernel call (``span_hashes``): the counts a per-record pass gives,
+    and the first raw text of every line two records hold, on real trajectories with shared lines
+    (and a text past ASCII, whose lines take the slow path)."""
+    from collections import Counter
+
+    from auditor.masking.detect import _line_counts
+    from auditor.text.batch import TokenBatch
+    from auditor.text.normalize import normalize, text_hash
+
+    texts = [*_sample_texts(), f"Caf\u00e9 r\u00e9sum\u00e9 line\n{POLICY}\n{GUIDE}"]
+    counts, first = _line_counts(TokenBatch(texts))
+    want: Counter = Counter()
+    first_seen: dict[int, str] = {}
+    for t in texts:
+        held = {}
+        for line in t.split("\n"):
+            norm = normalize(line)
+            if len(norm) >= 10:
+                held.setdefault(text_hash(norm), line.strip())
+        want.update(held.keys())
+        for h, line in held.items():
+            first_seen.setdefault(h, line)
+    assert dict(counts) == dict(want)
+    assert first == {h: first_seen[h] for h, c in want.items() if c >= 2}
+    assert counts[text_hash(normalize(POLICY))] > 1  # the shared line is there

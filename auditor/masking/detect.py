@@ -16,13 +16,12 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
-import xxhash
 
 from ..records.record import Record
 from ..text.batch import TokenBatch
-from ..text.lines import plain_line_spans, slow_line_spans, span_chars
+from ..text.lines import plain_line_spans, slow_line_spans, span_chars, span_hashes
 from ..text.normalize import normalize, text_hash, tokens
-from ..text.tokens import ngram_hashes, token_hashes
+from ..text.tokens import ngram_hashes, ngram_hashes_at, token_hashes
 from .base import BoilerplateConfig, eval_gram_hashes, eval_gram_starts
 from .boilerplate import Boilerplate
 
@@ -115,7 +114,6 @@ def _line_counts(batch: TokenBatch) -> tuple[Counter, dict[int, str]]:
     """
     texts = batch.texts
     slow = set(batch.slow)
-    view = batch.data.data
     owner, number, found, others = [], [], [], []
     for spans in (
         plain_line_spans(batch, [k for k in range(len(texts)) if k not in slow]),
@@ -124,7 +122,7 @@ def _line_counts(batch: TokenBatch) -> tuple[Counter, dict[int, str]]:
         long = np.flatnonzero(span_chars(batch, spans.start, spans.end) >= 10)  # len(normalize(line))
         owner.append(spans.text[long])
         number.append(spans.number[long])
-        found.append(np.fromiter((xxhash.xxh64_intdigest(view[a:b]) for a, b in zip(spans.start[long].tolist(), spans.end[long].tolist())), dtype=np.uint64, count=len(long)))  # fmt: skip
+        found.append(span_hashes(batch, spans.start[long], spans.end[long]))
         others += spans.missed
     others.sort()
     if others:  # lines normalized one by one
@@ -162,20 +160,20 @@ class _CommonNgrams:
     common: np.ndarray  # sorted
     th: np.ndarray  # token hashes of every record, one after the other
     rec: np.ndarray  # the record of each token
-    hashes: np.ndarray  # every window's n-gram hash
-    inside: np.ndarray  # windows within one record
     n: int
 
     def census(self, k: int, eval_grams: np.ndarray) -> tuple[np.ndarray, int]:
         """The common n-grams and how many of them hold an eval ``k``-gram."""
         if not len(eval_grams) or not len(self.common):
             return self.common, 0
+        hashes = ngram_hashes(self.th, self.n)  # every window's n-gram hash
+        inside = self.rec[: len(hashes)] == self.rec[self.n - 1 :]  # windows within one record
         kgrams = ngram_hashes(self.th, k)
         pos = np.minimum(np.searchsorted(eval_grams, kgrams), len(eval_grams) - 1)
         hitk = (eval_grams[pos] == kgrams) & (self.rec[: len(kgrams)] == self.rec[k - 1 :])
         cs = np.concatenate(([0], np.cumsum(hitk)))
-        starts = np.arange(len(self.hashes))
-        tainted = self.hashes[self.inside & ((cs[starts + self.n - k + 1] - cs[starts]) > 0)]
+        starts = np.arange(len(hashes))
+        tainted = hashes[inside & ((cs[starts + self.n - k + 1] - cs[starts]) > 0)]
         return self.common, int(np.isin(self.common, tainted).sum())
 
 
@@ -185,24 +183,28 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
 
     One pass over all records at once: windows are hashed over the concatenated tokens and those
     that cross a record boundary dropped, so each record counts each of its n-grams once, as if
-    counted record by record.
+    counted record by record. Only windows whose every token may occur ``need`` times are hashed (an
+    n-gram in ``need`` records has each of its tokens there: :func:`_may_occur` keeps every such
+    token); in prose nearly no window is made of common words alone.
     """
     if not len(lens) or int(lens.sum()) < n:
         return None
     th = th.astype(np.uint64, copy=False)
     rec = np.repeat(np.arange(len(lens)), lens)
-    hashes = ngram_hashes(th, n)
-    inside = rec[: len(hashes)] == rec[n - 1 :]
+    count = len(th) - n + 1
+    inside = rec[:count] == rec[n - 1 :]
     if not inside.any():
         return None
-    keys, owners = hashes[inside], rec[: len(hashes)][inside]
+    rare = np.concatenate(([0], np.cumsum(~_may_occur(th, need, mask=True))))
+    starts = np.flatnonzero(inside & (rare[n : n + count] == rare[:count]))  # windows of common tokens only
+    keys, owners = ngram_hashes_at(th, n, starts), rec[starts]
     # an n-gram in ``need`` records occurs ``need`` times: the others (nearly all) are dropped, and
     # only the windows of those left are sorted by n-gram and record
     ordered = np.sort(_may_occur(keys, need))
     firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     frequent = ordered[firsts[np.diff(np.append(firsts, len(ordered))) >= need]]
     if not len(frequent):
-        return _CommonNgrams(frequent, th, rec, hashes, inside, n)
+        return _CommonNgrams(frequent, th, rec, n)
     keys_at = np.minimum(np.searchsorted(frequent, keys), len(frequent) - 1)
     keep = frequent[keys_at] == keys
     keys, owners = keys[keep], owners[keep]
@@ -214,22 +216,24 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     distinct = keys[first]  # sorted: one entry per (n-gram, record)
     runs = np.flatnonzero(np.concatenate(([True], distinct[1:] != distinct[:-1])))
     counts = np.diff(np.append(runs, len(distinct)))  # records holding each n-gram
-    return _CommonNgrams(distinct[runs][counts >= need], th, rec, hashes, inside, n)
+    return _CommonNgrams(distinct[runs][counts >= need], th, rec, n)
 
 
-def _may_occur(keys: np.ndarray, need: int) -> np.ndarray:
-    """The ``keys`` whose bucket (the top bits of the key) holds ``need`` keys or more: every key
-    that occurs ``need`` times or more is kept (its bucket holds at least its own copies), nearly all
-    others dropped in one counting pass, so that few are sorted.
+def _may_occur(keys: np.ndarray, need: int, mask: bool = False) -> np.ndarray:
+    """The ``keys`` whose bucket (the top bits of the key) holds ``need`` keys or more (with ``mask``,
+    which keys those are): every key that occurs ``need`` times or more is kept (its bucket holds at
+    least its own copies), nearly all others dropped in one counting pass, so that few are sorted.
 
-    >>> _may_occur(np.array([1, 2 << 60, 1, 3 << 61, 1], dtype=np.uint64), 3).tolist()
-    [1, 1, 1]
+    >>> keys = np.array([1, 2 << 60, 1, 3 << 61, 1], dtype=np.uint64)
+    >>> _may_occur(keys, 3).tolist(), _may_occur(keys, 3, mask=True).tolist()
+    ([1, 1, 1], [True, False, True, False, True])
     """
     # buckets enough that one holds ~need / 8 keys on average: few keys of a bucket as full as ``need``
     # are there by chance; few enough to count in cache
     bits = min(24, max(10, (8 * len(keys) // max(1, need)).bit_length()))
     bucket = (keys >> np.uint64(64 - bits)).astype(np.intp)
-    return keys[np.bincount(bucket, minlength=1 << bits)[bucket] >= need]
+    kept = np.bincount(bucket, minlength=1 << bits)[bucket] >= need
+    return kept if mask else keys[kept]
 
 
 def _first(records: Iterable[Record], count: int, chars: int) -> list[Record]:

@@ -131,6 +131,27 @@ def span_chars(batch: TokenBatch, start: np.ndarray, end: np.ndarray) -> np.ndar
     return size
 
 
+def span_hashes(batch: TokenBatch, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """xxh64 of each span ``batch.data[start:end]`` (what ``text_hash`` gives its text), as uint64s:
+    one kernel call (:func:`~auditor.text.kernel` ``token_hashes`` over the spans' bounds; the gaps
+    between spans are hashed too, and dropped). The spans must ascend and none may reach the next
+    one's start (a line's: its line break lies between); each is followed by a byte of the buffer.
+
+    >>> from auditor.text.batch import TokenBatch
+    >>> from auditor.text.normalize import text_hash
+    >>> b = TokenBatch(["Hi, you!\\nok", "x"])
+    >>> span_hashes(b, np.array([0, 7, 12]), np.array([6, 9, 13])).tolist() == [text_hash(t) for t in ("hi you", "ok", "x")]
+    True
+    """
+    if not len(start):
+        return np.empty(0, dtype=np.uint64)
+    bounds = np.empty(2 * len(start), dtype=np.int64)
+    bounds[0::2], bounds[1::2] = start, np.maximum(end, start) + 1  # token_hashes leaves the last byte out
+    new = np.concatenate(([True], bounds[1:] != bounds[:-1]))  # a span that ends where the next starts
+    hashes = np.frombuffer(kernel.impl.token_hashes(batch.data, bounds[new]), dtype=np.uint64)
+    return hashes[(np.cumsum(new) - 1)[0::2]]
+
+
 def _spans(batch: TokenBatch, ks: list[int], raws: list[bytes], marked: Sequence[tuple[int, bool]] = ()) -> LineSpans:
     """The spans of texts ``ks`` whose pieces before squeezing are ``raws``: each line's mark from its
     piece (a plain line is its own piece), but for the lines ``marked`` gives (line, mark) for."""

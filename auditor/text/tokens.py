@@ -46,6 +46,20 @@ def ngram_hashes(th: np.ndarray, n: int) -> np.ndarray:
     return h
 
 
+def ngram_hashes_at(th: np.ndarray, n: int, starts: np.ndarray) -> np.ndarray:
+    """``ngram_hashes(th, n)[starts]``, hashing those windows only (each start at most ``len(th) - n``).
+
+    >>> th = token_hashes(list("abcdefgh"))
+    >>> ngram_hashes_at(th, 3, np.array([0, 4, 5])).tolist() == ngram_hashes(th, 3)[[0, 4, 5]].tolist()
+    True
+    """
+    h = np.zeros(len(starts), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(n):
+            h = h * _P + th[starts + j]
+    return h
+
+
 def covered_tokens(starts: np.ndarray, n: int, length: int) -> np.ndarray:
     """Which of ``length`` tokens lie in an n-gram whose start is marked in ``starts``.
 
