@@ -60,13 +60,14 @@ class MaskSets(Protocol):
     eval_grams: np.ndarray
 
 
-def eval_gram_hashes(eval_texts: Iterable[str], k: int) -> np.ndarray:
-    """Sorted distinct hashes of every word ``k``-gram of ``eval_texts`` (as the ngram tier hashes them)."""
-    texts = [t for t in eval_texts if t]
-    if not texts:
+def eval_gram_hashes(eval_texts: Iterable[str] | TokenBatch, k: int) -> np.ndarray:
+    """Sorted distinct hashes of every word ``k``-gram of ``eval_texts`` (as the ngram tier hashes them),
+    or of the texts of a batch of them."""
+    batch = eval_texts if isinstance(eval_texts, TokenBatch) else TokenBatch([t for t in eval_texts if t])
+    if not len(batch):
         return np.empty(0, dtype=np.uint64)
-    batch = TokenBatch(texts)  # normalized and hashed at once, each text's k-grams sliced from the batch's
-    return np.unique(np.concatenate(batch.text_ngram_hashes(range(len(texts)), k)))
+    # normalized and hashed at once, each text's k-grams sliced from the batch's
+    return np.unique(np.concatenate(batch.text_ngram_hashes(range(len(batch)), k)))
 
 
 def eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndarray:

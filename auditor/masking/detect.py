@@ -20,7 +20,7 @@ import numpy as np
 from ..records.record import Record
 from ..text.batch import TokenBatch
 from ..text.lines import plain_line_spans, slow_line_spans, span_chars, span_hashes
-from ..text.normalize import normalize, text_hash, tokens
+from ..text.normalize import tokens
 from ..text.tokens import ngram_hashes, ngram_hashes_at, token_hashes
 from .base import BoilerplateConfig, eval_gram_hashes, eval_gram_starts
 from .boilerplate import Boilerplate
@@ -41,12 +41,12 @@ def detect(
     ('[masked] book a one way flight from boston to denver for two adults next friday\\n[masked] 3', 1)
     """
     cfg = config or BoilerplateConfig()
-    eval_texts = [t for t in eval_texts if t]
+    protect = TokenBatch([t for t in eval_texts if t])  # the eval texts normalized once, for both
     bp = Boilerplate(
         cfg,
         sampled=len(sample),
-        protected={text_hash(normalize(t)) for t in eval_texts},
-        eval_grams=eval_gram_hashes(eval_texts, cfg.protect_n),
+        protected=set(protect.whole_hashes()),  # text_hash(normalize(t)) of each
+        eval_grams=eval_gram_hashes(protect, cfg.protect_n),
     )
     if len(sample) < cfg.min_records:
         return bp
