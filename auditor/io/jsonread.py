@@ -293,7 +293,7 @@ def iter_jsonl(
                     pos += _drain_line(f)
                     yield lineno, None, too_long(max_chars)
                     continue
-                if not raw.strip():
+                if raw.isspace():  # a blank line (raw is never empty here)
                     continue
                 if _fast_loads is not None and (not max_chars or len(raw) <= max_chars):
                     if (obj := _loads_fast(raw[3:] if _bom(raw, lineno, start) else raw)) is not _REFUSED:
