@@ -14,8 +14,6 @@ from click.testing import CliRunner
 
 from auditor._blas import BLAS_THREADS_VAR
 from auditor.cli import main
-from auditor.datasets.dataset import Dataset, DatasetSpec
-from auditor.engines.base import get_engine
 
 #: after a matrix product, the threads of the process that Python did not start (OpenBLAS's)
 _BLAS_THREADS = """
@@ -56,17 +54,22 @@ def test_the_commands_process_runs_no_blas_thread_of_its_own():
     assert int(out.stdout.split()[-1]) >= 1, out.stderr
 
 
-def test_the_local_engines_workers_run_one_blas_thread_and_the_caller_keeps_its_environment(tmp_path, monkeypatch):
-    monkeypatch.delenv(BLAS_THREADS_VAR, raising=False)
+def test_the_local_engines_workers_run_one_blas_thread_and_the_caller_keeps_its_environment(tmp_path):
+    # in a fresh process: this one's forkserver may have been started before (by a test of its own)
     path = tmp_path / "train.jsonl"
     path.write_text('{"text": "a record"}\n')
-    ds = Dataset(DatasetSpec("tr", [str(path)]))
-    engine = get_engine("local", workers=2, min_parallel_bytes=0)
-    (pid, value), *_ = engine.offload(_worker_blas, [()], [ds])()
-    assert pid != os.getpid()  # a worker process
-    assert value == "1"
-    assert BLAS_THREADS_VAR not in os.environ  # this process's environment is as it was
-
-
-def _worker_blas() -> tuple[int, str | None]:
-    return os.getpid(), os.environ.get(BLAS_THREADS_VAR)
+    script = tmp_path / "offload.py"
+    script.write_text(
+        "import os\n"
+        "from auditor.datasets.dataset import Dataset, DatasetSpec\n"
+        "from auditor.engines.base import get_engine\n"
+        "if __name__ == '__main__':\n"
+        f"    ds = Dataset(DatasetSpec('tr', [{str(path)!r}]))\n"
+        "    engine = get_engine('local', workers=2, min_parallel_bytes=0)\n"
+        f"    pid, value = engine.offload(os.getpid, [()], [ds])(), engine.offload(os.getenv, [({BLAS_THREADS_VAR!r},)], [ds])()\n"
+        f"    print(pid[0] != os.getpid(), value[0], os.environ.get({BLAS_THREADS_VAR!r}))\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], env=_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # a worker process, run with one BLAS thread; the caller's environment as it was
+    assert out.stdout.split() == ["True", "1", "None"], out.stdout + out.stderr
