@@ -305,3 +305,25 @@ def test_long_training_texts_are_left_out_of_the_sketch_by_size_with_the_same_fi
     monkeypatch.setattr(_shingles, "sized_sets", every)
     assert [(f.train_id, f.eval_id, f.score) for f in ix.search(batch)] == found
     assert {t for t, _, _ in found} == {"0", "2"}
+
+
+@pytest.mark.parametrize("source", ["stabletoolbench", "webshop", "bfcl"])
+def test_the_index_holds_each_items_own_shingles_and_words(source):
+    """The build normalizes a whole eval set in one token batch (word shingles): each item's distinct
+    shingles, shingle count and distinct words are what its own text gives (``shingle_hashes`` and
+    ``tokens`` of it alone), on real eval sets."""
+    from auditor.text.normalize import tokens
+    from auditor.text.tokens import token_hashes
+
+    ev = list(Dataset(DatasetSpec("ev", [source], role="eval")).records())
+    ix = MinHashIndex().build(ev)
+    cfg = ix.config
+    assert cfg.shingle == "word" and ix.word_sets
+    for pos, r in enumerate(ev):
+        h = shingle_hashes(r.view(cfg.eval_view), cfg.shingle, cfg.shingle_size)
+        own = distinct(h) if len(distinct(h)) >= max(1, cfg.min_shingles) else np.empty(0, np.uint64)
+        assert ix.eval_sh[ix.eval_off[pos] : ix.eval_off[pos + 1]].tolist() == own.tolist(), r.id
+        assert ix.item_len[pos] == (len(h) if len(own) else 0)
+        words = distinct(token_hashes(tokens(r.view(cfg.eval_view))))
+        words = words if len(words) >= cfg.word_set_min_words else np.empty(0, np.uint64)
+        assert ix.word_sh[ix.word_off[pos] : ix.word_off[pos + 1]].tolist() == words.tolist(), r.id

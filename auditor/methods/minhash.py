@@ -144,8 +144,15 @@ class MinHashIndex(Index[MinHashConfig]):
     def _build(self) -> None:
         cfg = self.config
         sets, lengths, keep = [], [], []
-        for pos, ev in enumerate(self.eval_records):
-            h = shingle_hashes(ev.view(cfg.eval_view), cfg.shingle, cfg.shingle_size)
+        texts = [ev.view(cfg.eval_view) for ev in self.eval_records]
+        if cfg.shingle == "word":  # the eval texts normalized and hashed at once, each item's slice taken
+            batch, at = token_batch(texts)
+            shingles = batch.text_ngram_hashes(at, cfg.shingle_size)
+            words = batch.text_token_hashes(at) if self.word_sets else None
+        else:
+            shingles = [shingle_hashes(t, cfg.shingle, cfg.shingle_size) for t in texts]
+            words = None
+        for pos, h in enumerate(shingles):
             u = distinct(h)
             if len(u) < max(1, cfg.min_shingles):
                 self.not_indexed[
@@ -160,15 +167,19 @@ class MinHashIndex(Index[MinHashConfig]):
         self.eval_sh, self.eval_off = packed(sets)
         self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
         self.item_len = np.array(lengths, dtype=np.int64)
-        self._build_word_sets()
+        self._build_word_sets(words)
         self._classes, self._unions = None, dict[str, HashSet]()
 
-    def _build_word_sets(self) -> None:
-        """The word-set channel: distinct-word hashes and LSH keys of items with enough words."""
+    def _build_word_sets(self, words: list[np.ndarray] | None = None) -> None:
+        """The word-set channel: distinct-word hashes and LSH keys of items with enough words (``words``:
+        each item's token hashes, where the build has them)."""
         cfg = self.config
         sets, keep = [], []
         for pos, ev in enumerate(self.eval_records):
-            u = distinct(token_hashes(tokens(ev.view(cfg.eval_view)))) if self.word_sets else np.empty(0, np.uint64)
+            if not self.word_sets:
+                u = np.empty(0, np.uint64)
+            else:
+                u = distinct(words[pos] if words is not None else token_hashes(tokens(ev.view(cfg.eval_view))))
             if len(u) < cfg.word_set_min_words:
                 u = np.empty(0, dtype=np.uint64)
             else:
