@@ -1,4 +1,4 @@
-"""One BLAS thread in the processes an audit runs (:mod:`auditor._blas`): numpy's OpenBLAS threads
+"""One BLAS thread in the processes an audit runs (:mod:`auditor.io.blas`): numpy's OpenBLAS threads
 spin when idle, so a process per core that also starts a BLAS thread per core burns CPU for nothing.
 The ``auditor`` command limits its own process (and so every process it starts); the local engine
 limits the processes it starts, whoever calls it, and leaves the caller's environment as it was."""
@@ -12,7 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from auditor._blas import BLAS_THREADS_VAR
+from auditor.io.blas import BLAS_THREADS_VAR
 from auditor.cli import main
 
 #: after a matrix product, the threads of the process that Python did not start (OpenBLAS's)

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import click
 
-from .._blas import limit_blas_threads
+from ..io.blas import limit_blas_threads
 from .._version import __version__
 
 
@@ -127,7 +127,7 @@ class LazyGroup(AuditorGroup):
             formatter.write_dl(rows)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        limit_blas_threads()  # before any command imports numpy (auditor._blas)
+        limit_blas_threads()  # before any command imports numpy (auditor.io.blas)
         return super().main(*args, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:

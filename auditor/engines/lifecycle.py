@@ -12,7 +12,7 @@ the main process only. Whichever it is, only the main process reacts (one line o
   worker forked from it (no ``KeyboardInterrupt`` traceback before the worker's initializer has
   run). A Ctrl-C arriving inside the guard is held and raised in the parent when the guard ends, so
   no process is left half-started with a truncated start-up message. They start with one BLAS
-  thread too (:mod:`auditor._blas`: numpy's idle OpenBLAS threads spin, burning CPU).
+  thread too (:mod:`auditor.io.blas`: numpy's idle OpenBLAS threads spin, burning CPU).
 * :func:`init_worker` is the workers' initializer: SIGINT ignored (the parent shuts the pool
   down), :data:`STOP_SIGNAL` handled (below), then a parent-death signal
   (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's parent is the forkserver, which exits
@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._blas import children_blas_limited
+from ..io.blas import children_blas_limited
 from .memory import tune_allocator, tune_collector
 
 #: seconds between checks of the parent where no pidfd is available
@@ -112,7 +112,7 @@ def spawning_guard() -> Iterator[None]:
     Only the main thread can hold a Ctrl-C back (:func:`held_interrupts`); from another thread the
     mask alone is applied. Nothing is raised but what the body raises, or KeyboardInterrupt (through
     the handler that was installed before) for a Ctrl-C that arrived inside. Processes started inside
-    run with one BLAS thread (:func:`auditor._blas.children_blas_limited`: a worker is one of a
+    run with one BLAS thread (:func:`auditor.io.blas.children_blas_limited`: a worker is one of a
     process per core).
     """
     with held_interrupts(), children_blas_limited():
