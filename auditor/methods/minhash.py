@@ -145,46 +145,35 @@ class MinHashIndex(Index[MinHashConfig]):
         cfg = self.config
         sets, lengths, keep = [], [], []
         texts = [ev.view(cfg.eval_view) for ev in self.eval_records]
-        if cfg.shingle == "word":  # the eval texts normalized and hashed at once, each item's slice taken
-            batch, at = token_batch(texts)
+        batch, at = token_batch(texts)  # the eval texts normalized and hashed at once, each item's slice taken
+        if cfg.shingle == "word":
             shingles = batch.text_ngram_hashes(at, cfg.shingle_size)
-            words = batch.text_token_hashes(at) if self.word_sets else None
         else:
             shingles = [shingle_hashes(t, cfg.shingle, cfg.shingle_size) for t in texts]
-            words = None
+        short = f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"
         for pos, h in enumerate(shingles):
             u = distinct(h)
-            if len(u) < max(1, cfg.min_shingles):
-                self.not_indexed[
-                    f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"
-                ] += 1
-                sets.append(np.empty(0, dtype=np.uint64))
-                lengths.append(0)
-                continue
-            sets.append(u)
-            lengths.append(len(h))
-            keep.append(pos)
+            indexed = len(u) >= max(1, cfg.min_shingles)
+            if not indexed:
+                self.not_indexed[short] += 1
+            sets.append(u if indexed else np.empty(0, dtype=np.uint64))
+            lengths.append(len(h) if indexed else 0)
+            keep += [pos] if indexed else []
         self.eval_sh, self.eval_off = packed(sets)
         self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
         self.item_len = np.array(lengths, dtype=np.int64)
-        self._build_word_sets(words)
+        self._build_word_sets(batch.text_token_hashes(at))
         self._classes, self._unions = None, dict[str, HashSet]()
 
-    def _build_word_sets(self, words: list[np.ndarray] | None = None) -> None:
+    def _build_word_sets(self, words: list[np.ndarray]) -> None:
         """The word-set channel: distinct-word hashes and LSH keys of items with enough words (``words``:
-        each item's token hashes, where the build has them)."""
+        each item's token hashes)."""
         cfg = self.config
         sets, keep = [], []
-        for pos, ev in enumerate(self.eval_records):
-            if not self.word_sets:
-                u = np.empty(0, np.uint64)
-            else:
-                u = distinct(words[pos] if words is not None else token_hashes(tokens(ev.view(cfg.eval_view))))
-            if len(u) < cfg.word_set_min_words:
-                u = np.empty(0, dtype=np.uint64)
-            else:
-                keep.append(pos)
-            sets.append(u)
+        for pos, th in enumerate(words):
+            u = distinct(th) if self.word_sets else np.empty(0, np.uint64)
+            keep += [pos] if len(u) >= cfg.word_set_min_words else []
+            sets.append(u if len(u) >= cfg.word_set_min_words else np.empty(0, dtype=np.uint64))
         self.word_sh, self.word_off = packed(sets)
         self.wkeys, self.wpos = self._lsh_table(self.word_sh, self.word_off, keep, self.wbands, self.wrows)
 
