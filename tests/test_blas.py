@@ -12,8 +12,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from auditor.io.blas import BLAS_THREADS_VAR
 from auditor.cli import main
+from auditor.io.blas import BLAS_THREADS_VAR
 
 #: after a matrix product, the threads of the process that Python did not start (OpenBLAS's)
 _BLAS_THREADS = """

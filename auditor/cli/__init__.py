@@ -23,8 +23,8 @@ from typing import IO, Any
 
 import click
 
-from ..io.blas import limit_blas_threads
 from .._version import __version__
+from ..io.blas import limit_blas_threads
 
 
 class OneLineUsageError(click.UsageError):
