@@ -305,3 +305,32 @@ def test_a_templated_item_copied_whole_is_conclusive_however_short_its_own_part(
     ][:3]
     suspected = {f["eval_id"] for f in report.findings if f["evidence"].get("tier") == "suspected"}
     assert {f"e{k}" for k in range(10, 20)} <= suspected
+
+
+@pytest.mark.parametrize("template", [None, *sorted(TEMPLATES)])
+def test_the_ngram_index_holds_each_items_own_ngrams(template):
+    """The n-gram build hashes a whole eval set in one token batch: each item's n-grams in the tables
+    are what its own tokens give (template text left out), on real queries, bare and rendered in a
+    template (then every item is templated)."""
+    import numpy as np
+
+    from auditor.methods import create
+    from auditor.records.record import Record
+    from auditor.text.normalize import tokens
+    from auditor.text.tokens import ngram_hashes, token_hashes
+
+    items = stb_items(300)
+    if template is not None:
+        view = {it.id: TEMPLATES[template].format(query=it.view("query")) for it in items}
+        items = [Record("ev", it.id, f"ev#{i}", {"query": view[it.id]}, ordinal=i) for i, it in enumerate(items)]
+    ix = create("ngram").build(items)
+    held: dict[int, set[int]] = {}
+    for h, p in ix.tables.values():
+        for gram, pos in zip(h.tolist(), p.tolist()):
+            held.setdefault(pos, set()).add(gram)
+    for pos, r in enumerate(items):
+        toks = ix._item_tokens(tokens(r.view(ix.config.eval_view)))
+        n = int(ix.item_n[pos])
+        assert held.get(pos, set()) == (set(ngram_hashes(token_hashes(toks), n).tolist()) if n else set()), r.id
+        assert ix.totals[pos] == len(np.unique(ngram_hashes(token_hashes(toks), n))) if n else ix.totals[pos] == 0
+    assert ix.templated == (frozenset() if template is None else frozenset(range(len(items))))

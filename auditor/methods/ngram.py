@@ -50,23 +50,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
-from ..text.batch import hashes_and_words
+from ..text.batch import hashes_and_words, token_batch
 from ..text.kernel import lookup
 from ..text.normalize import normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
 from ._ngram_kernel import NgramScanner
 from .base import Finding, Index, MethodConfig
-
-if TYPE_CHECKING:
-    pass
-
 
 #: the fewest tokens an item may have for a text tier to vouch for it (``short_min_n``'s default; the
 #: ``exact`` tier's :meth:`~auditor.methods.exact.ExactIndex.covers` uses it too): on clean benchmark
@@ -141,55 +137,57 @@ class NgramIndex(Index[NgramConfig]):
         per_n: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
         self.totals = np.zeros(len(self.eval_records), dtype=np.int64)
         self.item_n = np.zeros(len(self.eval_records), dtype=np.int64)
-        all_toks = [tokens(ev.view(cfg.eval_view)) for ev in self.eval_records]
-        self.template = shared_grams(all_toks, TEMPLATE_N, cfg.template_share, TEMPLATE_MIN_ITEMS)
-        for pos, toks in enumerate(all_toks):
-            toks = self._item_tokens(toks)
-            n = min(cfg.n, len(toks))
+        all_th = self._eval_hashes()
+        self.template = shared_grams(all_th, TEMPLATE_N, cfg.template_share, TEMPLATE_MIN_ITEMS)
+        for pos, th in enumerate(all_th):
+            if (kept := self._kept(th)) is not None:  # template text left out
+                th = th[kept]
+            n = min(cfg.n, len(th))
             if n < cfg.short_min_n:
                 self.not_indexed[f"fewer than short_min_n={cfg.short_min_n} tokens"] += 1
                 continue
-            grams = np.unique(ngram_hashes(token_hashes(toks), n))
-            self.totals[pos] = len(grams)
-            self.item_n[pos] = n
+            grams = np.unique(ngram_hashes(th, n))
+            self.totals[pos], self.item_n[pos] = len(grams), n
             hs, ps = per_n.setdefault(n, ([], []))
             hs.append(grams)
             ps.append(np.full(len(grams), pos, dtype=np.int64))
         self.tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for n, (hs, ps) in sorted(per_n.items()):
-            h = np.concatenate(hs)
-            p = np.concatenate(ps)
+            h, p = np.concatenate(hs), np.concatenate(ps)
             order = np.lexsort((p, h))
             self.tables[n] = (h[order], p[order])
-        self._derive()
+        self._derive(all_th)
 
-    def _derive(self) -> None:
+    def _eval_hashes(self) -> list[np.ndarray]:
+        """Each eval item's token hashes, from one token batch of their texts."""
+        batch, at = token_batch([ev.view(self.config.eval_view) for ev in self.eval_records])
+        return batch.text_token_hashes(at)
+
+    def _derive(self, all_th: list[np.ndarray] | None = None) -> None:
         """State the tables imply (built and restored alike): per-item state built on first use, and
-        how many items held template text."""
+        how many items held template text (``all_th``: each item's token hashes, where known)."""
         self._items: dict[int, _Item] = {}
         #: the items that held template text (searched without it)
         self.templated: frozenset[int] = frozenset()
         if len(self.template):
-            view = self.config.eval_view
-            self.templated = frozenset(
-                pos for pos, ev in enumerate(self.eval_records) if self._stripped(tokens(ev.view(view))) is not None
-            )
+            hashes = self._eval_hashes() if all_th is None else all_th
+            self.templated = frozenset(pos for pos, th in enumerate(hashes) if self._kept(th) is not None)
 
-    def _stripped(self, toks: list[str]) -> list[str] | None:
-        """``toks`` without the tokens of template n-grams, or None when they hold none (or nothing
-        but template: the item is searched whole)."""
-        if not len(self.template) or len(toks) < TEMPLATE_N:
+    def _kept(self, th: np.ndarray) -> np.ndarray | None:
+        """Which of an item's tokens (their hashes ``th``) lie in no template n-gram, or None when it
+        holds none (or nothing but template: the item is searched whole)."""
+        if not len(self.template) or len(th) < TEMPLATE_N:
             return None
-        inside = np.isin(ngram_hashes(token_hashes(toks), TEMPLATE_N), self.template)
+        inside = np.isin(ngram_hashes(th, TEMPLATE_N), self.template)
         if not inside.any():
             return None
-        kept = [t for t, covered in zip(toks, covered_tokens(inside, TEMPLATE_N, len(toks))) if not covered]
-        return kept if len(kept) >= self.config.short_min_n else None
+        kept = ~covered_tokens(inside, TEMPLATE_N, len(th))
+        return kept if int(kept.sum()) >= self.config.short_min_n else None
 
     def _item_tokens(self, toks: list[str]) -> list[str]:
         """The tokens of an eval item the index holds: template text left out."""
-        stripped = self._stripped(toks)
-        return toks if stripped is None else stripped
+        kept = self._kept(token_hashes(toks))
+        return toks if kept is None else [t for t, k in zip(toks, kept.tolist()) if k]
 
     def _item(self, pos: int) -> _Item:
         """Eval item ``pos``'s n-grams in order and its values."""

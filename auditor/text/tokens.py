@@ -73,18 +73,19 @@ def covered_tokens(starts: np.ndarray, n: int, length: int) -> np.ndarray:
     return np.cumsum(marks[:length]) > 0
 
 
-def shared_grams(all_tokens: Sequence[list[str]], n: int, share: float, min_items: int) -> np.ndarray:
-    """The ``n``-gram hashes (sorted) that at least ``share`` of the token lists (and ``min_items`` of
-    them) hold: in eval items, the template text every item is rendered in. None when ``share`` is 0.
+def shared_grams(all_hashes: Sequence[np.ndarray], n: int, share: float, min_items: int) -> np.ndarray:
+    """The ``n``-gram hashes (sorted) that at least ``share`` of the items (each given by its token
+    hashes, :func:`token_hashes` of its tokens) hold, and ``min_items`` of them: in eval items, the
+    template text every item is rendered in. Empty when ``share`` is 0.
 
-    >>> items = [f"answer the question below and then stop question {w} is what".split() for w in "abcd"]
+    >>> items = [token_hashes(f"answer the question below and then stop question {w} is what".split()) for w in "abcd"]
     >>> len(shared_grams(items, 8, 0.5, 3)), len(shared_grams(items[:2], 8, 0.5, 3)), len(shared_grams(items, 8, 0, 3))
     (1, 0, 0)
     """
     if share <= 0:
         return np.empty(0, dtype=np.uint64)
-    per_item = [np.unique(ngram_hashes(token_hashes(t), n)) for t in all_tokens if len(t) >= n]
+    per_item = [np.unique(ngram_hashes(th, n)) for th in all_hashes if len(th) >= n]
     if len(per_item) < min_items:
         return np.empty(0, dtype=np.uint64)
     grams, counts = np.unique(np.concatenate(per_item), return_counts=True)
-    return grams[counts >= max(min_items, share * len(all_tokens))]
+    return grams[counts >= max(min_items, share * len(all_hashes))]
