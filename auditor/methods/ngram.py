@@ -250,10 +250,10 @@ class NgramIndex(Index[NgramConfig]):
             scanner = self._kernel = NgramScanner(vocab, self.tables)
         return scanner
 
-    def __getstate__(self):  # engines ship the index to workers; the kernel is rebuilt there
-        state = dict(self.__dict__)
-        state.pop("_kernel", None)
-        return state
+    def __getstate__(self):  # engines ship the index to workers with its kernel, built once here
+        if self.tables:
+            self._scanner()
+        return dict(self.__dict__)
 
     def searched_views(self) -> tuple[str, ...]:
         """The train views, and the ``user`` view (the user's turns joined) with ``text``: see :meth:`search`."""
