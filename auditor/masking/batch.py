@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..text.batch import TokenBatch
-from ..text.tokens import _P, ngram_hashes
+from ..text.tokens import ngram_hashes, ngram_hashes_at
 from .base import MASK, MaskSets, spans
 
 
@@ -74,7 +74,7 @@ class BatchMask:
             owner = np.repeat(np.arange(len(inner)), count)
             starts = first[inner][owner] + np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)
             within = np.zeros(len(self.n_tokens), dtype=bool)
-            within[inner[owner[_sorted_member(_grams_at(th, starts, k), bp.eval_grams)]]] = True
+            within[inner[owner[_sorted_member(ngram_hashes_at(th, k, starts), bp.eval_grams)]]] = True
             touched |= within[u]
         # positions: every line's tokens, each text's lines one after the other; a window holding a
         # removed line's word and another's crosses that line's first or last break b: starts b - 1 ... b - k + 1
@@ -90,7 +90,7 @@ class BatchMask:
         starts = starts[ok]  # a window next to two removed lines twice (np.unique costs more than that)
         if len(starts):
             full = th[np.repeat(first[u] - pos[:-1], lens) + np.arange(pos[-1])]
-            hits = starts[_sorted_member(_grams_at(full, starts, k), bp.eval_grams)]
+            hits = starts[_sorted_member(ngram_hashes_at(full, k, starts), bp.eval_grams)]
             touched[np.searchsorted(pos, (hits[:, None] + np.arange(k)).ravel(), side="right") - 1] = True
         spare = self.removed & touched
         self.removed &= ~spare
@@ -188,19 +188,3 @@ def _sorted_member(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarra
     """Whether each value is in the non-empty sorted array ``sorted_distinct`` (binary search)."""
     pos = np.minimum(np.searchsorted(sorted_distinct, values), len(sorted_distinct) - 1)
     return sorted_distinct[pos] == values
-
-
-def _grams_at(th: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
-    """The hashes of the word k-grams of the token hashes ``th`` that start at ``starts``, as
-    :func:`auditor.text.tokens.ngram_hashes` hashes them (only those windows hashed).
-
-    >>> from auditor.text.tokens import ngram_hashes
-    >>> th = np.arange(10, 20, dtype=np.uint64)
-    >>> _grams_at(th, np.array([0, 4, 7]), 3).tolist() == ngram_hashes(th, 3)[[0, 4, 7]].tolist()
-    True
-    """
-    h = np.zeros(len(starts), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(k):
-            h = h * _P + th[starts + j]
-    return h
