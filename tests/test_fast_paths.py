@@ -128,6 +128,16 @@ def test_every_character_is_a_word_character_as_the_regular_expression_says():
     assert _same_words(" ".join(every))  # each character a word of its own, case-folded alone
 
 
+def test_a_digit_is_found_in_a_word_as_character_by_character():
+    # has_digit tells a word of letters at once: no character is both a letter and a digit
+    every = list(map(chr, range(0x110000)))
+    assert not [c for c in every if c.isalpha() and c.isdigit()]
+    assert [c for c in every if norm.has_digit(c)] == [c for c in every if c.isdigit()]
+    words = [w for path in _text_files(FOREIGN)[:40] for s in _file_strings(path) for w in s.split()]
+    assert len(words) > 10_000
+    assert [w for w in words if norm.has_digit(w)] == [w for w in words if any(c.isdigit() for c in w)]
+
+
 def test_every_letter_that_folds_to_another_folds_so_among_a_few():
     # a string with few such letters has them replaced one by one in its bytes (locate._folded)
     folding = [c for c in map(chr, range(0x110000)) if c.isalnum() and c.casefold() != c]

@@ -124,3 +124,19 @@ def test_the_ngram_kernel_is_built_once_and_shipped_with_its_index():
     assert shipped._scanner() is shipped._kernel
     found = [(f.train_ordinal, f.eval_ordinal, f.score, f.conclusive) for f in index.search(train)]
     assert found and [(f.train_ordinal, f.eval_ordinal, f.score, f.conclusive) for f in shipped.search(train)] == found
+
+
+def test_a_restored_ngram_index_keeps_the_kernel_its_verification_built(tmp_path):
+    """Verifying a restored index searched it (its kernel built) and then put its statistics back as
+    copies, tables included: the kernel no longer matched them and was built a second time when the
+    index was shipped. Now what the search kept is refilled in place; the statistics are still those
+    of an index nobody searched."""
+    from auditor.audit.indexes import build_index
+
+    ev = list(Dataset(DatasetSpec("ev", ["stabletoolbench"], role="eval")).records())
+    build_index("ngram", None, ev, str(tmp_path))  # built and saved
+    index = build_index("ngram", None, ev, str(tmp_path))  # restored and verified
+    kernel = index._kernel
+    assert kernel is not None and kernel.tables is index.tables
+    assert index._scanner() is kernel
+    assert not index.take_counts() and not index._items  # the probes left no trace

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..text.normalize import tokens
+from ..text.normalize import has_digit, tokens
 
 #: words whose addition or removal never changes what is asked (function words, courtesy)
 LIGHT_WORDS = frozenset(
@@ -56,8 +56,8 @@ def values_kept(eval_text: str, train_text: str) -> bool:
     >>> values_kept("scores 85, 90, 88 and 92", "scores 85 88 90; and 92 please")
     True
     """
-    ev = [c for c in chunks(eval_text) if any(ch.isdigit() for ch in c)]
-    tr = [c for c in chunks(train_text) if any(ch.isdigit() for ch in c)]
+    ev = [c for c in chunks(eval_text) if has_digit(c)]
+    tr = [c for c in chunks(train_text) if has_digit(c)]
     return _kept(ev, tr, replaced=True)
 
 
@@ -162,9 +162,9 @@ def all_values_kept(eval_text: str, train_text: str, min_values: int = 3) -> boo
     ...                 "Book 2 rooms at the Sheraton from May 1, 2022 to May 5, 2022, and 3 at the Hilton on June 7, 2023")
     False
     """
-    ev = [c for c in chunks(eval_text) if any(ch.isdigit() for ch in c)]
+    ev = [c for c in chunks(eval_text) if has_digit(c)]
     if len(ev) < max(1, min_values):
         return False
-    tr = [c for c in chunks(train_text) if any(ch.isdigit() for ch in c)]
+    tr = [c for c in chunks(train_text) if has_digit(c)]
     common = common_in_order(ev, tr)
     return 10 * common >= 9 * len(ev) and 10 * common >= 9 * len(tr)

@@ -58,7 +58,7 @@ from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
 from ..text.batch import hashes_and_words, token_batch
 from ..text.kernel import lookup
-from ..text.normalize import normalize, tokens
+from ..text.normalize import has_digit, normalize, tokens
 from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
 from ._ngram_kernel import NgramScanner
@@ -195,7 +195,7 @@ class NgramIndex(Index[NgramConfig]):
         if item is None:
             toks = self._item_tokens_at(pos)
             grams = ngram_hashes(token_hashes(toks), int(self.item_n[pos]))
-            values = frozenset(t for t in toks if any(c.isdigit() for c in t))
+            values = frozenset(filter(has_digit, toks))
             item = self._items[pos] = _Item(grams, np.unique(grams), len(toks), values)
         return item
 

@@ -241,6 +241,21 @@ def restore_verified(
     return index
 
 
+def _put_back(index: Any, saved: dict[str, tuple[Any, Any]]) -> None:
+    """Each attribute of ``index`` as ``saved`` holds it (``name: (object, copy of its contents)``); a
+    dict or list the search kept is refilled in place, so what was derived from it stays its own (the
+    n-gram tier's kernel, built from its tables during the probes, is not built again)."""
+    state = vars(index)
+    for name, (obj, before) in saved.items():
+        if state.get(name) is obj and isinstance(obj, dict):
+            obj.clear()
+            obj.update(before)
+        elif state.get(name) is obj and isinstance(obj, list):
+            obj[:] = before
+        else:
+            state[name] = before
+
+
 def verify_index(index: Any, eval_records: list[Record], where: str, sample: int = VERIFY_SAMPLE) -> None:
     """Raise :class:`IndexFileError` unless the restored ``index`` finds a random sample of its own eval
     items, each given as a training record whose training views hold the item's eval-view text.
@@ -258,11 +273,11 @@ def verify_index(index: Any, eval_records: list[Record], where: str, sample: int
         for j, ev in enumerate(chosen)
     ]
     # the probes must leave no trace in the index's statistics (candidates, rejected ... in the report)
-    saved = {k: copy.copy(v) for k, v in vars(index).items() if isinstance(v, (dict, list, int, float))}
+    saved = {k: (v, copy.copy(v)) for k, v in vars(index).items() if isinstance(v, (dict, list, int, float))}
     try:
         found = {(f.train_ordinal, f.eval_ordinal) for f in index.search(probes)}
     finally:
-        vars(index).update(saved)
+        _put_back(index, saved)
     missing = [ev for j, ev in enumerate(chosen) if (j, ev.ordinal) not in found]
     if missing:
         raise IndexFileError(

@@ -394,6 +394,17 @@ def tokens(text: str) -> list[str]:
     return normalize(text).split()
 
 
+def has_digit(text: str) -> bool:
+    """Whether a character of ``text`` is a digit (``str.isdigit``: ``7``, ``٣``, ``²``). No letter is
+    one (``str.isalpha``), so a word of letters alone is told at once (a test pins this of the
+    interpreter's Unicode database).
+
+    >>> has_digit("flight"), has_digit("B07ZPKBL9V"), has_digit("m²"), has_digit("")
+    (False, True, True, False)
+    """
+    return not text.isalpha() and any(map(str.isdigit, text))
+
+
 def text_hash(normalized: str) -> int:
     """Stable 64-bit hash of an already normalized text (xxh64, seed 0): the lookup key of a text in
     the scan (the exact tier's tables, boilerplate lines, the embedding cache). A finding's content

@@ -50,6 +50,7 @@ import numpy as np
 
 from ...errors import ConfigError, IndexFileError
 from ...text.batch import TokenBatch
+from ...text.normalize import has_digit
 from .synonyms import check_bar, neighbours
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def stem(token: str) -> str:
     >>> [stem(t) for t in ("booking", "booked", "flights", "cities", "city", "reservation", "2023")]
     ['book', 'book', 'flight', 'city', 'city', 'reserv', '2023']
     """
-    if any(c.isdigit() for c in token):
+    if has_digit(token):
         return token
     t = token
     if len(t) > 4 and t.endswith("ies"):
