@@ -27,6 +27,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`code_calls` / :func:`balanced_end`: the Python calls written in a text found by the regular
   expression :data:`auditor.records.toolcalls._CODE_CALL` and their parentheses matched one character at
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
+  :func:`python_call_args`: every such call parsed (the package parses only those whose first argument
+  is a keyword one, :data:`auditor.records.toolcalls._KEYWORD_FIRST`);
 * :func:`fields_view`: every string's lines split and remembered, and every string looked at as JSON
   (the package splits a string only when a later one is looked at, and looks at JSON-shaped ones only);
 * :func:`id_candidate` / :func:`text_candidate`: each id or text name's other spellings found by
@@ -42,6 +44,7 @@ replaced functions), so a whole audit can run on the reference paths and be comp
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import types
@@ -163,8 +166,10 @@ def batch_units(tb: batch.TokenBatch, lines: bool, keys: np.ndarray | None = Non
     return units
 
 
-def code_calls(text: str) -> Iterator[tuple[int, str]]:
-    return ((m.start(), m.group(1)) for m in toolcalls._CODE_CALL.finditer(text))
+def code_calls(text: str, keyword_first: bool = False) -> Iterator[tuple[int, str]]:
+    for m in toolcalls._CODE_CALL.finditer(text):
+        if not keyword_first or toolcalls._KEYWORD_FIRST.match(text, m.end() - 1):
+            yield m.start(), m.group(1)
 
 
 def balanced_end(text: str, open_at: int, stop: int) -> int | None:
@@ -177,6 +182,27 @@ def balanced_end(text: str, open_at: int, stop: int) -> int | None:
             if depth == 0:
                 return i + 1
     return None
+
+
+def python_call_args(text: str, start: int) -> dict | None:
+    end = balanced_end(text, text.index("(", start), start + 5000)
+    if end is None or "=" not in text[start:end]:
+        return None
+    try:
+        node = ast.parse(text[start:end], mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if not isinstance(node, ast.Call) or node.args or not node.keywords:
+        return None
+    args = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            return None
+        try:
+            args[kw.arg] = ast.literal_eval(kw.value)
+        except (ValueError, SyntaxError, TypeError, RecursionError):
+            args[kw.arg] = ast.unparse(kw.value)
+    return args
 
 
 def fields_view(views, raw, known=()) -> str:

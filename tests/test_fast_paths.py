@@ -160,13 +160,27 @@ def test_a_match_is_spanned_as_with_the_words_the_regular_expression_finds(s, te
     assert locate.word_span(s, text) == locate.word_span(s, text, ref.words_of(s))
 
 
-_CALL_ALPHABET = [*"fg_x9 =()\n\t,'\"", "\u00e9", "\u00a0", "\u0660", "\ud800", "print", "Finish", "(a=1)"]
+_CALL_ALPHABET = [
+    *"fg_x9 =()\n\t,'\"#\\*:<",
+    "\u00e9",
+    "\u0301",
+    "\u00a0",
+    "\u0660",
+    "\ud800",
+    "print",
+    "Finish",
+    "(a=1)",
+]
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(_CALL_ALPHABET), max_size=30).map("".join) | st.text(max_size=60), st.data())
 def test_calls_written_in_text_are_found_as_the_regular_expression_finds_them(text, data):
     assert list(toolcalls.code_calls(text)) == list(ref.code_calls(text))
+    assert list(toolcalls.code_calls(text, keyword_first=True)) == list(ref.code_calls(text, keyword_first=True))
+    # a call is parsed only when its first argument is a keyword one: no call read is left unread
+    for start, _ in ref.code_calls(text):
+        assert toolcalls._python_call_args(text, start) == ref.python_call_args(text, start), text
     at = data.draw(st.integers(0, len(text)))
     stop = data.draw(st.integers(0, len(text) + 2))
     assert toolcalls.balanced_end(text, at, stop) == ref.balanced_end(text, at, stop)
@@ -504,9 +518,39 @@ def test_every_string_of_every_real_file_normalizes_and_batches_as_the_reference
             assert searched == [[u for u in units if u[1] in wanted] for units in every], path
             assert _same_words("\n".join(chunk)), f"{path.relative_to(root)}: words differ from the reference"
             calls = [t for t in chunk if list(toolcalls.code_calls(t)) != list(ref.code_calls(t))]
+            calls += [t for t in chunk if "(" in t and "=" in t and _call_args(t) != _call_args(t, ref)]
             assert not calls, f"{path.relative_to(root)}: calls found unlike the reference in {calls[0][:200]!r}"
             checked += len(chunk)
     assert checked > 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("f(# note\n a=1)", True),
+        ("f(\\\n a=1)", True),
+        ("f(\n\t a = 'x', b=2)", True),
+        ("x.f( e\u0301=1)", True),  # a name written with a combining accent
+        ("f(a, b=1)", False),
+        ("f(x==1)", False),
+        ("f(**k, a=1)", False),
+        ("f()", False),
+    ],
+)
+def test_a_call_is_read_whatever_comes_before_its_first_keyword(text, read):
+    # whitespace, comments and line continuations before the first keyword argument; a positional one first: unread
+    assert _call_args(text) == _call_args(text, ref)
+    assert bool(_call_args(text)) is read
+
+
+def _call_args(text: str, paths=toolcalls) -> list:
+    """The keyword arguments of every Python call in ``text`` the package reads (with ``ref``: of every
+    call, parsed whether or not its first argument is a keyword one)."""
+    if paths is toolcalls:
+        found = [(s, toolcalls._python_call_args(text, s)) for s, _ in toolcalls.code_calls(text, keyword_first=True)]
+    else:
+        found = [(s, ref.python_call_args(text, s)) for s, _ in ref.code_calls(text)]
+    return [(s, a) for s, a in found if a is not None]
 
 
 def _audit(tmp_path: Path, name: str, args: list[str]) -> dict:

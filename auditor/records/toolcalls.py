@@ -158,12 +158,12 @@ def calls_in_text(text: str) -> list[tuple[str, dict[str, Any]]]:
         for m in _TOOL_CALL_TAG.finditer(text):
             out.extend((m.start(), name, args) for name, args in _tagged_calls(m.group(1)))
         text = _TOOL_CALL_TAG.sub(lambda m: " " * len(m.group(0)), text)  # not read twice below
-    for m in _ACTION.finditer(text):
+    for m in _ACTION.finditer(text) if "Action:" in text else ():
         name = m.group(1).strip()
         args = parse_arguments(m.group(2).strip())
         out.append((m.start(), name, args))
     if "(" in text and "=" in text:
-        for start, name in code_calls(text):
+        for start, name in code_calls(text, keyword_first=True):
             if name.lower() in NOT_TOOLS:
                 continue
             kwargs = _python_call_args(text, start)
@@ -232,18 +232,19 @@ def _call_objects(text: str) -> list[tuple[str, dict[str, Any]]] | None:
     return out or None
 
 
-def code_calls(text: str) -> Iterator[tuple[int, str]]:
+def code_calls(text: str, keyword_first: bool = False) -> Iterator[tuple[int, str]]:
     """``(start, name)`` of each match of ``_CODE_CALL`` in ``text`` (an ASCII identifier, spaces, ``(``),
     in order: found from each ``(`` back (``str.find``), several times faster than the pattern, which tries
     every position of the text. A match starts where a run of word characters starts (``\\b``), so the run
-    before a ``(`` (and its spaces) is the name when it is ASCII and starts with no digit.
+    before a ``(`` (and its spaces) is the name when it is ASCII and starts with no digit. With
+    ``keyword_first``, only the calls whose first argument is a keyword one (:data:`_KEYWORD_FIRST`),
+    the only ones :func:`_python_call_args` reads: the other parentheses are not looked behind.
 
-    >>> list(code_calls("x = f (a=1); ab\u00e9(2) + _g(h(3))"))
-    [(4, 'f'), (22, '_g'), (25, 'h')]
+    >>> list(code_calls("x = f (a=1); ab\u00e9(2) + _g(h(3))")), list(code_calls("f(a=1, g(2)); h(b=3)", True))
+    ([(4, 'f'), (22, '_g'), (25, 'h')], [(0, 'f'), (14, 'h')])
     """
-    find = text.find
-    at = find("(")
-    while at >= 0:
+    opens = (m.start() for m in _KEYWORD_OPEN.finditer(text)) if keyword_first else _all(text, "(")
+    for at in opens:
         j = at
         while j and text[j - 1].isspace():
             j -= 1
@@ -252,7 +253,13 @@ def code_calls(text: str) -> Iterator[tuple[int, str]]:
             k -= 1
         if k < j and text[k:j].isascii() and not text[k].isdigit():
             yield k, text[k:j]
-        at = find("(", at + 1)
+
+
+def _all(text: str, char: str) -> Iterator[int]:
+    at = text.find(char)
+    while at >= 0:
+        yield at
+        at = text.find(char, at + 1)
 
 
 #: a parenthesis, for :func:`balanced_end`
@@ -278,9 +285,22 @@ def balanced_end(text: str, open_at: int, stop: int) -> int | None:
     return None
 
 
+#: how a call :func:`_python_call_args` reads begins: a keyword argument first (after the ``(``, any
+#: whitespace, comments and line continuations), so a call whose first argument is positional, or that
+#: has none, is told without parsing it. Looser than Python's grammar (the name: a run of any characters
+#: but delimiters), never stricter; possessive, so linear in what it reads
+_KEYWORD_ARG = r"(?:\s|\\|#[^\n]*+)*+[^\s=()#,*\\]++(?:\s|\\)*+=(?!=)"
+_KEYWORD_FIRST = re.compile(r"\(" + _KEYWORD_ARG)
+#: the ``(`` of each call :data:`_KEYWORD_FIRST` matches, the rest looked ahead (no parenthesis skipped)
+_KEYWORD_OPEN = re.compile(r"\((?=" + _KEYWORD_ARG + ")")
+
+
 def _python_call_args(text: str, start: int) -> dict[str, Any] | None:
     """Keyword arguments of the Python call starting at ``start`` (literals only), else None."""
-    end = balanced_end(text, text.index("(", start), start + 5000)
+    open_at = text.index("(", start)
+    if not _KEYWORD_FIRST.match(text, open_at):  # positional arguments or none: never read
+        return None
+    end = balanced_end(text, open_at, start + 5000)
     if end is None or "=" not in text[start:end]:  # no keyword argument
         return None
     try:
