@@ -25,7 +25,7 @@ from auditor.io import jsonread
 from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
 from auditor.records.record import Record
-from auditor.text import camel, evasion, locate, pieces
+from auditor.text import camel, evasion, kernel, locate, pieces
 from auditor.text import normalize as norm
 from auditor.text.batch import TokenBatch
 from auditor.text.lines import plain_line_spans, slow_line_spans
@@ -205,7 +205,68 @@ _RAW = st.recursive(
     st.lists(_FIELD_TEXT, max_size=2),
 )
 def test_the_fields_view_keeps_what_the_reference_keeps(views, raw, known):
-    assert fields.fields_view(views, raw, known) == ref.fields_view(views, raw, known)
+    expected = ref.fields_view(views, raw, known)
+    assert fields.fields_view(views, raw, known) == expected  # walked in C where built
+    assert fields.walked_fields_view(views, raw, known) == expected  # walked in Python
+
+
+def test_the_fields_view_is_walked_in_c_where_the_kernel_is_built():
+    # both are built at install by the same compiler: one missing alone is a broken build
+    assert (fields._walk is not None) == kernel.compiled()
+
+
+class _Ordered(dict):
+    """A dict subclass whose order is not its storage's (as OrderedDict.move_to_end makes it)."""
+
+    def items(self):
+        return reversed(list(super().items()))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        _Ordered({"a": "first text", "b": "second text"}),
+        {"x": type("Text", (str,), {})("a string of a subclass")},
+        {"x": type("Items", (list,), {})(["one text", "two texts"])},
+        {"x": ("one", "tuple", "of", "words"), "the key text": [7, None, 2.5, True, "last"]},
+    ],
+)
+def test_an_object_of_a_subclass_is_walked_as_the_reference_walks_it(raw):
+    assert fields.fields_view({}, raw) == ref.fields_view({}, raw) == fields.walked_fields_view({}, raw)
+
+
+def _raw_records(path: Path) -> list:
+    """The objects of a JSON or JSON Lines file (a list's items, an object's values and itself)."""
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        out = []
+        for line in text.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+    return [*doc, doc] if isinstance(doc, list) else [*doc.values(), doc] if isinstance(doc, dict) else [doc]
+
+
+@pytest.mark.parametrize("root", [FOREIGN, SHARED], ids=lambda p: p.name)
+def test_the_fields_view_of_every_real_record_is_walked_as_in_python(root):
+    if not root.is_dir():
+        pytest.skip(f"real data not available: {root} is absent")
+    checked = 0
+    for path in _text_files(root):
+        for raw in _raw_records(path)[:2000]:
+            strings: list[str] = []
+            json_strings(raw, strings, 3)
+            for views, known in (({}, ()), ({"text": "\n".join(strings[:2])}, tuple(strings[2:3]))):
+                assert fields.fields_view(views, raw, known) == fields.walked_fields_view(views, raw, known), path
+            checked += 1
+    assert checked > 1000
 
 
 @settings(max_examples=300, deadline=None)

@@ -50,6 +50,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+_walk: Callable[[Any, list[str], tuple[str, ...], Callable[[str], Any]], str | None] | None
+try:  # the walk in C, built at install where a C compiler is found
+    from ._fieldsc import fields_view as _walk
+except ImportError:  # pragma: no cover - an install without a C compiler: the walk in Python
+    _walk = None
+
 #: the view's name (:data:`auditor.records.record.FIELDS` re-exports it)
 FIELDS = "fields"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
@@ -274,7 +280,20 @@ def id_known(rid: str) -> tuple[str, ...]:
 
 def fields_view(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> str:
     """The ``fields`` view of a record with ``views`` and ``raw``: the strings :func:`kept` keeps,
-    one per line, in record order."""
+    one per line, in record order. Walked in C where the package was built with a compiler
+    (``_fieldsc.c``, the walk of every training record: ~3x faster), else in Python
+    (:func:`walked_fields_view`, also for objects of subclasses of ``str``, ``dict``, ``list``, ``tuple``)."""
+    if raw is None:
+        return ""
+    if _walk is not None:
+        text = _walk(raw, [t for name, t in views.items() if name != FIELDS and t], tuple(known), _decoded)
+        if text is not None:
+            return text
+    return walked_fields_view(views, raw, known)
+
+
+def walked_fields_view(views: Mapping[str, str], raw: Any, known: Iterable[str] = ()) -> str:
+    """:func:`fields_view` walked in Python (:func:`texts`, :class:`_Seen`)."""
     if raw is None:
         return ""
     seen = _Seen(views, known)
