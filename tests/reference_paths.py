@@ -27,6 +27,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`code_calls` / :func:`balanced_end`: the Python calls written in a text found by the regular
   expression :data:`auditor.records.toolcalls._CODE_CALL` and their parentheses matched one character at
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
+  :func:`shared_grams`: each eval item's n-grams hashed and made distinct one item at a time (the
+  package hashes them over the items' tokens joined and sorts them in one kernel call);
   :func:`python_call_args`: every such call parsed (the package parses only those whose first argument
   is a keyword one, :data:`auditor.records.toolcalls._KEYWORD_FIRST`);
 * :func:`fields_view`: every string's lines split and remembered, and every string looked at as JSON
@@ -62,6 +64,7 @@ from auditor.records import fields, toolcalls
 from auditor.records.record import FIELDS, TEXT
 from auditor.text import batch, camel, evasion, locate
 from auditor.text import normalize as norm
+from auditor.text import tokens as tokens_mod
 from auditor.text.tokens import token_hashes
 
 
@@ -182,6 +185,16 @@ def balanced_end(text: str, open_at: int, stop: int) -> int | None:
             if depth == 0:
                 return i + 1
     return None
+
+
+def shared_grams(all_hashes, n: int, share: float, min_items: int) -> np.ndarray:
+    if share <= 0:
+        return np.empty(0, dtype=np.uint64)
+    per_item = [np.unique(tokens_mod.ngram_hashes(th, n)) for th in all_hashes if len(th) >= n]
+    if len(per_item) < min_items:
+        return np.empty(0, dtype=np.uint64)
+    grams, counts = np.unique(np.concatenate(per_item), return_counts=True)
+    return grams[counts >= max(min_items, share * len(all_hashes))]
 
 
 def python_call_args(text: str, start: int) -> dict | None:

@@ -604,6 +604,24 @@ def test_a_call_is_read_whatever_comes_before_its_first_keyword(text, read):
     assert bool(_call_args(text)) is read
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 5), max_size=12), max_size=8),
+    st.integers(1, 6),
+    st.sampled_from([0.0, 0.3, 0.5, 1.0]),
+    st.integers(1, 3),
+)
+def test_eval_items_ngrams_are_hashed_together_as_one_by_one(items, n, share, least):
+    from auditor.text.tokens import ngram_hashes, packed_ngram_hashes, shared_grams
+
+    hashes = [np.array(item, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) for item in items]
+    values, offsets = packed_ngram_hashes(hashes, n)
+    assert [values[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == [
+        ngram_hashes(h, n).tolist() for h in hashes
+    ]
+    assert shared_grams(hashes, n, share, least).tolist() == ref.shared_grams(hashes, n, share, least).tolist()
+
+
 def _call_args(text: str, paths=toolcalls) -> list:
     """The keyword arguments of every Python call in ``text`` the package reads (with ``ref``: of every
     call, parsed whether or not its first argument is a keyword one)."""

@@ -328,9 +328,12 @@ def test_the_ngram_index_holds_each_items_own_ngrams(template):
     for h, p in ix.tables.values():
         for gram, pos in zip(h.tolist(), p.tolist()):
             held.setdefault(pos, set()).add(gram)
+    for h, p in ix.tables.values():  # sorted by n-gram, then item
+        assert (np.lexsort((p, h)) == np.arange(len(h))).all()
     for pos, r in enumerate(items):
         toks = ix._item_tokens(tokens(r.view(ix.config.eval_view)))
         n = int(ix.item_n[pos])
+        assert n == (min(ix.config.n, len(toks)) if min(ix.config.n, len(toks)) >= ix.config.short_min_n else 0)
         assert held.get(pos, set()) == (set(ngram_hashes(token_hashes(toks), n).tolist()) if n else set()), r.id
         assert ix.totals[pos] == len(np.unique(ngram_hashes(token_hashes(toks), n))) if n else ix.totals[pos] == 0
     assert ix.templated == (frozenset() if template is None else frozenset(range(len(items))))

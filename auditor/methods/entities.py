@@ -275,7 +275,8 @@ class EntitiesIndex(Index[EntitiesConfig]):
         self.table: dict[str, set[int]] = {}
         self.totals: list[int] = []
         for pos, ev in enumerate(self.eval_records):
-            ids = {i for v in self.config.eval_views for i, *_ in self.extract(ev.views.get(v, ""))}
+            texts = dict.fromkeys(ev.views.get(v, "") for v in self.config.eval_views)  # a view that is another's: once
+            ids = {i for text in texts for i, *_ in self.extract(text)}
             group = ev.meta.get("group")
             if group and not ev.meta.get("positional_id") and ev.id.isdigit() and "toolbench_qid" in self.config.kinds:
                 ids.add(f"{group}_{ev.id}")

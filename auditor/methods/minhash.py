@@ -106,6 +106,21 @@ class MinHashConfig(MethodConfig):
     }
 
 
+def _sets_of(values: np.ndarray, offsets: np.ndarray, least: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Which packed runs (:func:`~auditor.methods._shingles.packed`) hold ``least`` distinct values or
+    more, and the distinct values of those, packed (the others' empty), sorted: one kernel call.
+
+    >>> ok, (v, offs) = _sets_of(*packed([np.array([3, 1, 3], dtype=np.uint64), np.array([2], dtype=np.uint64)]), 2)
+    >>> ok.tolist(), v.tolist(), offs.tolist()
+    ([True, False], [1, 3], [0, 2, 2])
+    """
+    uniq, bounds = distinct_packed(values.astype(np.uint64, copy=False), offsets)
+    counts = np.diff(bounds)
+    indexed = counts >= least
+    kept = np.where(indexed, counts, 0)
+    return indexed, (uniq[np.repeat(indexed, counts)], np.concatenate(([0], np.cumsum(kept))).astype(np.int64))
+
+
 class MinHashIndex(Index[MinHashConfig]):
     name = "minhash"
     Config = MinHashConfig
@@ -143,7 +158,6 @@ class MinHashIndex(Index[MinHashConfig]):
     # -- build ---------------------------------------------------------------------------------
     def _build(self) -> None:
         cfg = self.config
-        sets, lengths, keep = [], [], []
         texts = [ev.view(cfg.eval_view) for ev in self.eval_records]
         batch, at = token_batch(texts)  # the eval texts normalized and hashed at once, each item's slice taken
         if cfg.shingle == "word":
@@ -151,17 +165,13 @@ class MinHashIndex(Index[MinHashConfig]):
         else:
             shingles = [shingle_hashes(t, cfg.shingle, cfg.shingle_size) for t in texts]
         short = f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"
-        for pos, h in enumerate(shingles):
-            u = distinct(h)
-            indexed = len(u) >= max(1, cfg.min_shingles)
-            if not indexed:
-                self.not_indexed[short] += 1
-            sets.append(u if indexed else np.empty(0, dtype=np.uint64))
-            lengths.append(len(h) if indexed else 0)
-            keep += [pos] if indexed else []
-        self.eval_sh, self.eval_off = packed(sets)
+        values, offsets = packed(shingles)
+        indexed, (self.eval_sh, self.eval_off) = _sets_of(values, offsets, max(1, cfg.min_shingles))
+        if unindexed := int((~indexed).sum()):
+            self.not_indexed[short] += unindexed
+        keep = np.flatnonzero(indexed).tolist()
         self.keys, self.pos = self._lsh_table(self.eval_sh, self.eval_off, keep, self.bands, self.rows)
-        self.item_len = np.array(lengths, dtype=np.int64)
+        self.item_len = np.where(indexed, np.diff(offsets), 0).astype(np.int64)
         self._build_word_sets(batch.text_token_hashes(at))
         self._classes, self._unions = None, dict[str, HashSet]()
 
@@ -169,12 +179,9 @@ class MinHashIndex(Index[MinHashConfig]):
         """The word-set channel: distinct-word hashes and LSH keys of items with enough words (``words``:
         each item's token hashes)."""
         cfg = self.config
-        sets, keep = [], []
-        for pos, th in enumerate(words):
-            u = distinct(th) if self.word_sets else np.empty(0, np.uint64)
-            keep += [pos] if len(u) >= cfg.word_set_min_words else []
-            sets.append(u if len(u) >= cfg.word_set_min_words else np.empty(0, dtype=np.uint64))
-        self.word_sh, self.word_off = packed(sets)
+        values, offsets = packed(words if self.word_sets else [np.empty(0, np.uint64)] * len(words))
+        indexed, (self.word_sh, self.word_off) = _sets_of(values, offsets, cfg.word_set_min_words)
+        keep = np.flatnonzero(indexed).tolist()
         self.wkeys, self.wpos = self._lsh_table(self.word_sh, self.word_off, keep, self.wbands, self.wrows)
 
     def _lsh_table(

@@ -57,9 +57,9 @@ import numpy as np
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
 from ..text.batch import hashes_and_words, token_batch
-from ..text.kernel import lookup
+from ..text.kernel import distinct_runs, lookup
 from ..text.normalize import has_digit, normalize, tokens
-from ..text.tokens import covered_tokens, ngram_hashes, shared_grams, token_hashes
+from ..text.tokens import covered_tokens, ngram_hashes, packed_ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
 from ._ngram_kernel import NgramScanner
 from .base import Finding, Index, MethodConfig
@@ -139,18 +139,20 @@ class NgramIndex(Index[NgramConfig]):
         self.item_n = np.zeros(len(self.eval_records), dtype=np.int64)
         all_th = self._eval_hashes()
         self.template = shared_grams(all_th, TEMPLATE_N, cfg.template_share, TEMPLATE_MIN_ITEMS)
-        for pos, th in enumerate(all_th):
-            if (kept := self._kept(th)) is not None:  # template text left out
-                th = th[kept]
-            n = min(cfg.n, len(th))
-            if n < cfg.short_min_n:
-                self.not_indexed[f"fewer than short_min_n={cfg.short_min_n} tokens"] += 1
-                continue
-            grams = np.unique(ngram_hashes(th, n))
-            self.totals[pos], self.item_n[pos] = len(grams), n
-            hs, ps = per_n.setdefault(n, ([], []))
-            hs.append(grams)
-            ps.append(np.full(len(grams), pos, dtype=np.int64))
+        indexed = []  # template text left out
+        for th in all_th:
+            kept = self._kept(th) if len(self.template) else None
+            indexed.append(th if kept is None else th[kept])
+        n_of = np.minimum(cfg.n, np.fromiter(map(len, indexed), dtype=np.int64, count=len(indexed)))
+        if short := int((n_of < cfg.short_min_n).sum()):
+            self.not_indexed[f"fewer than short_min_n={cfg.short_min_n} tokens"] += short
+        for n in np.unique(n_of[n_of >= cfg.short_min_n]).tolist():  # the items of each n at once
+            at = np.flatnonzero(n_of == n)
+            values, offsets = packed_ngram_hashes([indexed[pos] for pos in at], n)
+            grams, bounds = distinct_runs(values, offsets[:-1], np.diff(offsets))  # each item's, once, sorted
+            counts = np.diff(bounds)
+            self.totals[at], self.item_n[at] = counts, n
+            per_n[n] = ([grams], [np.repeat(at, counts)])
         self.tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for n, (hs, ps) in sorted(per_n.items()):
             h, p = np.concatenate(hs), np.concatenate(ps)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
+from .kernel import distinct_runs
+
 _P = np.uint64(0x100000001B3)  # FNV prime as polynomial base (odd → invertible mod 2**64)
 _TOKEN_CACHE: dict[str, int] = {}
 _TOKEN_CACHE_MAX = 2_000_000
@@ -60,6 +62,26 @@ def ngram_hashes_at(th: np.ndarray, n: int, starts: np.ndarray) -> np.ndarray:
     return h
 
 
+def packed_ngram_hashes(all_hashes: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's ``ngram_hashes(th, n)`` (items given by their token hashes), packed: the values one
+    item after the other, and where each item's begin (``len(all_hashes) + 1`` offsets). Hashed in one
+    pass over the items' tokens joined, the windows across two items left out.
+
+    >>> items = [token_hashes(list("abcd")), token_hashes(["x"]), token_hashes(list("efg"))]
+    >>> values, offsets = packed_ngram_hashes(items, 2)
+    >>> offsets.tolist(), values.tolist() == np.concatenate([ngram_hashes(th, 2) for th in items]).tolist()
+    ([0, 3, 3, 5], True)
+    """
+    lengths = np.fromiter(map(len, all_hashes), dtype=np.int64, count=len(all_hashes))
+    counts = np.maximum(lengths - n + 1, 0)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    if not offsets[-1]:
+        return np.empty(0, dtype=np.uint64), offsets
+    every = ngram_hashes(np.concatenate(all_hashes).astype(np.uint64, copy=False), n)
+    firsts = np.concatenate(([0], np.cumsum(lengths)[:-1]))  # each item's first token
+    return every[np.repeat(firsts - offsets[:-1], counts) + np.arange(offsets[-1])], offsets
+
+
 def covered_tokens(starts: np.ndarray, n: int, length: int) -> np.ndarray:
     """Which of ``length`` tokens lie in an n-gram whose start is marked in ``starts``.
 
@@ -84,8 +106,9 @@ def shared_grams(all_hashes: Sequence[np.ndarray], n: int, share: float, min_ite
     """
     if share <= 0:
         return np.empty(0, dtype=np.uint64)
-    per_item = [np.unique(ngram_hashes(th, n)) for th in all_hashes if len(th) >= n]
-    if len(per_item) < min_items:
+    values, offsets = packed_ngram_hashes(all_hashes, n)
+    if int((np.diff(offsets) > 0).sum()) < min_items:  # items of n tokens or more
         return np.empty(0, dtype=np.uint64)
-    grams, counts = np.unique(np.concatenate(per_item), return_counts=True)
+    per_item, _ = distinct_runs(values, offsets[:-1], np.diff(offsets))  # each item's n-grams once
+    grams, counts = np.unique(per_item, return_counts=True)
     return grams[counts >= max(min_items, share * len(all_hashes))]
