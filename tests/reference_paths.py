@@ -27,6 +27,8 @@ with the regular expressions and per-text calls that the fast path replaces.
 * :func:`code_calls` / :func:`balanced_end`: the Python calls written in a text found by the regular
   expression :data:`auditor.records.toolcalls._CODE_CALL` and their parentheses matched one character at
   a time (the package finds them from each ``(`` back, and the parentheses with a pattern);
+  the n-gram tables: every window of a batch looked up (the package looks up only those whose hash's top
+  bits some n-gram of the table has, :meth:`auditor.methods._ngram_kernel.NgramScanner._bitmap`);
   :func:`shared_grams`: each eval item's n-grams hashed and made distinct one item at a time (the
   package hashes them over the items' tokens joined and sorts them in one kernel call);
   :func:`python_call_args`: every such call parsed (the package parses only those whose first argument
@@ -59,7 +61,7 @@ import xxhash
 
 from auditor.adapters import _fields
 from auditor.io import jsonread
-from auditor.methods import _exact_kernel, _shingles, entities, minhash
+from auditor.methods import _exact_kernel, _ngram_kernel, _shingles, entities, minhash
 from auditor.records import fields, toolcalls
 from auditor.records.record import FIELDS, TEXT
 from auditor.text import batch, camel, evasion, locate
@@ -321,6 +323,10 @@ def reference_paths(monkeypatch) -> Iterator[None]:
             np.arange(len(offsets) - 1),
             _shingles.distinct_packed(values, offsets),
         ),
+    )
+    # every window of a batch looked up in the n-gram tables (no bitmap of their hashes' top bits)
+    monkeypatch.setattr(
+        _ngram_kernel.NgramScanner, "_bitmap", lambda self, n: np.ones(1 << _ngram_kernel.BITMAP_BITS, dtype=bool)
     )
     batch.forget_batch()
     try:

@@ -730,3 +730,19 @@ def test_markdown_text_is_escaped_as_character_by_character(text):
     escaped = _md._PUNCT.sub(r"\\\1", text)
     reference = "".join(_md._visible(c) if (not c.isprintable() or c in _md._ENTITIES) else c for c in escaped)
     assert _md.md(text) == reference
+
+
+def test_the_ngram_tables_are_looked_up_alike_with_and_without_the_bitmap(monkeypatch):
+    # the scanner looks a window up only where its hash's top bits are an eval n-gram's: the same hits
+    from auditor.datasets.dataset import Dataset, DatasetSpec
+    from auditor.methods import _ngram_kernel, create
+
+    ev = list(Dataset(DatasetSpec("ev", ["stabletoolbench"], role="eval")).records())
+    index = create("ngram").build(ev)
+    texts = [r.view("query") for r in ev[:300]] + [f"see {r.view('query')} and more" for r in ev[300:400]]
+    fast = index._scanner().hits(texts)
+    monkeypatch.setattr(_ngram_kernel.NgramScanner, "_bitmap", lambda self, n: np.ones(1 << 20, dtype=bool))
+    slow = index._scanner().hits(texts)
+    assert len(fast) == len(slow) and sum(len(d) for _, d, _ in fast) > 300
+    for (n, docs, entries), (m, docs2, entries2) in zip(fast, slow):
+        assert n == m and docs.tolist() == docs2.tolist() and entries.tolist() == entries2.tolist()

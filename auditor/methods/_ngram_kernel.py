@@ -30,6 +30,10 @@ from ..text.batch import forget_batch, token_batch
 from ..text.kernel import lookup
 from ..text.tokens import _P
 
+#: the top bits of an n-gram hash a scanner's bitmap of a table is indexed by (1 MiB of bools a table)
+BITMAP_BITS = 20
+_SHIFT = np.uint64(64 - BITMAP_BITS)
+
 
 class NgramScanner:
     """Counts, per training text and eval item, the item's distinct n-grams present in the text.
@@ -72,9 +76,20 @@ class NgramScanner:
             self._local = grown
         return self._local[shared]
 
+    def _bitmap(self, n: int) -> np.ndarray:
+        """Which values of a hash's top :data:`BITMAP_BITS` bits table ``n``'s n-grams take: the windows
+        of a batch are looked up in the table only where theirs is one (made once per table and process)."""
+        bitmaps = self.__dict__.setdefault("_bitmaps", {})
+        if n not in bitmaps:
+            bitmap = np.zeros(1 << BITMAP_BITS, dtype=bool)
+            bitmap[(self.tables[n][0] >> _SHIFT).astype(np.intp)] = True
+            bitmaps[n] = bitmap
+        return bitmaps[n]
+
     def __getstate__(self):  # shared ids belong to one process: rebuilt where it is unpickled
         state = dict(self.__dict__)
         state.pop("_local", None)
+        state.pop("_bitmaps", None)  # 1 MiB a table: made again where it is used
         return state
 
     def __setstate__(self, state) -> None:
@@ -113,12 +128,14 @@ class NgramScanner:
             with np.errstate(over="ignore"):
                 for j in range(n):
                     h = h * _P + th[ids[starts_ok + j]]
+            maybe = np.flatnonzero(self._bitmap(n)[(h >> _SHIFT).astype(np.intp)])  # nearly no window is an eval n-gram
+            h = h[maybe]
             left = np.searchsorted(H, h, "left")
             right = np.searchsorted(H, h, "right")
             hit = right > left
             if not hit.any():
                 continue
-            doc = np.searchsorted(starts, starts_ok[hit], "right") - 1
+            doc = np.searchsorted(starts, starts_ok[maybe[hit]], "right") - 1
             h, left, right = h[hit], left[hit], right[hit]
             # one count per distinct n-gram of a text
             order = np.lexsort((h, doc))
