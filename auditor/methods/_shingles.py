@@ -166,6 +166,23 @@ def packed(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return (np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)), offsets
 
 
+def sets_of_at_least(
+    values: np.ndarray, offsets: np.ndarray, least: int
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Which packed runs (:func:`packed`) hold ``least`` distinct values or
+    more, and the distinct values of those, packed (the others' empty), sorted: one kernel call.
+
+    >>> ok, (v, offs) = sets_of_at_least(*packed([np.array([3, 1, 3], dtype=np.uint64), np.array([2], dtype=np.uint64)]), 2)
+    >>> ok.tolist(), v.tolist(), offs.tolist()
+    ([True, False], [1, 3], [0, 2, 2])
+    """
+    uniq, bounds = distinct_packed(values.astype(np.uint64, copy=False), offsets)
+    counts = np.diff(bounds)
+    indexed = counts >= least
+    kept = np.where(indexed, counts, 0)
+    return indexed, (uniq[np.repeat(indexed, counts)], np.concatenate(([0], np.cumsum(kept))).astype(np.int64))
+
+
 def gathered(values: np.ndarray, offsets: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The runs ``runs`` of packed ``values`` (:func:`packed`), packed in their turn.
 

@@ -106,21 +106,6 @@ class MinHashConfig(MethodConfig):
     }
 
 
-def _sets_of(values: np.ndarray, offsets: np.ndarray, least: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """Which packed runs (:func:`~auditor.methods._shingles.packed`) hold ``least`` distinct values or
-    more, and the distinct values of those, packed (the others' empty), sorted: one kernel call.
-
-    >>> ok, (v, offs) = _sets_of(*packed([np.array([3, 1, 3], dtype=np.uint64), np.array([2], dtype=np.uint64)]), 2)
-    >>> ok.tolist(), v.tolist(), offs.tolist()
-    ([True, False], [1, 3], [0, 2, 2])
-    """
-    uniq, bounds = distinct_packed(values.astype(np.uint64, copy=False), offsets)
-    counts = np.diff(bounds)
-    indexed = counts >= least
-    kept = np.where(indexed, counts, 0)
-    return indexed, (uniq[np.repeat(indexed, counts)], np.concatenate(([0], np.cumsum(kept))).astype(np.int64))
-
-
 class MinHashIndex(Index[MinHashConfig]):
     name = "minhash"
     Config = MinHashConfig
@@ -166,7 +151,7 @@ class MinHashIndex(Index[MinHashConfig]):
             shingles = [shingle_hashes(t, cfg.shingle, cfg.shingle_size) for t in texts]
         short = f"fewer than min_shingles={cfg.min_shingles} {cfg.shingle} {cfg.shingle_size}-grams"
         values, offsets = packed(shingles)
-        indexed, (self.eval_sh, self.eval_off) = _sets_of(values, offsets, max(1, cfg.min_shingles))
+        indexed, (self.eval_sh, self.eval_off) = _shingles.sets_of_at_least(values, offsets, max(1, cfg.min_shingles))
         if unindexed := int((~indexed).sum()):
             self.not_indexed[short] += unindexed
         keep = np.flatnonzero(indexed).tolist()
@@ -180,7 +165,7 @@ class MinHashIndex(Index[MinHashConfig]):
         each item's token hashes)."""
         cfg = self.config
         values, offsets = packed(words if self.word_sets else [np.empty(0, np.uint64)] * len(words))
-        indexed, (self.word_sh, self.word_off) = _sets_of(values, offsets, cfg.word_set_min_words)
+        indexed, (self.word_sh, self.word_off) = _shingles.sets_of_at_least(values, offsets, cfg.word_set_min_words)
         keep = np.flatnonzero(indexed).tolist()
         self.wkeys, self.wpos = self._lsh_table(self.word_sh, self.word_off, keep, self.wbands, self.wrows)
 
