@@ -212,7 +212,7 @@ static int push(Stack *st, PyObject *o, char is_key) { /* steals o */
     return 0;
 }
 
-/* 1: emitted or left out; 0: the object is a subclass left to Python; -1: error */
+/* s kept (appended to out) or left out: 1; -1 on error */
 static int emit(Seen *seen, PyObject *out, PyObject *s) {
     int r = seen_keep(seen, s);
     if (r < 0) return -1;
@@ -220,7 +220,8 @@ static int emit(Seen *seen, PyObject *out, PyObject *s) {
     return 1;
 }
 
-/* one object off the stack (owned), walked as fields.texts walks it */
+/* one object off the stack (owned), walked as fields.texts walks it: 1 when done, 0 for an object of a
+   subclass (the record is left to Python), -1 on error */
 static int step(Seen *seen, Stack *st, PyObject *out, PyObject *value, char is_key, PyObject *decoded) {
     if (is_key) return emit(seen, out, value);
     if (PyUnicode_Check(value)) {
