@@ -49,7 +49,9 @@ shares the cores with its write-back. ``--repeat N`` runs each audit N times and
 median CPU (the higher middle one for an even N; ``all_cpu_s`` lists them: one tool's CPU varies by
 5-10 % from run to run on a shared machine); ``--code DIR`` runs another checkout's auditor (first on
 ``PYTHONPATH``, the audits in their run folder; its C kernel built or copied in), to compare two
-commits on one corpus. Peak memory is the largest sum of VmRSS over the whole process tree,
+commits on one corpus. Before the runs every tool's Python is compiled to bytecode, as ``pip install``
+does (``compile_bytecode``: this machine sets ``PYTHONDONTWRITEBYTECODE``, so otherwise each process
+of each run compiles every module it loads; ``--from-source`` measures that way). Peak memory is the largest sum of VmRSS over the whole process tree,
 polled every 0.2 s (a lower bound: peaks between polls are missed). Wall time is the run's, from
 start to the last descendant reaped.
 
@@ -854,6 +856,7 @@ def run_all(args: argparse.Namespace) -> dict:
                 )
                 + "\n"
             )
+    bytecode = "from source (--from-source)" if args.from_source else compile_bytecode(args.code, args.peer_python)
     # the inputs just written (~200 MB) reach the disk now, not while the first tool runs: the kernel's
     # write-back shares the cores and slowed whichever tool came first by ~10 % (CPU-s 6.1 -> 6.7-7.0)
     os.sync()
@@ -951,13 +954,35 @@ def run_all(args: argparse.Namespace) -> dict:
     return {
         "bench": "bench_real",
         "date": time.strftime("%Y-%m-%d"),
-        "machine": state | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": list(os.getloadavg())},
+        "machine": state
+        | {"loadavg_at_start": state["loadavg"], "loadavg_at_end": list(os.getloadavg()), "bytecode": bytecode},
         "command": command_line("benchmarks.bench_real"),
         "corpus": corpus,
         "pool": {k: pool[k] for k in ("pool_mb", "sha256", "seconds")}
         | {"sources": {**pool["sources"], "dataset_files": len(pool["sources"]["dataset_files"])}},
         "runs": rows,
     }
+
+
+def compile_bytecode(code: Path | str, peer_python: str) -> str:
+    """Every tool's Python compiled to bytecode before the runs, as ``pip install`` does for a wheel (and
+    as a first run does for an editable install): with ``PYTHONDONTWRITEBYTECODE`` set (as on this
+    machine) no ``.pyc`` is written, and each process of each run would compile every module it loads
+    from source (~1.3 CPU-s of a 100 MB auditor audit: its main process and the forkserver each load
+    ~330 modules). ``auditor/`` of ``code`` and ``benchmarks/`` (the peers' worker module) are compiled
+    by this Python, ``benchmarks/`` and lm-eval's ``janitor.py`` also by the peers' (their ``.pyc``
+    tags differ); a ``.pyc`` is written only where none matches its source. ``--from-source`` skips
+    this (the runs before session 28 were measured so)."""
+    code = Path(code)
+    cmds = [[sys.executable, "-m", "compileall", "-q", str(code / "auditor"), str(REPO / "benchmarks")]]
+    if Path(peer_python).exists():
+        find = "import importlib.util as u; print(list(u.find_spec('lm_eval').submodule_search_locations)[0])"
+        where = subprocess.run([peer_python, "-c", find], capture_output=True, text=True).stdout.strip()
+        jan = [str(Path(where) / "decontamination" / "janitor.py")] if where else []
+        cmds.append([peer_python, "-m", "compileall", "-q", str(REPO / "benchmarks"), *jan])
+    for cmd in cmds:
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return "compiled before the runs (as pip install does)"
 
 
 def machine(code: Path | str = REPO) -> dict:
@@ -1217,6 +1242,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--repeat", type=int, default=1, help="run each audit this many times, keep the median (the peers run once)"
+    )
+    ap.add_argument(
+        "--from-source",
+        action="store_true",
+        help="do not compile the tools' bytecode before the runs (each process compiles what it loads)",
     )
     ap.add_argument("--work-dir", default="/tmp/bench_real")
     ap.add_argument("--out", help="JSON to write (default benchmarks/results/bench_real[_MODE]_<date>.json)")
