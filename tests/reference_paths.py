@@ -39,6 +39,9 @@ with the regular expressions and per-text calls that the fast path replaces.
   case-folding every key of every record (the package works them out once per set of keys);
 * JSON Lines read by the standard library's ``json`` alone (the package parses a line with msgspec,
   :func:`auditor.io.jsonread._loads_fast`, and leaves the lines it refuses to ``json``);
+* :func:`shared_runs`: the report's shared word runs found from every run of both texts as a set
+  (the package looks up only the training text's runs that start with a word starting one of the eval
+  item's, :func:`auditor.report.proof.shared_runs`);
 * the ``entities`` tier without its Aho-Corasick prefilter: every training text through every regex (the
   package extracts only texts holding one of the eval identifiers' spellings).
 
@@ -64,6 +67,7 @@ from auditor.io import jsonread
 from auditor.methods import _exact_kernel, _ngram_kernel, _shingles, entities, minhash
 from auditor.records import fields, toolcalls
 from auditor.records.record import FIELDS, TEXT
+from auditor.report import proof
 from auditor.text import batch, camel, evasion, locate
 from auditor.text import normalize as norm
 from auditor.text import tokens as tokens_mod
@@ -285,6 +289,26 @@ def minhash_units(self: minhash.MinHashIndex, records) -> list[tuple[int, str, n
     return out
 
 
+def shared_runs(a: str, b: str, k: int = proof.RUNS[0], fallback: bool = True) -> tuple[list, list]:
+    ta, tb = proof._tokens(a), proof._tokens(b)
+    for size in [k, *(r for r in proof.RUNS if r < k)] if fallback else [k]:
+        n = max(1, min(size, len(ta)))
+        wa, wb = [t[2] for t in ta], [t[2] for t in tb]
+        shared = {tuple(wa[i : i + n]) for i in range(len(wa) - n + 1)} & {
+            tuple(wb[i : i + n]) for i in range(len(wb) - n + 1)
+        }
+        if shared or not fallback:
+            hits = []
+            for words in (wa, wb):
+                hit = [False] * len(words)
+                for i in range(len(words) - n + 1):
+                    if tuple(words[i : i + n]) in shared:
+                        hit[i : i + n] = [True] * n
+                hits.append(hit)
+            return proof._runs(ta, hits[0]), proof._runs(tb, hits[1])
+    return [], []
+
+
 @contextmanager
 def reference_paths(monkeypatch) -> Iterator[None]:
     """Every ``auditor`` module's binding of a fast function replaced by its reference here (the
@@ -303,6 +327,7 @@ def reference_paths(monkeypatch) -> Iterator[None]:
         _fields.id_candidate: id_candidate,
         _fields._text_candidate: text_candidate,
         toolcalls.balanced_end: balanced_end,
+        proof.shared_runs: shared_runs,
     }
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("auditor"):

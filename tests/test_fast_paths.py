@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 
 from auditor.adapters import _fields
 from auditor.cli import main
+from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.io import jsonread
 from auditor.methods import _exact_kernel
 from auditor.records import fields, toolcalls
 from auditor.records.record import Record
+from auditor.report import proof
 from auditor.text import camel, evasion, kernel, locate, pieces
 from auditor.text import normalize as norm
 from auditor.text.batch import TokenBatch
@@ -120,6 +122,34 @@ def test_words_found_part_by_part_are_the_words_of_the_whole_string(text, part):
     # a long string is split into words, and its characters classified, a part at a time
     with mock.patch.object(locate, "_WORDS_PART", part):
         assert _same_words(text)
+
+
+_RUN_WORDS = st.lists(
+    st.sampled_from(["find", "Find", "hotels", "in", "paris", "a", "\u00df", "SS", "x1"]), max_size=24
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_RUN_WORDS, _RUN_WORDS, st.sampled_from(proof.RUNS), st.booleans(), st.sampled_from([" ", ", ", "\n", "-"]))
+def test_the_reports_shared_runs_are_the_reference_runs(a, b, k, fallback, sep):
+    # few words, so runs of every size recur: repeated, overlapping, at either end, and case-folded
+    ea, eb = sep.join(a), sep.join(b)
+    assert proof.shared_runs(ea, eb, k, fallback) == ref.shared_runs(ea, eb, k, fallback)
+
+
+def test_the_reports_shared_runs_of_real_eval_items_in_real_text_are_the_reference_runs():
+    items = [r.view("text") for r in Dataset(DatasetSpec("ev", ["stabletoolbench"], role="eval")).records()][:60]
+    prose = [r.view("text") for r in Dataset(DatasetSpec("tr", ["webshop:0:300"], role="eval")).records()]
+    found = 0
+    for i, item in enumerate(items):
+        words = item.split()
+        # the item whole, its middle, and its words reordered, in a long text of real records
+        for planted in (item, " ".join(words[2:-2]), " ".join(words[::2] + words[1::2])):
+            text = " ".join(prose[i : i + 30]) + " " + planted + " " + " ".join(prose[i + 30 : i + 60])
+            got = proof.shared_runs(item, text)
+            assert got == ref.shared_runs(item, text)
+            found += bool(got[0])
+    assert found >= len(items) * 2
 
 
 def test_every_character_is_a_word_character_as_the_regular_expression_says():

@@ -185,26 +185,32 @@ def shared_runs(a: str, b: str, k: int = RUNS[0], fallback: bool = True) -> tupl
     """The character ranges of the word runs ``a`` and ``b`` share: runs of ``k`` words (at most the
     length of ``a``); with ``fallback``, shorter runs (:data:`RUNS`) when none of ``k`` is shared.
 
+    ``a`` is the short side (the eval item): its runs are a set, and ``b`` (a training text, long at
+    times) is read once, a run looked up only where its first word is one that starts a run of ``a``.
+
     >>> shared_runs("Find hotels in Paris", "I said: find hotels in Paris, now")
     ([(0, 20)], [(8, 28)])
     """
     ta, tb = _tokens(a), _tokens(b)
+    wa, wb = [t[2] for t in ta], [t[2] for t in tb]
     for size in [k, *(r for r in RUNS if r < k)] if fallback else [k]:
         n = max(1, min(size, len(ta)))
-        wa, wb = [t[2] for t in ta], [t[2] for t in tb]
-        shared = {tuple(wa[i : i + n]) for i in range(len(wa) - n + 1)} & {
-            tuple(wb[i : i + n]) for i in range(len(wb) - n + 1)
-        }
-        if shared or not fallback:
-            hits = []
-            for words in (wa, wb):
-                hit = [False] * len(words)
-                for i in range(len(words) - n + 1):
-                    if tuple(words[i : i + n]) in shared:
-                        hit[i : i + n] = [True] * n
-                hits.append(hit)
-            return _runs(ta, hits[0]), _runs(tb, hits[1])
+        runs_a = {tuple(wa[i : i + n]) for i in range(len(wa) - n + 1)}
+        firsts = {r[0] for r in runs_a}
+        at_b = [i for i in range(len(wb) - n + 1) if wb[i] in firsts and tuple(wb[i : i + n]) in runs_a]
+        if at_b or not fallback:
+            shared = {tuple(wb[i : i + n]) for i in at_b}
+            at_a = [i for i in range(len(wa) - n + 1) if tuple(wa[i : i + n]) in shared]
+            return _runs(ta, _marked(len(wa), at_a, n)), _runs(tb, _marked(len(wb), at_b, n))
     return [], []
+
+
+def _marked(count: int, starts: list[int], n: int) -> list[bool]:
+    """Which of ``count`` words lie in a run of ``n`` words starting at one of ``starts``."""
+    hit = [False] * count
+    for i in starts:
+        hit[i : i + n] = [True] * n
+    return hit
 
 
 def _window(text: str, runs: list[tuple[int, int]], limit: int, lead: int | None = None) -> tuple[int, int]:
