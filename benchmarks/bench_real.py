@@ -51,8 +51,9 @@ median CPU (the higher middle one for an even N; ``all_cpu_s`` lists them: one t
 ``PYTHONPATH``, the audits in their run folder; its C kernel built or copied in), to compare two
 commits on one corpus. Before the runs every tool's Python is compiled to bytecode, as ``pip install``
 does (``compile_bytecode``: this machine sets ``PYTHONDONTWRITEBYTECODE``, so otherwise each process
-of each run compiles every module it loads; ``--from-source`` measures that way). Peak memory is the largest sum of VmRSS over the whole process tree,
-polled every 0.2 s (a lower bound: peaks between polls are missed). Wall time is the run's, from
+of each run compiles every module it loads; ``--from-source`` measures that way). Peak memory is the
+largest sum of VmRSS over the whole process tree, polled every 0.2 s (a lower bound: peaks between
+polls are missed). Wall time is the run's, from
 start to the last descendant reaped.
 
 **Findings.** A record is *found* by auditor when a conclusive finding names its line
@@ -968,8 +969,9 @@ def compile_bytecode(code: Path | str, peer_python: str) -> str:
     """Every tool's Python compiled to bytecode before the runs, as ``pip install`` does for a wheel (and
     as a first run does for an editable install): with ``PYTHONDONTWRITEBYTECODE`` set (as on this
     machine) no ``.pyc`` is written, and each process of each run would compile every module it loads
-    from source (~1.3 CPU-s of a 100 MB auditor audit: its main process and the forkserver each load
-    ~330 modules). ``auditor/`` of ``code`` and ``benchmarks/`` (the peers' worker module) are compiled
+    from source (its calling process and its forkserver each load ~330 auditor modules: paired runs at
+    100 MB, `benchmarks/results/paired_cputime_2026-12-07_s28.md`, took 0.87 CPU-s more a default-methods
+    audit, 0.36 more an exact + ngram one). ``auditor/`` of ``code`` and ``benchmarks/`` (the peers' worker module) are compiled
     by this Python, ``benchmarks/`` and lm-eval's ``janitor.py`` also by the peers' (their ``.pyc``
     tags differ); a ``.pyc`` is written only where none matches its source. ``--from-source`` skips
     this (the runs before session 28 were measured so)."""
