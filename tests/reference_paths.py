@@ -51,7 +51,6 @@ replaced functions), so a whole audit can run on the reference paths and be comp
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 import types
@@ -204,24 +203,8 @@ def shared_grams(all_hashes, n: int, share: float, min_items: int) -> np.ndarray
 
 
 def python_call_args(text: str, start: int) -> dict | None:
-    end = balanced_end(text, text.index("(", start), start + 5000)
-    if end is None or "=" not in text[start:end]:
-        return None
-    try:
-        node = ast.parse(text[start:end], mode="eval").body
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    if not isinstance(node, ast.Call) or node.args or not node.keywords:
-        return None
-    args = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            return None
-        try:
-            args[kw.arg] = ast.literal_eval(kw.value)
-        except (ValueError, SyntaxError, TypeError, RecursionError):
-            args[kw.arg] = ast.unparse(kw.value)
-    return args
+    # every call parsed: no keyword-first precheck, parentheses matched one character at a time
+    return toolcalls._call_keywords(text, start, balanced_end(text, text.index("(", start), start + 5000))
 
 
 def fields_view(views, raw, known=()) -> str:

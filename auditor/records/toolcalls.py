@@ -300,7 +300,13 @@ def _python_call_args(text: str, start: int) -> dict[str, Any] | None:
     open_at = text.index("(", start)
     if not _KEYWORD_FIRST.match(text, open_at):  # positional arguments or none: never read
         return None
-    end = balanced_end(text, open_at, start + 5000)
+    return _call_keywords(text, start, balanced_end(text, open_at, start + 5000))
+
+
+def _call_keywords(text: str, start: int, end: int | None) -> dict[str, Any] | None:
+    """Keyword arguments of the call ``text[start:end]`` (its parentheses closed at ``end``; None: they
+    are not), literals as values and any other expression as its source, else None (no keyword
+    argument, a positional one, ``**kwargs``, or not one call)."""
     if end is None or "=" not in text[start:end]:  # no keyword argument
         return None
     try:
