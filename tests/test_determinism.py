@@ -159,11 +159,14 @@ def _group_members(pgid: int) -> list[int]:
     return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
 
 
-def _start_scan(tmp_path, train, ev, i: int, marks: Markers) -> subprocess.Popen:
-    """``auditor audit`` in its own process group (as a shell starts a command), two workers, writing
-    its marks (tests/events.py) to ``marks``."""
+def _start_scan(tmp_path, train, ev, i: int, marks: Markers, start: str = "auto") -> subprocess.Popen:
+    """``auditor audit`` in its own process group (as a shell starts a command), two workers started
+    by ``start`` (``--start-method``; auto forks them from the command's process), writing its marks
+    (tests/events.py) to ``marks``."""
     args = [
         "audit",
+        "--start-method",
+        start,
         "--eval",
         str(ev),
         "--train",
@@ -219,13 +222,15 @@ def _communicate_or_explain(proc: subprocess.Popen, timeout: float, moment: str)
     )
 
 
-#: the moments a Ctrl-C comes, from the start of the parallel scan to deep inside it
+#: the moments a Ctrl-C comes, from the start of the parallel scan to deep inside it, and how the
+#: workers start (the command forks them; the forkserver starts them for a process running threads)
 MOMENTS = {
-    "the forkserver runs (the workers start)": lambda line: line == "forkserver",
-    "a worker runs": lambda line: line == "worker",
-    "the first unit is merged": records_mark(1),
-    "a third is scanned": records_mark(50_000),
-    "two thirds are scanned": records_mark(100_000),
+    "the forkserver runs (the workers start)": (lambda line: line == "forkserver", "forkserver"),
+    "a worker runs": (lambda line: line == "worker", "auto"),
+    "a worker runs (from the forkserver)": (lambda line: line == "worker", "forkserver"),
+    "the first unit is merged": (records_mark(1), "auto"),
+    "a third is scanned": (records_mark(50_000), "auto"),
+    "two thirds are scanned": (records_mark(100_000), "forkserver"),
 }
 
 
@@ -250,9 +255,9 @@ def test_ctrl_c_mid_scan_exits_130_with_one_line(tmp_path, scan_inputs, target):
     forkserver and workers start) to deep inside it: exit 130, exactly one line on stderr from all
     the processes together, no report, and no process of the run left behind."""
     ev, train = scan_inputs
-    for i, (moment, wanted) in enumerate(MOMENTS.items()):
+    for i, (moment, (wanted, start)) in enumerate(MOMENTS.items()):
         marks = Markers()
-        proc = _start_scan(tmp_path, train, ev, i, marks)
+        proc = _start_scan(tmp_path, train, ev, i, marks, start)
         try:
             marks.wait_for(wanted, 240, f"the run ended before {moment}")
             members = _group_members(proc.pid)
@@ -290,17 +295,22 @@ def test_ctrl_c_inside_a_string_exec_still_exits_130(tmp_path):
 
 
 @needs_proc
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_workers_die_with_a_killed_main_process(tmp_path, scan_inputs, sig):
+@pytest.mark.parametrize("sig, start", [(signal.SIGKILL, "auto"), (signal.SIGTERM, "forkserver")])
+def test_workers_die_with_a_killed_main_process(tmp_path, scan_inputs, sig, start):
     """SIGKILL or SIGTERM to the main process only, mid-scan: no worker outlives it (before, orphaned
-    workers waited forever on their task queue, holding the caller's stdout)."""
+    workers waited forever on their task queue, holding the caller's stdout), whether the workers
+    were forked from it or started by the forkserver."""
     ev, train = scan_inputs
     marks = Markers()
-    proc = _start_scan(tmp_path, train, ev, 0, marks)
+    proc = _start_scan(tmp_path, train, ev, 0, marks, start)
     try:
         marks.wait_for(records_mark(1), 240, "the run ended before its first unit was merged")  # workers busy
-        members = [pid for pid in _group_members(proc.pid) if pid != proc.pid]
-        assert len(members) >= 3, members  # resource tracker, forkserver and at least one worker
+        parents = {pid: int(fields[1]) for pid, fields in live_processes() if int(fields[2]) == proc.pid}
+        members = [pid for pid in parents if pid != proc.pid]
+        if start == "auto":  # the workers, forked from the main process, and nothing else
+            assert members and all(parents[pid] == proc.pid for pid in members), parents
+        else:
+            assert len(members) >= 3, members  # resource tracker, forkserver and at least one worker
         proc.send_signal(sig)
         proc.wait(timeout=30)
         wait_gone(members, 15, "workers outlived their main process")

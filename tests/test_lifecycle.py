@@ -6,7 +6,8 @@ killed its workers (SIGTERM) on Ctrl-C; one killed in the middle of writing a la
 a message in the pool's result pipe, the pool's manager thread waited in ``recv`` for the rest
 forever (the parent holds the pipe's write end, so no end-of-file comes), and
 ``ProcessPoolExecutor.shutdown(wait=True)`` never returned. Each scenario runs in a child process
-(the real local engine, forkserver workers) with a deadline, so a hang is a failure, not a stuck suite.
+(the real local engine; its workers forked from the scenario's process and started from the
+forkserver, each) with a deadline, so a hang is a failure, not a stuck suite.
 """
 
 from __future__ import annotations
@@ -62,18 +63,25 @@ def wait_until(test, seconds):
 '''
 
 
-def _run(tmp_path: Path, body: str, timeout: float = 120) -> subprocess.CompletedProcess:
+#: how the scenarios' workers start (the local engine's ``start_method``; the command forks them)
+STARTS = ["fork", "forkserver"]
+
+
+def _run(tmp_path: Path, body: str, start: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``body`` run as a script's main block, ``LocalEngine`` there making engines whose workers
+    start by ``start``; the process runs one BLAS thread, as the ``auditor`` command does."""
     (tmp_path / "helpers.py").write_text(_HELPERS, encoding="utf-8")
     script = tmp_path / "scenario.py"
     script.write_text(
-        "import os, signal, sys, time\n"
-        "from auditor.engines.local import LocalEngine\n"
+        "import functools, os, signal, sys, time\n"
+        "from auditor.engines import local\n"
         "from auditor.engines.lifecycle import started_children\n"
         "from helpers import spin, wait_until, writing\n\n"
+        f"LocalEngine = functools.partial(local.LocalEngine, start_method={start!r})\n\n"
         "if __name__ == '__main__':\n" + textwrap.indent(textwrap.dedent(body), "    "),
         encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]), "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen(
         [sys.executable, str(script)],
         cwd=tmp_path,
@@ -117,7 +125,8 @@ def _kernel_names_pipe_waits() -> bool:
 
 
 @needs_proc
-def test_stopping_a_worker_while_it_writes_its_result_never_hangs(tmp_path):
+@pytest.mark.parametrize("start", STARTS)
+def test_stopping_a_worker_while_it_writes_its_result_never_hangs(tmp_path, start):
     """Cancel offloaded calls while a worker is blocked writing a 256 MB result into the pool's
     result pipe: the cancel returns (the worker finishes its write, then stops) and every worker
     ends. Before the fix (SIGTERM), this hung every time."""
@@ -136,13 +145,15 @@ def test_stopping_a_worker_while_it_writes_its_result_never_hangs(tmp_path):
         assert results(cancel=True) == []
         print("stopped", caught in workers, flush=True)
         """,
+        start,
     )
     assert (p.returncode, p.stdout.split()) == (0, ["stopped", "True"]), p.stderr[-4000:]
     assert p.stderr == ""
 
 
 @needs_proc
-def test_a_cancel_stops_tasks_that_are_computing(tmp_path):
+@pytest.mark.parametrize("start", STARTS)
+def test_a_cancel_stops_tasks_that_are_computing(tmp_path, start):
     """Tasks that would compute forever: a cancel stops them inside the task (the stop signal's
     handler raises there) and the pool shuts down."""
     p = _run(
@@ -158,12 +169,14 @@ def test_a_cancel_stops_tasks_that_are_computing(tmp_path):
         assert results(cancel=True) == []
         print("left", len(started_children() - before), flush=True)
         """,
+        start,
     )
     assert (p.returncode, p.stdout.split()) == (0, ["left", "0"]), p.stderr[-4000:]
 
 
 @needs_proc
-def test_a_stop_from_elsewhere_is_one_clear_error(tmp_path):
+@pytest.mark.parametrize("start", STARTS)
+def test_a_stop_from_elsewhere_is_one_clear_error(tmp_path, start):
     """Workers told to stop by some other process (the stop signal, not from their parent): the run
     fails with one ScanError line, no traceback of the workers'."""
     p = _run(
@@ -183,6 +196,7 @@ def test_a_stop_from_elsewhere_is_one_clear_error(tmp_path):
         except ScanError as e:
             print(e, flush=True)
         """,
+        start,
     )
     assert p.returncode == 0, p.stderr[-4000:]
     assert p.stdout.strip().startswith("a worker process was told to stop its task by another process"), p.stdout

@@ -1,5 +1,7 @@
-"""Local workers start from a forkserver that has imported their modules, and what they spend
-starting is counted in the run's worker CPU; a Ctrl-C is held back where it would abort the process."""
+"""Local workers forked from a calling process running threads start from a forkserver that has
+imported their modules, and what they spend starting is counted in the run's worker CPU (forked from
+one running a single thread, they start with what it loaded: tests/test_start_method.py); a Ctrl-C
+is held back where it would abort the process."""
 
 from __future__ import annotations
 
@@ -38,11 +40,11 @@ def test_the_modules_a_job_is_unpickled_from_are_preloaded_without_being_named()
     assert "__main__" not in preload
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the forkserver start method is Linux's default here")
+@pytest.mark.skipif(sys.platform != "linux", reason="the forkserver start method is Linux's")
 def test_the_forkserver_preloads_the_worker_modules():
     from multiprocessing import forkserver
 
-    ctx = _context()
+    ctx = _context("forkserver")
     assert ctx.get_start_method() == "forkserver"
     assert set(WORKER_MODULES) <= set(forkserver._forkserver._preload_modules)
 
@@ -61,7 +63,7 @@ if __name__ == "__main__":
     found = {}
     for workers in (2, 1):
         ds = Dataset(DatasetSpec("tr", [sys.argv[1]], role="train"))
-        engine = LocalEngine(workers=workers, min_parallel_bytes=0, split_bytes=50_000)
+        engine = LocalEngine(workers=workers, min_parallel_bytes=0, split_bytes=50_000, start_method="forkserver")
         engine.warm_up([ds])
         stats = ScanStats()
         found[workers] = [f.train_id for f in engine.scan(job, ds, stats)]

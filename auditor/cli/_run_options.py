@@ -98,10 +98,10 @@ def engine_options(f):
         return f(*args, engine_flags=given, **kw)
 
     for _, _, fld in reversed(flags):
-        span = fld.metadata.get("range")
+        span, choices = fld.metadata.get("range"), fld.metadata.get("choices")
         command = click.option(
             fld.metadata["flag"],
-            type=click.IntRange(min=span[0], max=span[1]) if span else None,
+            type=click.IntRange(min=span[0], max=span[1]) if span else click.Choice(choices) if choices else None,
             default=None,
             help=fld.metadata.get("help"),
         )(command)

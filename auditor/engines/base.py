@@ -63,8 +63,8 @@ class EngineConfig:
     """The options of one engine beyond those every engine takes (``batch_size``, ``workers``,
     ``split_bytes``): the base of each engine's nested ``Config``. Each field is an option of the
     engine's constructor; its metadata says how users give it: ``manifest`` (the manifest key; default
-    the field's name), ``flag`` (a command-line flag; none by default), ``help``, and ``range``
-    (``(low, high)`` for an integer).
+    the field's name), ``flag`` (a command-line flag; none by default), ``help``, ``range``
+    (``(low, high)`` for an integer) and ``choices`` (the strings it may be).
 
     >>> sorted(registry()["ray"].Config.options())
     ['address', 'embed_actors']
@@ -75,9 +75,13 @@ class EngineConfig:
         return {f.name: f for f in dataclasses.fields(cls)}
 
     def validate(self) -> None:
-        """Raise :class:`~auditor.errors.ConfigError` for an option of the wrong type or range."""
+        """Raise :class:`~auditor.errors.ConfigError` for an option of the wrong type or range, or not
+        one of its choices."""
         for f in dataclasses.fields(self):
-            value, span = getattr(self, f.name), f.metadata.get("range")
+            value, span, choices = getattr(self, f.name), f.metadata.get("range"), f.metadata.get("choices")
+            if value is not None and choices is not None and value not in choices:
+                key = f.metadata.get("manifest", f.name)
+                raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
             if value is None or span is None:
                 continue
             low, high = span

@@ -15,8 +15,8 @@ the main process only. Whichever it is, only the main process reacts (one line o
   thread too (:mod:`auditor.io.blas`: numpy's idle OpenBLAS threads spin, burning CPU).
 * :func:`init_worker` is the workers' initializer: SIGINT ignored (the parent shuts the pool
   down), :data:`STOP_SIGNAL` handled (below), then a parent-death signal
-  (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's parent is the forkserver, which exits
-  when the main process does) and a watchdog thread on the main process's pid (a pidfd where the
+  (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's parent is the main process, or the
+  forkserver, which exits when the main process does) and a watchdog thread on the main process's pid (a pidfd where the
   kernel has them, else polling), so a SIGKILL or SIGTERM of the main process takes its workers
   with it.
 * :func:`stop_children_since` stops the workers' tasks at once when the scan is interrupted or
@@ -106,18 +106,19 @@ def held_interrupts() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def spawning_guard() -> Iterator[None]:
+def spawning_guard(tracker: bool = True) -> Iterator[None]:
     """Block SIGINT while processes may be started; a Ctrl-C meanwhile is raised when the block ends.
 
     Only the main thread can hold a Ctrl-C back (:func:`held_interrupts`); from another thread the
     mask alone is applied. Nothing is raised but what the body raises, or KeyboardInterrupt (through
     the handler that was installed before) for a Ctrl-C that arrived inside. Processes started inside
     run with one BLAS thread (:func:`auditor.io.blas.children_blas_limited`: a worker is one of a
-    process per core).
+    process per core). With ``tracker`` (processes started other than by ``fork``), multiprocessing's
+    resource tracker is started first, SIGINT blocked too.
     """
     with held_interrupts(), children_blas_limited():
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED) if _CAN_MASK else None
-        if mask is not None:
+        if mask is not None and tracker:
             # multiprocessing's resource tracker unblocks SIGINT after starting itself (CPython 3.11's
             # resource_tracker.ensure_running): start it first, then block again, or the forkserver
             # started next (when a pool is the run's first) would be born with SIGINT deliverable

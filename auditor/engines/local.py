@@ -12,6 +12,14 @@ workers as cores are free when the scan starts, cutting the units into a multipl
 (the calling process handles it and stops them) and die with the calling process
 (:mod:`auditor.engines.lifecycle`).
 
+How workers start (``start_method``, manifest ``start_method``, ``--start-method``): ``auto`` (the
+default) forks them from the calling process where that is safe, on Linux in a process running one
+thread (the ``auditor`` command: they start with every module and index it has loaded, and no
+forkserver or resource tracker runs, ~0.3 CPU-s of a run); in a process running other threads (a
+program calling the library: DuckDB's, a BLAS pool, its own) a thread may hold a lock at the fork, so
+they start from multiprocessing's forkserver, which imports their modules once
+(:data:`WORKER_MODULES`); ``spawn`` where neither exists. ``fork``, ``forkserver`` and ``spawn`` force one.
+
 >>> from auditor.datasets.dataset import Dataset, DatasetSpec
 >>> from auditor.scan.job import ScanJob, ScanStats
 >>> from auditor.methods import create
@@ -23,7 +31,8 @@ workers as cores are free when the scan starts, cutting the units into a multipl
 (True, 100)
 
 Errors: bad input raises :class:`~auditor.errors.InputError` at its place in reading order; a worker
-process that dies raises :class:`~auditor.errors.ScanError`.
+process that dies raises :class:`~auditor.errors.ScanError`; an unknown ``start_method`` (or one this
+platform lacks) :class:`~auditor.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -31,6 +40,8 @@ from __future__ import annotations
 import functools
 import multiprocessing as mp
 import os
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -48,7 +59,7 @@ from ..scan.job import ScanJob, ScanStats, UnitResult, scan_unit
 from ..scan.progress import LiveCounts, progress_shown
 from ..scan.stage import Stage
 from ..text import kernel
-from .base import DEFAULT_SPLIT_BYTES, Engine, timed_call
+from .base import DEFAULT_SPLIT_BYTES, Engine, EngineConfig, timed_call
 from .lifecycle import (
     WorkerStopped,
     forkserver_cpu_s,
@@ -92,16 +103,37 @@ def _offloaded(fn: Callable[..., Any], args: tuple) -> tuple[Any, float]:
     return result, cpu + startup
 
 
+#: what ``start_method`` may be: ``auto`` chooses one of the others for each pool (:func:`start_method`)
+START_METHODS = ("auto", "fork", "forkserver", "spawn")
+
+
+@dataclass
+class LocalOptions(EngineConfig):
+    """The local engine's own options (manifest keys and flags of their own)."""
+
+    start_method: str = field(
+        default="auto",
+        metadata={
+            "flag": "--start-method",
+            "choices": START_METHODS,
+            "help": "--engine local: how worker processes start: auto (default: fork where the calling "
+            "process runs one thread on Linux, else forkserver), fork, forkserver or spawn.",
+        },
+    )
+
+
 @dataclass
 class LocalEngine(Engine):
     name: ClassVar[str] = "local"
     summary: ClassVar[str] = "worker processes on this machine (default)"
+    Config: ClassVar[type[EngineConfig]] = LocalOptions
     batch_size: int = 512
     workers: int | None = None  # None ("auto"): the cores free when a scan starts (auditor.engines.workers)
     min_parallel_bytes: int = 8_000_000
     #: a larger uncompressed JSON Lines file (Parquet: its row groups) is cut into units of about this size
     split_bytes: int | None = None  # None: DEFAULT_SPLIT_BYTES, cut finer for the workers (balanced_split)
     progress: bool | None = None  # None: when stderr is a terminal
+    start_method: str = "auto"  # see the module doc (LocalOptions)
     #: the largest peak RSS a worker process reported (MB); 0 when the scan ran in-process
     peak_worker_rss_mb: float = field(default=0.0, init=False)
     #: worker processes of the last scan (1: it ran in-process)
@@ -114,6 +146,9 @@ class LocalEngine(Engine):
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{key} must be a positive integer, not {value!r}")
+        LocalOptions(self.start_method).validate()
+        if self.start_method != "auto" and self.start_method not in mp.get_all_start_methods():
+            raise ConfigError(f"start_method {self.start_method!r} is not available on this platform")
         self._forkserver_cpu = forkserver_cpu_s()  # what the forkserver used before this engine
         self._meter = CoreMeter()  # other processes' CPU use from now to the scan (workers auto)
 
@@ -128,7 +163,7 @@ class LocalEngine(Engine):
         """Start the forkserver now when the scan of ``datasets`` will use workers: it imports the
         workers' modules (:data:`WORKER_MODULES`) while this process reads the eval sets and builds
         the indexes, so that the first pool's workers start at once."""
-        if self._parallel(datasets, measure=False) and _context().get_start_method() == "forkserver":
+        if self._parallel(datasets, measure=False) and _context(self.start_method).get_start_method() == "forkserver":
             from multiprocessing import forkserver
 
             with spawning_guard():
@@ -154,14 +189,15 @@ class LocalEngine(Engine):
             here = functools.partial(_in_process, live=live)
             yield from run_scan(here, job, dataset, stats, units, progress=self.progress, live=live)
             return
-        ctx = _context()
+        ctx = _context(self.start_method)
         release_free_memory()  # this process waits while the workers scan: none of its freed memory kept
         live = LiveCounts(shared=True, context=ctx) if shown else None
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang).
         # Workers ignore Ctrl-C and die with this process (lifecycle); this process shuts them down.
         before = started_children()
-        with spawning_guard():
+        tracker = ctx.get_start_method() != "fork"  # forked workers register nothing with it
+        with spawning_guard(tracker=tracker):
             pool = ProcessPoolExecutor(
                 parallel,
                 mp_context=ctx,
@@ -171,7 +207,7 @@ class LocalEngine(Engine):
         try:
 
             def run(job: ScanJob, reader: UnitReader, tasks, count_only: bool) -> Iterator[UnitResult]:
-                return self._ordered(pool, tasks, count_only, reader)
+                return self._ordered(pool, tasks, count_only, reader, tracker)
 
             yield from run_scan(run, job, dataset, stats, units, progress=self.progress, live=live)
         except BaseException:  # Ctrl-C, a failed unit, or the consumer stopped early
@@ -192,9 +228,10 @@ class LocalEngine(Engine):
         if not workers:
             return super().offload(fn, calls, datasets)
         before = started_children()
-        with spawning_guard():
+        ctx = _context(self.start_method)
+        with spawning_guard(tracker=ctx.get_start_method() != "fork"):
             pool = ProcessPoolExecutor(
-                min(workers, len(calls)), mp_context=_context(), initializer=init_worker, initargs=(os.getpid(),)
+                min(workers, len(calls)), mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)
             )
             futures = [pool.submit(_offloaded, fn, args) for args in calls]
 
@@ -223,13 +260,13 @@ class LocalEngine(Engine):
 
         return results
 
-    def _ordered(self, pool, tasks, count_only: bool, reader: UnitReader) -> Iterator[UnitResult]:
+    def _ordered(self, pool, tasks, count_only: bool, reader: UnitReader, tracker: bool) -> Iterator[UnitResult]:
         # the workers hold the reader of the scan; the counting pass reads without the split
         extra = reader if count_only else None
         pending: deque = deque()
         todo = iter(tasks)
         for unit, start in todo:
-            with spawning_guard():  # submit starts workers (and the forkserver) on demand
+            with spawning_guard(tracker=tracker):  # submit starts workers (and the forkserver) on demand
                 pending.append(pool.submit(_work, unit, start, count_only, extra))
             if len(pending) >= 3 * self.workers_used:
                 break
@@ -237,7 +274,7 @@ class LocalEngine(Engine):
             result = pending.popleft()
             nxt = next(todo, None)
             if nxt is not None:
-                with spawning_guard():
+                with spawning_guard(tracker=tracker):
                     pending.append(pool.submit(_work, nxt[0], nxt[1], count_only, extra))
             try:
                 yield result.result()
@@ -293,12 +330,50 @@ def worker_modules() -> list[str]:
     return list(found)
 
 
-def _context():
-    if "forkserver" not in mp.get_all_start_methods():
-        return mp.get_context("spawn")
-    ctx = mp.get_context("forkserver")
-    # takes effect when this process starts its forkserver; "__main__" is multiprocessing's default
-    ctx.set_forkserver_preload(["__main__", *worker_modules()])
+def start_method(asked: str = "auto") -> str:
+    """The start method a pool made now uses: ``asked``, or for ``auto`` ``fork`` where this process
+    runs one thread (Linux: its tasks in ``/proc``, native threads included), else ``forkserver``, else
+    ``spawn`` (see the module doc).
+
+    >>> start_method("spawn")
+    'spawn'
+    """
+    if asked != "auto":
+        return asked
+    available = mp.get_all_start_methods()
+    if "fork" in available and sys.platform.startswith("linux") and _one_thread():
+        return "fork"
+    return "forkserver" if "forkserver" in available else "spawn"
+
+
+#: seconds a thread Python has joined is given to leave ``/proc`` (it is listed while it exits)
+EXITING_THREAD_S = 0.02
+
+
+def _one_thread() -> bool:
+    """Whether this process runs one thread, Python's or any other (a C library's pool). A thread
+    joined a moment ago (the last pool's manager thread) is listed in ``/proc`` until it has exited:
+    :data:`EXITING_THREAD_S` are given to it where Python runs no other thread."""
+    if threading.active_count() != 1:
+        return False
+    deadline = time.monotonic() + EXITING_THREAD_S
+    while True:
+        try:
+            if len(os.listdir("/proc/self/task")) == 1:
+                return True
+        except OSError:
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.001)
+
+
+def _context(asked: str = "auto"):
+    method = start_method(asked)
+    ctx = mp.get_context(method)
+    if method == "forkserver":
+        # takes effect when this process starts its forkserver; "__main__" is multiprocessing's default
+        ctx.set_forkserver_preload(["__main__", *worker_modules()])
     return ctx
 
 
