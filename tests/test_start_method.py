@@ -118,3 +118,22 @@ def test_a_start_method_not_known_is_one_clear_error():
     assert START_METHODS[0] == "auto" and get_engine("local").start_method == "auto"
     out = CliRunner().invoke(main, ["audit", "--train", "x", "--eval", "y", "--start-method", "thread"])
     assert out.exit_code == 2 and "--start-method" in out.output
+
+
+def test_what_each_worker_needs_is_built_once_before_workers_fork():
+    """A forked worker gets no pickled copy, so nothing builds the n-gram kernel when the index is
+    shipped: the engine builds it in the calling process first (``prepare_workers``), through the
+    masking wrapper too, so no worker builds it again."""
+    from auditor.masking.masker import MaskingIndex
+    from auditor.methods import create
+    from auditor.scan.job import ScanJob
+
+    ev = list(Dataset(DatasetSpec("ev", ["stabletoolbench"], role="eval")).records())
+    plain, masked = create("ngram").build(ev), create("ngram").build(ev)
+    job = ScanJob.of([plain, MaskingIndex(masked, None), create("exact").build(ev)])  # type: ignore[arg-type]
+    assert plain._kernel is None and masked._kernel is None
+    job.prepare_workers()
+    assert plain._kernel is not None and masked._kernel is not None
+    kernel = plain._kernel
+    job.prepare_workers()
+    assert plain._kernel is kernel  # built once

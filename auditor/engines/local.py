@@ -190,6 +190,7 @@ class LocalEngine(Engine):
             yield from run_scan(here, job, dataset, stats, units, progress=self.progress, live=live)
             return
         ctx = _context(self.start_method)
+        job.prepare_workers()  # once here, not in each worker (a forked one gets no pickled copy)
         release_free_memory()  # this process waits while the workers scan: none of its freed memory kept
         live = LiveCounts(shared=True, context=ctx) if shown else None
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start

@@ -234,6 +234,12 @@ class Searcher(Protocol):
         (:class:`SharedModel`). Default: none."""
         return []
 
+    def prepare_workers(self) -> None:
+        """Build here, once, what every worker's copy of this searcher needs, before an engine starts
+        its workers (forked from this process or sent a pickled copy), so that no worker builds it
+        again. Default: nothing."""
+        return None
+
 
 class Index(Searcher, ABC, Generic[C]):
     name: ClassVar[str] = ""

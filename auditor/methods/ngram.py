@@ -252,9 +252,13 @@ class NgramIndex(Index[NgramConfig]):
             scanner = self._kernel = NgramScanner(vocab, self.tables)
         return scanner
 
-    def __getstate__(self):  # engines ship the index to workers with its kernel, built once here
+    def prepare_workers(self) -> None:
+        """The kernel, built once here: each worker's copy, forked or unpickled, holds it."""
         if self.tables:
             self._scanner()
+
+    def __getstate__(self):  # engines ship the index to workers with its kernel, built once here
+        self.prepare_workers()
         return dict(self.__dict__)
 
     def searched_views(self) -> tuple[str, ...]:

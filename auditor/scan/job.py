@@ -81,6 +81,12 @@ class ScanJob:
         """Every stage's searchers, in order."""
         return [s for stage in self.stages for s in stage.searchers()]
 
+    def prepare_workers(self) -> None:
+        """What each searcher's workers need, built once here (:meth:`~auditor.methods.base.Searcher.prepare_workers`):
+        an engine calls it before it starts its workers."""
+        for searcher in self.searchers():
+            searcher.prepare_workers()
+
 
 @dataclass
 class UnitResult:
