@@ -58,3 +58,24 @@ def test_scanners_sharing_a_batch_match_as_they_would_alone():
     # every planted goal is found by the scanner of its third
     found = {(k, d) for k, m in enumerate(got) for d, _, _ in m}
     assert all((((i * 7) % 90) // 30, i) in found for i in range(120))
+
+
+def test_the_first_scanner_reads_shared_ids_as_its_own_until_the_vocabulary_grows():
+    """The first scanner of a process (most runs hold one) has the shared ids as its own and skips
+    the mapping; once another scanner adds tokens, those must read as 0 (not its own) for it."""
+    recs = Dataset(DatasetSpec("ev", ["webshop:0:200"], role="eval")).records()
+    goals = [g for g in (r.view("query") for r in recs) if len(tokens(g)) >= 10][:60]
+    texts = [f"record {i}: please {goals[(i * 7) % 60]} thanks" for i in range(80)]
+    saved = dict(kernels._SHARED_VOCAB)
+    kernels.reset_shared_vocabulary()
+    try:
+        first = _scanner(goals[:30])
+        assert first._same
+        before = first.matches(texts, 30)
+        other = _scanner(goals[30:])  # new tokens: the shared vocabulary grows
+        assert other.matches(texts, 30) and before
+        assert first.matches(texts, 30) == before == _alone(first, texts, 30)
+        assert not first._same
+    finally:
+        kernels.reset_shared_vocabulary()
+        kernels._SHARED_VOCAB.update(saved)

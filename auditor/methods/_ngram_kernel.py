@@ -66,15 +66,24 @@ class NgramScanner:
         for b, i in self.vocab.items():
             local[_SHARED_VOCAB[b]] = i
         self._local = local
+        #: its ids are the shared ones (the first scanner of a process, the one of most runs): no mapping
+        self._same = bool(np.array_equal(local, np.arange(len(local))))
 
     def _local_ids(self, shared: np.ndarray) -> np.ndarray:
         """This scanner's ids of tokens given as shared ids (ids added to the shared vocabulary after
-        this scanner are not in it: 0)."""
+        this scanner are not in it: 0). Where they are the shared ids and the vocabulary has not grown
+        since, ``shared`` itself.
+
+        >>> s = NgramScanner(["zq1", "zq2"], {})
+        >>> s._local_ids(np.array([_SHARED_VOCAB["zq2".encode()], 0])).tolist()
+        [2, 0]
+        """
         if len(self._local) < len(_SHARED_VOCAB) + 1:
             grown = np.zeros(len(_SHARED_VOCAB) + 1, dtype=self._local.dtype)
             grown[: len(self._local)] = self._local
             self._local = grown
-        return self._local[shared]
+            self._same = False  # the ids added since are not this scanner's
+        return shared if self._same else self._local[shared]
 
     def _bitmap(self, n: int) -> np.ndarray:
         """Which values of a hash's top :data:`BITMAP_BITS` bits table ``n``'s n-grams take: the windows

@@ -52,7 +52,7 @@ def piece_by_lines(text: str) -> tuple[bytes, bool]:
         and "\x00" not in plain
         and "\x1b" not in plain
         and "-\n" not in plain
-        and "-\r\n" not in plain
+        and ("\r" not in plain or "-\r\n" not in plain)
     ):
         if "<" in plain:  # ASCII markup: ``normalize`` strips its tags, then reads it as plain ASCII
             if plain is text and "%" not in plain:
