@@ -112,6 +112,20 @@ def test_every_start_method_finds_what_the_in_process_scan_finds(tmp_path):
     assert rows["forkserver"][3:5] == ["False", "True"]
 
 
+def test_a_manifest_names_the_start_method(tmp_path):
+    from auditor.audit.manifest import parse_manifest
+    from auditor.errors import ManifestError
+
+    doc = {
+        "start_method": "forkserver",
+        "datasets": {"e": {"path": "stabletoolbench", "role": "eval"}, "t": {"path": "webshop:0:50", "role": "train"}},
+        "checks": [{"name": "c", "train": ["t"], "eval": ["e"]}],
+    }
+    assert parse_manifest(doc, base_dir=tmp_path).engine_options == {"local": {"start_method": "forkserver"}}
+    with pytest.raises((ManifestError, ConfigError), match="start_method must be one of"):
+        parse_manifest({**doc, "start_method": "thread"}, base_dir=tmp_path).validate()
+
+
 def test_a_start_method_not_known_is_one_clear_error():
     with pytest.raises(ConfigError, match="start_method must be one of auto, fork, forkserver, spawn, not 'thread'"):
         get_engine("local", start_method="thread")
