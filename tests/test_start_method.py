@@ -53,6 +53,25 @@ def test_auto_forks_only_while_the_process_runs_one_thread():
     assert _run(_CHOICE) == ["fork forkserver", "1 forkserver", "2 forkserver"]
 
 
+_AFTER_POOLS = """
+from auditor.engines.local import LocalEngine, start_method
+
+engine = LocalEngine(workers=2, min_parallel_bytes=0)
+seen = []
+for _ in range(20):  # a pool's threads joined: gone from the process before the next choice
+    assert engine.offload(abs, [(-1,), (-2,)], [])() == [1, 2]
+    seen.append(start_method())
+print(" ".join(sorted(set(seen))))
+"""
+
+
+@linux_only
+def test_auto_still_forks_right_after_a_pool_has_shut_down():
+    """A pool's manager thread, joined, is listed in /proc a moment longer: the engine waits for it
+    to leave, so the next pool forks too (it took the forkserver, now and then, before)."""
+    assert _run(_AFTER_POOLS) == ["fork"]
+
+
 _SCAN = """
 import os, sys
 from multiprocessing import forkserver

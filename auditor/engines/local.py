@@ -196,7 +196,7 @@ class LocalEngine(Engine):
         # a process pool executor, not multiprocessing.Pool: a worker that dies or fails to start
         # breaks the pool with an error instead of being restarted forever (a silent hang).
         # Workers ignore Ctrl-C and die with this process (lifecycle); this process shuts them down.
-        before = started_children()
+        before, threads = started_children(), set(threading.enumerate())
         tracker = ctx.get_start_method() != "fork"  # forked workers register nothing with it
         with spawning_guard(tracker=tracker):
             pool = ProcessPoolExecutor(
@@ -215,7 +215,7 @@ class LocalEngine(Engine):
             stop_children_since(before)
             raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            _shut_down(pool, threads)
             self._count_forkserver()
             self.peak_worker_rss_mb = max(self.peak_worker_rss_mb, stats.peak_worker_rss_mb)
 
@@ -228,7 +228,7 @@ class LocalEngine(Engine):
         workers = self._parallel(datasets) if calls else 0
         if not workers:
             return super().offload(fn, calls, datasets)
-        before = started_children()
+        before, threads = started_children(), set(threading.enumerate())
         ctx = _context(self.start_method)
         with spawning_guard(tracker=ctx.get_start_method() != "fork"):
             pool = ProcessPoolExecutor(
@@ -256,7 +256,7 @@ class LocalEngine(Engine):
                 stop_children_since(before)
                 raise
             finally:
-                pool.shutdown(wait=True, cancel_futures=True)
+                _shut_down(pool, threads)
                 self._count_forkserver()
 
         return results
@@ -347,26 +347,38 @@ def start_method(asked: str = "auto") -> str:
     return "forkserver" if "forkserver" in available else "spawn"
 
 
-#: seconds a thread Python has joined is given to leave ``/proc`` (it is listed while it exits)
-EXITING_THREAD_S = 0.02
-
-
 def _one_thread() -> bool:
-    """Whether this process runs one thread, Python's or any other (a C library's pool). A thread
-    joined a moment ago (the last pool's manager thread) is listed in ``/proc`` until it has exited:
-    :data:`EXITING_THREAD_S` are given to it where Python runs no other thread."""
+    """Whether this process runs one thread, Python's or any other (a C library's pool)."""
     if threading.active_count() != 1:
         return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+#: seconds a pool's threads, joined, are given to leave ``/proc`` (each is listed until it has exited)
+EXITING_THREAD_S = 1.0
+
+
+def _shut_down(pool: ProcessPoolExecutor, since: set[threading.Thread]) -> None:
+    """Shut ``pool`` down, its tasks cancelled, and wait until the threads it started (those alive
+    now but not in ``since``) have left this process, not only Python (a thread Python has joined is
+    listed in ``/proc`` until it has exited): the next pool's :func:`start_method` then sees the
+    threads this process runs, not ones on their way out. A thread still running after the shutdown
+    is not the pool's, and is not waited for; no wait is longer than :data:`EXITING_THREAD_S`."""
+    started = set(threading.enumerate()) - since
+    pool.shutdown(wait=True, cancel_futures=True)
+    ids = {str(t.native_id) for t in started if not t.is_alive() and t.native_id is not None}
     deadline = time.monotonic() + EXITING_THREAD_S
-    while True:
+    while ids:
         try:
-            if len(os.listdir("/proc/self/task")) == 1:
-                return True
+            ids &= set(os.listdir("/proc/self/task"))
         except OSError:
-            return False
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.001)
+            return
+        if not ids or time.monotonic() >= deadline:
+            return
+        time.sleep(0.0005)
 
 
 def _context(asked: str = "auto"):

@@ -301,6 +301,11 @@ class Index(Searcher, ABC, Generic[C]):
     def _build(self) -> None:
         """Build the index over ``self.eval_records``; count unindexable items in ``self.not_indexed``."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled copy (an engine's worker's) holds what :meth:`prepare_workers` builds, built here once."""
+        self.prepare_workers()
+        return self.__dict__.copy()
+
     def searched_views(self) -> tuple[str, ...]:
         """Every view of a training record :meth:`search` reads (what boilerplate masking masks for this
         method): ``config.train_views`` unless the method reads more."""

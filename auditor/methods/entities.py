@@ -293,7 +293,7 @@ class EntitiesIndex(Index[EntitiesConfig]):
         return literal_matcher(list(self.table))
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
+        state = super().__getstate__()
         state.pop("literals", None)
         return state
 

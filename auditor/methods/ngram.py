@@ -257,10 +257,6 @@ class NgramIndex(Index[NgramConfig]):
         if self.tables:
             self._scanner()
 
-    def __getstate__(self):  # engines ship the index to workers with its kernel, built once here
-        self.prepare_workers()
-        return dict(self.__dict__)
-
     def searched_views(self) -> tuple[str, ...]:
         """The train views, and the ``user`` view (the user's turns joined) with ``text``: see :meth:`search`."""
         views = tuple(self.config.train_views)

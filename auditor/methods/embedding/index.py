@@ -132,7 +132,7 @@ class EmbeddingIndex(Index[EmbeddingConfig]):
         """With :attr:`worker_model` set, the copy's encoder and aligner run it; a torch model on a GPU
         is not shipped but loaded again where the copy lands, on the device it sees (a worker without a
         GPU runs it on its CPU); everything else (an ONNX model reopens from its folder) goes as is."""
-        state = self.__dict__.copy()
+        state = super().__getstate__()
         stand_in = state.pop("worker_model", None)
         reload = stand_in is None and self.backend == "torch" and self.device not in ("", "cpu")
         if self.encoder is not None and (stand_in is not None or reload):
