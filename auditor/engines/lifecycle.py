@@ -9,16 +9,16 @@ the main process only. Whichever it is, only the main process reacts (one line o
   :data:`STOP_SIGNAL`) is blocked in the calling thread meanwhile, so every process started inside
   is *born* with it blocked — the forkserver (the mask survives ``exec``, so a Ctrl-C while its
   interpreter starts no longer kills it with ``Fatal Python error: init_import_site``) and every
-  worker forked from it (no ``KeyboardInterrupt`` traceback before the worker's initializer has
+  worker forked from it or from the main process (no ``KeyboardInterrupt`` traceback before the worker's initializer has
   run). A Ctrl-C arriving inside the guard is held and raised in the parent when the guard ends, so
   no process is left half-started with a truncated start-up message. They start with one BLAS
   thread too (:mod:`auditor.io.blas`: numpy's idle OpenBLAS threads spin, burning CPU).
 * :func:`init_worker` is the workers' initializer: SIGINT ignored (the parent shuts the pool
   down), :data:`STOP_SIGNAL` handled (below), then a parent-death signal
   (``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux: the worker's parent is the main process, or the
-  forkserver, which exits when the main process does) and a watchdog thread on the main process's pid (a pidfd where the
-  kernel has them, else polling), so a SIGKILL or SIGTERM of the main process takes its workers
-  with it.
+  forkserver, which exits when the main process does) and a watchdog thread on the main process's
+  pid (a pidfd where the kernel has them, else polling), so a SIGKILL or SIGTERM of the main process
+  takes its workers with it.
 * :func:`stop_children_since` stops the workers' tasks at once when the scan is interrupted or
   fails (the parent, not Ctrl-C, stops them): it sends :data:`STOP_SIGNAL`, and a worker inside a
   task (:func:`stoppable_task`) raises :class:`WorkerStopped` there; one outside a task (sending a

@@ -160,9 +160,10 @@ class LocalEngine(Engine):
         return n if n > 1 else 0
 
     def warm_up(self, datasets: Sequence[Dataset]) -> None:
-        """Start the forkserver now when the scan of ``datasets`` will use workers: it imports the
-        workers' modules (:data:`WORKER_MODULES`) while this process reads the eval sets and builds
-        the indexes, so that the first pool's workers start at once."""
+        """Start the forkserver now when the scan of ``datasets`` will use workers started from it
+        (:func:`start_method`): it imports the workers' modules (:data:`WORKER_MODULES`) while this
+        process reads the eval sets and builds the indexes, so that the first pool's workers start at
+        once. Forked workers need none."""
         if self._parallel(datasets, measure=False) and _context(self.start_method).get_start_method() == "forkserver":
             from multiprocessing import forkserver
 

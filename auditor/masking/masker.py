@@ -32,9 +32,9 @@ class MaskingIndex:
     """Wraps a built index so that its :meth:`search` sees masked training records.
 
     It is a :class:`~auditor.methods.base.Searcher` (what an engine uses of a scan's indexes:
-    :meth:`search`, :meth:`take_counts`, :meth:`add_counts`, :meth:`shared_models`, :meth:`prepare_workers`), by structure: ``text/`` does not import
-    the methods at load time; mypy checks it where it is one (:attr:`Masker.indexes`). The audit reads
-    stats from ``inner``."""
+    :meth:`search`, :meth:`take_counts`, :meth:`add_counts`, :meth:`shared_models`,
+    :meth:`prepare_workers`), by structure: ``text/`` does not import the methods at load time; mypy
+    checks it where it is one (:attr:`Masker.indexes`). The audit reads stats from ``inner``."""
 
     def __init__(self, inner: Index, masker: Masker):
         self.inner = inner
