@@ -62,6 +62,9 @@ def test_ascii_fast_path_equals_unicode_path(text):
 @SETTINGS
 @given(st.text(alphabet=string.ascii_letters + string.digits + string.punctuation + " \t\n"))
 def test_normalize_ignores_case_punctuation_and_spacing(text):
+    # but for a hyphen ending a line: a hard wrap is joined after a lower-case letter only
+    # (join_hyphen_wraps: "informa-\ntion" is one word, "A-\nB" two), so that case is left out here
+    text = text.replace("-\n", "- \n")
     assert normalize(text.upper()) == normalize(text.lower())
     assert normalize(text.replace(" ", "  ,  ")) == normalize(text)
 
