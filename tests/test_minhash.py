@@ -18,8 +18,9 @@ from auditor.audit.run import run_audit
 from auditor.datasets.dataset import Dataset, DatasetSpec
 from auditor.errors import ConfigError, IndexFileError
 from auditor.methods import _minhash_sketch as sk
-from auditor.methods._shingles import distinct, packed, shingle_hashes, sized_sets
+from auditor.methods._shingles import packed, shingle_hashes, sized_sets
 from auditor.methods.minhash import MinHashIndex
+from auditor.text.tokens import distinct
 
 
 def bundled(name: str) -> list:

@@ -12,14 +12,8 @@ import numpy as np
 
 from ..text.kernel import distinct_runs
 from ..text.normalize import normalize, tokens
-from ..text.tokens import ngram_hashes, token_hashes
+from ..text.tokens import distinct, ngram_hashes, token_hashes
 from ._minhash_sketch import fmix
-
-
-def distinct(a: np.ndarray) -> np.ndarray:
-    """Sorted distinct values of a 1-D array (sort-based; faster here than ``np.unique``'s hash path)."""
-    a = np.sort(a)
-    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
 
 
 def distinct_packed(

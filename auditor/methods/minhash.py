@@ -52,11 +52,11 @@ from ..errors import ConfigError, IndexFileError
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.batch import token_batch
 from ..text.normalize import normalize, tokens
-from ..text.tokens import token_hashes
+from ..text.tokens import distinct, token_hashes
 from . import _minhash_sketch as sk
 from . import _shingles
 from ._edits import all_values_kept, substituted, values_kept, values_match
-from ._shingles import HashSet, distinct, distinct_packed, gathered, intersections, may_reach, packed, shingle_hashes
+from ._shingles import HashSet, distinct_packed, gathered, intersections, may_reach, packed, shingle_hashes
 from .base import Finding, Index, MethodConfig
 
 MODES = ("jaccard", "containment")
