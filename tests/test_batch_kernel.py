@@ -68,6 +68,9 @@ def _same(texts: list[str]) -> None:
     for kernel in (_batchc, _batchpy):
         assert kernel.token_hashes(np.frombuffer(data, dtype=np.uint8).data, ints.data) == hashes
         assert kernel.lookup(words.data, keys) == _batchc.lookup(hashes, keys)
+    for width in (1, 3, 8):  # some tokens' first bytes as heads: where a search of the exact tier looks
+        heads = np.unique([int.from_bytes(bytes(t[:width]), "little") for t in tokens[::4]]).astype(np.uint64)
+        assert _batchc.head_hits(data, offsets, heads, width) == _batchpy.head_hits(data, offsets, heads, width)
 
 
 _ALPHABET = [*"aAbBzZ09 ,.-%&<>\t\n\r\x0b\x0c\x1c\x1f\x00\x1b\x7f", "-\n", "-\r\n", "é", "\u00a0", "\ud800", "🙂"]
@@ -125,6 +128,29 @@ def test_every_one_and_two_byte_token_twice_is_hashed_as_xxh64():
     tokens += tokens[::-1]
     c, p = _hashed(tokens)
     assert c == p == [xxhash.xxh64_intdigest(t) for t in tokens]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=60),
+    st.lists(st.integers(-3, 64), max_size=30),
+    st.lists(st.binary(min_size=1, max_size=8), max_size=6),
+    st.integers(1, 8),
+)
+def test_head_hits_are_the_offsets_starting_with_a_head_in_c_and_python(data, offsets, heads, width):
+    """Offsets anywhere (before the data, inside, at its end, past it), heads of any bytes; what is
+    found is each offset whose first ``width`` bytes (zeros past the end) are a head."""
+    values = sorted({int.from_bytes(h[:width], "little") for h in heads})
+    offs, hs = np.array(offsets, dtype=np.int64).tobytes(), np.array(values, dtype=np.uint64).tobytes()
+    want = [
+        j
+        for j, o in enumerate(offsets)
+        if 0 <= o < len(data) and int.from_bytes(data[o : o + width], "little") in values
+    ]
+    for kernel in (_batchc, _batchpy):
+        assert np.frombuffer(kernel.head_hits(data, offs, hs, width), dtype=np.int64).tolist() == want
+    with pytest.raises(TypeError):
+        _batchc.head_hits(data, offs, hs, 9)
 
 
 @settings(max_examples=300, deadline=None)

@@ -388,6 +388,27 @@ def test_a_search_hashes_every_line_that_equals_an_item(texts, items, data):
         assert set(some) <= set(all_units)
 
 
+def test_a_search_splits_into_lines_only_the_texts_holding_an_item():
+    """A line with an item's key (its length and first 8 bytes) that is not the item is no unit when
+    its text holds no item at all: that text is not split into lines. Where the item is, in a plain
+    text, a slow one or after a camel-cased run split, its line is found."""
+    item = "book a table for two tonight please"
+    keys = _exact_kernel.text_keys([normalize(item).encode("utf-8")])
+    texts = [
+        "Notes\nBook a table for two tonight pleasE!\nthanks",  # the item, case and sign apart
+        "Notes\nbook a table for two tonight plaese\nthanks",  # its key, not the item
+        "Caf\u00e9 notes\nBookATableForTwoTonightPlease\nmerci",  # slow, camel-cased
+        "Caf\u00e9 notes\nbook a table for two tonight plaese",  # slow, its key only
+    ]
+    batch = TokenBatch(texts)
+    assert _exact_kernel._holders(batch, keys) == {0, 2}
+    units = _exact_kernel._batch_units(batch, True, keys)
+    assert [[u for u, _ in us] for us in units] == [["whole", "line 2"], ["whole"], ["whole", "line 2"], ["whole"]]
+    assert units[0][1][1] == units[2][1][1] == text_hash(normalize(item))
+    every = ref.batch_units(batch, True)
+    assert ("line 2", text_hash(normalize(texts[1].split("\n")[1]))) in every[1]  # listed without a search
+
+
 #: typography that takes the ASCII path (and some that must not: a confusable sign, NFKC letters), beside
 #: what changes how ASCII normalizes: camel-cased runs, markup, percent escapes, hyphenated line ends
 _TYPO = st.lists(

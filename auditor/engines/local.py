@@ -38,6 +38,7 @@ platform lacks) :class:`~auditor.errors.ConfigError`.
 from __future__ import annotations
 
 import functools
+import importlib
 import multiprocessing as mp
 import os
 import sys
@@ -388,6 +389,9 @@ def _context(asked: str = "auto"):
     if method == "forkserver":
         # takes effect when this process starts its forkserver; "__main__" is multiprocessing's default
         ctx.set_forkserver_preload(["__main__", *worker_modules()])
+    elif method == "fork":  # imported once here, not in each forked worker (e.g. numpy.ma, on np.unique's first call)
+        for name in worker_modules():
+            importlib.import_module(name)
     return ctx
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..text.batch import TokenBatch
-from ..text.tokens import ngram_hashes
+from ..text.tokens import distinct, ngram_hashes
 
 MASK = "[masked]"
 PLAIN, GUARDED, SHARED, REMOVED = 0, 1, 2, 3  # line states in Boilerplate.mask_text
@@ -67,7 +67,7 @@ def eval_gram_hashes(eval_texts: Iterable[str] | TokenBatch, k: int) -> np.ndarr
     if not len(batch):
         return np.empty(0, dtype=np.uint64)
     # normalized and hashed at once, each text's k-grams sliced from the batch's
-    return np.unique(np.concatenate(batch.text_ngram_hashes(range(len(batch)), k)))
+    return distinct(np.concatenate(batch.text_ngram_hashes(range(len(batch)), k)))
 
 
 def eval_gram_starts(th: np.ndarray, k: int, eval_grams: np.ndarray) -> np.ndarray:

@@ -17,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..records.record import FIELDS, QUERY, TEXT, Record
 from ..text.normalize import normalize, text_hash, tokens
-from ._exact_kernel import exact_units_batch, text_keys
+from ._exact_kernel import ItemKeys, exact_units_batch, text_keys
 from .base import Finding, Index, MethodConfig
 from .ngram import SHORT_MIN_N
 
@@ -45,7 +43,7 @@ class ExactIndex(Index[ExactConfig]):
     fixed_threshold = 1.0  # a normalized hash matches or not
     summary = "normalized-text hash equality (NFKC, case, punctuation, whitespace), whole views and lines"
     #: :meth:`_line_keys`, made on the first search
-    _keys: np.ndarray | None = None
+    _keys: ItemKeys | None = None
 
     def _build(self) -> None:
         self.table: dict[int, list[int]] = {}
@@ -57,7 +55,7 @@ class ExactIndex(Index[ExactConfig]):
             self.table.setdefault(text_hash(norm), []).append(pos)
         self._keys = None
 
-    def _line_keys(self) -> np.ndarray:
+    def _line_keys(self) -> ItemKeys:
         """:func:`~auditor.methods._exact_kernel.text_keys` of the indexed items' normalized texts, made once."""
         if self._keys is None:
             view = self.config.eval_view

@@ -59,7 +59,7 @@ from ..records.record import FIELDS, TEXT, Record
 from ..text.batch import hashes_and_words, token_batch
 from ..text.kernel import distinct_runs, lookup
 from ..text.normalize import has_digit, normalize, tokens
-from ..text.tokens import covered_tokens, ngram_hashes, packed_ngram_hashes, shared_grams, token_hashes
+from ..text.tokens import covered_tokens, distinct, ngram_hashes, packed_ngram_hashes, shared_grams, token_hashes
 from ._edits import values_match
 from ._ngram_kernel import NgramScanner
 from .base import Finding, Index, MethodConfig
@@ -198,7 +198,7 @@ class NgramIndex(Index[NgramConfig]):
             toks = self._item_tokens_at(pos)
             grams = ngram_hashes(token_hashes(toks), int(self.item_n[pos]))
             values = frozenset(filter(has_digit, toks))
-            item = self._items[pos] = _Item(grams, np.unique(grams), len(toks), values)
+            item = self._items[pos] = _Item(grams, distinct(grams), len(toks), values)
         return item
 
     def covers(self, record: Record) -> bool:

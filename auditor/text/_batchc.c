@@ -1,6 +1,6 @@
 /* auditor.text._batchc: the byte loops of a TokenBatch (auditor/text/batch.py) in C.
  *
- * Thirteen functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
+ * Fourteen functions, each doing exactly what its twin in auditor/text/_batchpy.py does (the tests
  * compare them on real data and generated strings); batch.py imports this module when the package
  * was built with a C compiler and _batchpy otherwise:
  *
@@ -14,6 +14,9 @@
  *                                          leading spaces dropped (a bytearray), and three int64
  *                                          buffers: token offsets, text offsets, token starts
  *   token_hashes(data, offsets) -> bytes   xxh64 of each token data[offsets[j]:offsets[j+1]-1] (uint64s)
+ *   head_hits(data, offsets, heads, width) -> bytes   the j of each offsets[j] (int64s) whose first
+ *                                          `width` bytes of data (zeros past its end, a little-endian
+ *                                          uint64) are one of heads (sorted uint64s), as int64s
  *   lookup(hashes, keys)    -> bytearray   per uint64 of hashes: 1 + the index of its first copy in
  *                                          keys (uint64s), or 0 (int64s)
  *   slow_lines(text)        -> list        (start, end) of each line of text (split at \n) that is not
@@ -410,6 +413,78 @@ static PyObject *token_hashes(PyObject *Py_UNUSED(self), PyObject *args) {
 done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&offsets);
+    return out;
+}
+
+/* head_hits(data, offsets, heads, width): the j (int64s) of each offsets[j] (int64s) whose first `width`
+   bytes of data (1 to 8, zeros past its end), read as a little-endian uint64, are one of heads (sorted
+   uint64s). A bitmap of the heads' top hash bits turns nearly every offset away before a binary search */
+static PyObject *head_hits(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data, offsets, heads;
+    int width;
+    if (!PyArg_ParseTuple(args, "y*y*y*i:head_hits", &data, &offsets, &heads, &width)) return NULL;
+    PyObject *out = NULL;
+    int64_t *found = NULL;
+    uint64_t *bits = NULL;
+    if (offsets.len % (Py_ssize_t)sizeof(int64_t) || heads.len % (Py_ssize_t)sizeof(uint64_t) || width < 1 ||
+        width > 8) {
+        PyErr_SetString(PyExc_TypeError, "head_hits() takes int64 offsets, uint64 heads and a width of 1 to 8");
+        goto done;
+    }
+    const Py_ssize_t n = offsets.len / (Py_ssize_t)sizeof(int64_t), nh = heads.len / (Py_ssize_t)sizeof(uint64_t);
+    const Py_ssize_t size = data.len;
+    const int64_t *off = (const int64_t *)offsets.buf;
+    const uint64_t *hd = (const uint64_t *)heads.buf;
+    const unsigned char *d = (const unsigned char *)data.buf;
+    const uint64_t mask = width == 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * width)) - 1);
+    bits = PyMem_Calloc(1024, sizeof(uint64_t)); /* 65536 bits: the top 16 bits of head * P1 */
+    Py_ssize_t cap = 256, m = 0;
+    found = PyMem_Malloc((size_t)cap * sizeof(int64_t));
+    if (bits == NULL || found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        uint64_t k = (hd[i] * P1) >> 48;
+        bits[k >> 6] |= (uint64_t)1 << (k & 63);
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const int64_t o = off[j];
+        if (o < 0 || o >= size) continue;
+        uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (o + 8 <= size)
+            w = read64(d + o);
+        else
+#endif
+            for (Py_ssize_t b = 0; b < 8 && o + b < size; b++) w |= (uint64_t)d[o + b] << (8 * b);
+        w &= mask;
+        const uint64_t k = (w * P1) >> 48;
+        if (!((bits[k >> 6] >> (k & 63)) & 1)) continue;
+        Py_ssize_t lo = 0, hi = nh;
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (hd[mid] < w) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == nh || hd[lo] != w) continue;
+        if (m == cap) {
+            int64_t *more = PyMem_Realloc(found, (size_t)(cap *= 2) * sizeof(int64_t));
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            found = more;
+        }
+        found[m++] = j;
+    }
+    out = PyBytes_FromStringAndSize((const char *)found, m * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(found);
+    PyMem_Free(bits);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&heads);
     return out;
 }
 
@@ -826,6 +901,7 @@ static PyMethodDef methods[] = {
     {"camel_runs", camel_runs, METH_VARARGS, "Candidate camel-cased runs (see _batchpy.camel_runs)."},
     {"squeeze", squeeze, METH_VARARGS, "Translate, squeeze spaces, offsets (see _batchpy.squeeze)."},
     {"token_hashes", token_hashes, METH_VARARGS, "xxh64 of every token (see _batchpy.token_hashes)."},
+    {"head_hits", head_hits, METH_VARARGS, "The offsets whose first bytes are one of heads (see _batchpy.head_hits)."},
     {"lookup", lookup, METH_VARARGS, "Index + 1 of each hash among keys, or 0 (see _batchpy.lookup)."},
     {"slow_lines", slow_lines, METH_O, "The lines of a text that are not plain on their own (see _batchpy.slow_lines)."},
     {"line_tokens", line_tokens, METH_VARARGS, "Tokens, a mark and the break of each line (see _batchpy.line_tokens)."},

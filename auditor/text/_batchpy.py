@@ -131,6 +131,29 @@ def token_hashes(data: bytes | memoryview, offsets: bytes | memoryview) -> bytes
     return hashes[int32s(encoded.indices)].tobytes()
 
 
+def head_hits(data: bytes | memoryview, offsets: bytes | memoryview, heads: bytes | memoryview, width: int) -> bytes:
+    """The ``j`` of each int64 ``offsets[j]`` whose first ``width`` bytes of ``data`` (1 to 8, zeros past
+    its end), read as a little-endian uint64, are one of the uint64 ``heads`` (sorted), as int64s.
+
+    >>> heads = np.array([int.from_bytes(b"bo", "little")], dtype=np.uint64).tobytes()
+    >>> np.frombuffer(head_hits(b"book a boat", np.array([0, 5, 7, 11]).tobytes(), heads, 2), dtype=np.int64).tolist()
+    [0, 2]
+    """
+    if _nbytes(offsets) % 8 or _nbytes(heads) % 8 or not 1 <= width <= 8:
+        raise TypeError("head_hits() takes int64 offsets, uint64 heads and a width of 1 to 8")
+    d = np.frombuffer(data, dtype=np.uint8)
+    offs = np.frombuffer(offsets, dtype=np.int64)
+    hd = np.frombuffer(heads, dtype=np.uint64)
+    inside = np.flatnonzero((offs >= 0) & (offs < len(d)))
+    if not len(hd) or not len(inside):
+        return b""
+    padded = np.concatenate((d, np.zeros(8, dtype=np.uint8)))
+    words = np.ndarray((len(d) + 1,), dtype="<u8", buffer=padded, strides=(1,))  # the 8 bytes at each byte
+    w = words[offs[inside]] & np.uint64((1 << (8 * width)) - 1)
+    at = np.minimum(np.searchsorted(hd, w), len(hd) - 1)
+    return inside[hd[at] == w].astype(np.int64).tobytes()
+
+
 def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     """For each uint64 of ``hashes``: 1 + the index of its first copy among the uint64 ``keys``, or 0
     when none holds it; as int64s.

@@ -45,6 +45,18 @@ def distinct_runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -
     return np.frombuffer(out, dtype=np.uint64), np.frombuffer(offsets, dtype=np.int64)
 
 
+def head_hits(data: np.ndarray, offsets: np.ndarray, heads: np.ndarray, width: int) -> np.ndarray:
+    """The indexes of the ``offsets`` (positions in the bytes ``data``) whose first ``width`` bytes
+    there (1 to 8, zeros past the end), read as a little-endian uint64, are one of ``heads`` (sorted
+    uint64s), in one pass of the kernel (C where built). Raises ``TypeError`` for another width."""
+    return np.frombuffer(
+        impl.head_hits(
+            data, np.ascontiguousarray(offsets, dtype=np.int64), np.ascontiguousarray(heads, dtype=np.uint64), width
+        ),
+        dtype=np.int64,
+    )
+
+
 def lookup(hashes: bytes | memoryview, keys: bytes) -> bytearray:
     """For each uint64 of ``hashes`` (a batch's :meth:`~auditor.text.batch.TokenBatch.token_hashes`), 1 +
     the index of its first copy among the uint64 ``keys`` (a vocabulary's token hashes), or 0; as int64s,
