@@ -55,7 +55,18 @@ def _words_run_together(run: str) -> bool:
     >>> [_words_run_together(r) for r in runs]
     [True, True, True, True, False, False, False, False, False, False]
     """
-    if len(_HUMP.split(run)) < MIN_HUMPS or len(_TITLE_WORD.findall(run)) < MIN_HUMPS:
+    return len(_HUMP.split(run)) >= MIN_HUMPS and _reads_as_words(run)
+
+
+def _reads_as_words(run: str) -> bool:
+    """:func:`_words_run_together` of a run known to have :data:`MIN_HUMPS` pieces or more (the
+    kernel's ``camel_runs`` and :func:`_humped` count them, as ``_HUMP`` does): its capitalized words
+    and letter runs alone are read. A run of many distinct ones costs this for each.
+
+    >>> _reads_as_words("BookAFlightToParis"), _reads_as_words("fINfRtJpnA")
+    (True, False)
+    """
+    if len(_TITLE_WORD.findall(run)) < MIN_HUMPS:
         return False
     return all(_WORDS.fullmatch(letters) for letters in _LETTER_RUN.findall(run))
 
@@ -114,7 +125,7 @@ def _humped(classes: bytes, start: int, end: int) -> bool:
 def has_camel_run(text: str) -> bool:
     """True when :func:`split_camel_runs` changes ``text``."""
     classes, spans = _camel_candidates(text)
-    return any(_humped(classes, a, b) and _words_run_together(text[a:b]) for a, b in spans)
+    return any(_humped(classes, a, b) and _reads_as_words(text[a:b]) for a, b in spans)
 
 
 def split_camel_runs(text: str) -> str:
@@ -144,7 +155,7 @@ def split_runs(text: str, spans: list[tuple[int, int]]) -> str:
     pieces: list[str] = []
     done = 0
     for a, b in spans:
-        if _words_run_together(run := text[a:b]):
+        if _reads_as_words(run := text[a:b]):
             pieces += (text[done:a], " ".join(_SPLIT.split(run)))
             done = b
     if not pieces:
@@ -194,7 +205,7 @@ def split_candidates(raw: bytes, spans: list[tuple[int, int]], found: list[tuple
 def _split_run(run: bytes) -> bytes | None:
     """A candidate run split at its humps where it reads as words (:func:`_words_run_together`), else None."""
     text = run.decode("ascii")
-    return " ".join(_SPLIT.split(text)).encode("ascii") if _words_run_together(text) else None
+    return " ".join(_SPLIT.split(text)).encode("ascii") if _reads_as_words(text) else None
 
 
 #: the candidate runs read so far and how each splits (None: it does not): the same identifiers
