@@ -93,7 +93,12 @@ def _leading_token_hashes(batch: TokenBatch, limit: int) -> tuple[np.ndarray, np
     ([2, 0, 2], True)
     """
     starts = batch.token_starts[:-1]
-    lens = np.minimum(np.diff(batch.token_starts) - 1, limit)  # each text's tokens, its separator left out
+    whole = np.diff(batch.token_starts) - 1  # each text's tokens, its separator left out
+    if not len(whole) or int(whole.max()) <= limit:  # every token but the separators (no index array)
+        kept = np.ones(int(batch.token_starts[-1]), dtype=bool)
+        kept[batch.token_starts[1:] - 1] = False
+        return batch.token_hashes()[kept], whole
+    lens = np.minimum(whole, limit)
     offsets = np.zeros(len(lens), dtype=np.int64)
     np.cumsum(lens[:-1], out=offsets[1:])
     take = np.repeat(starts - offsets, lens) + np.arange(int(lens.sum()))
@@ -172,8 +177,8 @@ class _CommonNgrams:
         pos = np.minimum(np.searchsorted(eval_grams, kgrams), len(eval_grams) - 1)
         hitk = (eval_grams[pos] == kgrams) & (self.rec[: len(kgrams)] == self.rec[k - 1 :])
         cs = np.concatenate(([0], np.cumsum(hitk)))
-        starts = np.arange(len(hashes))
-        tainted = hashes[inside & ((cs[starts + self.n - k + 1] - cs[starts]) > 0)]
+        held = cs[self.n - k + 1 : self.n - k + 1 + len(hashes)] > cs[: len(hashes)]  # a window holds a hit k-gram
+        tainted = hashes[inside & held]
         return self.common, int(np.isin(self.common, tainted).sum())
 
 
