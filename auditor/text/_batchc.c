@@ -489,52 +489,53 @@ done:
 }
 
 /* lookup(hashes, keys): for each of hashes (uint64), 1 + the index of its first copy in keys, or 0 */
+struct slot {
+    uint64_t key;
+    int64_t id; /* 0: an empty slot */
+};
+
 static PyObject *lookup(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer hb, kb;
     if (!PyArg_ParseTuple(args, "y*y*:lookup", &hb, &kb)) return NULL;
     PyObject *out = NULL;
-    uint64_t *slots = NULL;
-    int64_t *ids = NULL;
+    struct slot *table = NULL;
     if (hb.len % 8 || kb.len % 8) {
         PyErr_SetString(PyExc_TypeError, "lookup() takes uint64 buffers");
         goto done;
     }
     Py_ssize_t n = hb.len / 8, nk = kb.len / 8;
     const uint64_t *hs = (const uint64_t *)hb.buf, *ks = (const uint64_t *)kb.buf;
-    /* sized by the distinct keys, not all of them: doubled whenever half full (a string's 300,000 words
-       hold some 15,000 distinct ones, whose table stays in cache) */
-    size_t size = 16, used = 0;
-    slots = PyMem_Malloc(size * sizeof(uint64_t));
-    ids = PyMem_Calloc(size, sizeof(int64_t)); /* 0: an empty slot */
-    if (slots == NULL || ids == NULL) { PyErr_NoMemory(); goto done; }
+    /* a key and its id side by side (one cache line a probe), at most a quarter full (few probes for
+       the many hashes not there); sized by the distinct keys, not all of them: grown whenever a
+       quarter full (a string's 300,000 words hold some 15,000 distinct ones, whose table stays in cache) */
+    size_t size = 64, used = 0;
+    table = PyMem_Calloc(size, sizeof(struct slot));
+    if (table == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     size_t mask = size - 1;
     for (Py_ssize_t k = 0; k < nk; k++) {
         size_t s = (size_t)(ks[k] * P1 >> 17) & mask;
-        while (ids[s] && slots[s] != ks[k]) s = (s + 1) & mask;
-        if (ids[s]) continue;
-        slots[s] = ks[k];
-        ids[s] = k + 1;
-        if (2 * ++used <= size) continue;
-        size_t grown = 2 * size, gmask = grown - 1;
-        uint64_t *gslots = PyMem_Malloc(grown * sizeof(uint64_t));
-        int64_t *gids = PyMem_Calloc(grown, sizeof(int64_t));
-        if (gslots == NULL || gids == NULL) {
-            PyMem_Free(gslots);
-            PyMem_Free(gids);
+        while (table[s].id && table[s].key != ks[k]) s = (s + 1) & mask;
+        if (table[s].id) continue;
+        table[s].key = ks[k];
+        table[s].id = k + 1;
+        if (4 * ++used <= size) continue;
+        size_t grown = 4 * size, gmask = grown - 1;
+        struct slot *bigger = PyMem_Calloc(grown, sizeof(struct slot));
+        if (bigger == NULL) {
             PyErr_NoMemory();
             goto done;
         }
         for (size_t t = 0; t < size; t++) {
-            if (!ids[t]) continue;
-            size_t g = (size_t)(slots[t] * P1 >> 17) & gmask;
-            while (gids[g]) g = (g + 1) & gmask;
-            gslots[g] = slots[t];
-            gids[g] = ids[t];
+            if (!table[t].id) continue;
+            size_t g = (size_t)(table[t].key * P1 >> 17) & gmask;
+            while (bigger[g].id) g = (g + 1) & gmask;
+            bigger[g] = table[t];
         }
-        PyMem_Free(slots);
-        PyMem_Free(ids);
-        slots = gslots;
-        ids = gids;
+        PyMem_Free(table);
+        table = bigger;
         size = grown;
         mask = gmask;
     }
@@ -542,13 +543,13 @@ static PyObject *lookup(PyObject *Py_UNUSED(self), PyObject *args) {
     if (out == NULL) goto done;
     int64_t *w = (int64_t *)PyByteArray_AS_STRING(out);
     for (Py_ssize_t j = 0; j < n; j++) {
-        size_t s = (size_t)(hs[j] * P1 >> 17) & mask;
-        while (ids[s] && slots[s] != hs[j]) s = (s + 1) & mask;
-        w[j] = ids[s];
+        const uint64_t h = hs[j];
+        size_t s = (size_t)(h * P1 >> 17) & mask;
+        while (table[s].id && table[s].key != h) s = (s + 1) & mask;
+        w[j] = table[s].id;
     }
 done:
-    PyMem_Free(slots);
-    PyMem_Free(ids);
+    PyMem_Free(table);
     PyBuffer_Release(&hb);
     PyBuffer_Release(&kb);
     return out;
