@@ -143,6 +143,7 @@ def _holders(batch: TokenBatch, items: ItemKeys) -> set[int] | None:
         return None
     data, offsets = batch.data, batch.token_offsets
     at = offsets[head_hits(data, offsets, items.heads, items.width)]
+    at = at[at + items.width <= len(data)]  # an item's whole head lies in the buffer (its text at least)
     if not len(at):
         return set()
     head = _read(data, at, items.width)  # each hit's first bytes, as the kernel read them (a hit has them all)
