@@ -13,7 +13,7 @@ import xxhash
 
 from ..text.batch import _EMPTY_HASH, TokenBatch, token_batch
 from ..text.kernel import head_hits
-from ..text.lines import LineSpans, plain_line_spans, slow_line_spans
+from ..text.lines import LineSpans, lines_in_buffer, plain_line_spans, slow_line_spans
 from ..text.tokens import distinct
 
 #: the most bytes of an item's normalized text a batch's buffer is searched for at each token start
@@ -188,7 +188,7 @@ def _batch_units(batch: TokenBatch, lines: bool, keys: ItemKeys | None = None) -
         if k not in slow:
             if holders is None or k in holders:
                 plain.append(k)
-        elif holders is None or k in holders or not _lines_in_buffer(batch, k, text):
+        elif holders is None or k in holders or not lines_in_buffer(batch, k):
             other.append(k)
     other = _span_units(batch, plain_line_spans(batch, plain), units, keys) + _span_units(
         batch, slow_line_spans(batch, other), units, keys
@@ -223,14 +223,6 @@ def _read(data: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     for i in range(width):
         out |= data[at + i].astype(np.uint64) << np.uint64(8 * i)
     return out
-
-
-def _lines_in_buffer(batch: TokenBatch, k: int, text: str) -> bool:
-    """Whether the slow text ``k`` of ``batch`` has its lines in the batch's buffer as its piece's lines
-    (:func:`~auditor.text.lines.slow_line_spans` reads them there, unpieced): the batch knows it to be
-    pieced line by line, and no line's piece holds a line break."""
-    whole = batch.kept.get(k)
-    return k in batch.local and whole is not None and whole.count(b"\n") == text.count("\n")
 
 
 _LINE_NAMES: list[str] = []

@@ -95,6 +95,21 @@ def slow_line_spans(batch: TokenBatch, ks: Sequence[int]) -> LineSpans:
     return spans
 
 
+def lines_in_buffer(batch: TokenBatch, k: int) -> bool:
+    """Whether the slow text ``k`` of ``batch`` has its lines in the batch's buffer, read there by
+    :func:`slow_line_spans` without piecing a line again: the batch pieced it line by line (its
+    ``local`` texts) and no line's piece holds a line break. Each of its lines then starts at a token
+    of the buffer, as a plain text's lines do.
+
+    >>> from auditor.text.batch import TokenBatch
+    >>> batch = TokenBatch(["Caf\\u00e9 menu\\nok", "<b>Bo</b>ok\\nx"])
+    >>> lines_in_buffer(batch, 0), lines_in_buffer(batch, 1)
+    (True, False)
+    """
+    whole = batch.kept.get(k)
+    return k in batch.local and whole is not None and whole.count(b"\n") == batch.texts[k].count("\n")
+
+
 def _lines_pieced(text: str) -> tuple[bytes, list[tuple[int, bool]]]:
     """``text``'s lines, each as the batch takes it alone (its piece, :func:`~auditor.text.pieces.piece`,
     where it is slow; as it is, where it is plain), joined by newlines; and the number and mark
