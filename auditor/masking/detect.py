@@ -73,7 +73,9 @@ def detect(
         grams = _common_ngrams(*_leading_token_hashes(TokenBatch(rests), cfg.max_tokens), cfg.n, need)
     else:  # no shared line to drop or mask: the texts are unchanged, the same for every check
         if "grams" not in memo:
-            memo["grams"] = _common_ngrams(*_leading_token_hashes(memo["raw"], cfg.max_tokens), cfg.n, need)
+            # the batch let go once its leading hashes are taken: nothing else reads it, and the
+            # census's arrays then fit where it was (a process faulting fewer fresh pages)
+            memo["grams"] = _common_ngrams(*_leading_token_hashes(memo.pop("raw"), cfg.max_tokens), cfg.n, need)
         grams = memo["grams"]
     census = None if grams is None else grams.census(cfg.protect_n, bp.eval_grams)
     if census is not None:
@@ -195,12 +197,13 @@ def _common_ngrams(th: np.ndarray, lens: np.ndarray, n: int, need: int) -> _Comm
     if not len(lens) or int(lens.sum()) < n:
         return None
     th = th.astype(np.uint64, copy=False)
-    rec = np.repeat(np.arange(len(lens)), lens)
+    rec = np.repeat(np.arange(len(lens), dtype=np.int32), lens)  # 32 bits: half the memory of the default
     count = len(th) - n + 1
     inside = rec[:count] == rec[n - 1 :]
     if not inside.any():
         return None
-    rare = np.concatenate(([0], np.cumsum(~_may_occur(th, need, mask=True))))
+    rare = np.zeros(len(th) + 1, dtype=np.int32)  # rare tokens before each token (a sample: < 2**31 tokens)
+    np.cumsum(~_may_occur(th, need, mask=True), dtype=np.int32, out=rare[1:])
     starts = np.flatnonzero(inside & (rare[n : n + count] == rare[:count]))  # windows of common tokens only
     keys, owners = ngram_hashes_at(th, n, starts), rec[starts]
     # an n-gram in ``need`` records occurs ``need`` times: the others (nearly all) are dropped, and
