@@ -70,7 +70,10 @@ def decide_check(run: AuditRun, state: CheckState) -> CheckResult:
     if skipped_eval_items or files_skipped.eval:
         notes.append(skipped_eval_note(check.eval, datasets, skipped_eval_items, eval_skipped))
     # eval items no conclusive method could check (too short for every text tier, no calls ...)
-    uncovered = [ev for ev in eval_records if not any(ix.covers(ev) for ix in indexes)]
+    uncovered = list(eval_records)
+    for ix in indexes:  # each index asked only of the items no earlier one covers
+        if uncovered:
+            uncovered = [ev for ev, ok in zip(uncovered, ix.covered(uncovered)) if not ok]
     if uncovered:
         shown = ", ".join(f"{ev.dataset}#{ev.id}" for ev in uncovered[:10])
         notes.append(

@@ -38,7 +38,7 @@ from typing import Any
 from ..adapters import in_sniff_order, is_generic, registry
 from ..errors import InputError
 from ..records.record import QUERY, Record, split_source
-from ..text.normalize import normalize
+from ..text.batch import TokenBatch
 
 #: the fewest items an eval dataset must have for the rule to apply
 MIN_ITEMS = 10
@@ -49,16 +49,13 @@ _SHOWN = 80
 
 def most_shared(records: Iterable[Record]) -> tuple[str, int, int, list[Record]]:
     """``(normalized text, its count, items, the items holding it)`` of the commonest normalized query."""
-    counts: Counter[str] = Counter()
-    items: list[tuple[str, Record]] = []
-    for r in records:
-        key = normalize(r.view(QUERY))
-        counts[key] += 1
-        items.append((key, r))
-    if not counts:
+    recs = list(records)
+    batch = TokenBatch([r.view(QUERY) for r in recs])  # normalized at once
+    keys = [batch.normalized(i) for i in range(len(recs))]
+    if not keys:
         return "", 0, 0, []
-    text, count = counts.most_common(1)[0]
-    return text, count, len(items), [r for k, r in items if k == text]
+    text, count = Counter(keys).most_common(1)[0]
+    return text.decode("utf-8"), count, len(recs), [r for k, r in zip(keys, recs) if k == text]
 
 
 def require_distinct_items(records: Iterable[Record]) -> None:

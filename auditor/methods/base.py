@@ -325,12 +325,13 @@ class Index(Searcher, ABC, Generic[C]):
         """Why a training record is not one :meth:`reads` reads, for the report."""
         return f"none has text in the views it reads ({', '.join(self.searched_views())})"
 
-    def covers(self, record: Record) -> bool:
-        """Can this method prove contamination of eval ``record``? (False: too short, no calls ...).
+    def covered(self, records: Sequence[Record]) -> list[bool]:
+        """Can this method prove contamination of each eval record of ``records``? (False: too short,
+        no calls ...); all of them at once (a method normalizes them in one batch).
 
         The audit uses it to find eval items that no conclusive method checked: such a check is
         never reported as a plain pass."""
-        return self.conclusive
+        return [self.conclusive] * len(records)
 
     # -- persistence (optional): methods whose index is worth keeping return arrays here --------
     def state(self) -> tuple[dict[str, Any], dict[str, Any]] | None:

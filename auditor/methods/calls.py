@@ -61,8 +61,9 @@ class CallsIndex(Index[CallsConfig]):
         ignore = {n.lower() for n in self.config.ignore}
         return [c for c in split_calls(text) if call_name(c) not in ignore]
 
-    def covers(self, record: Record) -> bool:
-        return len(set(self._seq(record.view(self.config.eval_view)))) >= self.config.conclusive_min_calls
+    def covered(self, records: Sequence[Record]) -> list[bool]:
+        least = self.config.conclusive_min_calls
+        return [len(set(self._seq(r.view(self.config.eval_view)))) >= least for r in records]
 
     def stats(self) -> dict:
         """Base stats plus how many eval items hold calls whose positional arguments stayed unbound

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text.normalize import normalize, text_hash, tokens
+from ..text.batch import TokenBatch
 from ._exact_kernel import ItemKeys, exact_units_batch, text_keys
 from .base import Finding, Index, MethodConfig
 from .ngram import SHORT_MIN_N
@@ -47,12 +47,13 @@ class ExactIndex(Index[ExactConfig]):
 
     def _build(self) -> None:
         self.table: dict[int, list[int]] = {}
-        for pos, ev in enumerate(self.eval_records):
-            norm = normalize(ev.view(self.config.eval_view))
-            if len(norm) < self.config.min_chars:
+        batch = TokenBatch([ev.view(self.config.eval_view) for ev in self.eval_records])  # normalized at once
+        lengths = batch.char_lengths().tolist()
+        for pos, digest in enumerate(batch.whole_hashes()):  # text_hash(normalize(view)) of each
+            if lengths[pos] < self.config.min_chars:
                 self.not_indexed[f"normalized {self.config.eval_view} shorter than {self.config.min_chars} chars"] += 1
                 continue
-            self.table.setdefault(text_hash(norm), []).append(pos)
+            self.table.setdefault(digest, []).append(pos)
         self._keys = None
 
     def _line_keys(self) -> ItemKeys:
@@ -60,16 +61,18 @@ class ExactIndex(Index[ExactConfig]):
         if self._keys is None:
             view = self.config.eval_view
             positions = sorted({p for ps in self.table.values() for p in ps})
-            self._keys = text_keys([normalize(self.eval_records[p].view(view)).encode("utf-8") for p in positions])
+            batch = TokenBatch([self.eval_records[p].view(view) for p in positions])
+            self._keys = text_keys([batch.normalized(i) for i in range(len(positions))])
         return self._keys
 
-    def covers(self, record: Record) -> bool:
-        """An item indexed here with at least :data:`~auditor.methods.ngram.SHORT_MIN_N` tokens: its copy
-        as a whole view or line is found. A one- or two-word item is not vouched for (a line "book it"
+    def covered(self, records: Sequence[Record]) -> list[bool]:
+        """Items indexed here with at least :data:`~auditor.methods.ngram.SHORT_MIN_N` tokens: a copy as
+        a whole view or line is found. A one- or two-word item is not vouched for (a line "book it"
         in a training set is no proof of anything, and its absence proves nothing either); nor is a copy
         inside a longer line, which is the ``ngram`` tier's (containment)."""
-        text = record.view(self.config.eval_view)
-        return len(normalize(text)) >= self.config.min_chars and len(tokens(text)) >= SHORT_MIN_N
+        batch = TokenBatch([r.view(self.config.eval_view) for r in records])
+        long = (batch.char_lengths() >= self.config.min_chars) & (batch.token_counts() >= SHORT_MIN_N)
+        return long.tolist()
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []

@@ -199,9 +199,11 @@ class MinHashIndex(Index[MinHashConfig]):
         meta = {"not_indexed": dict(self.not_indexed), "bands": self.bands, "rows": self.rows}
         return arrays, {**meta, "word_bands": self.wbands, "word_rows": self.wrows}
 
-    def covers(self, record: Record) -> bool:
+    def covered(self, records: Sequence[Record]) -> list[bool]:
+        return [self._covers(r.view(self.config.eval_view)) for r in records]
+
+    def _covers(self, text: str) -> bool:
         cfg = self.config
-        text = record.view(cfg.eval_view)
         if self.word_sets and len(set(tokens(text))) >= cfg.word_set_min_words:
             return True
         return len(distinct(shingle_hashes(text, cfg.shingle, cfg.shingle_size))) >= max(1, cfg.min_shingles)

@@ -21,7 +21,7 @@ suspected (lm-eval's janitor rule). Template text most eval items share is left 
 (``benchmarks/bench_short_items.py``; docs/methods.md, "Short items"). A training text that *is* the
 item (nothing else in it) is an exact copy, conclusive as the ``exact`` tier says (``whole_text`` in the
 evidence). Items of fewer than
-``short_min_n`` tokens are not indexed and not covered (:meth:`NgramIndex.covers`): no text tier can
+``short_min_n`` tokens are not indexed and not covered (:meth:`NgramIndex.covered`): no text tier can
 tell a copy of a two-word item from chance, so the audit counts them as unchecked (``incomplete``).
 
 N-grams are hashed as 64-bit polynomial hashes of xxh64 token hashes, vectorized with numpy; the
@@ -56,7 +56,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records.record import FIELDS, TEXT, Record
-from ..text.batch import hashes_and_words, token_batch
+from ..text.batch import TokenBatch, hashes_and_words, token_batch
 from ..text.kernel import distinct_runs, lookup
 from ..text.normalize import has_digit, normalize, tokens
 from ..text.tokens import covered_tokens, distinct, ngram_hashes, packed_ngram_hashes, shared_grams, token_hashes
@@ -65,7 +65,7 @@ from ._ngram_kernel import NgramScanner
 from .base import Finding, Index, MethodConfig
 
 #: the fewest tokens an item may have for a text tier to vouch for it (``short_min_n``'s default; the
-#: ``exact`` tier's :meth:`~auditor.methods.exact.ExactIndex.covers` uses it too): on clean benchmark
+#: ``exact`` tier's :meth:`~auditor.methods.exact.ExactIndex.covered` uses it too): on clean benchmark
 #: pairs 18–60 % of 1–2-token items and sentences stand inside unrelated training text
 #: (``benchmarks/bench_short_items.py``)
 SHORT_MIN_N = 3
@@ -201,10 +201,11 @@ class NgramIndex(Index[NgramConfig]):
             item = self._items[pos] = _Item(grams, distinct(grams), len(toks), values)
         return item
 
-    def covers(self, record: Record) -> bool:
+    def covered(self, records: Sequence[Record]) -> list[bool]:
         """Items of at least ``short_min_n`` tokens: a copy inside a training text is found (conclusive
         from ``min_n`` tokens, suspected below)."""
-        return len(tokens(record.view(self.config.eval_view))) >= self.config.short_min_n
+        batch = TokenBatch([r.view(self.config.eval_view) for r in records])
+        return (batch.token_counts() >= self.config.short_min_n).tolist()
 
     @property
     def _conclusive_n(self) -> int:
@@ -248,8 +249,8 @@ class NgramIndex(Index[NgramConfig]):
         """The batch kernel (:mod:`auditor.methods._ngram_kernel`), built once from the eval vocabulary and tables."""
         scanner = self._kernel
         if scanner is None or scanner.tables is not self.tables:
-            vocab = (t for ev in self.eval_records for t in tokens(ev.view(self.config.eval_view)))
-            scanner = self._kernel = NgramScanner(vocab, self.tables)
+            batch = TokenBatch([ev.view(self.config.eval_view) for ev in self.eval_records])  # normalized at once
+            scanner = self._kernel = NgramScanner(batch.distinct_tokens(), self.tables)
         return scanner
 
     def prepare_workers(self) -> None:

@@ -54,7 +54,8 @@ import numpy as np
 from ..errors import IndexFileError
 from ..io.atomic import locked_folder, replace_folder
 from ..records.record import Record
-from ..text.normalize import NORMALIZATION_VERSION, normalize
+from ..text.batch import TokenBatch
+from ..text.normalize import NORMALIZATION_VERSION
 
 #: eval items searched for in a restored index (:func:`verify_index`)
 VERIFY_SAMPLE = 256
@@ -72,8 +73,10 @@ def fingerprint_records(records: Iterable[Record], view: str) -> str:
     text, in order: an index built under another normalization (whose hashes may differ even where a
     normalized text does not) has another folder name, so it is rebuilt, never reused."""
     h = hashlib.sha256(f"normalization {NORMALIZATION_VERSION}\x01".encode())
-    for r in records:
-        h.update(f"{r.dataset}\x00{r.id}\x00{normalize(r.view(view))}\x01".encode())
+    recs = list(records)
+    batch = TokenBatch([r.view(view) for r in recs])  # normalized at once: normalize(view), UTF-8
+    for i, r in enumerate(recs):
+        h.update(f"{r.dataset}\x00{r.id}\x00".encode() + batch.normalized(i) + b"\x01")
     return h.hexdigest()
 
 
@@ -260,11 +263,11 @@ def verify_index(index: Any, eval_records: list[Record], where: str, sample: int
     """Raise :class:`IndexFileError` unless the restored ``index`` finds a random sample of its own eval
     items, each given as a training record whose training views hold the item's eval-view text.
 
-    Items the method does not cover (``index.covers``: too short ...) are not sampled. ``where`` names
+    Items the method does not cover (``index.covered``: too short ...) are not sampled. ``where`` names
     the index folder in the message.
     """
     cfg = index.config
-    covered = [ev for ev in eval_records if index.covers(ev)]
+    covered = [ev for ev, ok in zip(eval_records, index.covered(eval_records)) if ok]
     if not covered:
         return
     chosen = random.SystemRandom().sample(covered, min(sample, len(covered)))

@@ -196,6 +196,26 @@ class TokenBatch:
             ]
         return self._whole
 
+    def token_counts(self) -> np.ndarray:
+        """``len(tokens(t))`` of every text (its separator left out).
+
+        >>> TokenBatch(["Ab, c!", "", "BookAFlightToParis now"]).token_counts().tolist()
+        [2, 0, 6]
+        """
+        return np.diff(self.token_starts) - 1
+
+    def distinct_tokens(self) -> list[str]:
+        """Every distinct token of the batch's texts (``tokens(t)`` of each), in order of first
+        appearance, read from the buffer at once.
+
+        >>> TokenBatch(["Book a flight", "", "a FLIGHT to Paris"]).distinct_tokens()
+        ['book', 'a', 'flight', 'to', 'paris']
+        """
+        words = dict.fromkeys(self.data.tobytes().split(b" "))  # each token is followed by one space
+        words.pop(b"\x00", None)  # the separators
+        words.pop(b"", None)  # after the last space
+        return [w.decode("utf-8") for w in words]
+
     def char_lengths(self) -> np.ndarray:
         """``len(normalize(t))`` of every text (characters, not bytes).
 
