@@ -12,6 +12,8 @@ training files written from WebShop goals — plain JSON Lines, and records of n
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +93,37 @@ def test_a_run_of_one_method_names_every_other_as_not_selected(tmp_path):
     assert all(n["status"] == "not_run" and not n["incomplete"] for n in entries)
     assert "not checked: " + ", ".join(others) in (out / "report.md").read_text(encoding="utf-8")
     assert "not checked: " + ", ".join(others) in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_methods_run_only_when_named_are_declared_as_their_classes_say():
+    assert {n for n in methods.BUILTIN if not methods.get(n).in_default} == methods.NAMED_ONLY
+
+
+def test_a_check_naming_its_methods_says_so_of_the_others_without_importing_them(tmp_path):
+    """In a process of its own (this one has every method loaded): the reasons are those above, and of
+    the methods not run only those run only when named are imported (to name their tier and extra)."""
+    code = (
+        "import json, sys\n"
+        "from auditor.cli import main\n"
+        "try:\n"
+        f"    main(['audit', '--eval', 'webshop:0:500', '--train', 'webshop:500:', '--method', 'exact',"
+        f" '--report-dir', {str(tmp_path / 'r')!r}, '--index-dir', {str(tmp_path / 'i')!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('auditor.methods.'))))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(run.stdout.splitlines()[-1]))
+    assert "auditor.methods.embedding" in loaded
+    assert not loaded & {f"auditor.methods.{m}" for m in ("minhash", "calls", "entities", "ids")}
+    others = sorted(set(methods.names()) - {"exact", "embedding"})
+    assert f"not checked: {', '.join(others)} — not selected (the check's methods: exact)" in run.stdout.splitlines()
+    assert EMBEDDING_OFF in run.stdout
+    reasons = {n["method"]: n["reason"] for n in _not_checked(tmp_path / "r")}
+    assert reasons == {
+        **{m: "not selected (the check's methods: exact)" for m in others},
+        "embedding": f"not selected: the paraphrase tier runs only when named (--method embedding); {EXTRA}",
+    }
 
 
 def test_a_method_asked_for_that_read_nothing_makes_the_check_incomplete_only_when_asked(tmp_path):

@@ -124,14 +124,17 @@ def _extras(cls: type[Index]) -> str:
 
 
 def _not_run(name: str, named: Sequence[str] | None) -> str:
-    """Why registered method ``name`` did not run in a check naming ``named`` (None: the defaults)."""
+    """Why registered method ``name`` did not run in a check naming ``named`` (None: the defaults); a
+    built-in method a check runs by default is not imported to say that a check naming others left it out."""
+    left_out = None if named is None else f"not selected (the check's methods: {', '.join(named)})"
+    builtin_default = name in methods.BUILTIN and name not in methods.NAMED_ONLY
+    if left_out is not None and builtin_default and not methods.METHODS.loaded(name):
+        return left_out
     cls = methods.get(name)
     if not cls.in_default:  # e.g. the paraphrase tier: never a default
         label = cls.summary.removeprefix("[run when named] ").split(":")[0].strip() or name
         return f"not selected: the {label} runs only when named (--method {name}){_extras(cls)}"
-    if named is not None:
-        return f"not selected (the check's methods: {', '.join(named)})"
-    return f"not installed{_extras(cls)}"
+    return left_out or f"not installed{_extras(cls)}"
 
 
 def _asked(ix: Index, named: Sequence[str] | None, status: str) -> bool:

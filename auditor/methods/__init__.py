@@ -32,6 +32,10 @@ BUILTIN = {
 }
 for _name, _module in BUILTIN.items():
     METHODS.declare(_name, _module)
+#: the built-in methods a check runs only when named (their ``Index.in_default`` is False): known without
+#: importing any method, so that a check naming its methods says why each other one did not run
+#: importing only these (``tests/test_not_checked.py`` pins it to the classes)
+NAMED_ONLY = frozenset({"embedding"})
 
 
 def names() -> list[str]:
@@ -62,6 +66,7 @@ def create(name: str, params: dict[str, Any] | None = None) -> Index:
 __all__ = [
     "BUILTIN",
     "METHODS",
+    "NAMED_ONLY",
     "Finding",
     "Index",
     "MethodConfig",
