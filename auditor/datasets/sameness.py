@@ -38,7 +38,7 @@ from typing import Any
 from ..adapters import in_sniff_order, is_generic, registry
 from ..errors import InputError
 from ..records.record import QUERY, Record, split_source
-from ..text.batch import TokenBatch
+from ..text.batch import token_batch
 
 #: the fewest items an eval dataset must have for the rule to apply
 MIN_ITEMS = 10
@@ -50,8 +50,8 @@ _SHOWN = 80
 def most_shared(records: Iterable[Record]) -> tuple[str, int, int, list[Record]]:
     """``(normalized text, its count, items, the items holding it)`` of the commonest normalized query."""
     recs = list(records)
-    batch = TokenBatch([r.view(QUERY) for r in recs])  # normalized at once
-    keys = [batch.normalized(i) for i in range(len(recs))]
+    batch, at = token_batch([r.view(QUERY) for r in recs])  # normalized at once, for the indexes too
+    keys = [batch.normalized(i) for i in at]
     if not keys:
         return "", 0, 0, []
     text, count = Counter(keys).most_common(1)[0]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records.record import FIELDS, QUERY, TEXT, Record
-from ..text.batch import TokenBatch
+from ..text.batch import TokenBatch, token_batch
 from ._exact_kernel import ItemKeys, exact_units_batch, text_keys
 from .base import Finding, Index, MethodConfig
 from .ngram import SHORT_MIN_N
@@ -47,13 +47,14 @@ class ExactIndex(Index[ExactConfig]):
 
     def _build(self) -> None:
         self.table: dict[int, list[int]] = {}
-        batch = TokenBatch([ev.view(self.config.eval_view) for ev in self.eval_records])  # normalized at once
-        lengths = batch.char_lengths().tolist()
-        for pos, digest in enumerate(batch.whole_hashes()):  # text_hash(normalize(view)) of each
-            if lengths[pos] < self.config.min_chars:
+        # normalized at once, in the batch the fingerprint and the sameness rule read (token_batch)
+        batch, at = token_batch([ev.view(self.config.eval_view) for ev in self.eval_records])
+        lengths, digests = batch.char_lengths(), batch.whole_hashes()  # text_hash(normalize(view)) of each
+        for pos, i in enumerate(at):
+            if lengths[i] < self.config.min_chars:
                 self.not_indexed[f"normalized {self.config.eval_view} shorter than {self.config.min_chars} chars"] += 1
                 continue
-            self.table.setdefault(digest, []).append(pos)
+            self.table.setdefault(digests[i], []).append(pos)
         self._keys = None
 
     def _line_keys(self) -> ItemKeys:
@@ -61,6 +62,7 @@ class ExactIndex(Index[ExactConfig]):
         if self._keys is None:
             view = self.config.eval_view
             positions = sorted({p for ps in self.table.values() for p in ps})
+            # a batch of its own: made at the first search, it must not displace the scan's (token_batch)
             batch = TokenBatch([self.eval_records[p].view(view) for p in positions])
             self._keys = text_keys([batch.normalized(i) for i in range(len(positions))])
         return self._keys
@@ -70,9 +72,9 @@ class ExactIndex(Index[ExactConfig]):
         a whole view or line is found. A one- or two-word item is not vouched for (a line "book it"
         in a training set is no proof of anything, and its absence proves nothing either); nor is a copy
         inside a longer line, which is the ``ngram`` tier's (containment)."""
-        batch = TokenBatch([r.view(self.config.eval_view) for r in records])
+        batch, at = token_batch([r.view(self.config.eval_view) for r in records])
         long = (batch.char_lengths() >= self.config.min_chars) & (batch.token_counts() >= SHORT_MIN_N)
-        return long.tolist()
+        return long[at].tolist()
 
     def search(self, batch: Sequence[Record]) -> list[Finding]:
         out: list[Finding] = []

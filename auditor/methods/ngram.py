@@ -204,8 +204,8 @@ class NgramIndex(Index[NgramConfig]):
     def covered(self, records: Sequence[Record]) -> list[bool]:
         """Items of at least ``short_min_n`` tokens: a copy inside a training text is found (conclusive
         from ``min_n`` tokens, suspected below)."""
-        batch = TokenBatch([r.view(self.config.eval_view) for r in records])
-        return (batch.token_counts() >= self.config.short_min_n).tolist()
+        batch, at = token_batch([r.view(self.config.eval_view) for r in records])
+        return (batch.token_counts()[at] >= self.config.short_min_n).tolist()
 
     @property
     def _conclusive_n(self) -> int:
@@ -249,7 +249,7 @@ class NgramIndex(Index[NgramConfig]):
         """The batch kernel (:mod:`auditor.methods._ngram_kernel`), built once from the eval vocabulary and tables."""
         scanner = self._kernel
         if scanner is None or scanner.tables is not self.tables:
-            batch = TokenBatch([ev.view(self.config.eval_view) for ev in self.eval_records])  # normalized at once
+            batch = TokenBatch([ev.view(self.config.eval_view) for ev in self.eval_records])  # may run mid-scan
             scanner = self._kernel = NgramScanner(batch.distinct_tokens(), self.tables)
         return scanner
 

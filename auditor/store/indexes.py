@@ -54,7 +54,7 @@ import numpy as np
 from ..errors import IndexFileError
 from ..io.atomic import locked_folder, replace_folder
 from ..records.record import Record
-from ..text.batch import TokenBatch
+from ..text.batch import token_batch
 from ..text.normalize import NORMALIZATION_VERSION
 
 #: eval items searched for in a restored index (:func:`verify_index`)
@@ -74,8 +74,8 @@ def fingerprint_records(records: Iterable[Record], view: str) -> str:
     normalized text does not) has another folder name, so it is rebuilt, never reused."""
     h = hashlib.sha256(f"normalization {NORMALIZATION_VERSION}\x01".encode())
     recs = list(records)
-    batch = TokenBatch([r.view(view) for r in recs])  # normalized at once: normalize(view), UTF-8
-    for i, r in enumerate(recs):
+    batch, at = token_batch([r.view(view) for r in recs])  # normalized at once, for the index too
+    for i, r in zip(at, recs):
         h.update(f"{r.dataset}\x00{r.id}\x00".encode() + batch.normalized(i) + b"\x01")
     return h.hexdigest()
 
