@@ -1160,7 +1160,7 @@ def profile(args: argparse.Namespace) -> dict:
 
 
 def startup(args: argparse.Namespace) -> dict:
-    work = Path(args.work_dir) / "startup"
+    work = Path(args.work_dir).resolve() / "startup"  # the audits run there: absolute paths
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -1207,7 +1207,11 @@ def startup(args: argparse.Namespace) -> dict:
         vs_bfcl + ["--method", "exact", "--method", "ngram", "--index-dir", str(work / "c{k}")],
     )
     imp = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import auditor.cli"], capture_output=True, text=True
+        [sys.executable, "-X", "importtime", "-c", "import auditor.cli"],
+        capture_output=True,
+        text=True,
+        env=repo_env(args.code),
+        cwd=work,
     )
     cum = []
     for ln in imp.stderr.splitlines():
